@@ -1,0 +1,22 @@
+# Every third-party dependency, as Debian 12 packages it (scripts/install-deps.sh).
+find_package(PkgConfig REQUIRED)
+find_package(Threads REQUIRED)
+
+pkg_check_modules(IBVERBS REQUIRED IMPORTED_TARGET libibverbs)
+pkg_check_modules(NETFILTER_QUEUE REQUIRED IMPORTED_TARGET libnetfilter_queue)
+
+find_package(Protobuf REQUIRED)
+find_package(gRPC CONFIG REQUIRED)
+find_package(RocksDB CONFIG REQUIRED)
+find_package(Boost 1.74 REQUIRED COMPONENTS graph)
+find_package(spdlog CONFIG REQUIRED)
+find_package(yaml-cpp CONFIG REQUIRED)
+find_package(CLI11 CONFIG REQUIRED)
+find_package(civetweb CONFIG REQUIRED)
+find_package(GTest CONFIG REQUIRED)
+find_package(benchmark CONFIG REQUIRED)
+
+find_program(HOSTMESH_PROTOC protoc REQUIRED)
+find_program(HOSTMESH_GRPC_CPP_PLUGIN grpc_cpp_plugin REQUIRED)
+find_program(HOSTMESH_PROMTOOL promtool)
+find_program(HOSTMESH_PYTHON3 python3 REQUIRED)

@@ -1,0 +1,1 @@
+"""The hostmesh emulated rail-fabric testbed (see deploy/testbed/README.md)."""

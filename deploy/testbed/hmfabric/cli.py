@@ -1,0 +1,30 @@
+"""Command line of `fabric`: parses flags and hands plain values to the modules."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from . import faults, fabric_cmds
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="fabric", description="Emulated rail-optimized RoCE fabric in network namespaces.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    fabric_cmds.register(sub)  # up, down, status, topology, agent-config, exec, truth-path
+    faults.register(sub)  # fault add|list|clear
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # one clear line for the operator, not a traceback
+        if getattr(args, "debug", False):
+            raise
+        print(f"fabric {args.command}: error: {exc}", file=sys.stderr)
+        return 1

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package hostmesh needs to build, test and run its
+# testbed. A no-op (no apt-get call at all) when they are all present.
+set -euo pipefail
+
+packages=(
+  # toolchain
+  g++ cmake ninja-build pkg-config make clang-format
+  # libraries
+  libibverbs-dev ibverbs-providers
+  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
+  librocksdb-dev libboost-graph-dev libspdlog-dev libfmt-dev libyaml-cpp-dev
+  libcli11-dev libcivetweb-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libnetfilter-queue-dev libmnl-dev
+  # testbed and test tools
+  python3 iproute2 nftables iptables stress-ng traceroute iputils-ping procps
+  prometheus socat jq
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install-deps: missing packages (${missing[*]}); run as root to install them" >&2
+  exit 1
+fi
+
+echo "install-deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}"
