@@ -12,7 +12,14 @@ find_package(Boost 1.74 REQUIRED COMPONENTS graph)
 find_package(spdlog CONFIG REQUIRED)
 find_package(yaml-cpp CONFIG REQUIRED)
 find_package(CLI11 CONFIG REQUIRED)
-find_package(civetweb CONFIG REQUIRED)
+# Debian 12's civetweb CMake config insists on /usr/bin/civetweb (another
+# package), so the library is found by hand under the same target name.
+find_library(HOSTMESH_CIVETWEB_LIB civetweb REQUIRED)
+find_path(HOSTMESH_CIVETWEB_INCLUDE civetweb.h REQUIRED)
+add_library(civetweb::civetweb UNKNOWN IMPORTED)
+set_target_properties(civetweb::civetweb PROPERTIES
+  IMPORTED_LOCATION ${HOSTMESH_CIVETWEB_LIB}
+  INTERFACE_INCLUDE_DIRECTORIES ${HOSTMESH_CIVETWEB_INCLUDE})
 find_package(GTest CONFIG REQUIRED)
 find_package(benchmark CONFIG REQUIRED)
 

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Runs every hostmesh test: installs what is missing, builds with warnings as
+# errors, then ctest. Tests that need root or namespaces skip with a reason
+# when they cannot run. Extra arguments go to ctest (for example: -L unit).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+HOSTMESH_WERROR=ON bash scripts/build.sh
+build=${HOSTMESH_BUILD_DIR:-build}
+ctest --test-dir "$build" --output-on-failure -j2 "$@"
