@@ -37,7 +37,8 @@ function(hostmesh_add_test name)
   hostmesh_add_executable(${name} SOURCES ${ARG_SOURCES} DEPS ${ARG_DEPS} GTest::gtest_main
                           GTest::gmock)
   include(GoogleTest)
-  gtest_discover_tests(${name} PROPERTIES LABELS "${ARG_LABELS}" DISCOVERY_TIMEOUT 60)
+  gtest_discover_tests(${name} TEST_PREFIX "${name}." PROPERTIES LABELS "${ARG_LABELS}"
+                       DISCOVERY_TIMEOUT 60)
 endfunction()
 
 # hostmesh_add_python_test(NAME SCRIPT [LABELS ...] [RESOURCE_LOCK ...] [TIMEOUT s])

@@ -1,0 +1,37 @@
+#include "common/http/router.h"
+
+#include <stdexcept>
+#include <utility>
+
+namespace hostmesh::http {
+namespace {
+
+Response PlainError(int status, std::string body) {
+  Response response;
+  response.status = status;
+  response.body = std::move(body);
+  return response;
+}
+
+}  // namespace
+
+void Router::Get(std::string path, Handler handler) {
+  if (!path.starts_with('/')) throw std::invalid_argument("route '" + path + "' must start with /");
+  if (!handler) throw std::invalid_argument("route '" + path + "' has no handler");
+  if (!get_handlers_.try_emplace(path, std::move(handler)).second) {
+    throw std::invalid_argument("route '" + path + "' is registered twice");
+  }
+}
+
+Response Router::Dispatch(const Request& request) const {
+  const auto it = get_handlers_.find(request.path);
+  if (it == get_handlers_.end()) return PlainError(404, "not found\n");
+  if (request.method != "GET") {
+    Response response = PlainError(405, "method not allowed\n");
+    response.headers.emplace_back("Allow", "GET");
+    return response;
+  }
+  return it->second(request);
+}
+
+}  // namespace hostmesh::http

@@ -1,0 +1,26 @@
+// Maps exact paths to handlers and answers 404 and 405 itself.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "common/http/handler.h"
+
+namespace hostmesh::http {
+
+class Router {
+ public:
+  // Exact path match ("/metrics" does not serve "/metrics/"). A path that does
+  // not start with '/' or is registered twice is a programming error:
+  // std::invalid_argument.
+  void Get(std::string path, Handler handler);
+
+  // 404 for an unknown path, 405 (with Allow: GET) for another method on a
+  // known one, else the handler's response.
+  Response Dispatch(const Request& request) const;
+
+ private:
+  std::map<std::string, Handler, std::less<>> get_handlers_;
+};
+
+}  // namespace hostmesh::http

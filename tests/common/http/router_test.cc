@@ -1,0 +1,60 @@
+// Routing without sockets: exact paths, 404, 405.
+#include "common/http/router.h"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace hostmesh::http {
+namespace {
+
+Router EchoRouter() {
+  Router router;
+  router.Get("/echo", [](const Request& request) {
+    Response response;
+    response.content_type = "application/json";
+    response.body = std::string(request.path) + "?" + std::string(request.query);
+    return response;
+  });
+  return router;
+}
+
+TEST(HttpRouter, CallsTheHandlerOfAnExactPath) {
+  const Router router = EchoRouter();
+  const Response response = router.Dispatch({.method = "GET", .path = "/echo", .query = "a=1"});
+  EXPECT_EQ(response.status, 200);
+  EXPECT_EQ(response.content_type, "application/json");
+  EXPECT_EQ(response.body, "/echo?a=1");
+}
+
+TEST(HttpRouter, UnknownPathIs404) {
+  const Router router = EchoRouter();
+  EXPECT_EQ(router.Dispatch({.method = "GET", .path = "/"}).status, 404);
+  EXPECT_EQ(router.Dispatch({.method = "GET", .path = "/echo/"}).status, 404);
+  EXPECT_EQ(router.Dispatch({.method = "GET", .path = "/ech"}).status, 404);
+  EXPECT_EQ(router.Dispatch({.method = "POST", .path = "/nothing"}).status, 404);
+}
+
+TEST(HttpRouter, OtherMethodOnAKnownPathIs405WithAllow) {
+  const Router router = EchoRouter();
+  for (const char* method : {"POST", "PUT", "DELETE", "HEAD"}) {
+    const Response response = router.Dispatch({.method = method, .path = "/echo"});
+    EXPECT_EQ(response.status, 405) << method;
+    ASSERT_EQ(response.headers.size(), 1u);
+    EXPECT_EQ(response.headers[0], (std::pair<std::string, std::string>("Allow", "GET")));
+  }
+}
+
+TEST(HttpRouter, RejectsBadRoutes) {
+  Router router = EchoRouter();
+  EXPECT_THROW(router.Get("/echo", [](const Request&) { return Response{}; }),
+               std::invalid_argument);
+  EXPECT_THROW(router.Get("metrics", [](const Request&) { return Response{}; }),
+               std::invalid_argument);
+  EXPECT_THROW(router.Get("/empty", nullptr), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace hostmesh::http
