@@ -1,0 +1,218 @@
+#include "agent/config/agent_config.h"
+
+#include <array>
+#include <optional>
+#include <utility>
+
+#include "common/config/map_reader.h"
+#include "common/config/yaml_loader.h"
+
+namespace hostmesh::agent {
+namespace {
+
+using namespace std::chrono_literals;
+using config::EnumName;
+using config::LowerBound;
+using config::MapReader;
+using config::Range;
+
+constexpr std::array<EnumName<Transport>, 3> kTransportNames = {{
+    {"verbs", Transport::kVerbs},
+    {"udp", Transport::kUdp},
+    {"auto", Transport::kAuto},
+}};
+
+constexpr std::array<EnumName<LogLevel>, 7> kLogLevelNames = {{
+    {"trace", LogLevel::kTrace},
+    {"debug", LogLevel::kDebug},
+    {"info", LogLevel::kInfo},
+    {"warn", LogLevel::kWarn},
+    {"error", LogLevel::kError},
+    {"critical", LogLevel::kCritical},
+    {"off", LogLevel::kOff},
+}};
+
+// Linux limits: IFNAMSIZ - 1 for interface names, IBV_SYSFS_NAME_MAX - 1 for RDMA devices.
+constexpr size_t kMaxNetdevName = 15;
+constexpr size_t kMaxRdmaDeviceName = 63;
+constexpr size_t kMaxName = 253;
+
+// Names end up in metric labels, file names and wire messages: no spaces, no
+// control characters, bounded length.
+void CheckName(MapReader& r, std::string_view key, const std::string& value, size_t max_length) {
+  for (char c : value) {
+    if (c <= ' ' || c == '\x7f') {
+      r.Fail(key, "must not contain spaces or control characters, got " + config::Quote(value));
+      return;
+    }
+  }
+  if (value.size() > max_length) {
+    r.Fail(key, "must be at most " + std::to_string(max_length) + " characters, got " +
+                    config::Quote(value) + " (" + std::to_string(value.size()) + ")");
+  }
+}
+
+void ReadProbe(MapReader& r, ProbeConfig& probe) {
+  r.Optional("interval", &probe.interval, Range{1ms, 60s});
+  r.Optional("timeout", &probe.timeout, Range{1ms, 60s});
+  // The probe codec's header (magic, version, sequence, timestamps) needs 40 bytes.
+  r.Optional("payload_bytes", &probe.payload_bytes, {40, 4096});
+  r.Optional("dst_port", &probe.dst_port, {1, 65535});
+  r.Optional("hop_limit", &probe.hop_limit, {1, 255});
+  r.Optional("traffic_class", &probe.traffic_class, {0, 255});
+}
+
+void ReadPorts(MapReader& r, PortPoolConfig& ports) {
+  r.Optional("pool_size", &ports.pool_size, {1, 4096});
+  r.Optional("rotation_period", &ports.rotation_period, Range{1s, 24h});
+  r.Optional("rotation_fraction", &ports.rotation_fraction, {0.0, 1.0});
+  // Below 1024 are privileged, well-known ports; probes must not pose as them.
+  const bool min_ok = r.Optional("min", &ports.min, {1024, 65535});
+  const bool max_ok = r.Optional("max", &ports.max, {1024, 65535});
+  if (!min_ok || !max_ok) return;  // a bad bound was reported already
+  if (ports.max < ports.min) {
+    r.Fail("max", "must be at least ports.min (" + std::to_string(ports.min) + "), got " +
+                      std::to_string(ports.max));
+    return;
+  }
+  const std::uint32_t available = static_cast<std::uint32_t>(ports.max - ports.min) + 1;
+  if (ports.pool_size > available) {
+    r.Fail("pool_size", "must fit in the " + std::to_string(available) +
+                            " source ports between ports.min and ports.max, got " +
+                            std::to_string(ports.pool_size));
+  }
+}
+
+void ReadTraceroute(MapReader& r, TracerouteConfig& traceroute) {
+  r.Optional("enabled", &traceroute.enabled);
+  r.Optional("rate_per_second", &traceroute.rate_per_second,
+             Range{0.0, 1000.0, LowerBound::kExclusive});
+  r.Optional("per_switch_rate_per_second", &traceroute.per_switch_rate_per_second,
+             Range{0.0, 1000.0, LowerBound::kExclusive});
+  r.Optional("max_ttl", &traceroute.max_ttl, {1, 64});
+  r.Optional("refresh_period", &traceroute.refresh_period, Range{1s, 24h});
+}
+
+void ReadUpload(MapReader& r, UploadConfig& upload) {
+  r.Optional("batch_max_results", &upload.batch_max_results, {1, 100000});
+  r.Optional("batch_max_age", &upload.batch_max_age, Range{1ms, 60s});
+  r.Optional("buffer_budget", &upload.buffer_budget, {config::MiB(1), config::GiB(16)});
+  const bool initial_ok = r.Optional("backoff_initial", &upload.backoff_initial, Range{1ms, 60s});
+  const bool max_ok = r.Optional("backoff_max", &upload.backoff_max, Range{1ms, 1h});
+  if (initial_ok && max_ok && upload.backoff_max < upload.backoff_initial) {
+    r.Fail("backoff_max", "must be at least upload.backoff_initial (" +
+                              config::FormatDuration(upload.backoff_initial) + "), got " +
+                              config::FormatDuration(upload.backoff_max));
+  }
+}
+
+// Where a unique NIC attribute was first seen, to name both places in an error.
+template <typename T>
+struct FirstSeen {
+  std::vector<std::pair<T, std::string>> seen;
+
+  // The path of an earlier NIC with the same value, or nullopt after recording this one.
+  std::optional<std::string> Claim(const T& value, const std::string& path) {
+    for (const auto& [v, p] : seen) {
+      if (v == value) return p;
+    }
+    seen.emplace_back(value, path);
+    return std::nullopt;
+  }
+};
+
+struct NicUniqueness {
+  FirstSeen<std::string> names;
+  FirstSeen<int> rails;
+  FirstSeen<config::IpAddress> ips;
+};
+
+void ReadNic(MapReader& r, Transport transport, NicUniqueness& unique, NicConfig& nic) {
+  if (r.Required("name", &nic.name)) {
+    CheckName(r, "name", nic.name, kMaxName);
+    if (auto other = unique.names.Claim(nic.name, r.path())) {
+      r.Fail("name", "duplicate NIC name " + config::Quote(nic.name) + " (also " + *other + ")");
+    }
+  }
+  if (r.Required("rail", &nic.rail, {0, 255})) {
+    if (auto other = unique.rails.Claim(nic.rail, r.path())) {
+      r.Fail("rail", "duplicate rail " + std::to_string(nic.rail) + " (also " + *other + ")");
+    }
+  }
+  if (r.Required("ip", &nic.ip)) {
+    if (auto other = unique.ips.Claim(nic.ip, r.path())) {
+      r.Fail("ip", "duplicate IP " + nic.ip.ToString() + " (also " + *other + ")");
+    }
+  }
+
+  // UDP binds its sockets to the netdev (SO_BINDTODEVICE) so that probes between
+  // two NICs of one host leave through the wire instead of the loopback path.
+  const bool has_netdev = transport == Transport::kUdp ? r.Required("netdev", &nic.netdev)
+                                                       : r.Optional("netdev", &nic.netdev);
+  if (has_netdev) CheckName(r, "netdev", nic.netdev, kMaxNetdevName);
+  const bool has_device = transport == Transport::kVerbs
+                              ? r.Required("rdma_device", &nic.rdma_device)
+                              : r.Optional("rdma_device", &nic.rdma_device);
+  if (has_device) CheckName(r, "rdma_device", nic.rdma_device, kMaxRdmaDeviceName);
+  r.Optional("rdma_port", &nic.rdma_port, {1, 255});
+  r.Optional("gid_index", &nic.gid_index, {0, 255});
+
+  // auto needs a way to reach the NIC at all: a device for verbs or a netdev for UDP.
+  if (transport == Transport::kAuto && !r.Has("netdev") && !r.Has("rdma_device")) {
+    r.Fail("rdma_device", "transport auto needs rdma_device or netdev (or both) for each NIC");
+  }
+}
+
+void ReadAgent(MapReader& r, AgentConfig& cfg) {
+  if (r.Required("host", &cfg.host)) CheckName(r, "host", cfg.host, kMaxName);
+  cfg.agent_id = cfg.host;
+  if (r.Optional("agent_id", &cfg.agent_id)) CheckName(r, "agent_id", cfg.agent_id, kMaxName);
+  r.Optional("log_level", &cfg.log_level, kLogLevelNames);
+  // Read before the NICs: which of their keys are required depends on it.
+  r.Optional("transport", &cfg.transport, kTransportNames);
+
+  r.RequiredMap("analyzer", [&](MapReader& m) {
+    if (m.Required("address", &cfg.analyzer.address) && cfg.analyzer.address.port == 0) {
+      m.Fail("address", "port must be between 1 and 65535, got 0");
+    }
+  });
+  r.Map("metrics", [&](MapReader& m) { m.Optional("listen", &cfg.metrics.listen); });
+  r.Map("probe", [&](MapReader& m) { ReadProbe(m, cfg.probe); });
+  r.Map("ports", [&](MapReader& m) { ReadPorts(m, cfg.ports); });
+  r.Map("traceroute", [&](MapReader& m) { ReadTraceroute(m, cfg.traceroute); });
+  r.Map("upload", [&](MapReader& m) { ReadUpload(m, cfg.upload); });
+
+  NicUniqueness unique;
+  size_t listed = 0;
+  const bool is_list = r.RequiredList("nics", [&](MapReader& m) {
+    ++listed;
+    ReadNic(m, cfg.transport, unique, cfg.nics.emplace_back());
+  });
+  if (is_list && listed < 2) {
+    r.Fail("nics", "must list at least 2 NICs (probes run between the NICs of one host), got " +
+                       std::to_string(listed));
+  }
+}
+
+}  // namespace
+
+std::string_view TransportName(Transport transport) {
+  for (const EnumName<Transport>& entry : kTransportNames) {
+    if (entry.value == transport) return entry.name;
+  }
+  return "unknown";
+}
+
+AgentConfig ParseAgentConfig(std::string_view text, std::string_view source_name) {
+  AgentConfig cfg;
+  config::ReadYaml(text, source_name, [&](MapReader& r) { ReadAgent(r, cfg); });
+  return cfg;
+}
+
+AgentConfig LoadAgentConfig(const std::filesystem::path& path) {
+  AgentConfig cfg;
+  config::ReadYamlFile(path, [&](MapReader& r) { ReadAgent(r, cfg); });
+  return cfg;
+}
+
+}  // namespace hostmesh::agent

@@ -1,0 +1,94 @@
+#pragma once
+
+// The agent's configuration file (--config), an operator contract: key names and
+// defaults are documented in deploy/agent.example.yaml and change only on purpose.
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/base/logging.h"
+#include "common/config/value_types.h"
+
+namespace hostmesh::agent {
+
+enum class Transport {
+  kVerbs,  // RDMA UD queue pairs through rdma-core; NIC hardware timestamps
+  kUdp,    // kernel UDP sockets bound to each NIC's netdev
+  kAuto,   // verbs where the device opens, UDP otherwise
+};
+std::string_view TransportName(Transport transport);
+
+struct NicConfig {
+  std::string name;
+  int rail = 0;
+  config::IpAddress ip;
+  std::string netdev;       // empty when not given
+  std::string rdma_device;  // empty when not given
+  std::uint8_t rdma_port = 1;
+  std::uint8_t gid_index = 3;
+};
+
+struct AnalyzerConfig {
+  config::Endpoint address;
+};
+
+struct MetricsConfig {
+  config::Endpoint listen{"0.0.0.0", 9100};  // port 0 asks for an ephemeral port
+};
+
+struct ProbeConfig {
+  std::chrono::nanoseconds interval = std::chrono::milliseconds{100};
+  std::chrono::nanoseconds timeout = std::chrono::milliseconds{500};
+  std::uint32_t payload_bytes = 50;
+  std::uint16_t dst_port = 4791;  // RoCEv2
+  std::uint8_t hop_limit = 64;
+  std::uint8_t traffic_class = 0;
+};
+
+struct PortPoolConfig {
+  std::uint32_t pool_size = 16;
+  std::chrono::nanoseconds rotation_period = std::chrono::seconds{60};
+  double rotation_fraction = 0.25;
+  std::uint16_t min = 49152;
+  std::uint16_t max = 65535;
+};
+
+struct TracerouteConfig {
+  bool enabled = true;
+  double rate_per_second = 20;
+  double per_switch_rate_per_second = 5;
+  int max_ttl = 8;
+  std::chrono::nanoseconds refresh_period = std::chrono::seconds{60};
+};
+
+struct UploadConfig {
+  std::uint32_t batch_max_results = 1000;
+  std::chrono::nanoseconds batch_max_age = std::chrono::seconds{1};
+  config::ByteSize buffer_budget = config::MiB(64);
+  std::chrono::nanoseconds backoff_initial = std::chrono::milliseconds{200};
+  std::chrono::nanoseconds backoff_max = std::chrono::seconds{30};
+};
+
+struct AgentConfig {
+  std::string host;
+  std::string agent_id;  // the host name unless set
+  LogLevel log_level = LogLevel::kInfo;
+  Transport transport = Transport::kAuto;
+  AnalyzerConfig analyzer;
+  MetricsConfig metrics;
+  ProbeConfig probe;
+  PortPoolConfig ports;
+  TracerouteConfig traceroute;
+  UploadConfig upload;
+  std::vector<NicConfig> nics;
+};
+
+// Both throw config::ConfigError listing every problem, each with key path and line.
+AgentConfig LoadAgentConfig(const std::filesystem::path& path);
+AgentConfig ParseAgentConfig(std::string_view text, std::string_view source_name);
+
+}  // namespace hostmesh::agent

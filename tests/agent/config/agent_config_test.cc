@@ -1,0 +1,426 @@
+// Suite names are lowercase so `ctest -R config` selects them.
+#include "agent/config/agent_config.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "common/config/config_error.h"
+
+namespace hostmesh::agent {
+namespace {
+
+using namespace std::chrono_literals;
+using config::ConfigError;
+using config::ConfigIssue;
+using ::testing::HasSubstr;
+
+// A valid file to which each test adds or changes a few lines.
+constexpr const char* kMinimal = R"(host: h003
+analyzer:
+  address: 198.19.128.1:50051
+nics:
+  - {name: nic0, rail: 0, ip: 198.18.0.7, netdev: nic0}
+  - {name: nic1, rail: 1, ip: 198.18.0.23, netdev: nic1}
+)";
+
+std::vector<ConfigIssue> IssuesOf(const std::string& yaml) {
+  try {
+    ParseAgentConfig(yaml, "agent.yaml");
+  } catch (const ConfigError& e) {
+    return e.issues();
+  }
+  return {};
+}
+
+// The single issue of `yaml`; fails the test if there is not exactly one.
+ConfigIssue OnlyIssue(const std::string& yaml) {
+  const std::vector<ConfigIssue> issues = IssuesOf(yaml);
+  if (issues.size() != 1) {
+    ADD_FAILURE() << "expected exactly one issue, got " << issues.size();
+    for (const ConfigIssue& issue : issues) ADD_FAILURE() << issue.ToString();
+  }
+  return issues.empty() ? ConfigIssue{} : issues[0];
+}
+
+TEST(agent_config, MinimalFileGetsEveryDefault) {
+  const AgentConfig cfg = ParseAgentConfig(kMinimal, "agent.yaml");
+  EXPECT_EQ(cfg.host, "h003");
+  EXPECT_EQ(cfg.agent_id, "h003");
+  EXPECT_EQ(cfg.log_level, LogLevel::kInfo);
+  EXPECT_EQ(cfg.transport, Transport::kAuto);
+  EXPECT_EQ(cfg.analyzer.address, (config::Endpoint{"198.19.128.1", 50051}));
+  EXPECT_EQ(cfg.metrics.listen, (config::Endpoint{"0.0.0.0", 9100}));
+  EXPECT_EQ(cfg.probe.interval, 100ms);
+  EXPECT_EQ(cfg.probe.timeout, 500ms);
+  EXPECT_EQ(cfg.probe.payload_bytes, 50u);
+  EXPECT_EQ(cfg.probe.dst_port, 4791);
+  EXPECT_EQ(cfg.probe.hop_limit, 64);
+  EXPECT_EQ(cfg.probe.traffic_class, 0);
+  EXPECT_EQ(cfg.ports.pool_size, 16u);
+  EXPECT_EQ(cfg.ports.rotation_period, 60s);
+  EXPECT_EQ(cfg.ports.rotation_fraction, 0.25);
+  EXPECT_EQ(cfg.ports.min, 49152);
+  EXPECT_EQ(cfg.ports.max, 65535);
+  EXPECT_TRUE(cfg.traceroute.enabled);
+  EXPECT_EQ(cfg.traceroute.rate_per_second, 20.0);
+  EXPECT_EQ(cfg.traceroute.per_switch_rate_per_second, 5.0);
+  EXPECT_EQ(cfg.traceroute.max_ttl, 8);
+  EXPECT_EQ(cfg.traceroute.refresh_period, 60s);
+  EXPECT_EQ(cfg.upload.batch_max_results, 1000u);
+  EXPECT_EQ(cfg.upload.batch_max_age, 1s);
+  EXPECT_EQ(cfg.upload.buffer_budget, config::MiB(64));
+  EXPECT_EQ(cfg.upload.backoff_initial, 200ms);
+  EXPECT_EQ(cfg.upload.backoff_max, 30s);
+  ASSERT_EQ(cfg.nics.size(), 2u);
+  EXPECT_EQ(cfg.nics[0].name, "nic0");
+  EXPECT_EQ(cfg.nics[0].rail, 0);
+  EXPECT_EQ(cfg.nics[0].ip.ToString(), "198.18.0.7");
+  EXPECT_EQ(cfg.nics[0].netdev, "nic0");
+  EXPECT_EQ(cfg.nics[0].rdma_device, "");
+  EXPECT_EQ(cfg.nics[0].rdma_port, 1);
+  EXPECT_EQ(cfg.nics[0].gid_index, 3);
+  EXPECT_EQ(cfg.nics[1].rail, 1);
+}
+
+TEST(agent_config, FullFileSetsEveryField) {
+  const AgentConfig cfg = ParseAgentConfig(R"(
+host: h007
+agent_id: h007-a
+log_level: debug
+transport: verbs
+analyzer:
+  address: "[fd00::1]:50052"
+metrics:
+  listen: 127.0.0.1:0
+probe:
+  interval: 20ms
+  timeout: 1.5s
+  payload_bytes: 4096
+  dst_port: 4792
+  hop_limit: 32
+  traffic_class: 106
+ports:
+  pool_size: 4
+  rotation_period: 5m
+  rotation_fraction: 1
+  min: 60000
+  max: 60003
+traceroute:
+  enabled: false
+  rate_per_second: 0.5
+  per_switch_rate_per_second: 1000
+  max_ttl: 64
+  refresh_period: 1h
+upload:
+  batch_max_results: 100000
+  batch_max_age: 250ms
+  buffer_budget: 1GiB
+  backoff_initial: 1s
+  backoff_max: 1s
+nics:
+  - name: rnic-a
+    rail: 7
+    ip: fd00:18::1
+    rdma_device: mlx5_7
+    rdma_port: 2
+    gid_index: 0
+  - name: rnic-b
+    rail: 255
+    ip: fd00:18::2
+    netdev: ens1f1np1
+    rdma_device: mlx5_255
+)",
+                                           "full.yaml");
+  EXPECT_EQ(cfg.host, "h007");
+  EXPECT_EQ(cfg.agent_id, "h007-a");
+  EXPECT_EQ(cfg.log_level, LogLevel::kDebug);
+  EXPECT_EQ(cfg.transport, Transport::kVerbs);
+  EXPECT_EQ(cfg.analyzer.address, (config::Endpoint{"fd00::1", 50052}));
+  EXPECT_EQ(cfg.metrics.listen, (config::Endpoint{"127.0.0.1", 0}));
+  EXPECT_EQ(cfg.probe.interval, 20ms);
+  EXPECT_EQ(cfg.probe.timeout, 1500ms);
+  EXPECT_EQ(cfg.probe.payload_bytes, 4096u);
+  EXPECT_EQ(cfg.probe.dst_port, 4792);
+  EXPECT_EQ(cfg.probe.hop_limit, 32);
+  EXPECT_EQ(cfg.probe.traffic_class, 106);
+  EXPECT_EQ(cfg.ports.pool_size, 4u);
+  EXPECT_EQ(cfg.ports.rotation_period, 5min);
+  EXPECT_EQ(cfg.ports.rotation_fraction, 1.0);
+  EXPECT_EQ(cfg.ports.min, 60000);
+  EXPECT_EQ(cfg.ports.max, 60003);
+  EXPECT_FALSE(cfg.traceroute.enabled);
+  EXPECT_EQ(cfg.traceroute.rate_per_second, 0.5);
+  EXPECT_EQ(cfg.traceroute.per_switch_rate_per_second, 1000.0);
+  EXPECT_EQ(cfg.traceroute.max_ttl, 64);
+  EXPECT_EQ(cfg.traceroute.refresh_period, 1h);
+  EXPECT_EQ(cfg.upload.batch_max_results, 100000u);
+  EXPECT_EQ(cfg.upload.batch_max_age, 250ms);
+  EXPECT_EQ(cfg.upload.buffer_budget, config::GiB(1));
+  EXPECT_EQ(cfg.upload.backoff_initial, 1s);
+  EXPECT_EQ(cfg.upload.backoff_max, 1s);
+  ASSERT_EQ(cfg.nics.size(), 2u);
+  EXPECT_EQ(cfg.nics[0].name, "rnic-a");
+  EXPECT_EQ(cfg.nics[0].rail, 7);
+  EXPECT_EQ(cfg.nics[0].ip.ToString(), "fd00:18::1");
+  EXPECT_EQ(cfg.nics[0].netdev, "");
+  EXPECT_EQ(cfg.nics[0].rdma_device, "mlx5_7");
+  EXPECT_EQ(cfg.nics[0].rdma_port, 2);
+  EXPECT_EQ(cfg.nics[0].gid_index, 0);
+  EXPECT_EQ(cfg.nics[1].rail, 255);
+  EXPECT_EQ(cfg.nics[1].netdev, "ens1f1np1");
+}
+
+TEST(agent_config, ExampleFileLoadsCleanly) {
+  AgentConfig cfg;
+  try {
+    cfg = LoadAgentConfig(HOSTMESH_AGENT_EXAMPLE);
+  } catch (const ConfigError& e) {
+    FAIL() << e.what();
+  }
+  EXPECT_EQ(cfg.host, "h003");
+  EXPECT_EQ(cfg.nics.size(), 4u);
+  EXPECT_EQ(cfg.analyzer.address.ToString(), "198.19.128.1:50051");
+}
+
+TEST(agent_config, EveryLogLevelAndTransportName) {
+  for (std::string_view name : LogLevelNames()) {
+    const AgentConfig cfg =
+        ParseAgentConfig(std::string(kMinimal) + "log_level: " + std::string(name) + "\n", "x");
+    EXPECT_EQ(LogLevelName(cfg.log_level), name);
+  }
+  for (std::string_view name : {"verbs", "udp", "auto"}) {
+    const AgentConfig cfg = ParseAgentConfig(
+        "host: h003\n"
+        "analyzer: {address: 198.19.128.1:50051}\n"
+        "nics:\n"
+        "  - {name: a, rail: 0, ip: 10.0.0.1, netdev: a, rdma_device: mlx5_0}\n"
+        "  - {name: b, rail: 1, ip: 10.0.0.2, netdev: b, rdma_device: mlx5_1}\n"
+        "transport: " +
+            std::string(name) + "\n",
+        "x");
+    EXPECT_EQ(TransportName(cfg.transport), name);
+  }
+}
+
+TEST(agent_config, BadValuesNameKeyAndLine) {
+  ConfigIssue issue = OnlyIssue(std::string(kMinimal) + "log_level: verbose\n");
+  EXPECT_EQ(issue.path, "log_level");
+  EXPECT_EQ(issue.line, 7);
+  EXPECT_EQ(issue.message,
+            "must be one of \"trace\", \"debug\", \"info\", \"warn\", \"error\", \"critical\", "
+            "\"off\", got \"verbose\"");
+
+  issue = OnlyIssue(std::string(kMinimal) + "transport: rdma\n");
+  EXPECT_EQ(issue.path, "transport");
+  EXPECT_THAT(issue.message, HasSubstr("\"verbs\", \"udp\", \"auto\""));
+
+  issue = OnlyIssue(std::string(kMinimal) + "probe:\n  interval: 0ms\n");
+  EXPECT_EQ(issue.ToString(),
+            "agent.yaml:8:13: probe.interval: must be between 1ms and 60s, got \"0ms\"");
+
+  issue = OnlyIssue(std::string(kMinimal) + "probe:\n  payload_bytes: 39\n");
+  EXPECT_EQ(issue.ToString(),
+            "agent.yaml:8:18: probe.payload_bytes: must be between 40 and 4096, got \"39\"");
+
+  issue = OnlyIssue(std::string(kMinimal) + "traceroute:\n  rate_per_second: 0\n");
+  EXPECT_EQ(issue.path, "traceroute.rate_per_second");
+  EXPECT_EQ(issue.message, "must be greater than 0 and at most 1000, got \"0\"");
+
+  issue = OnlyIssue(std::string(kMinimal) + "upload:\n  buffer_budget: 32GiB\n");
+  EXPECT_EQ(issue.path, "upload.buffer_budget");
+  EXPECT_EQ(issue.message, "must be between 1MiB and 16GiB, got \"32GiB\"");
+
+  issue = OnlyIssue(std::string(kMinimal) + "ports:\n  rotation_perod: 5s\n");
+  EXPECT_EQ(issue.path, "ports.rotation_perod");
+  EXPECT_EQ(issue.message, "unknown key; did you mean \"rotation_period\"?");
+}
+
+TEST(agent_config, RequiredKeys) {
+  const std::vector<ConfigIssue> issues = IssuesOf("log_level: info\n");
+  ASSERT_EQ(issues.size(), 3u);
+  EXPECT_EQ(issues[0].path, "host");
+  EXPECT_EQ(issues[1].path, "analyzer");
+  EXPECT_EQ(issues[2].path, "nics");
+  for (const ConfigIssue& issue : issues) EXPECT_EQ(issue.message, "required key is missing");
+
+  const std::vector<ConfigIssue> typo = IssuesOf(R"(host: h003
+analyzer:
+  adress: 198.19.128.1:50051
+nics:
+  - {name: nic0, rail: 0, ip: 198.18.0.7, netdev: nic0}
+  - {name: nic1, rail: 1, ip: 198.18.0.23, netdev: nic1}
+)");
+  ASSERT_EQ(typo.size(), 2u);
+  EXPECT_EQ(typo[0].ToString(), "agent.yaml:2:1: analyzer.address: required key is missing");
+  EXPECT_EQ(typo[1].ToString(),
+            "agent.yaml:3:3: analyzer.adress: unknown key; did you mean \"address\"?");
+}
+
+TEST(agent_config, AgentIdDefaultsToHost) {
+  EXPECT_EQ(ParseAgentConfig(kMinimal, "x").agent_id, "h003");
+  EXPECT_EQ(ParseAgentConfig(std::string(kMinimal) + "agent_id: other\n", "x").agent_id, "other");
+}
+
+TEST(agent_config, AnalyzerNeedsARealPort) {
+  const ConfigIssue issue = OnlyIssue(R"(host: h003
+analyzer:
+  address: 198.19.128.1:0
+nics:
+  - {name: nic0, rail: 0, ip: 198.18.0.7, netdev: nic0}
+  - {name: nic1, rail: 1, ip: 198.18.0.23, netdev: nic1}
+)");
+  EXPECT_EQ(issue.ToString(),
+            "agent.yaml:3:12: analyzer.address: port must be between 1 and 65535, got 0");
+}
+
+TEST(agent_config, PortRangeMustHoldThePool) {
+  ConfigIssue issue = OnlyIssue(std::string(kMinimal) + "ports:\n  min: 50000\n  max: 49999\n");
+  EXPECT_EQ(issue.ToString(),
+            "agent.yaml:9:8: ports.max: must be at least ports.min (50000), got 49999");
+
+  issue = OnlyIssue(std::string(kMinimal) + "ports:\n  min: 50000\n  max: 50009\n");
+  EXPECT_EQ(issue.ToString(),
+            "agent.yaml:7:1: ports.pool_size: must fit in the 10 source ports between ports.min "
+            "and ports.max, got 16");
+
+  issue = OnlyIssue(std::string(kMinimal) + "ports:\n  min: 80\n");
+  EXPECT_EQ(issue.path, "ports.min");
+  EXPECT_EQ(issue.message, "must be between 1024 and 65535, got \"80\"");
+
+  // One port is a valid (if narrow) range for a pool of one.
+  const AgentConfig cfg = ParseAgentConfig(
+      std::string(kMinimal) + "ports:\n  pool_size: 1\n  min: 50000\n  max: 50000\n", "x");
+  EXPECT_EQ(cfg.ports.min, cfg.ports.max);
+}
+
+TEST(agent_config, BackoffMaxIsAtLeastInitial) {
+  const ConfigIssue issue =
+      OnlyIssue(std::string(kMinimal) + "upload:\n  backoff_initial: 2s\n  backoff_max: 1500ms\n");
+  EXPECT_EQ(issue.ToString(),
+            "agent.yaml:9:16: upload.backoff_max: must be at least upload.backoff_initial (2s), "
+            "got 1500ms");
+}
+
+TEST(agent_config, AtLeastTwoNics) {
+  ConfigIssue issue = OnlyIssue(R"(host: h003
+analyzer: {address: 198.19.128.1:50051}
+nics:
+  - {name: nic0, rail: 0, ip: 198.18.0.7, netdev: nic0}
+)");
+  EXPECT_EQ(issue.ToString(),
+            "agent.yaml:4:3: nics: must list at least 2 NICs (probes run between the NICs of one "
+            "host), got 1");
+
+  issue = OnlyIssue("host: h003\nanalyzer: {address: 198.19.128.1:50051}\nnics: []\n");
+  EXPECT_EQ(issue.path, "nics");
+  EXPECT_THAT(issue.message, HasSubstr("got 0"));
+
+  // Not a list at all: one issue, not also "at least 2".
+  issue = OnlyIssue("host: h003\nanalyzer: {address: 198.19.128.1:50051}\nnics: nic0\n");
+  EXPECT_EQ(issue.ToString(), "agent.yaml:3:7: nics: expected a list, got \"nic0\"");
+}
+
+TEST(agent_config, NicNamesRailsAndAddressesAreUnique) {
+  const std::vector<ConfigIssue> issues = IssuesOf(R"(host: h003
+analyzer: {address: 198.19.128.1:50051}
+nics:
+  - {name: nic0, rail: 0, ip: 198.18.0.7, netdev: nic0}
+  - {name: nic1, rail: 1, ip: 198.18.0.23, netdev: nic1}
+  - name: nic0
+    rail: 1
+    ip: 198.18.0.23
+    netdev: nic2
+)");
+  ASSERT_EQ(issues.size(), 3u);
+  EXPECT_EQ(issues[0].ToString(),
+            "agent.yaml:6:11: nics[2].name: duplicate NIC name \"nic0\" (also nics[0])");
+  EXPECT_EQ(issues[1].ToString(), "agent.yaml:7:11: nics[2].rail: duplicate rail 1 (also nics[1])");
+  EXPECT_EQ(issues[2].ToString(),
+            "agent.yaml:8:9: nics[2].ip: duplicate IP 198.18.0.23 (also nics[1])");
+}
+
+TEST(agent_config, SameAddressInTwoSpellingsIsADuplicate) {
+  const ConfigIssue issue = OnlyIssue(R"(host: h003
+analyzer: {address: 198.19.128.1:50051}
+transport: verbs
+nics:
+  - {name: a, rail: 0, ip: "fd00::1", rdma_device: mlx5_0}
+  - {name: b, rail: 1, ip: "fd00:0:0::1", rdma_device: mlx5_1}
+)");
+  EXPECT_EQ(issue.path, "nics[1].ip");
+  EXPECT_EQ(issue.message, "duplicate IP fd00::1 (also nics[0])");
+}
+
+TEST(agent_config, TransportDecidesWhichNicKeysAreRequired) {
+  // udp needs netdev.
+  ConfigIssue issue = OnlyIssue(R"(host: h003
+analyzer: {address: 198.19.128.1:50051}
+transport: udp
+nics:
+  - {name: nic0, rail: 0, ip: 198.18.0.7, netdev: nic0}
+  - name: nic1
+    rail: 1
+    ip: 198.18.0.23
+    rdma_device: mlx5_1
+)");
+  EXPECT_EQ(issue.ToString(), "agent.yaml:6:5: nics[1].netdev: required key is missing");
+
+  // verbs needs rdma_device.
+  issue = OnlyIssue(R"(host: h003
+analyzer: {address: 198.19.128.1:50051}
+transport: verbs
+nics:
+  - {name: nic0, rail: 0, ip: 198.18.0.7, rdma_device: mlx5_0}
+  - {name: nic1, rail: 1, ip: 198.18.0.23, netdev: nic1}
+)");
+  EXPECT_EQ(issue.ToString(), "agent.yaml:6:5: nics[1].rdma_device: required key is missing");
+
+  // auto needs one of the two.
+  issue = OnlyIssue(R"(host: h003
+analyzer: {address: 198.19.128.1:50051}
+nics:
+  - {name: nic0, rail: 0, ip: 198.18.0.7, rdma_device: mlx5_0}
+  - {name: nic1, rail: 1, ip: 198.18.0.23, netdev: nic1}
+  - {name: nic2, rail: 2, ip: 198.18.0.39}
+)");
+  EXPECT_EQ(issue.ToString(),
+            "agent.yaml:6:5: nics[2].rdma_device: transport auto needs rdma_device or netdev (or "
+            "both) for each NIC");
+
+  // The transport is read first, so its position in the file does not matter.
+  EXPECT_NO_THROW(ParseAgentConfig(R"(host: h003
+analyzer: {address: 198.19.128.1:50051}
+nics:
+  - {name: nic0, rail: 0, ip: 198.18.0.7, rdma_device: mlx5_0}
+  - {name: nic1, rail: 1, ip: 198.18.0.23, rdma_device: mlx5_1}
+transport: verbs
+)",
+                                   "x"));
+}
+
+TEST(agent_config, NamesFitTheKernelAndCarryNoSpaces) {
+  ConfigIssue issue = OnlyIssue(R"(host: h003
+analyzer: {address: 198.19.128.1:50051}
+nics:
+  - {name: nic0, rail: 0, ip: 198.18.0.7, netdev: a-very-long-netdev}
+  - {name: nic1, rail: 1, ip: 198.18.0.23, netdev: nic1}
+)");
+  EXPECT_EQ(issue.path, "nics[0].netdev");
+  EXPECT_EQ(issue.message, "must be at most 15 characters, got \"a-very-long-netdev\" (18)");
+
+  issue = OnlyIssue(std::string(kMinimal) + "agent_id: \"h 003\"\n");
+  EXPECT_EQ(issue.path, "agent_id");
+  EXPECT_EQ(issue.message, "must not contain spaces or control characters, got \"h 003\"");
+}
+
+TEST(agent_config, MissingFile) {
+  try {
+    LoadAgentConfig("/nonexistent/agent.yaml");
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("/nonexistent/agent.yaml: cannot read the file"));
+  }
+}
+
+}  // namespace
+}  // namespace hostmesh::agent
