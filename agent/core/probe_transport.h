@@ -1,0 +1,86 @@
+#pragma once
+
+// The seam between the agent's pure core and the wire: kernel UDP sockets,
+// verbs UD queue pairs, and an in-memory fake for tests and the simulator all
+// implement this. Modeled on rdma-core's provider ops: a few calls, errors as
+// return values, nothing blocks.
+//
+// A transport is built by its factory with the agent's NIC list (addresses,
+// netdevs, RDMA devices); NicId is the index into that list. Timestamps are in
+// the host's CLOCK_REALTIME timebase: a transport with NIC clocks maps them
+// before reporting.
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "agent/core/probe_types.h"
+
+namespace hostmesh::agent {
+
+struct NicCapabilities {
+  TimestampSource send_timestamps = TimestampSource::kUser;  // best source of (2)
+  TimestampSource recv_timestamps = TimestampSource::kUser;  // best source of (3)
+};
+
+struct OpenResult {
+  bool ok = false;
+  std::string error;  // why not, for the log, when !ok
+  NicCapabilities capabilities;
+};
+
+enum class SendStatus : std::uint8_t {
+  kOk,
+  kRetryLater,  // queue full (EAGAIN, ENOBUFS, send queue): the probe was not sent
+  kFailed,      // the NIC cannot send (down, gone): the probe was not sent
+};
+
+struct SendResult {
+  SendStatus status = SendStatus::kFailed;
+  int error = 0;       // errno or verbs status when not kOk
+  Timestamp app_send;  // (1), read just before handing the probe over
+  Timestamp nic_send;  // (2), when known at once
+  // (2) will come later as a kSendTimestamp event (SO_TIMESTAMPING error
+  // queue, send CQE) carrying the order's source NIC and sequence.
+  bool nic_send_pending = false;
+};
+
+struct TransportEvent {
+  enum class Kind : std::uint8_t {
+    kReceived,       // a payload arrived on `nic`
+    kSendTimestamp,  // (2) of the probe (`nic`, `sequence`)
+    kSendFailed,     // the probe (`nic`, `sequence`) failed after being accepted
+  };
+  Kind kind = Kind::kReceived;
+  NicId nic = 0;                      // receiving NIC, or sending NIC for the send kinds
+  std::uint64_t sequence = 0;         // send kinds: the order's sequence
+  Timestamp nic_time;                 // (3) for kReceived, (2) for kSendTimestamp
+  Timestamp app_time;                 // (4) for kReceived
+  int error = 0;                      // kSendFailed
+  std::vector<std::uint8_t> payload;  // kReceived: the bytes as received
+};
+
+class ProbeTransport {
+ public:
+  virtual ~ProbeTransport() = default;
+
+  // Opens one local NIC for sending and receiving. Call once per NIC before
+  // sending from or to it.
+  virtual OpenResult OpenNic(NicId nic) = 0;
+
+  // Sends `payload` from order.src to order.dst with order's ports. Never blocks.
+  virtual SendResult Send(const ProbeOrder& order, std::span<const std::uint8_t> payload) = 0;
+
+  // Appends up to `max_events` ready events to `out` without blocking;
+  // returns how many it appended.
+  virtual std::size_t Poll(std::vector<TransportEvent>& out, std::size_t max_events) = 0;
+
+  // A file descriptor that becomes readable when Poll has something (epoll
+  // fd of the sockets, completion channel); -1 if the transport has none and
+  // the loop must rely on its own wake-ups.
+  virtual int ReadyFd() const = 0;
+};
+
+}  // namespace hostmesh::agent

@@ -1,0 +1,92 @@
+#include "agent/core/scheduler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <utility>
+
+namespace hostmesh::agent {
+namespace {
+
+const SchedulerOptions& Validated(const SchedulerOptions& options) {
+  if (options.interval <= std::chrono::nanoseconds::zero()) {
+    throw std::invalid_argument("scheduler: interval must be positive");
+  }
+  // Beyond one half, consecutive probes of one NIC could swap order.
+  if (!(options.jitter_fraction >= 0.0 && options.jitter_fraction <= 0.5)) {
+    throw std::invalid_argument("scheduler: jitter_fraction must be in [0, 0.5]");
+  }
+  return options;
+}
+
+}  // namespace
+
+Scheduler::Scheduler(const SchedulerOptions& options, MonoTime start, std::uint64_t seed)
+    : options_(Validated(options)),
+      jitter_span_(static_cast<std::int64_t>(
+          std::floor(options.jitter_fraction * static_cast<double>(options.interval.count())))) {
+  nics_.reserve(options.num_nics);
+  for (NicId nic = 0; nic < options.num_nics; ++nic) {
+    // Independent streams per NIC: one NIC's draws never shift another's.
+    const std::uint64_t nic_seed = Mix64(seed ^ Mix64(0x5CED0000ULL + nic));
+    nics_.emplace_back(PortPool(options.ports, options.num_nics, start, Mix64(nic_seed)), nic_seed);
+    NicState& state = nics_.back();
+    state.due = start + std::chrono::nanoseconds{static_cast<std::int64_t>(
+                            state.rng.Below(static_cast<std::uint64_t>(options.interval.count())))};
+  }
+}
+
+std::chrono::nanoseconds Scheduler::JitteredInterval(Rng& rng) const {
+  const auto span = static_cast<std::uint64_t>(jitter_span_.count());
+  const auto offset = static_cast<std::int64_t>(rng.Below(2 * span + 1)) - jitter_span_.count();
+  return options_.interval + std::chrono::nanoseconds{offset};
+}
+
+MonoTime Scheduler::NextDue() const {
+  if (nics_.size() < 2) return MonoTime::max();
+  MonoTime next = MonoTime::max();
+  for (const NicState& state : nics_) next = std::min(next, state.due);
+  return next;
+}
+
+std::vector<ProbeOrder> Scheduler::PopDue(MonoTime now) {
+  std::vector<ProbeOrder> out;
+  PopDue(now, out);
+  return out;
+}
+
+void Scheduler::PopDue(MonoTime now, std::vector<ProbeOrder>& out) {
+  if (nics_.size() < 2) return;
+  const std::size_t first = out.size();
+  const auto peers = static_cast<std::uint64_t>(nics_.size() - 1);
+  for (NicId src = 0; src < nics_.size(); ++src) {
+    NicState& state = nics_[src];
+    // Every pool, due or not, so that what the metrics read is current.
+    state.pool.AdvanceTo(now);
+    if (state.due > now) continue;
+
+    // Uniform over the other NICs: draw among N-1 and step over ourselves.
+    auto dst = static_cast<NicId>(state.rng.Below(peers));
+    if (dst >= src) ++dst;
+
+    ProbeOrder order;
+    order.src = src;
+    order.dst = dst;
+    order.src_port = state.pool.Draw(dst, state.rng);
+    order.dst_port = options_.dst_port;
+    order.sequence = ++state.last_sequence;
+    order.due = state.due;
+    order.pool_generation = state.pool.generation();
+    out.push_back(order);
+
+    state.due += JitteredInterval(state.rng);
+    if (state.due <= now) {
+      state.skipped_slots += static_cast<std::uint64_t>((now - state.due) / options_.interval) + 1;
+      state.due = now + JitteredInterval(state.rng);
+    }
+  }
+  std::stable_sort(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(),
+                   [](const ProbeOrder& a, const ProbeOrder& b) { return a.due < b.due; });
+}
+
+}  // namespace hostmesh::agent

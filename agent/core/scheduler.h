@@ -1,0 +1,75 @@
+#pragma once
+
+// When each local NIC probes whom, from which port. Pure: the I/O loop sleeps
+// until NextDue(), then calls PopDue(now) and sends what it returns.
+//
+// Every NIC sends once per `interval` on average. Each gap is interval x (1 + u),
+// u uniform in [-jitter_fraction, +jitter_fraction], measured from the previous
+// due time (not from when the loop got round to it), so loop latency does not
+// lower the rate and the mean rate is exact. The jitter is a random walk: two
+// hosts that start in step drift apart within seconds, so a fleet does not
+// probe in lockstep. Each NIC starts at a random phase within one interval.
+//
+// A loop that falls more than an interval behind (a stall, a suspended VM)
+// gets one probe per NIC and the schedule restarts from `now`: the missed
+// slots are counted, not sent in a burst that would look like congestion.
+
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+#include "agent/core/port_pool.h"
+#include "agent/core/probe_types.h"
+#include "agent/core/rng.h"
+#include "common/base/clock.h"
+
+namespace hostmesh::agent {
+
+struct SchedulerOptions {
+  std::uint32_t num_nics = 0;
+  std::chrono::nanoseconds interval = std::chrono::milliseconds{100};
+  double jitter_fraction = 0.05;  // in [0, 0.5]
+  std::uint16_t dst_port = 4791;  // RoCEv2
+  PortPoolOptions ports;
+};
+
+class Scheduler {
+ public:
+  // Throws std::invalid_argument on options no schedule can satisfy (startup only).
+  // With fewer than two NICs nobody has a peer and nothing is ever due.
+  Scheduler(const SchedulerOptions& options, MonoTime start, std::uint64_t seed);
+
+  // The earliest time some NIC is due; MonoTime::max() when none will ever be.
+  MonoTime NextDue() const;
+
+  // The probes due by `now`, oldest first, at most one per NIC. Also rotates
+  // the port pools.
+  std::vector<ProbeOrder> PopDue(MonoTime now);
+  // Same, appending to `out` (lets the loop reuse one vector).
+  void PopDue(MonoTime now, std::vector<ProbeOrder>& out);
+
+  std::uint32_t num_nics() const { return static_cast<std::uint32_t>(nics_.size()); }
+  const PortPool& pool(NicId nic) const { return nics_.at(nic).pool; }
+  // Probes sent so far by `nic` (its last sequence number).
+  std::uint64_t orders(NicId nic) const { return nics_.at(nic).last_sequence; }
+  // Slots given up because the loop ran more than an interval late.
+  std::uint64_t skipped_slots(NicId nic) const { return nics_.at(nic).skipped_slots; }
+
+ private:
+  struct NicState {
+    NicState(PortPool p, std::uint64_t seed) : pool(std::move(p)), rng(seed) {}
+    PortPool pool;
+    Rng rng;
+    MonoTime due;
+    std::uint64_t last_sequence = 0;
+    std::uint64_t skipped_slots = 0;
+  };
+
+  std::chrono::nanoseconds JitteredInterval(Rng& rng) const;
+
+  SchedulerOptions options_;
+  std::chrono::nanoseconds jitter_span_;  // largest deviation of one gap
+  std::vector<NicState> nics_;
+};
+
+}  // namespace hostmesh::agent

@@ -1,0 +1,231 @@
+#include "agent/core/scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <vector>
+
+namespace hostmesh::agent {
+namespace {
+
+using namespace std::chrono_literals;
+
+const MonoTime kStart{500s};
+
+SchedulerOptions Options(std::uint32_t nics) {
+  SchedulerOptions options;
+  options.num_nics = nics;
+  return options;
+}
+
+// Drives the scheduler the way the I/O loop does: sleep until NextDue, pop.
+std::vector<ProbeOrder> RunUntil(Scheduler& scheduler, MonoTime end) {
+  std::vector<ProbeOrder> all;
+  for (MonoTime now = scheduler.NextDue(); now < end; now = scheduler.NextDue()) {
+    const std::vector<ProbeOrder> due = scheduler.PopDue(now);
+    EXPECT_FALSE(due.empty());
+    EXPECT_TRUE(std::is_sorted(due.begin(), due.end(),
+                               [](const auto& a, const auto& b) { return a.due < b.due; }));
+    for (const ProbeOrder& order : due) {
+      EXPECT_LE(order.due, now);
+      // The port comes from the source's pool as it is when popped.
+      const auto ports = scheduler.pool(order.src).ports();
+      EXPECT_NE(std::find(ports.begin(), ports.end(), order.src_port), ports.end());
+    }
+    all.insert(all.end(), due.begin(), due.end());
+  }
+  return all;
+}
+
+TEST(agent_scheduler, EachNicSendsTenPerSecondForTenMinutes) {
+  Scheduler scheduler(Options(8), kStart, 1);
+  const std::vector<ProbeOrder> orders = RunUntil(scheduler, kStart + 10min);
+  std::map<NicId, std::vector<ProbeOrder>> by_src;
+  for (const ProbeOrder& order : orders) by_src[order.src].push_back(order);
+  ASSERT_EQ(by_src.size(), 8U);
+  for (const auto& [src, list] : by_src) {
+    SCOPED_TRACE(src);
+    EXPECT_NEAR(static_cast<double>(list.size()), 6000.0, 60.0);
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      EXPECT_EQ(list[i].sequence, i + 1);  // strictly increasing, no gaps
+      EXPECT_NE(list[i].dst, src);
+      EXPECT_LT(list[i].dst, 8U);
+      EXPECT_EQ(list[i].dst_port, 4791);
+    }
+    EXPECT_EQ(scheduler.orders(src), list.size());
+    EXPECT_EQ(scheduler.skipped_slots(src), 0U);
+  }
+}
+
+TEST(agent_scheduler, GapsJitterWithinFivePercentAndAverageTheInterval) {
+  Scheduler scheduler(Options(2), kStart, 2);
+  const std::vector<ProbeOrder> orders = RunUntil(scheduler, kStart + 10min);
+  std::vector<double> gaps_ms;
+  MonoTime last{};
+  for (const ProbeOrder& order : orders) {
+    if (order.src != 0) continue;
+    if (last != MonoTime{}) {
+      const auto gap = order.due - last;
+      EXPECT_GE(gap, 95ms);
+      EXPECT_LE(gap, 105ms);
+      gaps_ms.push_back(std::chrono::duration<double, std::milli>(gap).count());
+    }
+    last = order.due;
+  }
+  double mean = 0;
+  for (const double gap : gaps_ms) mean += gap;
+  mean /= static_cast<double>(gaps_ms.size());
+  double variance = 0;
+  for (const double gap : gaps_ms) variance += (gap - mean) * (gap - mean);
+  const double stddev = std::sqrt(variance / static_cast<double>(gaps_ms.size()));
+  EXPECT_NEAR(mean, 100.0, 0.2);
+  EXPECT_NEAR(stddev, 10.0 / std::sqrt(12.0), 0.3);  // uniform over +-5 ms
+}
+
+TEST(agent_scheduler, WithoutJitterTheSpacingIsExact) {
+  SchedulerOptions options = Options(3);
+  options.jitter_fraction = 0;
+  Scheduler scheduler(options, kStart, 3);
+  const std::vector<ProbeOrder> orders = RunUntil(scheduler, kStart + 10s);
+  std::map<NicId, MonoTime> last;
+  for (const ProbeOrder& order : orders) {
+    if (const auto it = last.find(order.src); it != last.end()) {
+      EXPECT_EQ(order.due - it->second, 100ms);
+    }
+    last[order.src] = order.due;
+  }
+}
+
+TEST(agent_scheduler, NicsStartAtDifferentPhases) {
+  Scheduler scheduler(Options(8), kStart, 4);
+  std::map<NicId, MonoTime> first;
+  for (const ProbeOrder& order : RunUntil(scheduler, kStart + 100ms)) {
+    first.emplace(order.src, order.due);  // keeps each NIC's first
+  }
+  ASSERT_EQ(first.size(), 8U);
+  std::set<MonoTime> phases;
+  for (const auto& [nic, due] : first) {
+    EXPECT_LT(due, kStart + 100ms);
+    phases.insert(due);
+  }
+  EXPECT_EQ(phases.size(), 8U);
+}
+
+TEST(agent_scheduler, DestinationsAreUniform) {
+  for (const std::uint64_t seed : {5ULL, 6ULL, 7ULL}) {
+    Scheduler scheduler(Options(8), kStart, seed);
+    const std::vector<ProbeOrder> orders = RunUntil(scheduler, kStart + 10min);
+    std::map<NicId, std::map<NicId, int>> counts;
+    for (const ProbeOrder& order : orders) ++counts[order.src][order.dst];
+    for (const auto& [src, by_dst] : counts) {
+      ASSERT_EQ(by_dst.size(), 7U);
+      int total = 0;
+      for (const auto& [dst, count] : by_dst) total += count;
+      const double expected = total / 7.0;
+      double chi2 = 0;
+      for (const auto& [dst, count] : by_dst) {
+        chi2 += (count - expected) * (count - expected) / expected;
+      }
+      // 6 degrees of freedom: 22.5 is the 0.999 quantile.
+      EXPECT_LT(chi2, 22.5) << "seed " << seed << " src " << src;
+    }
+  }
+}
+
+TEST(agent_scheduler, SourcePortsAreUniformOverThePool) {
+  SchedulerOptions options = Options(2);
+  options.ports.rotation_period = 24h;  // hold the pool still
+  Scheduler scheduler(options, kStart, 8);
+  const std::vector<ProbeOrder> orders = RunUntil(scheduler, kStart + 30min);
+  std::map<std::uint16_t, int> counts;
+  for (const ProbeOrder& order : orders) {
+    if (order.src == 0) ++counts[order.src_port];
+  }
+  ASSERT_EQ(counts.size(), 16U);
+  int total = 0;
+  for (const auto& [port, count] : counts) total += count;
+  const double expected = total / 16.0;
+  double chi2 = 0;
+  for (const auto& [port, count] : counts) {
+    chi2 += (count - expected) * (count - expected) / expected;
+  }
+  EXPECT_LT(chi2, 37.7);  // 15 degrees of freedom, 0.999 quantile
+}
+
+TEST(agent_scheduler, DrivesPortRotationAndCountsPortsPerPair) {
+  Scheduler scheduler(Options(8), kStart, 9);
+  const MonoTime now = kStart + 10min + 50ms;
+  const std::vector<ProbeOrder> orders = RunUntil(scheduler, now);
+  std::map<std::pair<NicId, NicId>, std::set<std::uint16_t>> ports;
+  for (const ProbeOrder& order : orders) {
+    ports[{order.src, order.dst}].insert(order.src_port);
+    EXPECT_LE(order.pool_generation, 10U);
+  }
+  for (NicId src = 0; src < 8; ++src) {
+    EXPECT_EQ(scheduler.pool(src).generation(), 10U);
+    for (NicId dst = 0; dst < 8; ++dst) {
+      if (src == dst) continue;
+      // 16 + 10 x 4 ports went through the pool; ~86 draws per generation hit
+      // nearly all of them.
+      const std::size_t used = scheduler.pool(src).DistinctPortsUsed(dst, now);
+      EXPECT_EQ(used, (ports[{src, dst}].size()));
+      EXPECT_GE(used, 50U);
+      EXPECT_LE(used, 56U);
+    }
+  }
+  // NICs rotate through different ports.
+  EXPECT_FALSE(std::ranges::equal(scheduler.pool(0).ports(), scheduler.pool(1).ports()));
+}
+
+TEST(agent_scheduler, AStalledLoopGetsOneProbePerNicNotABurst) {
+  Scheduler scheduler(Options(4), kStart, 10);
+  RunUntil(scheduler, kStart + 1s);
+  const MonoTime late = kStart + 11s;
+  const std::vector<ProbeOrder> burst = scheduler.PopDue(late);
+  EXPECT_EQ(burst.size(), 4U);
+  for (NicId nic = 0; nic < 4; ++nic) {
+    EXPECT_NEAR(static_cast<double>(scheduler.skipped_slots(nic)), 99.0, 2.0);
+  }
+  EXPECT_GT(scheduler.NextDue(), late);
+  EXPECT_LE(scheduler.NextDue(), late + 105ms);
+  EXPECT_TRUE(scheduler.PopDue(late).empty());
+}
+
+TEST(agent_scheduler, NothingIsDueWithoutAPeer) {
+  Scheduler alone(Options(1), kStart, 11);
+  EXPECT_EQ(alone.NextDue(), MonoTime::max());
+  EXPECT_TRUE(alone.PopDue(kStart + 1h).empty());
+  Scheduler none(Options(0), kStart, 11);
+  EXPECT_EQ(none.NextDue(), MonoTime::max());
+}
+
+TEST(agent_scheduler, TwoNicsProbeEachOther) {
+  Scheduler scheduler(Options(2), kStart, 12);
+  for (const ProbeOrder& order : RunUntil(scheduler, kStart + 5s)) {
+    EXPECT_EQ(order.dst, 1 - order.src);
+  }
+}
+
+TEST(agent_scheduler, SameSeedSameSchedule) {
+  Scheduler a(Options(4), kStart, 13);
+  Scheduler b(Options(4), kStart, 13);
+  Scheduler c(Options(4), kStart, 14);
+  const auto orders_a = RunUntil(a, kStart + 20s);
+  EXPECT_EQ(orders_a, RunUntil(b, kStart + 20s));
+  EXPECT_NE(orders_a, RunUntil(c, kStart + 20s));
+}
+
+TEST(agent_scheduler, RejectsImpossibleOptions) {
+  SchedulerOptions options = Options(2);
+  options.interval = 0ns;
+  EXPECT_THROW(Scheduler(options, kStart, 1), std::invalid_argument);
+  options = Options(2);
+  options.jitter_fraction = 0.6;
+  EXPECT_THROW(Scheduler(options, kStart, 1), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace hostmesh::agent
