@@ -26,4 +26,5 @@ find_package(benchmark CONFIG REQUIRED)
 find_program(HOSTMESH_PROTOC protoc REQUIRED)
 find_program(HOSTMESH_GRPC_CPP_PLUGIN grpc_cpp_plugin REQUIRED)
 find_program(HOSTMESH_PROMTOOL promtool)
-find_program(HOSTMESH_PYTHON3 python3 REQUIRED)
+# Debian's python3 first: the testbed scripts use only its standard library.
+find_program(HOSTMESH_PYTHON3 python3 HINTS /usr/bin REQUIRED)

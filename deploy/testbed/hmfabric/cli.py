@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import faults, fabric_cmds
+from . import fabric_cmds, faults, probe_cmd
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -14,6 +14,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     fabric_cmds.register(sub)  # up, down, status, topology, agent-config, exec, truth-path
     faults.register(sub)  # fault add|list|clear
+    probe_cmd.register(sub)  # probe
     return parser
 
 

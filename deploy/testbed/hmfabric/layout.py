@@ -20,6 +20,7 @@ Addresses (RFC 2544 benchmarking space, never routed outside the testbed)
 from __future__ import annotations
 
 import ipaddress
+import re
 from dataclasses import dataclass, field
 
 NAMESPACE_PREFIX = "hm-"
@@ -30,6 +31,7 @@ ANALYZER_IP = "198.19.128.1"
 MGMT_HOST_BASE = int(ipaddress.IPv4Address("198.19.129.0"))
 MGMT_BRIDGE = "br0"
 MGMT_HOST_IF = "mgmt0"
+MGMT_DEVICE = "mgmt"
 
 ANALYZER_GRPC_PORT = 50051
 ANALYZER_HTTP_PORT = 8080
@@ -83,6 +85,10 @@ class Size:
     def hosts_per_pod(self) -> int:
         return self.hosts // self.pods
 
+    def describe(self) -> str:
+        pods = f"{self.pods} pod{'s' if self.pods > 1 else ''}"
+        return f"{self.hosts} hosts x {self.rails} rails x {self.spines} spines, {pods}"
+
 
 @dataclass(frozen=True)
 class Endpoint:
@@ -113,6 +119,11 @@ def _host_of(device: str) -> str:
     return device.split(".", 1)[0]
 
 
+def device_of(end: Endpoint) -> str:
+    """The device an end sits on: a NIC's end ("h000.nic0") sits on its host."""
+    return _host_of(end.device)
+
+
 def host_name(h: int) -> str:
     return f"h{h:03d}"
 
@@ -131,6 +142,15 @@ def spine_name(s: int) -> str:
 
 def namespace(device: str, prefix: str = NAMESPACE_PREFIX) -> str:
     return prefix + _host_of(device)
+
+
+_DEVICE_NAME = re.compile(r"h\d{3,}|p\d+r\d+|s\d{2,}|" + MGMT_DEVICE)
+
+
+def is_fabric_namespace(name: str, prefix: str = NAMESPACE_PREFIX) -> bool:
+    """Whether `name` is a namespace of the fabric with `prefix` (prefixes may nest:
+    "hm-" must not claim "hm-x-h000", so the rest has to be a device name)."""
+    return name.startswith(prefix) and _DEVICE_NAME.fullmatch(name[len(prefix):]) is not None
 
 
 def nic_table(r: int) -> int:
@@ -157,11 +177,18 @@ class Layout:
 
     @property
     def namespaces(self) -> list[str]:
-        devices = self.hosts + self.rail_switches + self.spines + ["mgmt"]
+        devices = self.hosts + self.rail_switches + self.spines + [MGMT_DEVICE]
         return [namespace(d, self.prefix) for d in devices]
+
+    def ns(self, device: str) -> str:
+        """The namespace of a device of this fabric."""
+        return namespace(device, self.prefix)
 
     def pod_of_host(self, h: int) -> int:
         return h // self.size.hosts_per_pod
+
+    def pod_hosts(self, p: int) -> range:
+        return range(p * self.size.hosts_per_pod, (p + 1) * self.size.hosts_per_pod)
 
     def nic_link(self, h: int, r: int) -> Link:
         return self.nic_links[r * self.size.hosts + h]
@@ -174,6 +201,19 @@ class Layout:
             if link.name == name:
                 return link
         raise LayoutError(f"no link named {name!r} (try 'fabric topology')")
+
+    def host_index(self, name: str) -> int:
+        if name not in self.hosts:
+            raise LayoutError(f"no host named {name!r} (hosts are h000..{self.hosts[-1]})")
+        return int(name[1:])
+
+    def peer(self, device: str, ifname: str) -> Endpoint:
+        """The far end of the link on interface `ifname` of `device` (host, switch)."""
+        for link in self.links:
+            for end, other in ((link.a, link.b), (link.b, link.a)):
+                if _host_of(end.device) == device and end.ifname == ifname:
+                    return other
+        raise LayoutError(f"{device} has no fabric interface {ifname!r}")
 
     def endpoint_by_ip(self, ip: str) -> tuple[Link, Endpoint]:
         for link in self.links:

@@ -1,0 +1,165 @@
+"""Faults that slow things down, measured on a 2 hosts x 2 rails x 2 spines
+fabric: delay (NFQUEUE + hostmesh-delayq, one-way delay from kernel receive
+timestamps), congestion (tbf + background UDP) and cpu (stress-ng in a host's
+namespace). Needs root; exits 77 (skipped) otherwise. The delay tests need
+hostmesh-delayq built in HOSTMESH_BUILD_DIR (ctest sets it) and skip without.
+"""
+
+import json
+import os
+import statistics
+import subprocess
+import threading
+import time
+import unittest
+
+import harness
+from hmfabric import fault_probe as fp
+from hmfabric import faults
+
+SPORTS = range(40000, 40060)
+LINK = "p0r0-s00"
+
+
+def fault(*args: str) -> str:
+    return harness.fabric("fault", *args).stdout.strip()
+
+
+def median_ms(stats: dict) -> float:
+    return statistics.median(fp.total(stats).delays_ns) / 1e6
+
+
+class TimingFaults(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.fab = harness.Fabric(hosts=2, rails=2, spines=2).up()
+        lay = cls.fab.layout
+        cls.nic0, cls.nic1 = lay.nic_link(0, 0).a, lay.nic_link(0, 1).a
+        paths = fp.ports_by_path(lay, cls.nic0.ip, cls.nic1.ip, SPORTS)
+        cls.via = [p for p, hops in paths.items() if "s00" in hops][:10]
+        cls.other = [p for p, hops in paths.items() if "s00" not in hops][:10]
+        assert len(cls.via) == len(cls.other) == 10, paths
+        cls.clean = fp.fabric_state(lay.namespaces)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.fab.down()
+
+    def tearDown(self):
+        fault("clear")
+        self.assertEqual(fp.fabric_state(self.fab.layout.namespaces), self.clean)
+
+    def probe(self, sports, count=20, interval=0.005, wait=0.5):
+        return fp.measure(self.fab.ns("h000"), ("nic0", self.nic0.ip), ("nic1", self.nic1.ip),
+                          sports, count, interval=interval, wait=wait)
+
+    def require_delayq(self):
+        build = os.environ.get(faults.BUILD_DIR_ENV) or os.path.join(faults.REPO_DIR, "build")
+        if not os.access(os.path.join(build, faults.DELAYQ), os.X_OK):
+            self.skipTest(f"hostmesh-delayq is not built in {build}")
+
+    def check_delay(self, ms: float):
+        self.require_delayq()
+        base_via, base_other = median_ms(self.probe(self.via)), median_ms(self.probe(self.other))
+        fid = fault("add", "delay", "--link", LINK, "--ms", str(ms), "--from", "p0r0")
+        via, other = self.probe(self.via), self.probe(self.other)
+        added, untouched = median_ms(via) - base_via, median_ms(other) - base_other
+        print(f"\ndelay {ms} ms: +{added:.3f} ms crossing ({(added / ms - 1) * 100:+.1f}%), "
+              f"+{untouched:.3f} ms not crossing; baseline {base_via:.3f} ms")
+        self.assertEqual(fp.total(via).lost, 0)
+        self.assertAlmostEqual(added, ms, delta=ms * 0.1)
+        self.assertLess(abs(untouched), 0.1 * ms)
+        [entry] = json.loads(fault("list"))
+        [proc] = entry["processes"]
+        self.assertEqual((entry["id"], proc["role"], proc["namespace"], proc["alive"]),
+                         (fid, "delayq", self.fab.ns("p0r0"), True))
+        return proc["pid"]
+
+    def test_delay_1ms(self):
+        self.check_delay(1)
+
+    def test_delay_10ms_and_clear_stops_the_program(self):
+        pid = self.check_delay(10)
+        fault("clear")
+        self.assertFalse(os.path.exists(f"/proc/{pid}/cmdline") and _running(pid))
+        self.assertLess(median_ms(self.probe(self.via, count=5)), 1.0)
+
+    def test_clears_release_held_packets_instead_of_dropping_them(self):
+        self.require_delayq()
+        held = fault("add", "delay", "--link", LINK, "--ms", "2000", "--from", "p0r0")
+        # Another fault in the same namespace: its clear must not flush the queue.
+        other = fault("add", "gray", "--link", "h001.nic0-p0r0", "--from", "p0r0")
+        timers = [threading.Timer(0.3, fault, ("clear", other)),
+                  threading.Timer(0.6, fault, ("clear", held))]
+        for timer in timers:
+            timer.start()
+        stats = fp.total(self.probe(self.via[:5], count=10, interval=0.02, wait=1.5))
+        for timer in timers:
+            timer.join()
+        print(f"\ndelay 2 s cleared after 0.6 s: {stats.received}/{stats.sent} arrived, "
+              f"after {min(stats.delays_ns) / 1e6:.0f}..{max(stats.delays_ns) / 1e6:.0f} ms")
+        self.assertEqual(stats.received, stats.sent)
+        self.assertLess(max(stats.delays_ns) / 1e6, 1500)
+
+    def test_congestion_queues_and_drops_on_the_shaped_link_only(self):
+        base_via, base_other = median_ms(self.probe(self.via)), median_ms(self.probe(self.other))
+        fault("add", "congestion", "--link", LINK, "--rate", "5mbit", "--from", "p0r0")
+        time.sleep(0.3)  # let the filler fill the queue
+        via, other = fp.total(self.probe(self.via)), fp.total(self.probe(self.other))
+        added = statistics.median(via.delays_ns) / 1e6 - base_via
+        untouched = statistics.median(other.delays_ns) / 1e6 - base_other
+        print(f"\ncongestion 5mbit: +{added:.2f} ms and {via.lost}/{via.sent} lost crossing, "
+              f"+{untouched:.3f} ms and {other.lost}/{other.sent} lost not crossing")
+        self.assertGreater(added, 5)  # a 20 ms queue kept full by the filler
+        self.assertGreater(via.lost, 0)
+        self.assertLess(untouched, 1)
+        self.assertEqual(other.lost, 0)
+        [entry] = json.loads(fault("list"))
+        self.assertEqual([p["role"] for p in entry["processes"]], ["blast"])
+        self.assertEqual(entry["params"]["rate_bps"], 5_000_000)
+
+    def test_cpu_runs_stress_ng_in_the_host_namespace(self):
+        fault("add", "cpu", "--host", "h001", "--workers", "1")
+        [entry] = json.loads(fault("list"))
+        [proc] = entry["processes"]
+        ns = subprocess.run(["ip", "netns", "identify", str(proc["pid"])], capture_output=True,
+                            text=True, check=True).stdout.strip()
+        self.assertEqual(ns, self.fab.ns("h001"))
+        with open(f"/proc/{proc['pid']}/comm") as f:
+            self.assertEqual(f.read().strip(), "stress-ng")
+        busy = _cpu_seconds_of_children(proc["pid"], wait=0.5)
+        print(f"\ncpu: stress-ng {proc['pid']} in {ns}, its worker used {busy:.2f} s CPU in 0.5 s")
+        self.assertGreater(busy, 0.1)
+        fault("clear")
+        self.assertFalse(_running(proc["pid"]))
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _cpu_seconds_of_children(pid: int, wait: float) -> float:
+    """CPU time the children of `pid` used during `wait` seconds."""
+    def total() -> float:
+        ticks = 0
+        for entry in os.listdir("/proc"):
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if fields[1] == str(pid):  # ppid
+                ticks += int(fields[11]) + int(fields[12])  # utime + stime
+        return ticks / os.sysconf("SC_CLK_TCK")
+
+    before = total()
+    time.sleep(wait)
+    return total() - before
+
+
+if __name__ == "__main__":
+    harness.main()
