@@ -7,7 +7,7 @@ import ipaddress
 import os
 from dataclasses import dataclass
 
-from . import faults
+from . import faults, forward_cmd
 from . import layout as L
 from . import netns
 from . import state
@@ -172,6 +172,7 @@ def down(prefix: str) -> int:
     namespaces went. Faults go first: they may run processes or hold state."""
     namespaces = fabric_namespaces(prefix)
     fault_error = None
+    forward_cmd.stop_all(prefix)
     try:
         faults.teardown(prefix)
     except Exception as exc:  # still remove the fabric; say so afterwards

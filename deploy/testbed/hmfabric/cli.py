@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import fabric_cmds, faults, probe_cmd
+from . import fabric_cmds, faults, forward_cmd, probe_cmd
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -15,6 +15,7 @@ def build_parser() -> argparse.ArgumentParser:
     fabric_cmds.register(sub)  # up, down, status, topology, agent-config, exec, truth-path
     faults.register(sub)  # fault add|list|clear
     probe_cmd.register(sub)  # probe
+    forward_cmd.register(sub)  # forward
     return parser
 
 
