@@ -1,0 +1,608 @@
+#include "agent/verbs/verbs_transport.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+
+#include "agent/verbs/flow_label.h"
+#include "common/base/logging.h"
+
+namespace hostmesh::agent::verbs {
+namespace {
+
+// UD receives start with the 40-byte GRH (or the IPv4 header padded to it).
+constexpr std::uint32_t kGrhBytes = 40;
+// wr_id = kind << 32 | slot, so a completion names its buffer and direction.
+constexpr std::uint64_t kRecvKind = 1;
+constexpr std::uint64_t kSendKind = 2;
+// epoll data of the wake-up eventfd; NIC channels carry their NicId.
+constexpr std::uint32_t kWakeTag = 0xFFFFFFFF;
+
+std::uint64_t WrId(std::uint64_t kind, std::uint32_t slot) {
+  return kind << 32 | slot;
+}
+std::int64_t Ns(WallTime t) {
+  return t.time_since_epoch().count();
+}
+
+std::string GidText(const ibv_gid& gid) {
+  char text[INET6_ADDRSTRLEN] = {};
+  inet_ntop(AF_INET6, gid.raw, text, sizeof(text));
+  return text;
+}
+
+std::uint32_t MtuBytes(ibv_mtu mtu) {
+  return 128u << static_cast<unsigned>(mtu);
+}
+
+std::shared_ptr<spdlog::logger> Log() {
+  return GetLogger("verbs");
+}
+
+}  // namespace
+
+struct VerbsTransport::RealVerbsTraits {
+  using Context = UniqueContext;
+  using CompChannel = UniqueCompChannel;
+  using Pd = UniquePd;
+  using Buffer = std::vector<std::uint8_t>;
+  using Mr = UniqueMr;
+  using Cq = CompletionQueue;
+  using Qp = UniqueQp;
+  using AhCache = BasicAddressHandleCache<UniqueAh>;
+};
+
+struct VerbsTransport::Nic {
+  struct SendSlot {
+    std::uint64_t sequence = 0;
+    AddressHandleKey key;
+  };
+
+  NicId id = 0;
+  VerbsNicOptions config;
+  BasicNicResources<RealVerbsTraits> res;
+  ibv_gid gid{};
+  std::uint32_t qpn = 0;
+  std::uint32_t max_payload = 0;
+  std::uint32_t recv_slot_bytes = 0;
+  std::uint32_t recv_slots = 0;
+  std::vector<SendSlot> send_slots;
+  std::vector<std::uint32_t> free_send_slots;
+  std::optional<ClockFit> clock;  // when CQEs carry raw ticks
+  std::chrono::nanoseconds sample_period{};
+  MonoTime next_sample{};
+  bool warned_sample_error = false;
+
+  std::uint8_t* recv_slot(std::uint32_t slot) {
+    return res.buffer.data() + std::size_t{slot} * recv_slot_bytes;
+  }
+  std::uint8_t* send_slot(std::uint32_t slot) {
+    return res.buffer.data() + std::size_t{recv_slots} * recv_slot_bytes +
+           std::size_t{slot} * max_payload;
+  }
+};
+
+VerbsTransport::VerbsTransport(const Clock& clock, VerbsTransportOptions options)
+    : clock_(clock), options_(std::move(options)) {
+  nics_.resize(options_.nics.size());
+  stats_.resize(options_.nics.size());
+  options_.send_queue_depth = std::max<std::uint32_t>(options_.send_queue_depth, 1);
+  options_.recv_queue_depth = std::max<std::uint32_t>(options_.recv_queue_depth, 1);
+  options_.clock_samples_per_round = std::max<std::uint32_t>(options_.clock_samples_per_round, 1);
+  epoll_ = UniqueFd(epoll_create1(EPOLL_CLOEXEC));
+  wake_ = UniqueFd(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+  if (!epoll_.valid() || !wake_.valid()) {
+    // Not fatal: the I/O loop then polls on its own timer (ReadyFd() == -1).
+    Log()->warn("verbs transport has no ready fd: {}", std::strerror(errno));
+    epoll_ = UniqueFd();
+    return;
+  }
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.u32 = kWakeTag;
+  epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, wake_.get(), &ev);
+}
+
+VerbsTransport::~VerbsTransport() {
+  // The last NIC opened goes first; each NIC's own members then go in reverse
+  // creation order (BasicNicResources), and the device list goes last.
+  for (auto it = open_order_.rbegin(); it != open_order_.rend(); ++it) nics_[*it].reset();
+}
+
+bool VerbsTransport::is_open(NicId nic) const {
+  return nic < nics_.size() && nics_[nic];
+}
+const VerbsNicStats& VerbsTransport::nic_stats(NicId nic) const {
+  return stats_.at(nic);
+}
+std::uint32_t VerbsTransport::qp_num(NicId nic) const {
+  return is_open(nic) ? nics_[nic]->qpn : 0;
+}
+
+VerbsClockState VerbsTransport::clock_state(NicId nic) const {
+  VerbsClockState state;
+  if (!is_open(nic)) return state;
+  const Nic& n = *nics_[nic];
+  state.mode = n.res.cq.mode();
+  if (n.clock) {
+    state.fitted = n.clock->ready();
+    state.error_bound_ns = n.clock->error_bound_ns();
+    state.residual_ns = n.clock->residual_ns();
+    state.drift_ppm = n.clock->drift_ppm();
+  }
+  return state;
+}
+
+OpenResult VerbsTransport::OpenNic(NicId nic) {
+  OpenResult result;
+  if (nic >= nics_.size()) {
+    result.error = "NIC id " + std::to_string(nic) + " is not in the verbs NIC list";
+    return result;
+  }
+  if (!nics_[nic]) {
+    auto built = Build(nic);
+    if (!built) {
+      result.error = built.error().message;
+      Log()->error("nic {}: cannot open for verbs: {}", options_.nics[nic].name, result.error);
+      return result;
+    }
+    nics_[nic] = std::move(built).value();
+    open_order_.push_back(nic);
+  }
+  const Nic& n = *nics_[nic];
+  const bool hardware = n.res.cq.mode() == CompletionTimestampMode::kWallclock || n.clock;
+  const TimestampSource source = hardware ? TimestampSource::kHardware : TimestampSource::kUser;
+  result.ok = true;
+  result.capabilities = NicCapabilities{source, source};
+  return result;
+}
+
+VerbsResult<std::unique_ptr<VerbsTransport::Nic>> VerbsTransport::Build(NicId id) {
+  const VerbsNicOptions& cfg = options_.nics[id];
+  const std::string& dev_name = cfg.rdma_device;
+
+  if (device_count_ == 0) {
+    // Asked again while empty, so a device that appears later (module load) is found.
+    int count = 0;
+    errno = 0;
+    device_list_ = UniqueDeviceList(ibv_get_device_list(&count));
+    if (!device_list_ && errno != 0 && errno != ENOSYS) {
+      return ErrnoError("ibv_get_device_list", errno);
+    }
+    device_count_ = device_list_ ? count : 0;
+  }
+  if (device_count_ == 0) {
+    return VerbsError{ENODEV, "no RDMA device: ibv_get_device_list returned 0 devices"};
+  }
+  ibv_device* device = nullptr;
+  std::string known;
+  for (int i = 0; i < device_count_; ++i) {
+    ibv_device* candidate = device_list_.get()[i];
+    const std::string name = ibv_get_device_name(candidate);
+    if (name == dev_name) device = candidate;
+    known += (known.empty() ? "" : ", ") + name;
+  }
+  if (device == nullptr) {
+    return VerbsError{ENODEV,
+                      "RDMA device '" + dev_name + "' not found (this host has: " + known + ")"};
+  }
+
+  auto nic = std::make_unique<Nic>();
+  nic->id = id;
+  nic->config = cfg;
+  auto& res = nic->res;
+  const std::string where = "(" + dev_name + " port " + std::to_string(cfg.port) + ")";
+
+  errno = 0;
+  res.context = UniqueContext(ibv_open_device(device));
+  if (!res.context) return ErrnoError("ibv_open_device" + where, errno ? errno : ENODEV);
+  ibv_context* ctx = res.context.get();
+
+  ibv_device_attr_ex dev_attr{};
+  if (int rc = ibv_query_device_ex(ctx, nullptr, &dev_attr); rc != 0) {
+    return ErrnoError("ibv_query_device_ex" + where, rc);
+  }
+  ibv_port_attr port_attr{};
+  if (int rc = ibv_query_port(ctx, cfg.port, &port_attr); rc != 0) {
+    return ErrnoError("ibv_query_port" + where, rc);
+  }
+  if (port_attr.state != IBV_PORT_ACTIVE) {
+    Log()->warn("nic {}: {} is not active (state {}); probes will fail until it is", cfg.name,
+                where, ibv_port_state_str(port_attr.state));
+  }
+  if (port_attr.link_layer != IBV_LINK_LAYER_ETHERNET) {
+    Log()->warn("nic {}: {} is not Ethernet: source ports only exist on RoCE", cfg.name, where);
+  }
+  if (int rc = ibv_query_gid(ctx, cfg.port, cfg.gid_index, &nic->gid); rc != 0) {
+    return ErrnoError("ibv_query_gid" + where + " index " + std::to_string(cfg.gid_index),
+                      errno ? errno : EINVAL);
+  }
+  if (std::all_of(std::begin(nic->gid.raw), std::end(nic->gid.raw),
+                  [](std::uint8_t b) { return b == 0; })) {
+    return VerbsError{EINVAL, "GID index " + std::to_string(cfg.gid_index) + " of " + where +
+                                  " is empty; pick the RoCEv2 GID of the NIC's address"};
+  }
+  // A UD message is at most one MTU; larger probes could never be received.
+  nic->max_payload = std::min(options_.max_payload_bytes, MtuBytes(port_attr.active_mtu));
+
+  errno = 0;
+  res.channel = UniqueCompChannel(ibv_create_comp_channel(ctx));
+  if (!res.channel) return ErrnoError("ibv_create_comp_channel" + where, errno ? errno : EIO);
+  const int fd = res.channel.get()->fd;
+  if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) != 0) {
+    return ErrnoError("fcntl(O_NONBLOCK) on the completion channel" + where, errno);
+  }
+
+  errno = 0;
+  res.pd = UniquePd(ibv_alloc_pd(ctx));
+  if (!res.pd) return ErrnoError("ibv_alloc_pd" + where, errno ? errno : ENOMEM);
+
+  nic->recv_slots = options_.recv_queue_depth;
+  nic->recv_slot_bytes = kGrhBytes + nic->max_payload;
+  res.buffer.resize(std::size_t{nic->recv_slots} * nic->recv_slot_bytes +
+                    std::size_t{options_.send_queue_depth} * nic->max_payload);
+  errno = 0;
+  res.mr = UniqueMr(
+      ibv_reg_mr(res.pd.get(), res.buffer.data(), res.buffer.size(), IBV_ACCESS_LOCAL_WRITE));
+  if (!res.mr) return ErrnoError("ibv_reg_mr" + where, errno ? errno : ENOMEM);
+
+  const bool want_timestamps =
+      options_.use_completion_timestamps && dev_attr.completion_timestamp_mask != 0;
+  const int cq_entries = static_cast<int>(options_.send_queue_depth + options_.recv_queue_depth);
+  auto cq = CompletionQueue::Create(ctx, res.channel.get(), cq_entries, want_timestamps, dev_name);
+  if (!cq) return cq.error();
+  res.cq = std::move(cq).value();
+
+  ibv_qp_init_attr qp_init{};
+  qp_init.send_cq = res.cq.cq();
+  qp_init.recv_cq = res.cq.cq();
+  qp_init.qp_type = IBV_QPT_UD;
+  qp_init.sq_sig_all = 1;  // every send completes: its CQE carries timestamp (2)
+  qp_init.cap.max_send_wr = options_.send_queue_depth;
+  qp_init.cap.max_recv_wr = options_.recv_queue_depth;
+  qp_init.cap.max_send_sge = 1;
+  qp_init.cap.max_recv_sge = 1;
+  errno = 0;
+  res.qp = UniqueQp(ibv_create_qp(res.pd.get(), &qp_init));
+  if (!res.qp) return ErrnoError("ibv_create_qp" + where, errno ? errno : ENOMEM);
+  nic->qpn = res.qp.get()->qp_num;
+
+  // UD needs no peer: INIT binds port and Q_Key, RTR and RTS just enable.
+  ibv_qp_attr attr{};
+  attr.qp_state = IBV_QPS_INIT;
+  attr.pkey_index = 0;
+  attr.port_num = cfg.port;
+  attr.qkey = options_.qkey;
+  if (int rc = ibv_modify_qp(res.qp.get(), &attr,
+                             IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY);
+      rc != 0) {
+    return ErrnoError("ibv_modify_qp(INIT)" + where, rc);
+  }
+  attr = ibv_qp_attr{};
+  attr.qp_state = IBV_QPS_RTR;
+  if (int rc = ibv_modify_qp(res.qp.get(), &attr, IBV_QP_STATE); rc != 0) {
+    return ErrnoError("ibv_modify_qp(RTR)" + where, rc);
+  }
+  attr = ibv_qp_attr{};
+  attr.qp_state = IBV_QPS_RTS;
+  attr.sq_psn = 0;
+  if (int rc = ibv_modify_qp(res.qp.get(), &attr, IBV_QP_STATE | IBV_QP_SQ_PSN); rc != 0) {
+    return ErrnoError("ibv_modify_qp(RTS)" + where, rc);
+  }
+
+  res.ahs = BasicAddressHandleCache<UniqueAh>(options_.max_address_handles);
+  for (std::uint32_t slot = 0; slot < nic->recv_slots; ++slot) {
+    if (auto posted = PostReceive(*nic, slot); !posted) return posted.error();
+  }
+  nic->send_slots.resize(options_.send_queue_depth);
+  for (std::uint32_t slot = options_.send_queue_depth; slot > 0; --slot) {
+    nic->free_send_slots.push_back(slot - 1);
+  }
+  if (int rc = ibv_req_notify_cq(res.cq.cq(), 0); rc != 0) {
+    return ErrnoError("ibv_req_notify_cq" + where, rc);
+  }
+
+  const CompletionTimestampMode mode = res.cq.mode();
+  if (res.cq.has_raw_timestamps() && dev_attr.hca_core_clock != 0) {
+    ClockFitOptions fit;
+    fit.nic_clock_khz = dev_attr.hca_core_clock;
+    fit.counter_mask = dev_attr.completion_timestamp_mask;
+    fit.window = options_.clock_window;
+    fit.fit_samples = options_.clock_fit_samples;
+    nic->clock.emplace(fit);
+    nic->sample_period = options_.clock_sample_period;
+    // Unwrapping needs a sample at least every half counter period.
+    if (auto half = nic->clock->half_wrap_period_ns()) {
+      nic->sample_period = std::min(nic->sample_period, std::chrono::nanoseconds{*half / 2});
+    }
+    SampleClock(*nic);
+  } else if (mode == CompletionTimestampMode::kRawClock) {
+    Log()->warn("nic {}: {} has completion timestamps but no core clock frequency", cfg.name,
+                where);
+  }
+  if (mode == CompletionTimestampMode::kNone ||
+      (mode == CompletionTimestampMode::kRawClock && !nic->clock)) {
+    Log()->warn(
+        "nic {}: {} gives no usable completion timestamps (mask {:#x}); timestamps (2) and (3) "
+        "are software poll times, reported as source USER",
+        cfg.name, where, dev_attr.completion_timestamp_mask);
+  }
+
+  if (epoll_.valid()) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u32 = id;
+    if (epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &ev) != 0) {
+      return ErrnoError("epoll_ctl(completion channel)" + where, errno);
+    }
+  }
+  Log()->info(
+      "nic {}: verbs UD on {} gid[{}] {} qpn {:#x}, max payload {} B, completion timestamps: {}"
+      "{}",
+      cfg.name, where, cfg.gid_index, GidText(nic->gid), nic->qpn, nic->max_payload,
+      CompletionTimestampModeName(mode),
+      nic->clock ? " (" + std::to_string(dev_attr.hca_core_clock) + " kHz)" : "");
+  return nic;
+}
+
+VerbsStatus VerbsTransport::PostReceive(Nic& nic, std::uint32_t slot) {
+  ibv_sge sge{};
+  sge.addr = reinterpret_cast<std::uintptr_t>(nic.recv_slot(slot));
+  sge.length = nic.recv_slot_bytes;
+  sge.lkey = nic.res.mr.get()->lkey;
+  ibv_recv_wr wr{};
+  wr.wr_id = WrId(kRecvKind, slot);
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  ibv_recv_wr* bad = nullptr;
+  if (int rc = ibv_post_recv(nic.res.qp.get(), &wr, &bad); rc != 0) {
+    return ErrnoError("ibv_post_recv(" + nic.config.rdma_device + ")", rc);
+  }
+  return VerbsOk{};
+}
+
+SendResult VerbsTransport::Send(const ProbeOrder& order, std::span<const std::uint8_t> payload) {
+  SendResult result;
+  if (order.src >= nics_.size()) {
+    result.error = EINVAL;
+    return result;
+  }
+  VerbsNicStats& stats = stats_[order.src];
+  auto fail = [&](SendStatus status, int error) {
+    ++(status == SendStatus::kRetryLater ? stats.sends_retry_later : stats.sends_failed);
+    result.status = status;
+    result.error = error;
+    return result;
+  };
+  if (!is_open(order.src) || !is_open(order.dst)) return fail(SendStatus::kFailed, ENOTCONN);
+  Nic& src = *nics_[order.src];
+  const Nic& dst = *nics_[order.dst];
+  if (payload.size() > src.max_payload) return fail(SendStatus::kFailed, EMSGSIZE);
+  const std::optional<std::uint32_t> label = FlowLabelForUdpSport(order.src_port);
+  // Ports below 49152 cannot be expressed as a flow label (see flow_label.h).
+  if (!label) return fail(SendStatus::kFailed, EINVAL);
+  if (src.free_send_slots.empty()) return fail(SendStatus::kRetryLater, EAGAIN);
+
+  const AddressHandleKey key{order.dst, *label};
+  ibv_ah* ah = src.res.ahs.Find(key);
+  if (ah == nullptr) {
+    if (!src.res.ahs.MakeRoom()) return fail(SendStatus::kRetryLater, EAGAIN);
+    ibv_ah_attr attr{};
+    attr.is_global = 1;
+    attr.port_num = src.config.port;
+    attr.grh.dgid = dst.gid;
+    attr.grh.sgid_index = src.config.gid_index;
+    attr.grh.flow_label = *label;
+    attr.grh.hop_limit = options_.hop_limit;
+    attr.grh.traffic_class = options_.traffic_class;
+    errno = 0;
+    UniqueAh created(ibv_create_ah(src.res.pd.get(), &attr));
+    if (!created) return fail(SendStatus::kFailed, errno ? errno : EINVAL);
+    ah = created.get();
+    src.res.ahs.Insert(key, std::move(created));
+    ++stats.address_handles_created;
+    stats.address_handles_evicted = src.res.ahs.evicted();
+  }
+
+  const std::uint32_t slot = src.free_send_slots.back();
+  std::memcpy(src.send_slot(slot), payload.data(), payload.size());
+  ibv_sge sge{};
+  sge.addr = reinterpret_cast<std::uintptr_t>(src.send_slot(slot));
+  sge.length = static_cast<std::uint32_t>(payload.size());
+  sge.lkey = src.res.mr.get()->lkey;
+  ibv_send_wr wr{};
+  wr.wr_id = WrId(kSendKind, slot);
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_SEND;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.wr.ud.ah = ah;
+  wr.wr.ud.remote_qpn = dst.qpn;
+  wr.wr.ud.remote_qkey = options_.qkey;
+  ibv_send_wr* bad = nullptr;
+
+  result.app_send = Timestamp{Ns(clock_.RealtimeNow()), TimestampSource::kUser};
+  if (int rc = ibv_post_send(src.res.qp.get(), &wr, &bad); rc != 0) {
+    // ENOMEM is a full send queue; anything else means the QP cannot send.
+    return fail(rc == ENOMEM ? SendStatus::kRetryLater : SendStatus::kFailed, rc);
+  }
+  src.free_send_slots.pop_back();
+  src.send_slots[slot] = Nic::SendSlot{order.sequence, key};
+  src.res.ahs.AddInFlight(key);
+  ++stats.sends_posted;
+  result.status = SendStatus::kOk;
+  result.nic_send_pending = true;
+  return result;
+}
+
+void VerbsTransport::SampleClock(Nic& nic) {
+  VerbsNicStats& stats = stats_[nic.id];
+  for (std::uint32_t i = 0; i < options_.clock_samples_per_round; ++i) {
+    ibv_values_ex values{};
+    values.comp_mask = IBV_VALUES_MASK_RAW_CLOCK;
+    const std::int64_t before = Ns(clock_.RealtimeNow());
+    const int rc = ibv_query_rt_values_ex(nic.res.context.get(), &values);
+    const std::int64_t after = Ns(clock_.RealtimeNow());
+    if (rc != 0) {
+      ++stats.clock_sample_errors;
+      if (!std::exchange(nic.warned_sample_error, true)) {
+        Log()->warn("nic {}: ibv_query_rt_values_ex failed: {}; NIC timestamps stay unmapped",
+                    nic.config.name, std::strerror(rc));
+      }
+      break;
+    }
+    // Providers put the raw tick count in the timespec (mlx5: all of it in tv_nsec).
+    const std::uint64_t raw = static_cast<std::uint64_t>(values.raw_clock.tv_sec) * 1'000'000'000u +
+                              static_cast<std::uint64_t>(values.raw_clock.tv_nsec);
+    if (nic.clock->AddSample(ClockSample{before, raw, after})) {
+      ++stats.clock_samples;
+    } else {
+      ++stats.clock_sample_errors;
+    }
+  }
+  nic.next_sample = clock_.MonotonicNow() + nic.sample_period;
+}
+
+void VerbsTransport::DrainReadyFd() {
+  if (!epoll_.valid()) return;
+  std::array<epoll_event, 16> ready{};
+  const int n = epoll_wait(epoll_.get(), ready.data(), static_cast<int>(ready.size()), 0);
+  for (int i = 0; i < n; ++i) {
+    const std::uint32_t tag = ready[static_cast<std::size_t>(i)].data.u32;
+    if (tag == kWakeTag) {
+      std::uint64_t count = 0;
+      [[maybe_unused]] const auto got = read(wake_.get(), &count, sizeof(count));
+      continue;
+    }
+    if (!is_open(tag)) continue;
+    Nic& nic = *nics_[tag];
+    ibv_cq* cq = nullptr;
+    void* context = nullptr;
+    // Ack at once: ibv_destroy_cq waits for every event it handed out.
+    while (ibv_get_cq_event(nic.res.channel.get(), &cq, &context) == 0) ibv_ack_cq_events(cq, 1);
+    // Re-arm before polling (Poll polls every CQ after this), so a completion
+    // landing in between still raises an event.
+    ibv_req_notify_cq(nic.res.cq.cq(), 0);
+  }
+}
+
+void VerbsTransport::WakeLater() {
+  if (!wake_.valid()) return;
+  const std::uint64_t one = 1;
+  [[maybe_unused]] const auto put = write(wake_.get(), &one, sizeof(one));
+}
+
+std::size_t VerbsTransport::Poll(std::vector<TransportEvent>& out, std::size_t max_events) {
+  if (max_events == 0 || open_order_.empty()) return 0;
+  DrainReadyFd();
+  const MonoTime now = clock_.MonotonicNow();
+  for (NicId id : open_order_) {
+    Nic& nic = *nics_[id];
+    if (nic.clock && now >= nic.next_sample) SampleClock(nic);
+  }
+  const std::size_t before = out.size();
+  bool left_work = false;
+  const std::size_t n = nics_.size();
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::size_t appended = out.size() - before;
+    if (appended >= max_events) {
+      left_work = true;
+      break;
+    }
+    const std::size_t id = (next_poll_nic_ + k) % n;
+    if (nics_[id]) PollNic(*nics_[id], out, max_events - appended, left_work);
+  }
+  next_poll_nic_ = (next_poll_nic_ + 1) % n;
+  // The completion channel only fires for new completions: whatever stays in
+  // a CQ must keep the ready fd readable, or the loop would sleep on it.
+  if (left_work) WakeLater();
+  return out.size() - before;
+}
+
+Timestamp VerbsTransport::CompletionTime(Nic& nic, const Completion& c, std::int64_t poll_ns) {
+  if (nic.res.cq.mode() == CompletionTimestampMode::kWallclock && c.wallclock_ns != 0) {
+    return Timestamp{static_cast<std::int64_t>(c.wallclock_ns), TimestampSource::kHardware};
+  }
+  if (nic.clock) {
+    if (auto host = nic.clock->ToHostNs(c.raw_ts))
+      return Timestamp{*host, TimestampSource::kHardware};
+    ++stats_[nic.id].unmapped_timestamps;
+  }
+  return Timestamp{poll_ns, TimestampSource::kUser};
+}
+
+void VerbsTransport::PollNic(Nic& nic, std::vector<TransportEvent>& out, std::size_t budget,
+                             bool& left_work) {
+  VerbsNicStats& stats = stats_[nic.id];
+  std::array<Completion, 32> batch{};
+  while (budget > 0) {
+    const std::size_t want = std::min(budget, batch.size());
+    const CqPollResult polled = nic.res.cq.Poll(std::span(batch.data(), want));
+    // The software stand-in for (2) and (3): when the application learned of them.
+    const std::int64_t poll_ns = Ns(clock_.RealtimeNow());
+    for (std::size_t i = 0; i < polled.count; ++i) {
+      const Completion& c = batch[i];
+      const auto slot = static_cast<std::uint32_t>(c.wr_id & 0xFFFFFFFFu);
+      const std::uint64_t kind = c.wr_id >> 32;
+      if (kind == kSendKind && slot < nic.send_slots.size()) {
+        const Nic::SendSlot sent = nic.send_slots[slot];
+        nic.free_send_slots.push_back(slot);
+        nic.res.ahs.ReleaseInFlight(sent.key);
+        TransportEvent ev;
+        ev.nic = nic.id;
+        ev.sequence = sent.sequence;
+        if (c.status == IBV_WC_SUCCESS) {
+          ev.kind = TransportEvent::Kind::kSendTimestamp;
+          ev.nic_time = CompletionTime(nic, c, poll_ns);
+        } else {
+          ++stats.send_completion_errors;
+          ev.kind = TransportEvent::Kind::kSendFailed;
+          ev.error = static_cast<int>(c.status);
+          Log()->debug("nic {}: send {} failed: {} (vendor {:#x})", nic.config.name, sent.sequence,
+                       ibv_wc_status_str(c.status), c.vendor_err);
+        }
+        out.push_back(std::move(ev));
+      } else if (kind == kRecvKind && slot < nic.recv_slots) {
+        if (c.status == IBV_WC_SUCCESS && c.byte_len >= kGrhBytes) {
+          ++stats.receives;
+          TransportEvent ev;
+          ev.kind = TransportEvent::Kind::kReceived;
+          ev.nic = nic.id;
+          ev.nic_time = CompletionTime(nic, c, poll_ns);
+          const std::uint8_t* data = nic.recv_slot(slot) + kGrhBytes;
+          ev.payload.assign(data, data + (c.byte_len - kGrhBytes));
+          ev.app_time = Timestamp{Ns(clock_.RealtimeNow()), TimestampSource::kUser};
+          out.push_back(std::move(ev));
+        } else {
+          ++stats.receive_errors;
+        }
+        // A flushed receive means the QP is in error: reposting would only flush again.
+        if (c.status != IBV_WC_WR_FLUSH_ERR && !PostReceive(nic, slot)) {
+          ++stats.receive_repost_failures;
+        }
+      }
+    }
+    budget -= polled.count;
+    if (polled.error == EBUSY) {
+      ++stats.poll_busy;
+      left_work = true;
+      return;
+    }
+    if (polled.error != 0) {
+      ++stats.poll_errors;
+      Log()->warn("nic {}: polling the CQ failed: {}", nic.config.name,
+                  std::strerror(polled.error));
+      return;
+    }
+    if (polled.count < want) return;  // drained
+  }
+  left_work = true;
+}
+
+}  // namespace hostmesh::agent::verbs

@@ -1,0 +1,137 @@
+#pragma once
+
+// ProbeTransport over RDMA verbs: one UD QP per RNIC. All RNICs are local, so
+// destinations learn each other's QPN and GID inside this process; there is
+// no out-of-band exchange.
+//
+// Timestamps: (1) host clock just before ibv_post_send; (2) the send CQE's
+// NIC timestamp; (3) the receive CQE's NIC timestamp; (4) host clock when the
+// receive is read. Raw NIC ticks are mapped to host CLOCK_REALTIME by a
+// per-NIC ClockFit refitted from periodic ibv_query_rt_values_ex samples;
+// wall-clock CQE stamps are used as they are. Devices without completion
+// timestamps (soft-RoCE) fall back to the poll time and report kUser.
+//
+// The RoCEv2 destination port is always 4791 (the NIC sets it), so
+// ProbeOrder::dst_port is not used; the source port comes from the GRH flow
+// label of the address handle (flow_label.h), one AH per (destination, port).
+//
+// Single-threaded like every ProbeTransport: OpenNic, Send and Poll are called
+// from the agent's I/O loop.
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/core/probe_transport.h"
+#include "agent/verbs/address_handle_cache.h"
+#include "agent/verbs/clock_fit.h"
+#include "agent/verbs/completion_queue.h"
+#include "agent/verbs/nic_resources.h"
+#include "agent/verbs/verbs_handles.h"
+#include "common/base/clock.h"
+
+namespace hostmesh::agent::verbs {
+
+struct VerbsNicOptions {
+  std::string name;         // for logs
+  std::string rdma_device;  // "mlx5_0", "rxe0"
+  std::uint8_t port = 1;
+  std::uint8_t gid_index = 3;  // a RoCEv2 GID of the NIC's address
+};
+
+struct VerbsTransportOptions {
+  std::vector<VerbsNicOptions> nics;  // index = NicId
+  std::uint8_t hop_limit = 64;        // GRH hop limit = IP TTL
+  std::uint8_t traffic_class = 0;     // GRH traffic class = IP DSCP/ECN byte
+  // Shared by all QPs of the agent; bit 31 clear (set means a privileged Q_Key).
+  std::uint32_t qkey = 0x484D5348;  // "HMSH"
+  std::uint32_t max_payload_bytes = 256;
+  std::uint32_t send_queue_depth = 64;
+  std::uint32_t recv_queue_depth = 256;
+  std::size_t max_address_handles = 1024;  // per source NIC
+  // false forces software timestamps even when the NIC has CQE timestamps.
+  bool use_completion_timestamps = true;
+  std::chrono::nanoseconds clock_sample_period = std::chrono::seconds{1};
+  std::uint32_t clock_samples_per_round = 4;  // back to back; the fit keeps the narrowest
+  std::size_t clock_window = 64;
+  std::size_t clock_fit_samples = 16;
+};
+
+// Counters of one NIC, for the agent's metrics.
+struct VerbsNicStats {
+  std::uint64_t sends_posted = 0;
+  std::uint64_t sends_retry_later = 0;  // send queue or AH table full
+  std::uint64_t sends_failed = 0;       // rejected before or by ibv_post_send
+  std::uint64_t send_completion_errors = 0;
+  std::uint64_t receives = 0;
+  std::uint64_t receive_errors = 0;  // failed receive CQEs, runt packets
+  std::uint64_t receive_repost_failures = 0;
+  std::uint64_t poll_busy = 0;  // EBUSY from ibv_start_poll: retried later
+  std::uint64_t poll_errors = 0;
+  std::uint64_t address_handles_created = 0;
+  std::uint64_t address_handles_evicted = 0;
+  std::uint64_t clock_samples = 0;
+  std::uint64_t clock_sample_errors = 0;
+  std::uint64_t unmapped_timestamps = 0;  // NIC stamp present but no clock fit yet
+};
+
+// The NIC clock mapping state of one NIC, for the clock-fit error metric.
+struct VerbsClockState {
+  CompletionTimestampMode mode = CompletionTimestampMode::kNone;
+  bool fitted = false;
+  std::int64_t error_bound_ns = 0;
+  double residual_ns = 0;
+  double drift_ppm = 0;
+};
+
+class VerbsTransport final : public ProbeTransport {
+ public:
+  VerbsTransport(const Clock& clock, VerbsTransportOptions options);
+  ~VerbsTransport() override;
+  VerbsTransport(const VerbsTransport&) = delete;
+  VerbsTransport& operator=(const VerbsTransport&) = delete;
+
+  OpenResult OpenNic(NicId nic) override;
+  SendResult Send(const ProbeOrder& order, std::span<const std::uint8_t> payload) override;
+  std::size_t Poll(std::vector<TransportEvent>& out, std::size_t max_events) override;
+  // An epoll fd over the NICs' completion channels (and a wake-up eventfd
+  // when a Poll left work behind).
+  int ReadyFd() const override { return epoll_.get(); }
+
+  bool is_open(NicId nic) const;
+  // Valid for nic < options.nics.size().
+  const VerbsNicStats& nic_stats(NicId nic) const;
+  VerbsClockState clock_state(NicId nic) const;
+  // The QPN of an open NIC (0 when not open); for logs and tests.
+  std::uint32_t qp_num(NicId nic) const;
+
+ private:
+  struct Nic;
+  struct RealVerbsTraits;
+
+  VerbsResult<std::unique_ptr<Nic>> Build(NicId id);
+  VerbsStatus PostReceive(Nic& nic, std::uint32_t slot);
+  void SampleClock(Nic& nic);
+  void DrainReadyFd();
+  void PollNic(Nic& nic, std::vector<TransportEvent>& out, std::size_t budget, bool& left_work);
+  Timestamp CompletionTime(Nic& nic, const Completion& c, std::int64_t poll_ns);
+  void WakeLater();
+
+  const Clock& clock_;
+  VerbsTransportOptions options_;
+  // Creation order: device list, epoll and eventfd, then the NICs; the
+  // destructor releases the NICs last-opened first, then the rest in reverse.
+  UniqueDeviceList device_list_;
+  int device_count_ = 0;
+  UniqueFd epoll_;
+  UniqueFd wake_;
+  std::vector<std::unique_ptr<Nic>> nics_;
+  std::vector<NicId> open_order_;
+  std::vector<VerbsNicStats> stats_;  // kept for NICs that failed to open too
+  std::size_t next_poll_nic_ = 0;     // round robin, so one busy NIC cannot starve others
+};
+
+}  // namespace hostmesh::agent::verbs
