@@ -1,0 +1,398 @@
+#include "agent/udp/udp_transport.h"
+
+#include <linux/errqueue.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "agent/udp/timestamping_cmsg.h"
+#include "common/base/logging.h"
+
+namespace hostmesh::agent::udp {
+namespace {
+
+// epoll data: which socket became ready, without a lookup table of fds.
+constexpr std::uint64_t kSenderBit = 1ULL << 63;
+std::uint64_t ReceiverKey(NicId nic) {
+  return std::uint64_t{nic} << 16;
+}
+std::uint64_t SenderKey(NicId nic, std::uint16_t port) {
+  return kSenderBit | (std::uint64_t{nic} << 16) | port;
+}
+
+// Room for SCM_TIMESTAMPING plus IP_RECVERR with its offender address.
+constexpr std::size_t kControlBytes = 512;
+constexpr std::chrono::seconds kSweepPeriod{1};
+
+bool IsRetryLater(int error) {
+  return error == EAGAIN || error == EWOULDBLOCK || error == ENOBUFS || error == ENOMEM;
+}
+
+// An ICMP error queued for an earlier probe makes the next send on that
+// socket fail once with it (sk_err); the probe itself was never sent.
+bool IsStickyIcmpError(int error) {
+  return error == ECONNREFUSED || error == EHOSTUNREACH || error == EPROTO;
+}
+
+// The NIC itself is gone or has no address: the probe can never leave.
+bool IsNicGone(int error) {
+  return error == ENODEV || error == ENXIO || error == EADDRNOTAVAIL || error == ENETDOWN;
+}
+
+std::shared_ptr<spdlog::logger> Log() {
+  return GetLogger("udp-transport");
+}
+
+}  // namespace
+
+UdpTransport::UdpTransport(const Clock& clock, UdpTransportOptions options)
+    : clock_(clock),
+      options_(std::move(options)),
+      nics_(options_.nics.size()),
+      epoll_(::epoll_create1(EPOLL_CLOEXEC)),
+      rx_buffer_(options_.max_payload_bytes + 1) {
+  for (std::size_t i = 0; i < nics_.size(); ++i) nics_[i].config = options_.nics[i];
+  if (!epoll_.valid()) Log()->error("epoll_create1: {}", std::strerror(errno));
+}
+
+UdpTransport::~UdpTransport() {
+  // Sockets before the epoll fd: the reverse of creation order.
+  for (Nic& nic : nics_) {
+    nic.senders.clear();
+    nic.receiver.Reset();
+  }
+}
+
+std::int64_t UdpTransport::RealtimeNs() const {
+  return clock_.RealtimeNow().time_since_epoch().count();
+}
+
+bool UdpTransport::Watch(int fd, std::uint64_t key, std::uint32_t events) {
+  epoll_event event{};
+  event.events = events;
+  event.data.u64 = key;
+  return ::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &event) == 0;
+}
+
+OpenResult UdpTransport::OpenNic(NicId id) {
+  OpenResult result;
+  if (id >= nics_.size()) {
+    result.error = "udp transport: no NIC " + std::to_string(id);
+    return result;
+  }
+  Nic& nic = nics_[id];
+  if (nic.open) {
+    result.error = "udp transport: NIC " + nic.config.name + " already open";
+    return result;
+  }
+  if (!epoll_.valid()) {
+    result.error = "udp transport: no epoll fd";
+    return result;
+  }
+  const std::string where =
+      "NIC " + nic.config.name + " (" + nic.config.netdev + " " + AddressText(nic.config.ip) + ")";
+
+  nic.mode = TimestampMode::kSoftware;
+  if (options_.try_hardware_timestamps) {
+    const HardwareTimestamping hw =
+        ProbeHardwareTimestamping(nic.config.netdev, options_.enable_hardware_timestamps);
+    if (hw.usable) {
+      nic.mode = TimestampMode::kHardware;
+    } else {
+      Log()->info("{}: kernel software timestamps ({})", where, hw.reason);
+    }
+  }
+
+  SocketSpec spec;
+  spec.netdev = nic.config.netdev;
+  spec.local = MakeSocketAddress(nic.config.ip, options_.dst_port);
+  spec.timestamping = ReceiveTimestampingFlags(nic.mode);
+  std::string error;
+  int error_number = 0;
+  UniqueFd receiver = OpenBoundSocket(spec, error, error_number);
+  if (!receiver.valid() && nic.mode == TimestampMode::kHardware) {
+    Log()->warn("{}: hardware receive stamps refused ({}); using software", where, error);
+    nic.mode = TimestampMode::kSoftware;
+    spec.timestamping = ReceiveTimestampingFlags(nic.mode);
+    receiver = OpenBoundSocket(spec, error, error_number);
+  }
+  if (!receiver.valid()) {
+    result.error = "udp transport: " + where + ": receive socket: " + error;
+    return result;
+  }
+  if (!Watch(receiver.get(), ReceiverKey(id), EPOLLIN)) {
+    result.error = "udp transport: " + where + ": epoll_ctl: " + std::strerror(errno);
+    return result;
+  }
+  nic.receiver = std::move(receiver);
+  nic.open = true;
+  const TimestampSource source =
+      nic.mode == TimestampMode::kHardware ? TimestampSource::kHardware : TimestampSource::kKernel;
+  result.ok = true;
+  result.capabilities.send_timestamps = source;
+  result.capabilities.recv_timestamps = source;
+  return result;
+}
+
+UdpTransport::Sender* UdpTransport::SenderFor(NicId id, std::uint16_t port, MonoTime now,
+                                              int& error) {
+  Nic& nic = nics_[id];
+  if (auto it = nic.senders.find(port); it != nic.senders.end()) return &it->second;
+  if (nic.senders.size() >= options_.max_send_sockets_per_nic) {
+    error = EMFILE;
+    return nullptr;
+  }
+  SocketSpec spec;
+  spec.netdev = nic.config.netdev;
+  spec.local = MakeSocketAddress(nic.config.ip, port);
+  spec.timestamping = SendTimestampingFlags(nic.mode);
+  spec.ttl = options_.ttl;
+  spec.tclass = options_.traffic_class;
+  spec.recv_errors = true;
+  std::string text;
+  UniqueFd fd = OpenBoundSocket(spec, text, error);
+  if (!fd.valid()) {
+    ++nic.counters.socket_errors;
+    Log()->warn("NIC {}: send socket for port {}: {}", nic.config.name, port, text);
+    return nullptr;
+  }
+  // EPOLLERR is always reported: it is how the error queue (TX stamps) says "ready".
+  if (!Watch(fd.get(), SenderKey(id, port), 0)) {
+    error = errno;
+    ++nic.counters.socket_errors;
+    return nullptr;
+  }
+  ++nic.counters.sockets_opened;
+  Sender& sender = nic.senders[port];
+  sender.fd = std::move(fd);
+  sender.last_used = now;
+  return &sender;
+}
+
+SendResult UdpTransport::Send(const ProbeOrder& order, std::span<const std::uint8_t> payload) {
+  SendResult result;
+  result.app_send = {RealtimeNs(), TimestampSource::kUser};
+  if (order.src >= nics_.size() || !nics_[order.src].open || order.dst >= nics_.size()) {
+    result.status = SendStatus::kFailed;
+    result.error = EBADF;
+    return result;
+  }
+  Nic& nic = nics_[order.src];
+  const MonoTime now = clock_.MonotonicNow();
+  int error = 0;
+  Sender* sender = SenderFor(order.src, order.src_port, now, error);
+  if (sender == nullptr) {
+    result.error = error;
+    result.status = IsNicGone(error) ? SendStatus::kFailed : SendStatus::kRetryLater;
+    ++(result.status == SendStatus::kFailed ? nic.counters.send_errors
+                                            : nic.counters.send_retry_later);
+    return result;
+  }
+  sender->last_used = now;
+  const std::uint16_t dst_port = order.dst_port != 0 ? order.dst_port : options_.dst_port;
+  const SocketAddress to = MakeSocketAddress(nics_[order.dst].config.ip, dst_port);
+
+  ssize_t sent = -1;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    // (1) as late as possible before the kernel takes the packet.
+    result.app_send = {RealtimeNs(), TimestampSource::kUser};
+    sent = ::sendto(sender->fd.get(), payload.data(), payload.size(), MSG_DONTWAIT, to.get(),
+                    to.length);
+    if (sent >= 0 || !IsStickyIcmpError(errno)) break;
+    ++nic.counters.icmp_errors;
+  }
+  if (sent < 0) {
+    result.error = errno;
+    if (IsRetryLater(result.error)) {
+      result.status = SendStatus::kRetryLater;
+      ++nic.counters.send_retry_later;
+    } else {
+      result.status = SendStatus::kFailed;
+      ++nic.counters.send_errors;
+    }
+    return result;
+  }
+  ++nic.counters.sends;
+  sender->fifo.Push(PendingSend{order.sequence, result.app_send.ns, now});
+  result.status = SendStatus::kOk;
+  result.nic_send_pending = true;
+  return result;
+}
+
+std::size_t UdpTransport::Poll(std::vector<TransportEvent>& out, std::size_t max_events) {
+  if (clock_.MonotonicNow() >= next_sweep_) Sweep();
+  std::array<epoll_event, 64> ready{};
+  const int n = ::epoll_wait(epoll_.get(), ready.data(), static_cast<int>(ready.size()), 0);
+  std::size_t appended = 0;
+  for (int i = 0; i < n && appended < max_events; ++i) {
+    const std::uint64_t key = ready[static_cast<std::size_t>(i)].data.u64;
+    const auto id = static_cast<NicId>((key >> 16) & 0xFFFF'FFFFULL);
+    if (id >= nics_.size()) continue;
+    Nic& nic = nics_[id];
+    if ((key & kSenderBit) == 0) {
+      if (ready[static_cast<std::size_t>(i)].events & EPOLLERR) {
+        // No IP_RECVERR here, so this is a plain sk_err: reading it clears it.
+        int so_error = 0;
+        socklen_t len = sizeof(so_error);
+        ::getsockopt(nic.receiver.get(), SOL_SOCKET, SO_ERROR, &so_error, &len);
+        ++nic.counters.receive_errors;
+      }
+      appended += DrainReceive(id, out, max_events - appended);
+      continue;
+    }
+    const auto port = static_cast<std::uint16_t>(key & 0xFFFF);
+    const auto it = nic.senders.find(port);
+    if (it == nic.senders.end()) continue;
+    appended += DrainErrQueue(id, port, it->second.fd.get(), out, max_events - appended);
+  }
+  return appended;
+}
+
+Timestamp UdpTransport::PickReceiveStamp(Nic& nic, std::int64_t software_ns,
+                                         std::int64_t hardware_ns) {
+  if (hardware_ns != 0) {
+    const std::int64_t skew = hardware_ns - software_ns;
+    if (software_ns == 0 || (skew <= options_.hardware_max_skew.count() &&
+                             -skew <= options_.hardware_max_skew.count())) {
+      return {hardware_ns, TimestampSource::kHardware};
+    }
+    ++nic.counters.implausible_stamps;
+  }
+  if (software_ns != 0) return {software_ns, TimestampSource::kKernel};
+  ++nic.counters.rx_without_stamp;
+  return {};
+}
+
+std::size_t UdpTransport::DrainReceive(NicId id, std::vector<TransportEvent>& out,
+                                       std::size_t budget) {
+  Nic& nic = nics_[id];
+  std::size_t appended = 0;
+  alignas(cmsghdr) std::array<char, kControlBytes> control{};
+  while (appended < budget) {
+    iovec iov{rx_buffer_.data(), rx_buffer_.size()};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.data();
+    msg.msg_controllen = control.size();
+    const ssize_t n = ::recvmsg(nic.receiver.get(), &msg, MSG_DONTWAIT);
+    // (4) right after the read, before any parsing.
+    const std::int64_t app_recv = RealtimeNs();
+    if (n < 0) {
+      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) ++nic.counters.receive_errors;
+      break;
+    }
+    ++nic.counters.received;
+    if ((msg.msg_flags & MSG_TRUNC) != 0) ++nic.counters.truncated;
+    const ScmTimestamps stamps = ParseReceiveCmsgs(msg);
+    TransportEvent event;
+    event.kind = TransportEvent::Kind::kReceived;
+    event.nic = id;
+    event.nic_time = PickReceiveStamp(nic, stamps.software_ns, stamps.hardware_ns);
+    event.app_time = {app_recv, TimestampSource::kUser};
+    const auto size = std::min(static_cast<std::size_t>(n), rx_buffer_.size());
+    event.payload.assign(rx_buffer_.begin(),
+                         rx_buffer_.begin() + static_cast<std::ptrdiff_t>(size));
+    out.push_back(std::move(event));
+    ++appended;
+  }
+  return appended;
+}
+
+std::size_t UdpTransport::DrainErrQueue(NicId id, std::uint16_t port, int fd,
+                                        std::vector<TransportEvent>& out, std::size_t budget) {
+  Nic& nic = nics_[id];
+  Sender& sender = nic.senders.at(port);
+  std::size_t appended = 0;
+  alignas(cmsghdr) std::array<char, kControlBytes> control{};
+  // ICMP errors quote our probe; we only need to know they came.
+  std::array<std::uint8_t, 64> data{};
+  while (appended < budget) {
+    iovec iov{data.data(), data.size()};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.data();
+    msg.msg_controllen = control.size();
+    if (::recvmsg(fd, &msg, MSG_ERRQUEUE | MSG_DONTWAIT) < 0) break;
+    const ErrQueueMessage parsed = ParseErrQueueMessage(msg);
+    switch (parsed.kind) {
+      case ErrQueueMessage::Kind::kIcmpError:
+        ++nic.counters.icmp_errors;
+        continue;
+      case ErrQueueMessage::Kind::kLocalError:
+      case ErrQueueMessage::Kind::kMalformed:
+        ++nic.counters.other_errqueue;
+        continue;
+      case ErrQueueMessage::Kind::kTxTimestamp:
+        break;
+    }
+    if (parsed.tstamp_type != SCM_TSTAMP_SND) {
+      ++nic.counters.other_errqueue;
+      continue;
+    }
+    const std::optional<PendingSend> send = sender.fifo.Take(parsed.opt_id);
+    if (!send) {
+      ++nic.counters.tx_stamps_unmatched;
+      continue;
+    }
+    Timestamp stamp;
+    if (nic.mode == TimestampMode::kHardware) {
+      stamp = {parsed.stamps.hardware_ns, TimestampSource::kHardware};
+    } else {
+      stamp = {parsed.stamps.software_ns, TimestampSource::kKernel};
+    }
+    // A stamp must come after its send and not long after: anything else is
+    // a PHC off CLOCK_REALTIME or a counter out of step with ours.
+    const std::int64_t after_send = stamp.ns - send->app_send_ns;
+    if (!stamp.known() || after_send < -options_.hardware_max_skew.count() ||
+        after_send > options_.tx_stamp_timeout.count()) {
+      ++nic.counters.implausible_stamps;
+      continue;
+    }
+    ++nic.counters.tx_stamps;
+    TransportEvent event;
+    event.kind = TransportEvent::Kind::kSendTimestamp;
+    event.nic = id;
+    event.sequence = send->sequence;
+    event.nic_time = stamp;
+    out.push_back(std::move(event));
+    ++appended;
+  }
+  return appended;
+}
+
+void UdpTransport::CloseSender(NicId id, std::unordered_map<std::uint16_t, Sender>::iterator it) {
+  Nic& nic = nics_[id];
+  ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, it->second.fd.get(), nullptr);
+  nic.senders.erase(it);
+  ++nic.counters.sockets_closed;
+}
+
+void UdpTransport::Sweep() {
+  const MonoTime now = clock_.MonotonicNow();
+  next_sweep_ = now + kSweepPeriod;
+  for (NicId id = 0; id < nics_.size(); ++id) {
+    Nic& nic = nics_[id];
+    for (auto it = nic.senders.begin(); it != nic.senders.end();) {
+      Sender& sender = it->second;
+      nic.counters.tx_stamps_lost += sender.fifo.Expire(now - options_.tx_stamp_timeout);
+      // Keep a socket while a stamp of it may still come: closing it would
+      // throw that stamp away with the error queue.
+      if (sender.fifo.pending() == 0 && now - sender.last_used >= options_.idle_close) {
+        auto closing = it++;
+        CloseSender(id, closing);
+      } else {
+        ++it;
+      }
+    }
+  }
+}
+
+}  // namespace hostmesh::agent::udp
