@@ -27,18 +27,22 @@ function(hostmesh_add_executable name)
   hostmesh_warnings(${name})
 endfunction()
 
-# hostmesh_add_test(NAME SOURCES ... [DEPS ...] [LABELS ...])
+# hostmesh_add_test(NAME SOURCES ... [DEPS ...] [LABELS ...] [RESOURCE_LOCK name])
 # A GoogleTest binary registered with ctest; label "unit" unless told otherwise.
+# Tests that build a fabric take RESOURCE_LOCK fabric, so they run one at a time.
 function(hostmesh_add_test name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "" "RESOURCE_LOCK" "SOURCES;DEPS;LABELS" ${ARGN})
   if(NOT ARG_LABELS)
     set(ARG_LABELS unit)
   endif()
   hostmesh_add_executable(${name} SOURCES ${ARG_SOURCES} DEPS ${ARG_DEPS} GTest::gtest_main
                           GTest::gmock)
+  set(props LABELS "${ARG_LABELS}")
+  if(ARG_RESOURCE_LOCK)
+    list(APPEND props RESOURCE_LOCK ${ARG_RESOURCE_LOCK})
+  endif()
   include(GoogleTest)
-  gtest_discover_tests(${name} TEST_PREFIX "${name}." PROPERTIES LABELS "${ARG_LABELS}"
-                       DISCOVERY_TIMEOUT 60)
+  gtest_discover_tests(${name} TEST_PREFIX "${name}." PROPERTIES ${props} DISCOVERY_TIMEOUT 60)
 endfunction()
 
 # hostmesh_add_python_test(NAME SCRIPT [LABELS ...] [RESOURCE_LOCK ...] [TIMEOUT s])
