@@ -12,7 +12,7 @@
 #include <optional>
 #include <string>
 
-#include "agent/udp/unique_fd.h"
+#include "common/base/unique_fd.h"
 #include "common/config/value_types.h"
 
 namespace hostmesh::agent::udp {

@@ -36,8 +36,8 @@
 #include "agent/core/probe_transport.h"
 #include "agent/udp/nic_socket.h"
 #include "agent/udp/tx_stamp_fifo.h"
-#include "agent/udp/unique_fd.h"
 #include "common/base/clock.h"
+#include "common/base/unique_fd.h"
 #include "common/config/value_types.h"
 
 namespace hostmesh::agent::udp {

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "agent/verbs/verbs_owner.h"
+#include "common/base/unique_fd.h"
 
 namespace hostmesh::agent::verbs {
 
@@ -62,31 +63,7 @@ using UniqueCq = UniqueHandle<ibv_cq, CqDeleter>;
 using UniqueQp = UniqueHandle<ibv_qp, QpDeleter>;
 using UniqueAh = UniqueHandle<ibv_ah, AhDeleter>;
 
-// A file descriptor (epoll, eventfd) with the same move-only rules.
-class UniqueFd {
- public:
-  UniqueFd() = default;
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  UniqueFd(UniqueFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  UniqueFd& operator=(UniqueFd&& other) noexcept {
-    if (this != &other) {
-      Close();
-      fd_ = std::exchange(other.fd_, -1);
-    }
-    return *this;
-  }
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-  ~UniqueFd() { Close(); }
-
-  int get() const { return fd_; }
-  bool valid() const { return fd_ >= 0; }
-
- private:
-  void Close() {
-    if (fd_ >= 0) ::close(std::exchange(fd_, -1));
-  }
-  int fd_ = -1;
-};
+// File descriptors (epoll, eventfd) are owned by hostmesh::UniqueFd.
+using hostmesh::UniqueFd;
 
 }  // namespace hostmesh::agent::verbs

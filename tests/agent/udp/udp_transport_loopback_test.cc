@@ -9,7 +9,7 @@
 
 #include <set>
 
-#include "agent/udp/unique_fd.h"
+#include "common/base/unique_fd.h"
 #include "tests/agent/udp/real_time_probe_loop.h"
 
 namespace hostmesh::agent::udp {

@@ -1,13 +1,13 @@
 #pragma once
 
-// Owns one file descriptor; closes it exactly once. The transport's sockets
-// and epoll fd are all held by these, so every error path releases them.
+// Owns one file descriptor; closes it exactly once. Sockets, epoll and event
+// fds are all held by these, so every error path releases them.
 
 #include <unistd.h>
 
 #include <utility>
 
-namespace hostmesh::agent::udp {
+namespace hostmesh {
 
 class UniqueFd {
  public:
@@ -33,4 +33,4 @@ class UniqueFd {
   int fd_ = -1;
 };
 
-}  // namespace hostmesh::agent::udp
+}  // namespace hostmesh
