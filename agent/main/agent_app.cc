@@ -1,0 +1,297 @@
+#include "agent/main/agent_app.h"
+
+#include <poll.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <random>
+#include <stdexcept>
+#include <utility>
+
+#include "agent/core/prober.h"
+#include "agent/main/agent_metrics.h"
+#include "agent/main/gated_transport.h"
+#include "agent/main/wiring.h"
+#include "agent/udp/udp_transport.h"
+#include "agent/verbs/device_discovery.h"
+#include "agent/verbs/verbs_transport.h"
+#include "common/base/logging.h"
+#include "common/http/metrics_endpoint.h"
+#include "common/http/server.h"
+
+namespace hostmesh::agent::app {
+namespace {
+
+std::shared_ptr<spdlog::logger> Log() {
+  static const auto log = GetLogger("agent");
+  return log;
+}
+
+std::string_view SourceName(TimestampSource source) {
+  switch (source) {
+    case TimestampSource::kUser:
+      return "user";
+    case TimestampSource::kKernel:
+      return "kernel";
+    case TimestampSource::kHardware:
+      return "hardware";
+    case TimestampSource::kUnspecified:
+      break;
+  }
+  return "none";
+}
+
+std::uint64_t Random64(std::random_device& rd) {
+  return (std::uint64_t{rd()} << 32) ^ rd();
+}
+
+}  // namespace
+
+struct AgentApp::Core {
+  Core(const CoreOptions& options, MonoTime start, std::uint64_t seed, ProbeTransport& transport,
+       const Clock& clock, ProberOptions prober_options, Tracker::ResultSink sink)
+      : scheduler(options.scheduler, start, seed),
+        tracker(options.tracker, std::move(sink)),
+        prober(scheduler, tracker, transport, clock, prober_options) {}
+  Scheduler scheduler;
+  Tracker tracker;
+  Prober prober;
+};
+
+BuiltTransport MakeTransport(const AgentConfig& config, const Clock& clock) {
+  const TransportChoice choice =
+      ChooseTransport(config, [](std::string_view name) { return verbs::HasRdmaDevice(name); });
+  for (const std::string& reason : choice.reasons) Log()->info("transport: {}", reason);
+  Log()->info(
+      "transport: using {} for all {} NICs (one transport per process: the two cannot "
+      "probe each other)",
+      TransportName(choice.transport), config.nics.size());
+  BuiltTransport built;
+  built.kind = choice.transport;
+  if (choice.transport == Transport::kVerbs) {
+    auto transport = std::make_unique<verbs::VerbsTransport>(clock, VerbsOptionsFrom(config));
+    verbs::VerbsTransport* raw = transport.get();
+    built.stats = [raw](NicId nic) {
+      const verbs::VerbsNicStats& s = raw->nic_stats(nic);
+      const verbs::VerbsClockState clock_state = raw->clock_state(nic);
+      return TransportNicStats{s.receive_errors,
+                               static_cast<double>(clock_state.error_bound_ns) * 1e-9};
+    };
+    built.transport = std::move(transport);
+  } else {
+    auto transport = std::make_unique<udp::UdpTransport>(clock, UdpOptionsFrom(config));
+    udp::UdpTransport* raw = transport.get();
+    // Kernel stamps are on CLOCK_REALTIME already: no fit, no fit error.
+    built.stats = [raw](NicId nic) {
+      return TransportNicStats{raw->counters(nic).receive_errors, 0};
+    };
+    built.transport = std::move(transport);
+  }
+  return built;
+}
+
+AgentApp::AgentApp(AgentConfig config, AgentAppOptions options, const Clock& clock,
+                   metrics::Registry& registry)
+    : config_(std::move(config)),
+      options_(std::move(options)),
+      clock_(clock),
+      registry_(registry) {}
+
+AgentApp::~AgentApp() {
+  if (server_) server_->Stop();
+}
+
+bool AgentApp::Start(std::string* error) {
+  std::random_device rd;
+  do {
+    boot_id_ = Random64(rd);
+  } while (boot_id_ == 0);
+
+  try {
+    built_ = options_.make_transport ? options_.make_transport(config_, clock_)
+                                     : MakeTransport(config_, clock_);
+  } catch (const std::exception& e) {
+    *error = std::string("cannot create the transport: ") + e.what();
+    return false;
+  }
+  const auto problems = CheckWiring(config_, built_.kind);
+  if (!problems.empty()) {
+    *error = problems.front();
+    return false;
+  }
+  gate_ = std::make_unique<GatedTransport>(*built_.transport);
+
+  // A NIC that does not open stays in the mesh: its probes fail and show up
+  // as timeouts, which is how the analyzer should learn a NIC is broken.
+  std::vector<NicCapabilities> capabilities;
+  std::vector<TimestampSource> sources;
+  std::size_t opened = 0;
+  for (NicId nic = 0; nic < config_.nics.size(); ++nic) {
+    const OpenResult result = gate_->OpenNic(nic);
+    capabilities.push_back(result.capabilities);
+    sources.push_back(result.ok ? result.capabilities.recv_timestamps
+                                : TimestampSource::kUnspecified);
+    if (result.ok) {
+      ++opened;
+      Log()->info("NIC {} open: {} transport, timestamps send {} receive {}",
+                  config_.nics[nic].name, TransportName(built_.kind),
+                  SourceName(result.capabilities.send_timestamps),
+                  SourceName(result.capabilities.recv_timestamps));
+    } else {
+      Log()->warn("NIC {} did not open (its probes will time out): {}", config_.nics[nic].name,
+                  result.error);
+    }
+  }
+  if (opened == 0) {
+    *error = "no NIC could be opened";
+    return false;
+  }
+
+  HelloInputs hello;
+  hello.boot_id = boot_id_;
+  hello.transport = built_.kind;
+  hello.capabilities = capabilities;
+  hello.agent_version = options_.version;
+  hello.start_time_ns = clock_.RealtimeNow().time_since_epoch().count();
+  upload::UploaderOptions uploader_options = UploaderOptionsFrom(config_);
+  uploader_options.jitter_seed = Random64(rd) | 1;
+  uploader_ = std::make_unique<upload::Uploader>(clock_, uploader_options,
+                                                 BuildHello(config_, hello), options_.make_channel);
+
+  std::vector<std::string> names;
+  for (const NicConfig& nic : config_.nics) names.push_back(nic.name);
+  upload::Uploader* uploader = uploader_.get();
+  metrics_ =
+      std::make_unique<AgentMetrics>(registry_, names, [uploader] { return uploader->Counters(); });
+  metrics_->SetTimestampSources(sources);
+
+  try {
+    ProberOptions prober;
+    prober.payload_bytes = config_.probe.payload_bytes;
+    prober.boot_id = boot_id_;
+    core_ = std::make_unique<Core>(CoreOptionsFrom(config_), clock_.MonotonicNow(), Random64(rd),
+                                   *gate_, clock_, prober,
+                                   [this](const ProbeResult& r) { OnResult(r); });
+  } catch (const std::invalid_argument& e) {
+    *error = e.what();
+    return false;
+  }
+  distinct_ports_.assign(config_.nics.size() * config_.nics.size(), 0);
+  Publish(true);
+
+  if (options_.serve_metrics) {
+    http::Router router;
+    http::MountMetrics(router, registry_);
+    http::ServerOptions server;
+    server.listen_addresses = {config_.metrics.listen.ToString()};
+    server.log = [](std::string_view line) { Log()->warn("metrics server: {}", line); };
+    std::string why;
+    server_ = http::Server::Start(server, std::move(router), &why);
+    if (!server_) {
+      *error = "metrics: " + why;
+      return false;
+    }
+    Log()->info("metrics on http://{}/metrics", server_->endpoints().front().ToString());
+  }
+  uploader_->Start();
+  Log()->info("agent {} boot {:016x}: probing {} NICs every {} ms, analyzer {}", config_.agent_id,
+              boot_id_, config_.nics.size(),
+              std::chrono::duration_cast<std::chrono::milliseconds>(config_.probe.interval).count(),
+              config_.analyzer.address.ToString());
+  return true;
+}
+
+void AgentApp::OnResult(const ProbeResult& result) {
+  metrics_->ObserveResult(result);
+  uploader_->Append(ToProto(result));
+}
+
+void AgentApp::Publish(bool coverage) {
+  const std::size_t n = config_.nics.size();
+  const MonoTime now = clock_.MonotonicNow();
+  LoopSnapshot s;
+  s.pairs.reserve(n * n);
+  for (NicId a = 0; a < n; ++a) {
+    for (NicId b = 0; b < n; ++b) s.pairs.push_back(core_->tracker.counters(a, b));
+  }
+  for (NicId nic = 0; nic < n; ++nic) {
+    s.prober.push_back(core_->prober.nic_counters(nic));
+    s.prober.back().send_retry_later -= gate_->refused(nic);  // shutdown, not a full queue
+    const TransportNicStats stats = built_.stats ? built_.stats(nic) : TransportNicStats{};
+    s.receive_errors.push_back(stats.receive_errors);
+    s.clock_fit_error_seconds.push_back(stats.clock_fit_error_seconds);
+    const PortPool& pool = core_->scheduler.pool(nic);
+    s.pool_generation.push_back(pool.generation());
+    if (coverage) {
+      for (NicId dst = 0; dst < n; ++dst) {
+        distinct_ports_[nic * n + dst] = dst == nic ? 0 : pool.DistinctPortsUsed(dst, now);
+      }
+    }
+  }
+  s.distinct_ports = distinct_ports_;
+  s.pending = core_->tracker.pending();
+  metrics_->Publish(std::move(s));
+}
+
+bool AgentApp::Run(int stop_fd) {
+  const int ready_fd = gate_->ReadyFd();
+  MonoTime next_publish = clock_.MonotonicNow() + options_.publish_period;
+  MonoTime next_coverage = clock_.MonotonicNow() + options_.coverage_period;
+  MonoTime drain_until = MonoTime::max();
+  for (;;) {
+    MonoTime wake = core_->prober.RunOnce();
+    MonoTime now = clock_.MonotonicNow();
+    if (now >= next_publish) {
+      const bool coverage = now >= next_coverage;
+      Publish(coverage);
+      next_publish = now + options_.publish_period;
+      if (coverage) next_coverage = now + options_.coverage_period;
+    }
+    if (gate_->closed() && (core_->tracker.pending() == 0 || now >= drain_until)) break;
+
+    wake = std::min({wake, next_publish, drain_until});
+    pollfd fds[2];
+    nfds_t count = 0;
+    if (ready_fd >= 0) fds[count++] = {ready_fd, POLLIN, 0};
+    const bool watch_stop = !gate_->closed();
+    if (watch_stop) fds[count++] = {stop_fd, POLLIN, 0};
+    const auto wait = std::max(wake - now, std::chrono::nanoseconds::zero());
+    timespec timeout{};
+    timeout.tv_sec = static_cast<time_t>(wait.count() / 1'000'000'000);
+    timeout.tv_nsec = static_cast<long>(wait.count() % 1'000'000'000);
+    const int n = ::ppoll(fds, count, &timeout, nullptr);
+    if (n < 0 && errno != EINTR) Log()->warn("ppoll: {}", std::strerror(errno));
+    if (watch_stop && n > 0 && (fds[count - 1].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
+      now = clock_.MonotonicNow();
+      gate_->Close();
+      // The last probe sent may wait one timeout; a little more for its TX stamp.
+      drain_until = now + config_.probe.timeout + std::chrono::milliseconds{100};
+      Log()->info("stopping: no new probes, waiting up to {} ms for {} outstanding",
+                  std::chrono::duration_cast<std::chrono::milliseconds>(drain_until - now).count(),
+                  core_->tracker.pending());
+    }
+  }
+  Publish(true);
+
+  const PairCounters totals = core_->tracker.Totals();
+  Log()->info("probes: {} sent, {} received, {} timed out, {} late", totals.sent, totals.received,
+              totals.timed_out, totals.late);
+  const bool flushed = uploader_->Shutdown(clock_.MonotonicNow() + options_.upload_flush_timeout);
+  const upload::UploadCounters up = uploader_->Counters();
+  if (flushed) {
+    Log()->info("upload: all {} batches acknowledged", up.batches_acknowledged);
+  } else {
+    Log()->warn("upload: {} batches ({} bytes) not acknowledged by the analyzer at exit",
+                up.queue_depth, up.bytes_buffered);
+  }
+  if (server_) server_->Stop();
+  return flushed;
+}
+
+std::uint16_t AgentApp::metrics_port() const {
+  return server_ && !server_->endpoints().empty() ? server_->endpoints().front().port : 0;
+}
+
+}  // namespace hostmesh::agent::app

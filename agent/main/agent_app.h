@@ -1,0 +1,103 @@
+#pragma once
+
+// The agent process minus flag parsing: builds the transport, core, uploader
+// and /metrics from an AgentConfig, runs the probe loop on the calling thread
+// until a stop fd becomes readable, then drains and flushes.
+//
+// Shutdown: on stop, no new probe is sent; the loop keeps receiving until
+// every outstanding probe is decided (at most one timeout), then the
+// uploader gets `upload_flush_timeout` to have everything acknowledged.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "agent/config/agent_config.h"
+#include "agent/core/probe_transport.h"
+#include "agent/upload/uploader.h"
+#include "common/base/clock.h"
+#include "common/metrics/registry.h"
+
+namespace hostmesh::http {
+class Server;
+}
+
+namespace hostmesh::agent::app {
+
+class AgentMetrics;
+class GatedTransport;
+
+// Per-NIC figures only the concrete transport knows.
+struct TransportNicStats {
+  std::uint64_t receive_errors = 0;
+  double clock_fit_error_seconds = 0;
+};
+
+// A built transport with the hook that reads its per-NIC stats.
+struct BuiltTransport {
+  std::unique_ptr<ProbeTransport> transport;
+  Transport kind = Transport::kUdp;
+  std::function<TransportNicStats(NicId)> stats;
+};
+
+struct AgentAppOptions {
+  std::string version;
+  // How often the loop copies the core's counters for the scrape thread.
+  std::chrono::nanoseconds publish_period = std::chrono::milliseconds{250};
+  // DistinctPortsUsed walks the pool history: refreshed less often.
+  std::chrono::nanoseconds coverage_period = std::chrono::seconds{1};
+  std::chrono::nanoseconds upload_flush_timeout = std::chrono::seconds{5};
+  // Seams for tests; empty means the real thing.
+  std::function<BuiltTransport(const AgentConfig&, const Clock&)> make_transport;
+  upload::Uploader::ChannelFactory make_channel;
+  bool serve_metrics = true;
+};
+
+class AgentApp {
+ public:
+  AgentApp(AgentConfig config, AgentAppOptions options, const Clock& clock,
+           metrics::Registry& registry);
+  ~AgentApp();
+  AgentApp(const AgentApp&) = delete;
+  AgentApp& operator=(const AgentApp&) = delete;
+
+  // Opens the NICs, starts the uploader (which connects in the background:
+  // an unreachable analyzer is not an error) and the metrics server. False
+  // with the reason when the agent cannot run at all.
+  bool Start(std::string* error);
+
+  // Probes until `stop_fd` is readable, then drains and flushes. Returns
+  // true when every result was acknowledged by the analyzer.
+  bool Run(int stop_fd);
+
+  // The bound metrics port (for listen port 0), 0 when not serving.
+  std::uint16_t metrics_port() const;
+  std::uint64_t boot_id() const { return boot_id_; }
+
+ private:
+  struct Core;
+  void Publish(bool coverage);
+  void OnResult(const ProbeResult& result);
+
+  AgentConfig config_;
+  AgentAppOptions options_;
+  const Clock& clock_;
+  metrics::Registry& registry_;
+  std::uint64_t boot_id_ = 0;
+
+  BuiltTransport built_;
+  std::unique_ptr<GatedTransport> gate_;
+  std::unique_ptr<upload::Uploader> uploader_;
+  std::unique_ptr<AgentMetrics> metrics_;
+  std::unique_ptr<Core> core_;
+  std::unique_ptr<http::Server> server_;
+  std::vector<std::uint64_t> distinct_ports_;
+};
+
+// The real transports: UDP or verbs per ChooseTransport with HasRdmaDevice.
+BuiltTransport MakeTransport(const AgentConfig& config, const Clock& clock);
+
+}  // namespace hostmesh::agent::app

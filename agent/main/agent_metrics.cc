@@ -1,0 +1,241 @@
+#include "agent/main/agent_metrics.h"
+
+#include <array>
+#include <string_view>
+#include <utility>
+
+#include "agent/core/probe_codec.h"
+#include "agent/main/proc_stats.h"
+#include "agent/main/wiring.h"
+#include "common/metrics/buckets.h"
+
+namespace hostmesh::agent::app {
+namespace {
+
+using metrics::MetricType;
+using metrics::ScrapedValue;
+
+constexpr std::array<std::pair<TimestampSource, std::string_view>, 3> kSources = {{
+    {TimestampSource::kUser, "user"},
+    {TimestampSource::kKernel, "kernel"},
+    {TimestampSource::kHardware, "hardware"},
+}};
+
+}  // namespace
+
+std::vector<double> AgentMetrics::LatencyBuckets() {
+  return metrics::ExponentialBucketsRange(1e-6, 1, 13);
+}
+
+AgentMetrics::AgentMetrics(metrics::Registry& r, std::vector<std::string> nic_names,
+                           std::function<upload::UploadCounters()> upload)
+    : nics_(std::move(nic_names)) {
+  auto& latency = r.AddHistogramFamily(
+      "hostmesh_agent_network_latency_seconds",
+      "One-way network latency of received probes, NIC receive minus NIC send timestamp, by "
+      "sending NIC.",
+      {"src_nic"}, LatencyBuckets());
+  auto& processing = r.AddHistogramFamily(
+      "hostmesh_agent_processing_delay_seconds",
+      "End-host processing delay of received probes: application round minus network latency, "
+      "by sending NIC.",
+      {"src_nic"}, LatencyBuckets());
+  for (const std::string& nic : nics_) {
+    latency_.push_back(&latency.WithLabels({nic}));
+    processing_.push_back(&processing.WithLabels({nic}));
+  }
+
+  AddPairCounter(r, "hostmesh_agent_probes_sent_total", "Probes sent, by NIC pair.",
+                 &PairCounters::sent);
+  AddPairCounter(r, "hostmesh_agent_probes_received_total",
+                 "Probes received before their timeout, by NIC pair.", &PairCounters::received);
+  AddPairCounter(r, "hostmesh_agent_probes_timeouts_total",
+                 "Probes not received within the timeout (send failures included), by NIC pair.",
+                 &PairCounters::timed_out);
+  AddPairCounter(r, "hostmesh_agent_probes_late_total",
+                 "Probes received after their timeout was reported, by NIC pair.",
+                 &PairCounters::late);
+
+  AddNicCounter(r, "hostmesh_agent_send_errors_total",
+                "Probes the NIC failed to send (reported as timeouts).",
+                [](const LoopSnapshot& s, std::size_t i) {
+                  return static_cast<double>(s.prober[i].send_errors);
+                });
+  AddNicCounter(r, "hostmesh_agent_send_retry_later_total",
+                "Probes not sent because the transport's queue was full.",
+                [](const LoopSnapshot& s, std::size_t i) {
+                  return static_cast<double>(s.prober[i].send_retry_later);
+                });
+  AddNicCounter(r, "hostmesh_agent_receive_errors_total",
+                "Receive errors reported by the transport on this NIC.",
+                [](const LoopSnapshot& s, std::size_t i) {
+                  return static_cast<double>(s.receive_errors[i]);
+                });
+  AddNicCounter(r, "hostmesh_agent_duplicate_probes_total",
+                "Second receives of probes this NIC sent, dropped.",
+                [](const LoopSnapshot& s, std::size_t i) {
+                  double total = 0;
+                  const std::size_t n = s.prober.size();
+                  for (std::size_t d = 0; d < n; ++d)
+                    total += static_cast<double>(s.pairs[i * n + d].duplicate);
+                  return total;
+                });
+
+  r.AddCallbackFamily(MetricType::kCounter, "hostmesh_agent_rejected_packets_total",
+                      "Packets received on the NIC and dropped before matching, by reason.",
+                      {"nic", "reason"}, [this] {
+                        const LoopSnapshot s = Read();
+                        std::vector<ScrapedValue> out;
+                        for (std::size_t i = 0; i < s.prober.size() && i < nics_.size(); ++i) {
+                          for (std::size_t k = 0; k < kDecodeStatusCount; ++k) {
+                            const auto status = static_cast<DecodeStatus>(k);
+                            if (status == DecodeStatus::kOk) continue;
+                            out.push_back({{nics_[i], std::string(DecodeStatusName(status))},
+                                           static_cast<double>(s.prober[i].received[k])});
+                          }
+                        }
+                        return out;
+                      });
+  r.AddCallbackFamily(
+      MetricType::kGauge, "hostmesh_agent_timestamp_source",
+      "1 for the timestamp source the NIC's transport delivers, else 0.", {"nic", "source"},
+      [this] {
+        std::lock_guard lock(mu_);
+        std::vector<ScrapedValue> out;
+        for (std::size_t i = 0; i < sources_.size() && i < nics_.size(); ++i) {
+          for (const auto& [source, name] : kSources) {
+            out.push_back({{nics_[i], std::string(name)}, sources_[i] == source ? 1.0 : 0.0});
+          }
+        }
+        return out;
+      });
+  r.AddCallbackFamily(MetricType::kGauge, "hostmesh_agent_clock_fit_error_seconds",
+                      "Error bound of the NIC-clock-to-host-clock fit; 0 when the host clock "
+                      "stamps (kernel UDP).",
+                      {"nic"}, [this] {
+                        const LoopSnapshot s = Read();
+                        std::vector<ScrapedValue> out;
+                        for (std::size_t i = 0; i < s.clock_fit_error_seconds.size(); ++i) {
+                          out.push_back({{nics_[i]}, s.clock_fit_error_seconds[i]});
+                        }
+                        return out;
+                      });
+  r.AddCallbackFamily(MetricType::kGauge, "hostmesh_agent_port_pool_generation",
+                      "Rotations of the NIC's source port pool since start.", {"nic"}, [this] {
+                        const LoopSnapshot s = Read();
+                        std::vector<ScrapedValue> out;
+                        for (std::size_t i = 0; i < s.pool_generation.size(); ++i) {
+                          out.push_back({{nics_[i]}, static_cast<double>(s.pool_generation[i])});
+                        }
+                        return out;
+                      });
+  r.AddCallbackFamily(
+      MetricType::kGauge, "hostmesh_agent_port_pool_distinct_ports",
+      "Distinct source ports a NIC pair probed with in the last hour.", {"src_nic", "dst_nic"},
+      [this] {
+        const LoopSnapshot s = Read();
+        const std::size_t n = nics_.size();
+        std::vector<ScrapedValue> out;
+        if (s.distinct_ports.size() != n * n) return out;
+        for (std::size_t a = 0; a < n; ++a) {
+          for (std::size_t b = 0; b < n; ++b) {
+            if (a == b) continue;
+            out.push_back({{nics_[a], nics_[b]}, static_cast<double>(s.distinct_ports[a * n + b])});
+          }
+        }
+        return out;
+      });
+  r.AddCallbackGauge("hostmesh_agent_probes_pending", "Probes sent and not decided yet.",
+                     [this] { return static_cast<double>(Read().pending); });
+
+  // Upload: Uploader::Counters() takes the uploader's short lock.
+  const auto up = [upload](std::uint64_t upload::UploadCounters::*field) {
+    return [upload, field] { return static_cast<double>(upload().*field); };
+  };
+  r.AddCallbackGauge("hostmesh_agent_upload_queue_depth_batches",
+                     "Batches held until the analyzer acknowledges them.",
+                     up(&upload::UploadCounters::queue_depth));
+  r.AddCallbackGauge("hostmesh_agent_upload_buffered_bytes", "Bytes of the batches held.",
+                     up(&upload::UploadCounters::bytes_buffered));
+  r.AddCallbackCounter("hostmesh_agent_upload_batches_sent_total",
+                       "Batch writes to the analyzer, resends included.",
+                       up(&upload::UploadCounters::batches_sent));
+  r.AddCallbackCounter("hostmesh_agent_upload_batches_acknowledged_total",
+                       "Batches the analyzer acknowledged as durable.",
+                       up(&upload::UploadCounters::batches_acknowledged));
+  r.AddCallbackCounter("hostmesh_agent_upload_batches_dropped_total",
+                       "Batches dropped unacknowledged because the buffer budget was full.",
+                       up(&upload::UploadCounters::batches_dropped));
+  r.AddCallbackCounter("hostmesh_agent_upload_results_dropped_total",
+                       "Probe results dropped with those batches.",
+                       up(&upload::UploadCounters::results_dropped));
+  r.AddCallbackCounter("hostmesh_agent_upload_connects_total",
+                       "Connections to the analyzer established.",
+                       up(&upload::UploadCounters::connects));
+  r.AddCallbackCounter("hostmesh_agent_upload_connect_failures_total",
+                       "Failed attempts to connect to the analyzer.",
+                       up(&upload::UploadCounters::connect_failures));
+
+  r.AddCallbackCounter("hostmesh_agent_process_cpu_seconds_total",
+                       "User and system CPU time of the agent process.", [] {
+                         const auto stats = ReadSelfProcStats();
+                         return stats ? stats->cpu_seconds : 0.0;
+                       });
+  r.AddCallbackGauge("hostmesh_agent_process_resident_memory_bytes",
+                     "Resident set size of the agent process.", [] {
+                       const auto stats = ReadSelfProcStats();
+                       return stats ? stats->resident_bytes : 0.0;
+                     });
+}
+
+void AgentMetrics::AddPairCounter(metrics::Registry& r, const char* name, const char* help,
+                                  std::uint64_t PairCounters::*field) {
+  r.AddCallbackFamily(MetricType::kCounter, name, help, {"src_nic", "dst_nic"}, [this, field] {
+    const LoopSnapshot s = Read();
+    const std::size_t n = nics_.size();
+    std::vector<ScrapedValue> out;
+    if (s.pairs.size() != n * n) return out;
+    for (std::size_t a = 0; a < n; ++a) {
+      for (std::size_t b = 0; b < n; ++b) {
+        if (a != b)
+          out.push_back({{nics_[a], nics_[b]}, static_cast<double>(s.pairs[a * n + b].*field)});
+      }
+    }
+    return out;
+  });
+}
+
+void AgentMetrics::AddNicCounter(metrics::Registry& r, const char* name, const char* help,
+                                 std::function<double(const LoopSnapshot&, std::size_t)> value) {
+  r.AddCallbackFamily(MetricType::kCounter, name, help, {"nic"}, [this, value] {
+    const LoopSnapshot s = Read();
+    std::vector<ScrapedValue> out;
+    if (s.prober.size() != nics_.size() || s.receive_errors.size() != nics_.size()) return out;
+    for (std::size_t i = 0; i < nics_.size(); ++i) out.push_back({{nics_[i]}, value(s, i)});
+    return out;
+  });
+}
+
+void AgentMetrics::Publish(LoopSnapshot snapshot) {
+  std::lock_guard lock(mu_);
+  snapshot_ = std::move(snapshot);
+}
+
+LoopSnapshot AgentMetrics::Read() const {
+  std::lock_guard lock(mu_);
+  return snapshot_;
+}
+
+void AgentMetrics::ObserveResult(const ProbeResult& result) {
+  if (result.src_nic >= latency_.size()) return;
+  double seconds = 0;
+  if (NetworkLatencySeconds(result, &seconds)) latency_[result.src_nic]->Observe(seconds);
+  if (ProcessingDelaySeconds(result, &seconds)) processing_[result.src_nic]->Observe(seconds);
+}
+
+void AgentMetrics::SetTimestampSources(const std::vector<TimestampSource>& sources) {
+  std::lock_guard lock(mu_);
+  sources_ = sources;
+}
+
+}  // namespace hostmesh::agent::app

@@ -1,0 +1,65 @@
+#pragma once
+
+// The agent's /metrics. The core keeps plain counters owned by the loop
+// thread; the loop publishes a copy now and then (Publish) and the scrape
+// callbacks read that copy, so nothing is counted twice and the hot path
+// takes no lock per probe. Latency histograms are observed per result.
+//
+// Cardinality (DESIGN 3, under 1,000 series with 8 NICs): counters per NIC
+// pair (4 x 56), histograms per source NIC (2 x 8 x 16), the rest per NIC.
+
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "agent/core/prober.h"
+#include "agent/core/tracker.h"
+#include "agent/upload/upload_engine.h"
+#include "common/metrics/registry.h"
+
+namespace hostmesh::agent::app {
+
+struct LoopSnapshot {
+  std::vector<PairCounters> pairs;              // [src * nics + dst]
+  std::vector<ProberNicCounters> prober;        // per NIC
+  std::vector<std::uint64_t> receive_errors;    // transport's, per NIC
+  std::vector<double> clock_fit_error_seconds;  // per NIC; 0 where the host clock stamps
+  std::vector<std::uint64_t> pool_generation;   // per NIC
+  std::vector<std::uint64_t> distinct_ports;    // [src * nics + dst], last hour
+  std::uint64_t pending = 0;                    // probes not decided yet
+};
+
+class AgentMetrics {
+ public:
+  // `nic_names` in NicId order; `upload` is called from the scrape thread.
+  AgentMetrics(metrics::Registry& registry, std::vector<std::string> nic_names,
+               std::function<upload::UploadCounters()> upload);
+
+  // Loop thread.
+  void Publish(LoopSnapshot snapshot);
+  void ObserveResult(const ProbeResult& result);
+  // What each NIC's transport delivers (from OpenNic); exported as a 0/1 gauge.
+  void SetTimestampSources(const std::vector<TimestampSource>& sources);
+
+  // Histogram bounds: 1 us .. 1 s, ~3.16x apart.
+  static std::vector<double> LatencyBuckets();
+
+ private:
+  LoopSnapshot Read() const;
+  void AddPairCounter(metrics::Registry& registry, const char* name, const char* help,
+                      std::uint64_t PairCounters::*field);
+  void AddNicCounter(metrics::Registry& registry, const char* name, const char* help,
+                     std::function<double(const LoopSnapshot&, std::size_t)> value);
+
+  std::vector<std::string> nics_;
+  std::vector<metrics::Histogram*> latency_;     // per source NIC
+  std::vector<metrics::Histogram*> processing_;  // per source NIC
+
+  mutable std::mutex mu_;
+  LoopSnapshot snapshot_;
+  std::vector<TimestampSource> sources_;
+};
+
+}  // namespace hostmesh::agent::app

@@ -1,0 +1,101 @@
+// hostmesh-agent: flags, logging and signals; everything else is hm_agent_app.
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <iostream>
+#include <string>
+
+#include "agent/config/agent_config.h"
+#include "agent/main/agent_app.h"
+#include "agent/main/wiring.h"
+#include "common/base/logging.h"
+#include "common/config/config_error.h"
+#include "common/metrics/registry.h"
+
+#ifndef HOSTMESH_VERSION
+#define HOSTMESH_VERSION "unknown"
+#endif
+
+int main(int argc, char** argv) {
+  using namespace hostmesh;
+  CLI::App cli{"hostmesh agent: full-mesh probes between the NICs of this host"};
+  std::string config_path;
+  std::string log_level;
+  bool check_config = false;
+  cli.add_option("--config", config_path, "agent config file (YAML)");
+  cli.add_flag("--check-config", check_config, "validate the config, print a summary, exit");
+  cli.add_option("--log-level", log_level,
+                 "trace|debug|info|warn|error|critical|off (overrides "
+                 "the config's log_level)");
+  cli.set_version_flag("--version", std::string("hostmesh-agent ") + HOSTMESH_VERSION);
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version exit 0; every usage error is 2, like a bad config.
+    return cli.exit(e) == 0 ? 0 : 2;
+  }
+  if (config_path.empty()) {
+    std::cerr << "--config is required\n" << cli.help();
+    return 2;
+  }
+
+  agent::AgentConfig config;
+  try {
+    config = agent::LoadAgentConfig(config_path);
+  } catch (const config::ConfigError& e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << config_path << ": " << e.what() << "\n";
+    return 2;
+  }
+  if (!log_level.empty()) {
+    std::string error;
+    const auto level = ParseLogLevel(log_level, &error);
+    if (!level) {
+      std::cerr << "--log-level: " << error << "\n";
+      return 2;
+    }
+    config.log_level = *level;
+  }
+  if (check_config) {
+    // `auto` is resolved at start from the devices present; the file alone
+    // is checked here, so it validates on any machine.
+    const auto problems = agent::app::CheckWiring(config, config.transport);
+    for (const std::string& problem : problems) std::cerr << config_path << ": " << problem << "\n";
+    if (!problems.empty()) return 2;
+    std::cout << agent::app::ConfigSummary(config) << "\n";
+    return 0;
+  }
+  InitLogging(config.log_level);
+
+  // Blocked before any thread starts, so every thread inherits the mask and
+  // the signals arrive only through the signalfd the probe loop watches.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  if (pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr) != 0) return 1;
+  const int stop_fd = signalfd(-1, &stop_signals, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (stop_fd < 0) {
+    std::perror("signalfd");
+    return 1;
+  }
+
+  const SystemClock clock;
+  metrics::Registry registry;
+  agent::app::AgentAppOptions options;
+  options.version = HOSTMESH_VERSION;
+  agent::app::AgentApp app(std::move(config), std::move(options), clock, registry);
+  std::string error;
+  if (!app.Start(&error)) {
+    GetLogger("agent")->critical("cannot start: {}", error);
+    return 1;
+  }
+  app.Run(stop_fd);  // unacknowledged results at exit are logged, not an error
+  ::close(stop_fd);
+  return 0;
+}

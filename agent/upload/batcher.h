@@ -1,0 +1,59 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "common/base/clock.h"
+#include "hostmesh/v1/ingest.pb.h"
+
+namespace hostmesh::agent::upload {
+
+// Who the batches belong to: the analyzer deduplicates on (agent_id, boot_id,
+// batch_seq), so these never change for the life of a Batcher.
+struct BatchIdentity {
+  std::string agent_id;
+  std::uint64_t boot_id = 0;
+};
+
+// Groups probe results and path reports into UploadBatch messages. A batch closes
+// when it holds `max_items` items (results plus paths) or when its oldest item is
+// `max_age` old, so a quiet agent still uploads within max_age. Closed batches get
+// batch_seq 1, 2, 3, ... with no gaps: the analyzer reads a gap as lost data.
+class Batcher {
+ public:
+  // A `max_items` of 0 is taken as 1.
+  Batcher(const Clock& clock, BatchIdentity identity, std::uint32_t max_items,
+          std::chrono::nanoseconds max_age);
+
+  // Each returns the batch this item filled, if it did.
+  std::optional<v1::UploadBatch> Add(v1::ProbeResult result);
+  std::optional<v1::UploadBatch> Add(v1::PathReport path);
+
+  // When the open batch reaches max_age; nullopt while nothing is open. The I/O
+  // loop sleeps until then.
+  std::optional<MonoTime> Due() const;
+  // Closes the open batch if it is due by the clock.
+  std::optional<v1::UploadBatch> CloseIfDue();
+  // Closes the open batch whatever its age (shutdown flush); nullopt when empty.
+  std::optional<v1::UploadBatch> Close();
+
+  std::uint64_t last_batch_seq() const { return last_seq_; }
+  std::uint32_t open_items() const { return items_; }
+
+ private:
+  // Starts the age timer on the first item; closes when full.
+  std::optional<v1::UploadBatch> Added();
+
+  const Clock& clock_;
+  BatchIdentity identity_;
+  std::uint32_t max_items_;
+  std::chrono::nanoseconds max_age_;
+  v1::UploadBatch open_;
+  std::uint32_t items_ = 0;
+  MonoTime first_item_at_{};
+  std::uint64_t last_seq_ = 0;
+};
+
+}  // namespace hostmesh::agent::upload

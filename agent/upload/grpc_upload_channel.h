@@ -1,0 +1,49 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "agent/upload/upload_channel.h"
+
+namespace hostmesh::agent::upload {
+
+struct GrpcChannelOptions {
+  std::string address;  // "host:port" of the analyzer's AgentIngest service
+  std::chrono::nanoseconds hello_timeout = std::chrono::seconds{5};
+};
+
+// UploadChannel over gRPC (insecure), with the callback API so no call blocks:
+// Hello as a unary call, then the bidirectional Upload stream. Events are posted
+// from gRPC's threads. Open, Write and Close must come from one thread at a time
+// (the uploader's).
+class GrpcUploadChannel final : public UploadChannel {
+ public:
+  GrpcUploadChannel(GrpcChannelOptions options, ChannelEventSink sink);
+  // Cancels the current connection and waits until gRPC has finished every call
+  // it started, so no event reaches the sink afterwards.
+  ~GrpcUploadChannel() override;
+
+  GrpcUploadChannel(const GrpcUploadChannel&) = delete;
+  GrpcUploadChannel& operator=(const GrpcUploadChannel&) = delete;
+
+  void Open(std::uint64_t connection, const v1::AgentHello& hello) override;
+  void Write(std::uint64_t connection, v1::UploadBatch batch) override;
+  void Close(std::uint64_t connection) override;
+
+ private:
+  class Connection;
+  struct Shared;
+
+  // Frees given-up connections whose gRPC calls have all finished.
+  void ReapRetired();
+
+  GrpcChannelOptions options_;
+  std::shared_ptr<Shared> shared_;
+  std::unique_ptr<Connection> current_;
+  std::vector<std::unique_ptr<Connection>> retired_;  // closed, calls still finishing
+};
+
+}  // namespace hostmesh::agent::upload

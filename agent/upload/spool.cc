@@ -1,0 +1,89 @@
+#include "agent/upload/spool.h"
+
+#include <utility>
+
+namespace hostmesh::agent::upload {
+
+Spool::Spool(std::uint64_t budget_bytes) : budget_(budget_bytes) {}
+
+void Spool::Push(v1::UploadBatch batch) {
+  const std::uint64_t seq = batch.batch_seq();
+  Entry entry;
+  entry.bytes = batch.ByteSizeLong();
+  entry.batch = std::move(batch);
+  bytes_ += entry.bytes;
+  entries_.insert_or_assign(seq, std::move(entry));
+  while (bytes_ > budget_ && !entries_.empty()) DropOldest();
+}
+
+void Spool::DropOldest() {
+  const auto oldest = entries_.begin();
+  const Entry& entry = oldest->second;
+  ++counters_.batches_dropped;
+  counters_.results_dropped += static_cast<std::uint64_t>(entry.batch.results_size());
+  counters_.paths_dropped += static_cast<std::uint64_t>(entry.batch.paths_size());
+  counters_.bytes_dropped += entry.bytes;
+  bytes_ -= entry.bytes;
+  entries_.erase(oldest);
+}
+
+const v1::UploadBatch* Spool::TakeNextToSend(MonoTime now) {
+  const auto next = entries_.lower_bound(send_cursor_);
+  if (next == entries_.end()) return nullptr;
+  Entry& entry = next->second;
+  ++counters_.batches_sent;
+  if (entry.writes++ > 0) ++counters_.batches_resent;
+  entry.written_at = now;
+  send_cursor_ = next->first + 1;
+  return &entry.batch;
+}
+
+std::optional<MonoTime> Spool::OldestUnackedWriteAt() const {
+  // Batches go out in seq order, so the oldest written one is the first held.
+  if (entries_.empty() || entries_.begin()->first >= send_cursor_) return std::nullopt;
+  return entries_.begin()->second.written_at;
+}
+
+AckOutcome Spool::Apply(const v1::UploadAck& ack) {
+  const auto it = entries_.find(ack.batch_seq());
+  if (it == entries_.end()) {
+    ++counters_.acks_ignored;
+    return AckOutcome::kIgnored;
+  }
+  AckOutcome outcome = AckOutcome::kIgnored;
+  switch (ack.status()) {
+    case v1::UploadAck::STATUS_ACCEPTED:
+      ++counters_.batches_acknowledged;
+      outcome = AckOutcome::kAcknowledged;
+      break;
+    case v1::UploadAck::STATUS_DUPLICATE:
+      ++counters_.batches_acknowledged;
+      ++counters_.batches_duplicate;
+      outcome = AckOutcome::kDuplicate;
+      break;
+    case v1::UploadAck::STATUS_REJECTED:
+      ++counters_.batches_rejected;
+      outcome = AckOutcome::kRejected;
+      break;
+    default:
+      // Keep the batch: an analyzer that cannot say what happened has not said
+      // it is durable.
+      ++counters_.acks_ignored;
+      return AckOutcome::kIgnored;
+  }
+  bytes_ -= it->second.bytes;
+  entries_.erase(it);
+  return outcome;
+}
+
+void Spool::Rewind(std::uint64_t last_durable_seq) {
+  while (!entries_.empty() && entries_.begin()->first <= last_durable_seq) {
+    ++counters_.batches_acknowledged;
+    ++counters_.batches_already_durable;
+    bytes_ -= entries_.begin()->second.bytes;
+    entries_.erase(entries_.begin());
+  }
+  send_cursor_ = 0;
+}
+
+}  // namespace hostmesh::agent::upload

@@ -1,0 +1,91 @@
+// The agent's loop in real time over the in-memory transport, with an
+// analyzer that never answers: it must probe anyway, stop on the stop fd,
+// decide every outstanding probe and give up the flush at its deadline.
+#include "agent/main/agent_app.h"
+
+#include <gtest/gtest.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <future>
+#include <thread>
+
+#include "agent/core/fake_transport.h"
+#include "common/metrics/text_format.h"
+#include "tests/agent/upload/fake_upload_channel.h"
+
+namespace hostmesh::agent::app {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr const char* kConfig = R"(host: h000
+transport: udp
+analyzer:
+  address: 127.0.0.1:1
+probe:
+  interval: 10ms
+  timeout: 100ms
+nics:
+  - {name: nic0, rail: 0, ip: 198.18.0.1, netdev: nic0}
+  - {name: nic1, rail: 1, ip: 198.18.0.5, netdev: nic1}
+  - {name: nic2, rail: 2, ip: 198.18.0.9, netdev: nic2}
+)";
+
+double Value(const metrics::Registry& registry, const std::string& name) {
+  double total = 0;
+  for (const auto& family : registry.Collect()) {
+    if (family.name != name) continue;
+    for (const auto& series : family.series) total += series.value;
+  }
+  return total;
+}
+
+TEST(agent_app, ProbesWithoutAnAnalyzerAndStopsOnTheStopFd) {
+  const SystemClock clock;
+  metrics::Registry registry;
+  AgentAppOptions options;
+  options.serve_metrics = false;
+  options.upload_flush_timeout = 100ms;
+  options.publish_period = 10ms;
+  options.make_transport = [](const AgentConfig& config, const Clock& c) {
+    FakeTransportOptions fake;
+    fake.num_nics = static_cast<std::uint32_t>(config.nics.size());
+    BuiltTransport built;
+    built.transport = std::make_unique<FakeTransport>(c, fake);
+    built.kind = Transport::kUdp;
+    return built;
+  };
+  // Open is recorded and never answered: an analyzer that does not respond.
+  options.make_channel = [](upload::ChannelEventSink) {
+    return std::make_unique<upload::testing::FakeUploadChannel>();
+  };
+  AgentApp app(ParseAgentConfig(kConfig, "agent.yaml"), options, clock, registry);
+  std::string error;
+  ASSERT_TRUE(app.Start(&error)) << error;
+  EXPECT_NE(app.boot_id(), 0U);
+
+  const int stop = ::eventfd(0, EFD_CLOEXEC);
+  ASSERT_GE(stop, 0);
+  auto run = std::async(std::launch::async, [&] { return app.Run(stop); });
+  std::this_thread::sleep_for(300ms);
+  const std::uint64_t one = 1;
+  ASSERT_EQ(::write(stop, &one, sizeof one), static_cast<ssize_t>(sizeof one));
+  ASSERT_EQ(run.wait_for(5s), std::future_status::ready) << "Run did not return after stop";
+  EXPECT_FALSE(run.get()) << "nothing can be acknowledged by a silent analyzer";
+  ::close(stop);
+
+  const double sent = Value(registry, "hostmesh_agent_probes_sent_total");
+  EXPECT_GT(sent, 30);  // 3 NICs x 100/s x 0.3 s = 90, with slack for a slow box
+  EXPECT_EQ(Value(registry, "hostmesh_agent_probes_received_total"), sent);
+  EXPECT_EQ(Value(registry, "hostmesh_agent_probes_timeouts_total"), 0);
+  EXPECT_EQ(Value(registry, "hostmesh_agent_probes_pending"), 0);
+  // Shutdown's refused sends are not reported as a full queue.
+  EXPECT_EQ(Value(registry, "hostmesh_agent_send_retry_later_total"), 0);
+  EXPECT_GT(Value(registry, "hostmesh_agent_upload_queue_depth_batches"), 0);
+  EXPECT_GT(Value(registry, "hostmesh_agent_port_pool_distinct_ports"), 0);
+}
+
+}  // namespace
+}  // namespace hostmesh::agent::app

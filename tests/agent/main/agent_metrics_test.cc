@@ -1,0 +1,139 @@
+// The agent's /metrics: names promtool accepts, values read from the
+// published snapshot, and the series budget of DESIGN 3 with 8 NICs.
+#include "agent/main/agent_metrics.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+
+#include "common/metrics/text_format.h"
+
+#ifndef HOSTMESH_PROMTOOL_PATH
+#define HOSTMESH_PROMTOOL_PATH ""
+#endif
+
+namespace hostmesh::agent::app {
+namespace {
+
+std::vector<std::string> NicNames(std::size_t n) {
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < n; ++i) names.push_back("nic" + std::to_string(i));
+  return names;
+}
+
+LoopSnapshot Snapshot(std::size_t n) {
+  LoopSnapshot s;
+  s.pairs.resize(n * n);
+  for (std::size_t i = 0; i < n * n; ++i) {
+    s.pairs[i].sent = 10 + i;
+    s.pairs[i].received = 9 + i;
+    s.pairs[i].timed_out = 1;
+    s.pairs[i].late = i % 2;
+  }
+  s.prober.resize(n);
+  s.prober[0].send_errors = 3;
+  s.prober[1].received[static_cast<std::size_t>(DecodeStatus::kCorrupt)] = 5;
+  s.receive_errors.assign(n, 0);
+  s.clock_fit_error_seconds.assign(n, 0);
+  s.pool_generation.assign(n, 2);
+  s.distinct_ports.assign(n * n, 16);
+  return s;
+}
+
+struct Fixture {
+  explicit Fixture(std::size_t nics)
+      : metrics(registry, NicNames(nics), [] {
+          upload::UploadCounters c;
+          c.queue_depth = 2;
+          c.bytes_buffered = 1234;
+          c.batches_sent = 7;
+          c.batches_acknowledged = 5;
+          return c;
+        }) {
+    metrics.Publish(Snapshot(nics));
+    metrics.SetTimestampSources(std::vector<TimestampSource>(nics, TimestampSource::kKernel));
+    ProbeResult r;
+    r.src_nic = 1;
+    r.app_send_ns = 1000;
+    r.nic_send_ns = 2000;
+    r.nic_recv_ns = 12000;
+    r.app_recv_ns = 15000;
+    metrics.ObserveResult(r);
+  }
+  metrics::Registry registry;
+  AgentMetrics metrics;
+};
+
+std::size_t Series(const std::vector<metrics::FamilySnapshot>& families) {
+  std::size_t n = 0;
+  for (const auto& f : families) {
+    // A histogram series is buckets + _sum + _count lines in Prometheus.
+    for (const auto& s : f.series) {
+      n += f.type == metrics::MetricType::kHistogram ? f.bucket_bounds.size() + 3 : 1;
+      (void)s;
+    }
+  }
+  return n;
+}
+
+TEST(agent_metrics, ValuesComeFromTheSnapshot) {
+  Fixture f(4);
+  const std::string text = metrics::RenderText(f.registry.Collect());
+  for (const char* line : {
+           "hostmesh_agent_probes_sent_total{src_nic=\"nic0\",dst_nic=\"nic1\"} 11",
+           "hostmesh_agent_probes_received_total{src_nic=\"nic1\",dst_nic=\"nic0\"} 13",
+           "hostmesh_agent_probes_timeouts_total{src_nic=\"nic0\",dst_nic=\"nic1\"} 1",
+           "hostmesh_agent_probes_late_total{src_nic=\"nic0\",dst_nic=\"nic1\"} 1",
+           "hostmesh_agent_send_errors_total{nic=\"nic0\"} 3",
+           "hostmesh_agent_rejected_packets_total{nic=\"nic1\",reason=\"corrupt\"} 5",
+           "hostmesh_agent_timestamp_source{nic=\"nic2\",source=\"kernel\"} 1",
+           "hostmesh_agent_timestamp_source{nic=\"nic2\",source=\"hardware\"} 0",
+           "hostmesh_agent_port_pool_distinct_ports{src_nic=\"nic3\",dst_nic=\"nic2\"} 16",
+           "hostmesh_agent_upload_queue_depth_batches 2",
+           "hostmesh_agent_upload_buffered_bytes 1234",
+           "hostmesh_agent_upload_batches_acknowledged_total 5",
+           "hostmesh_agent_network_latency_seconds_count{src_nic=\"nic1\"} 1",
+           "hostmesh_agent_processing_delay_seconds_count{src_nic=\"nic1\"} 1",
+       }) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << "\n--- in ---\n" << text;
+  }
+  // No self-pairs: a NIC never probes itself.
+  EXPECT_EQ(text.find("src_nic=\"nic0\",dst_nic=\"nic0\""), std::string::npos);
+}
+
+TEST(agent_metrics, EightNicsStayUnderTheSeriesBudget) {
+  Fixture f(8);
+  EXPECT_LT(Series(f.registry.Collect()), 1000U);
+}
+
+TEST(agent_metrics, PromtoolAcceptsTheExposition) {
+  if (std::string(HOSTMESH_PROMTOOL_PATH).empty()) {
+    GTEST_SKIP() << "promtool not found at configure time (Debian package 'prometheus')";
+  }
+  Fixture f(8);
+  const std::string text = metrics::RenderText(f.registry.Collect());
+  std::string path = ::testing::TempDir() + "hm_agent_metrics_XXXXXX";
+  const int fd = ::mkstemp(path.data());
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  ::close(fd);
+  const std::string command =
+      std::string("'") + HOSTMESH_PROMTOOL_PATH + "' check metrics < '" + path + "' 2>&1";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string output;
+  char buf[4096];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) output.append(buf, n);
+  const int status = ::pclose(pipe);
+  ::unlink(path.c_str());
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << output << "\n---\n" << text;
+  EXPECT_EQ(output, "") << text;
+}
+
+}  // namespace
+}  // namespace hostmesh::agent::app

@@ -1,0 +1,91 @@
+// Suite names start with "upload" so `ctest -R upload` selects them.
+#include "agent/upload/batcher.h"
+
+#include <gtest/gtest.h>
+
+namespace hostmesh::agent::upload {
+namespace {
+
+using namespace std::chrono_literals;
+
+v1::ProbeResult Result(std::uint64_t sequence) {
+  v1::ProbeResult result;
+  result.set_src_nic(0);
+  result.set_dst_nic(1);
+  result.set_sequence(sequence);
+  return result;
+}
+
+TEST(upload_batcher, ClosesWhenFullAndLabelsTheBatch) {
+  VirtualClock clock;
+  Batcher batcher(clock, {"h003", 42}, 3, 1s);
+  EXPECT_FALSE(batcher.Add(Result(1)));
+  EXPECT_FALSE(batcher.Add(Result(2)));
+  clock.Advance(5ms);
+  const std::optional<v1::UploadBatch> batch = batcher.Add(Result(3));
+  ASSERT_TRUE(batch);
+  EXPECT_EQ(batch->results_size(), 3);
+  EXPECT_EQ(batch->results(2).sequence(), 3u);
+  EXPECT_EQ(batch->agent_id(), "h003");
+  EXPECT_EQ(batch->boot_id(), 42u);
+  EXPECT_EQ(batch->batch_seq(), 1u);
+  EXPECT_EQ(batch->schema_version(), v1::SCHEMA_VERSION_1);
+  EXPECT_EQ(batch->created_ns(), clock.RealtimeNow().time_since_epoch().count());
+  EXPECT_EQ(batcher.open_items(), 0u);
+  EXPECT_FALSE(batcher.Due());
+}
+
+TEST(upload_batcher, PathsCountTowardsTheSize) {
+  VirtualClock clock;
+  Batcher batcher(clock, {"h", 1}, 2, 1s);
+  EXPECT_FALSE(batcher.Add(v1::PathReport{}));
+  const std::optional<v1::UploadBatch> batch = batcher.Add(Result(1));
+  ASSERT_TRUE(batch);
+  EXPECT_EQ(batch->paths_size(), 1);
+  EXPECT_EQ(batch->results_size(), 1);
+}
+
+TEST(upload_batcher, ClosesByAgeOfTheOldestItem) {
+  VirtualClock clock;
+  Batcher batcher(clock, {"h", 1}, 1000, 1s);
+  EXPECT_FALSE(batcher.CloseIfDue());  // nothing open, nothing due
+  batcher.Add(Result(1));
+  const MonoTime first = clock.MonotonicNow();
+  ASSERT_EQ(batcher.Due(), first + 1s);
+  clock.Advance(600ms);
+  batcher.Add(Result(2));
+  EXPECT_EQ(batcher.Due(), first + 1s) << "the oldest item sets the age, not the newest";
+  clock.Advance(399ms);
+  EXPECT_FALSE(batcher.CloseIfDue());
+  clock.Advance(1ms);
+  const std::optional<v1::UploadBatch> batch = batcher.CloseIfDue();
+  ASSERT_TRUE(batch);
+  EXPECT_EQ(batch->results_size(), 2);
+  EXPECT_FALSE(batcher.Due());
+}
+
+TEST(upload_batcher, SequenceStartsAtOneWithoutGaps) {
+  VirtualClock clock;
+  Batcher batcher(clock, {"h", 1}, 2, 1s);
+  std::vector<std::uint64_t> seqs;
+  for (std::uint64_t i = 0; i < 7; ++i) {
+    if (auto batch = batcher.Add(Result(i))) seqs.push_back(batch->batch_seq());
+    if (i == 4) {  // an age close in between must not skip a number
+      clock.Advance(1s);
+      if (auto batch = batcher.CloseIfDue()) seqs.push_back(batch->batch_seq());
+    }
+  }
+  if (auto batch = batcher.Close()) seqs.push_back(batch->batch_seq());
+  EXPECT_FALSE(batcher.Close()) << "an empty batch is never closed (it would waste a number)";
+  EXPECT_EQ(seqs, (std::vector<std::uint64_t>{1, 2, 3, 4}));
+  EXPECT_EQ(batcher.last_batch_seq(), 4u);
+}
+
+TEST(upload_batcher, ZeroMaxItemsMeansOne) {
+  VirtualClock clock;
+  Batcher batcher(clock, {"h", 1}, 0, 1s);
+  EXPECT_TRUE(batcher.Add(Result(1)));
+}
+
+}  // namespace
+}  // namespace hostmesh::agent::upload

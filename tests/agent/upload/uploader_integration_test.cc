@@ -1,0 +1,180 @@
+// The Uploader over real gRPC against an in-process analyzer stand-in that is
+// killed and restarted mid-run. Real time, but no fixed sleeps: every wait polls
+// a condition against a deadline.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <thread>
+
+#include "agent/upload/uploader.h"
+#include "tests/agent/upload/recording_ingest_server.h"
+
+namespace hostmesh::agent::upload {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::IngestBehavior;
+using testing::IngestStore;
+using testing::TestIngestServer;
+
+constexpr std::uint32_t kNics = 4;
+constexpr std::uint64_t kBoot = 0xB007;
+
+template <typename Condition>
+bool Eventually(Condition condition, std::chrono::milliseconds timeout = 10s) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(1ms);  // polling interval, not a wait for an outcome
+  }
+  return true;
+}
+
+v1::AgentHello Hello() {
+  v1::AgentHello hello;
+  hello.set_schema_version(v1::SCHEMA_VERSION_1);
+  hello.set_agent_id("h003");
+  hello.set_boot_id(kBoot);
+  hello.set_host("h003");
+  return hello;
+}
+
+UploaderOptions Options(int port) {
+  UploaderOptions options;
+  options.analyzer_address = "127.0.0.1:" + std::to_string(port);
+  options.engine.upload.batch_max_results = 20;
+  options.engine.upload.batch_max_age = 20ms;
+  options.engine.upload.buffer_budget = config::MiB(64);
+  options.engine.upload.backoff_initial = 10ms;
+  options.engine.upload.backoff_max = 100ms;
+  options.engine.ack_timeout = 5s;
+  options.hello_timeout = 1s;
+  options.jitter_seed = 1;
+  return options;
+}
+
+// Appends results [first, first + count) spread over the NICs, and returns the
+// longest any single Append took.
+std::chrono::nanoseconds AppendResults(Uploader& uploader, std::uint64_t first,
+                                       std::uint64_t count) {
+  std::chrono::nanoseconds longest{0};
+  for (std::uint64_t i = first; i < first + count; ++i) {
+    v1::ProbeResult result;
+    result.set_src_nic(static_cast<std::uint32_t>(i % kNics));
+    result.set_dst_nic(static_cast<std::uint32_t>((i + 1) % kNics));
+    result.set_sequence(i / kNics);
+    result.set_send_time_ns(static_cast<std::int64_t>(i));
+    const auto start = std::chrono::steady_clock::now();
+    uploader.Append(std::move(result));
+    longest = std::max<std::chrono::nanoseconds>(longest, std::chrono::steady_clock::now() - start);
+  }
+  return longest;
+}
+
+void ExpectEveryResultExactlyOnce(const IngestStore& store, std::uint64_t total) {
+  const auto results = store.results();
+  EXPECT_EQ(results.size(), total);
+  std::uint64_t missing = 0;
+  for (std::uint64_t i = 0; i < total; ++i) {
+    const auto it = results.find({"h003", kBoot, static_cast<std::uint32_t>(i % kNics), i / kNics});
+    if (it == results.end()) {
+      ++missing;
+    } else {
+      EXPECT_EQ(it->second, 1) << "result " << i << " counted " << it->second << " times";
+    }
+  }
+  EXPECT_EQ(missing, 0u);
+}
+
+void KillAndRestartMidRun(bool report_last_durable) {
+  IngestStore store;
+  // The first analyzer makes 8 batches durable-and-acked, then keeps storing
+  // without acking: those acks are "lost in the crash".
+  auto first = std::make_unique<TestIngestServer>(store, "127.0.0.1:0",
+                                                  IngestBehavior{8, report_last_durable});
+  ASSERT_TRUE(first->ok());
+  const int port = first->port();
+
+  SystemClock clock;
+  Uploader uploader(clock, Options(port), Hello());
+  uploader.Start();
+
+  constexpr std::uint64_t kPhase = 400;  // 20 batches per phase
+  AppendResults(uploader, 0, kPhase);
+  // Kill while the stream is busy: some batches acked, some stored without an
+  // ack, perhaps some still on the wire.
+  ASSERT_TRUE(Eventually([&] {
+    return uploader.Counters().batches_acknowledged >= 8 && store.batch_count() >= 12;
+  })) << "batches stored: "
+      << store.batch_count();
+  first->Kill();
+  const std::uint64_t stored_unacked = store.batch_count() - 8;
+  EXPECT_EQ(uploader.Counters().batches_acknowledged, 8u);
+
+  const auto down_longest = AppendResults(uploader, kPhase, kPhase);
+  ASSERT_TRUE(Eventually([&] { return uploader.Counters().connect_failures >= 2; }))
+      << "the uploader keeps trying while the analyzer is down";
+  const auto more_down = AppendResults(uploader, 2 * kPhase, kPhase);
+  // Waiting on the network would take a connect attempt or the 1 s Hello timeout;
+  // the bound leaves room for a loaded 2-core CI machine.
+  EXPECT_LT(std::max(down_longest, more_down), 100ms) << "Append must not wait for the network";
+  EXPECT_GE(uploader.Counters().queue_depth, 2 * kPhase / 20);
+
+  TestIngestServer second(store, "127.0.0.1:" + std::to_string(port),
+                          {UINT64_MAX, report_last_durable});
+  ASSERT_TRUE(second.ok()) << "port " << port << " could not be reused";
+  AppendResults(uploader, 3 * kPhase, kPhase);
+
+  EXPECT_TRUE(uploader.Shutdown(clock.MonotonicNow() + 10s)) << "everything acknowledged";
+  ExpectEveryResultExactlyOnce(store, 4 * kPhase);
+
+  const UploadCounters counters = uploader.Counters();
+  EXPECT_EQ(counters.queue_depth, 0u);
+  EXPECT_EQ(counters.batches_dropped, 0u);
+  EXPECT_GE(counters.batches_closed, 4 * kPhase / 20);  // more if age closed some early
+  EXPECT_GE(counters.connects, 2u);
+  EXPECT_GE(counters.disconnects, 1u);
+  if (report_last_durable) {
+    // The batches stored but never acked are skipped on the strength of Hello.
+    EXPECT_GE(counters.batches_already_durable, stored_unacked);
+  } else {
+    // They are resent, and the analyzer's dedup answers DUPLICATE.
+    EXPECT_GE(counters.batches_duplicate, stored_unacked);
+    EXPECT_GE(store.duplicate_batches(), stored_unacked);
+    EXPECT_GE(counters.batches_resent, stored_unacked);
+  }
+}
+
+TEST(upload_integration, KillAndRestartTheAnalyzerLosesAndDuplicatesNothing) {
+  KillAndRestartMidRun(/*report_last_durable=*/true);
+}
+
+TEST(upload_integration, ResentBatchesAreDeduplicatedWhenHelloKnowsNothing) {
+  KillAndRestartMidRun(/*report_last_durable=*/false);
+}
+
+TEST(upload_integration, StartsAndBuffersWithNoAnalyzerAtAll) {
+  IngestStore store;
+  int port = 0;
+  {
+    TestIngestServer probe(store, "127.0.0.1:0");  // a port that is free once it dies
+    ASSERT_TRUE(probe.ok());
+    port = probe.port();
+  }
+  SystemClock clock;
+  Uploader uploader(clock, Options(port), Hello());
+  uploader.Start();
+  const auto longest = AppendResults(uploader, 0, 1000);
+  EXPECT_LT(longest, 100ms);
+  ASSERT_TRUE(Eventually([&] { return uploader.Counters().connect_failures >= 2; }));
+  const MonoTime deadline = clock.MonotonicNow() + 200ms;
+  EXPECT_FALSE(uploader.Shutdown(deadline)) << "nothing could be acknowledged";
+  EXPECT_LT(clock.MonotonicNow() - deadline, 2s) << "Shutdown honours its deadline";
+  const UploadCounters counters = uploader.Counters();
+  EXPECT_GE(counters.queue_depth, 1000u / 20);
+  EXPECT_EQ(counters.queue_depth, counters.batches_closed) << "all kept, none dropped";
+  EXPECT_EQ(counters.connects, 0u);
+}
+
+}  // namespace
+}  // namespace hostmesh::agent::upload
