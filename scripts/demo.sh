@@ -44,8 +44,17 @@ src=$($fabric topology --json | python3 -c 'import json,sys; d=json.load(sys.std
 dst=$($fabric topology --json | python3 -c "import json,sys; d=json.load(sys.stdin); print(d['hosts'][0]['nics'][$last]['ip'])")
 $fabric truth-path "$src" "$dst" 49152
 
-echo; echo "== agent config the testbed generates for h000"
-$fabric agent-config h000 | head -20
+echo; echo "== the real agent on h000 for 5 s (UDP transport, no analyzer yet: it probes anyway)"
+cfg=$(mktemp /tmp/hostmesh-demo-agent.XXXXXX.yaml)
+$fabric agent-config h000 > "$cfg"
+mgmt_ip=$(sed -n 's/^  listen: \(.*\):9100$/\1/p' "$cfg")
+$fabric exec h000 -- build/agent/main/hostmesh-agent --config "$cfg" --log-level warn &
+agent=$!
+sleep 5
+$fabric exec h000 -- curl -s "http://$mgmt_ip:9100/metrics" |
+  grep -E '^hostmesh_agent_probes_(sent|received|timeouts)_total' | sort -t'"' -k2,2 -k4,4 | head -24
+kill -TERM "$agent"; wait "$agent" || true
+rm -f "$cfg"
 
 if [ "$keep" -eq 1 ]; then
   echo; echo "fabric left up: try '$fabric topology', '$fabric exec h000 -- ip rule', '$fabric down'"

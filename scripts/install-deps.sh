@@ -14,7 +14,7 @@ packages=(
   libnetfilter-queue-dev libmnl-dev
   # testbed and test tools
   python3 iproute2 nftables iptables stress-ng traceroute iputils-ping procps
-  prometheus socat jq
+  prometheus socat jq curl
 )
 
 missing=()
