@@ -16,6 +16,11 @@ const SchedulerOptions& Validated(const SchedulerOptions& options) {
   if (!(options.jitter_fraction >= 0.0 && options.jitter_fraction <= 0.5)) {
     throw std::invalid_argument("scheduler: jitter_fraction must be in [0, 0.5]");
   }
+  // A wider window could send one NIC's next probe in the same turn as this one.
+  if (options.coalesce_window < std::chrono::nanoseconds::zero() ||
+      options.coalesce_window > options.interval) {
+    throw std::invalid_argument("scheduler: coalesce_window must be in [0, interval]");
+  }
   return options;
 }
 
@@ -59,11 +64,12 @@ void Scheduler::PopDue(MonoTime now, std::vector<ProbeOrder>& out) {
   if (nics_.size() < 2) return;
   const std::size_t first = out.size();
   const auto peers = static_cast<std::uint64_t>(nics_.size() - 1);
+  const MonoTime horizon = now + options_.coalesce_window;
   for (NicId src = 0; src < nics_.size(); ++src) {
     NicState& state = nics_[src];
     // Every pool, due or not, so that what the metrics read is current.
     state.pool.AdvanceTo(now);
-    if (state.due > now) continue;
+    if (state.due > horizon) continue;
 
     // Uniform over the other NICs: draw among N-1 and step over ourselves.
     auto dst = static_cast<NicId>(state.rng.Below(peers));

@@ -10,6 +10,12 @@
 // hosts that start in step drift apart within seconds, so a fleet does not
 // probe in lockstep. Each NIC starts at a random phase within one interval.
 //
+// Coalescing: with `coalesce_window` W > 0, a turn also sends every probe due
+// within W after `now`, early. The loop then wakes once per round for all NICs
+// instead of once per NIC (8 NICs: 8x fewer wake-ups, each cache-cold and
+// costing more than the probe itself), while each NIC's due times, and so its
+// mean rate and jitter, stay as they were. W = interval sends one round per wake.
+//
 // A loop that falls more than an interval behind (a stall, a suspended VM)
 // gets one probe per NIC and the schedule restarts from `now`: the missed
 // slots are counted, not sent in a burst that would look like congestion.
@@ -31,6 +37,7 @@ struct SchedulerOptions {
   double jitter_fraction = 0.05;  // in [0, 0.5]
   std::uint16_t dst_port = 4791;  // RoCEv2
   PortPoolOptions ports;
+  std::chrono::nanoseconds coalesce_window{0};  // in [0, interval]
 };
 
 class Scheduler {

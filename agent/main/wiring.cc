@@ -13,6 +13,9 @@ CoreOptions CoreOptionsFrom(const AgentConfig& config) {
   const auto nics = static_cast<std::uint32_t>(config.nics.size());
   out.scheduler.num_nics = nics;
   out.scheduler.interval = config.probe.interval;
+  // One wake-up per round for all NICs (see Scheduler): the agent's CPU cost is
+  // mostly cache-cold wake-ups, not the probes themselves.
+  out.scheduler.coalesce_window = config.probe.interval;
   out.scheduler.dst_port = config.probe.dst_port;
   out.scheduler.ports.pool_size = config.ports.pool_size;
   out.scheduler.ports.rotation_period = config.ports.rotation_period;

@@ -41,6 +41,7 @@ TEST(agent_wiring, CoreOptionsFollowTheConfig) {
   const CoreOptions core = CoreOptionsFrom(Config());
   EXPECT_EQ(core.scheduler.num_nics, 3U);
   EXPECT_EQ(core.scheduler.interval, 50ms);
+  EXPECT_EQ(core.scheduler.coalesce_window, 50ms);  // one wake-up per round
   EXPECT_EQ(core.scheduler.dst_port, 4792);
   EXPECT_EQ(core.scheduler.ports.pool_size, 8U);
   EXPECT_EQ(core.scheduler.ports.rotation_period, 30s);
