@@ -34,7 +34,7 @@ MonoTime Prober::RunOnce() {
   tracker_.Poll(now);
 
   if (more_events) return now;
-  MonoTime wake = scheduler_.NextDue();
+  MonoTime wake = sending_ ? scheduler_.NextDue() : MonoTime::max();
   if (const auto deadline = tracker_.NextDeadline()) wake = std::min(wake, *deadline);
   return wake;
 }
@@ -63,6 +63,7 @@ void Prober::HandleEvent(const TransportEvent& event, MonoTime now) {
 
 void Prober::SendDue(MonoTime now) {
   orders_.clear();
+  if (!sending_) return;
   scheduler_.PopDue(now, orders_);
   if (orders_.empty()) return;
   const std::int64_t send_time_ns = clock_.RealtimeNow().time_since_epoch().count();

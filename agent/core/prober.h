@@ -50,6 +50,12 @@ class Prober {
   // results whose deadline has come. Returns when to run again at the latest.
   MonoTime RunOnce();
 
+  // For shutdown: no new probes from now on, while receives and timeouts go on
+  // so the tracker can settle the probes already out (no sequence gaps, no
+  // refused sends to explain away).
+  void StopSending() { sending_ = false; }
+  bool sending() const { return sending_; }
+
   const ProberNicCounters& nic_counters(NicId nic) const { return nic_counters_.at(nic); }
 
  private:
@@ -61,6 +67,7 @@ class Prober {
   ProbeTransport& transport_;
   const Clock& clock_;
   ProberOptions options_;
+  bool sending_ = true;
   std::vector<ProberNicCounters> nic_counters_;
   // Reused every turn: the steady state allocates nothing but received payloads.
   std::vector<ProbeOrder> orders_;

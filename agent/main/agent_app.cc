@@ -12,7 +12,6 @@
 
 #include "agent/core/prober.h"
 #include "agent/main/agent_metrics.h"
-#include "agent/main/gated_transport.h"
 #include "agent/main/wiring.h"
 #include "agent/udp/udp_transport.h"
 #include "agent/verbs/device_discovery.h"
@@ -121,15 +120,13 @@ bool AgentApp::Start(std::string* error) {
     *error = problems.front();
     return false;
   }
-  gate_ = std::make_unique<GatedTransport>(*built_.transport);
-
   // A NIC that does not open stays in the mesh: its probes fail and show up
   // as timeouts, which is how the analyzer should learn a NIC is broken.
   std::vector<NicCapabilities> capabilities;
   std::vector<TimestampSource> sources;
   std::size_t opened = 0;
   for (NicId nic = 0; nic < config_.nics.size(); ++nic) {
-    const OpenResult result = gate_->OpenNic(nic);
+    const OpenResult result = built_.transport->OpenNic(nic);
     capabilities.push_back(result.capabilities);
     sources.push_back(result.ok ? result.capabilities.recv_timestamps
                                 : TimestampSource::kUnspecified);
@@ -172,7 +169,7 @@ bool AgentApp::Start(std::string* error) {
     prober.payload_bytes = config_.probe.payload_bytes;
     prober.boot_id = boot_id_;
     core_ = std::make_unique<Core>(CoreOptionsFrom(config_), clock_.MonotonicNow(), Random64(rd),
-                                   *gate_, clock_, prober,
+                                   *built_.transport, clock_, prober,
                                    [this](const ProbeResult& r) { OnResult(r); });
   } catch (const std::invalid_argument& e) {
     *error = e.what();
@@ -218,7 +215,6 @@ void AgentApp::Publish(bool coverage) {
   }
   for (NicId nic = 0; nic < n; ++nic) {
     s.prober.push_back(core_->prober.nic_counters(nic));
-    s.prober.back().send_retry_later -= gate_->refused(nic);  // shutdown, not a full queue
     const TransportNicStats stats = built_.stats ? built_.stats(nic) : TransportNicStats{};
     s.receive_errors.push_back(stats.receive_errors);
     s.clock_fit_error_seconds.push_back(stats.clock_fit_error_seconds);
@@ -236,7 +232,7 @@ void AgentApp::Publish(bool coverage) {
 }
 
 bool AgentApp::Run(int stop_fd) {
-  const int ready_fd = gate_->ReadyFd();
+  const int ready_fd = built_.transport->ReadyFd();
   MonoTime next_publish = clock_.MonotonicNow() + options_.publish_period;
   MonoTime next_coverage = clock_.MonotonicNow() + options_.coverage_period;
   MonoTime drain_until = MonoTime::max();
@@ -249,13 +245,13 @@ bool AgentApp::Run(int stop_fd) {
       next_publish = now + options_.publish_period;
       if (coverage) next_coverage = now + options_.coverage_period;
     }
-    if (gate_->closed() && (core_->tracker.pending() == 0 || now >= drain_until)) break;
+    if (!core_->prober.sending() && (core_->tracker.pending() == 0 || now >= drain_until)) break;
 
     wake = std::min({wake, next_publish, drain_until});
     pollfd fds[2];
     nfds_t count = 0;
     if (ready_fd >= 0) fds[count++] = {ready_fd, POLLIN, 0};
-    const bool watch_stop = !gate_->closed();
+    const bool watch_stop = core_->prober.sending();
     if (watch_stop) fds[count++] = {stop_fd, POLLIN, 0};
     const auto wait = std::max(wake - now, std::chrono::nanoseconds::zero());
     timespec timeout{};
@@ -265,7 +261,7 @@ bool AgentApp::Run(int stop_fd) {
     if (n < 0 && errno != EINTR) Log()->warn("ppoll: {}", std::strerror(errno));
     if (watch_stop && n > 0 && (fds[count - 1].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
       now = clock_.MonotonicNow();
-      gate_->Close();
+      core_->prober.StopSending();
       // The last probe sent may wait one timeout; a little more for its TX stamp.
       drain_until = now + config_.probe.timeout + std::chrono::milliseconds{100};
       Log()->info("stopping: no new probes, waiting up to {} ms for {} outstanding",

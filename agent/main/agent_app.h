@@ -28,7 +28,6 @@ class Server;
 namespace hostmesh::agent::app {
 
 class AgentMetrics;
-class GatedTransport;
 
 // Per-NIC figures only the concrete transport knows.
 struct TransportNicStats {
@@ -89,7 +88,6 @@ class AgentApp {
   std::uint64_t boot_id_ = 0;
 
   BuiltTransport built_;
-  std::unique_ptr<GatedTransport> gate_;
   std::unique_ptr<upload::Uploader> uploader_;
   std::unique_ptr<AgentMetrics> metrics_;
   std::unique_ptr<Core> core_;

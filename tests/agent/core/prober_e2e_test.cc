@@ -206,5 +206,20 @@ TEST(agent_e2e, TheLoopSleepsUntilSomethingIsDue) {
   EXPECT_LT(wake, kStart + 100ms);
 }
 
+TEST(agent_e2e, StopSendingSettlesWhatIsOutWithoutNewProbes) {
+  Agent agent(4);
+  agent.RunUntil(kStart + 10s);
+  agent.prober.StopSending();
+  const PairCounters before = agent.tracker.Totals();
+  agent.RunUntil(kStart + 12s);  // longer than the 500 ms timeout
+  const PairCounters after = agent.tracker.Totals();
+  EXPECT_EQ(after.sent, before.sent);  // nothing new left
+  EXPECT_EQ(agent.tracker.pending(), 0U);
+  EXPECT_EQ(after.received + after.timed_out, after.sent);  // every probe out was decided
+  EXPECT_EQ(after.timed_out, 0U);
+  // With nothing to send, only tracker deadlines could wake the loop: none left.
+  EXPECT_EQ(agent.prober.RunOnce(), MonoTime::max());
+}
+
 }  // namespace
 }  // namespace hostmesh::agent
