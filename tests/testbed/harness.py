@@ -50,7 +50,7 @@ PREFIX = f"hmt{os.getpid()}-"
 SKIP = 77
 
 sys.path.insert(0, TESTBED_DIR)
-from hmfabric import layout  # noqa: E402
+from hmfabric import layout, probe_cmd  # noqa: E402
 
 
 def require_netns() -> None:
@@ -110,14 +110,9 @@ class Fabric:
 
     def probe(self, h: int, src_rail: int, dst_rail: int, sports: list[int], count: int = 1,
               dport: int = layout.PROBE_DST_PORT, wait: float = 0.3) -> dict[int, dict]:
-        argv = ["ip", "netns", "exec", self.ns(layout.host_name(h)), sys.executable,
-                "-m", "hmfabric.udp_probe",
-                "--src-dev", layout.nic_name(src_rail), "--src-ip", self.nic_ip(h, src_rail),
-                "--dst-dev", layout.nic_name(dst_rail), "--dst-ip", self.nic_ip(h, dst_rail),
-                "--dport", str(dport), "--sports", ",".join(map(str, sports)),
-                "--count", str(count), "--wait", str(wait)]
-        out = subprocess.run(argv, cwd=TESTBED_DIR, capture_output=True, text=True, check=True)
-        return {p["sport"]: p for p in json.loads(out.stdout)["ports"]}
+        src, dst = self.layout.nic_link(h, src_rail).a, self.layout.nic_link(h, dst_rail).a
+        result = probe_cmd.send(src, dst, sports, count, dport, wait)
+        return {p["sport"]: p for p in result["ports"]}
 
 
 _WATCH = """table ip hmtest {{

@@ -38,12 +38,13 @@ def _nic(lay: L.Layout, host: str, rail: int) -> L.Endpoint:
     return lay.nic_link(lay.hosts.index(host), rail).a
 
 
-def send(src: L.Endpoint, dst: L.Endpoint, sports: list[int], count: int) -> dict:
+def send(src: L.Endpoint, dst: L.Endpoint, sports: list[int], count: int = 1,
+         dport: int = L.PROBE_DST_PORT, wait: float = 0.5) -> dict:
     """Runs hmfabric.udp_probe inside the host's namespace; returns its JSON."""
     cmd = ["ip", "netns", "exec", src.namespace, sys.executable, "-m", "hmfabric.udp_probe",
            "--src-dev", src.ifname, "--src-ip", src.ip, "--dst-dev", dst.ifname,
-           "--dst-ip", dst.ip, "--dport", str(L.PROBE_DST_PORT),
-           "--sports", ",".join(map(str, sports)), "--count", str(count)]
+           "--dst-ip", dst.ip, "--dport", str(dport), "--sports", ",".join(map(str, sports)),
+           "--count", str(count), "--wait", str(wait)]
     env = dict(os.environ, PYTHONPATH=PACKAGE_DIR)
     out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
     return json.loads(out)
