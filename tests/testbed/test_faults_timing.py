@@ -15,7 +15,7 @@ import unittest
 
 import harness
 from hmfabric import fault_probe as fp
-from hmfabric import faults
+from hmfabric import faults, netns
 
 SPORTS = range(40000, 40060)
 LINK = "p0r0-s00"
@@ -81,7 +81,7 @@ class TimingFaults(unittest.TestCase):
     def test_delay_10ms_and_clear_stops_the_program(self):
         pid = self.check_delay(10)
         fault("clear")
-        self.assertFalse(os.path.exists(f"/proc/{pid}/cmdline") and _running(pid))
+        self.assertFalse(os.path.exists(f"/proc/{pid}/cmdline") and netns.running(pid))
         self.assertLess(median_ms(self.probe(self.via, count=5)), 1.0)
 
     def test_clears_release_held_packets_instead_of_dropping_them(self):
@@ -131,15 +131,7 @@ class TimingFaults(unittest.TestCase):
         print(f"\ncpu: stress-ng {proc['pid']} in {ns}, its worker used {busy:.2f} s CPU in 0.5 s")
         self.assertGreater(busy, 0.1)
         fault("clear")
-        self.assertFalse(_running(proc["pid"]))
-
-
-def _running(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
+        self.assertFalse(netns.running(proc["pid"]))
 
 
 def _cpu_seconds_of_children(pid: int, wait: float) -> float:

@@ -280,7 +280,7 @@ def owner_of(pid: int) -> str | None:
 
 
 def alive(pid: int, owner: str) -> bool:
-    return owner_of(pid) == owner and netns._running(pid)
+    return owner_of(pid) == owner and netns.running(pid)
 
 
 def kill_owned(match) -> None:

@@ -16,6 +16,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 import time
 from typing import Callable, Iterator
@@ -312,8 +313,11 @@ def plan_delay(plan: Plan, args) -> None:
         # program binds, --queue-bypass lets packets pass undelayed.
         plan.steps.append({"op": "nfqueue", "ns": end.namespace, "ifname": end.ifname,
                            "queue": queue, "fault": plan.fid})
+        # Real-time priority, like a hardware delay line: other load on the machine
+        # must not stretch the configured delay (chrt execs, so the pid stays).
         plan.process("delayq", end.namespace,
-                     [binary, "--queue", str(queue), "--delay-ms", str(args.ms)], ready=True)
+                     _realtime([binary, "--queue", str(queue), "--delay-ms", str(args.ms)]),
+                     ready=True)
 
 
 def plan_congestion(plan: Plan, args) -> None:
@@ -369,6 +373,12 @@ def _worker(*args: str) -> list[str]:
     # -P: the worker's cwd must not shadow the package; hmfabric comes from PYTHONPATH.
     return ["env", f"PYTHONPATH={TESTBED_DIR}", sys.executable, "-P", "-m",
             "hmfabric.fault_workers", *args]
+
+
+def _realtime(argv: list[str]) -> list[str]:
+    """SCHED_FIFO when this machine allows it (some containers do not)."""
+    ok = subprocess.run(["chrt", "-f", "10", "true"], capture_output=True, check=False)
+    return ["chrt", "-f", "10", *argv] if ok.returncode == 0 else argv
 
 
 def _delayq_binary() -> str:

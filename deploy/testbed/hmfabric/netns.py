@@ -135,13 +135,13 @@ def kill(pids: Iterable[int], grace: float = 1.0) -> None:
                 alive.discard(pid)
         deadline = time.monotonic() + grace
         while alive and time.monotonic() < deadline:
-            alive = {p for p in alive if _running(p)}
+            alive = {p for p in alive if running(p)}
             time.sleep(0.02)
         if not alive:
             return
 
 
-def _running(pid: int) -> bool:
+def running(pid: int) -> bool:
     """Exists and is not a zombie (a zombie has left its namespaces already)."""
     try:
         with open(f"/proc/{pid}/stat") as f:
