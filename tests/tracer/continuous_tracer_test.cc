@@ -1,0 +1,262 @@
+// The continuous scheduler in virtual time: first traces, refresh, rotation,
+// change detection, periodic reports, the budget.
+#include "tracer/continuous_tracer.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace hostmesh::tracer {
+namespace {
+
+using namespace std::chrono_literals;
+
+Ipv4 Ip(const char* text) {
+  return *Ipv4::Parse(text);
+}
+
+TraceTarget Target(const char* src, const char* dst, std::uint16_t sport) {
+  TraceTarget t;
+  t.tuple.src = Ip(src);
+  t.tuple.dst = Ip(dst);
+  t.tuple.sport = sport;
+  t.netdev = "nic0";
+  return t;
+}
+
+class ContinuousTracerTest : public ::testing::Test {
+ protected:
+  ContinuousTracerTest() {
+    config_.refresh_period = 60s;
+    config_.report_period = 300s;
+    config_.budget = {.probes_per_second = 1000,
+                      .burst = 100,
+                      .per_first_hop_per_second = 1000,
+                      .per_first_hop_burst = 100};
+  }
+
+  ContinuousTracer& Tracer() {
+    if (!tracer_) tracer_ = std::make_unique<ContinuousTracer>(config_, clock_);
+    return *tracer_;
+  }
+
+  // The path the fabric gives a 5-tuple: first hop by source, spine by port.
+  std::vector<Ipv4> PathOf(const FiveTuple& t) const {
+    if (const auto it = override_.find(t); it != override_.end()) return it->second;
+    return {Ipv4{t.src.value - 1}, Ipv4{0x0A000000u + t.sport % 4}, Ipv4{t.dst.value - 1}};
+  }
+
+  TraceResult Trace(const TraceRequest& request) const {
+    TraceResult r;
+    r.tuple = request.tuple;
+    int ttl = 1;
+    for (const Ipv4 hop : PathOf(request.tuple)) {
+      const bool silent = silent_ttl_ == ttl;
+      r.hops.push_back(
+          {ttl++, silent ? Ipv4{} : hop, silent ? HopStatus::kSilent : HopStatus::kTimeExceeded});
+    }
+    r.hops.push_back({ttl, request.tuple.dst, HopStatus::kDestination});
+    r.reached_destination = true;
+    r.end = TraceEnd::kDestination;
+    r.probes_sent = ttl;
+    return r;
+  }
+
+  // Runs every trace due now (one at a time, as the agent's tracer thread
+  // does); returns the reports.
+  std::vector<PathReport> RunDue() {
+    std::vector<PathReport> reports;
+    MonoTime wake{};
+    while (auto request = Tracer().NextTrace(wake)) {
+      requests_.push_back(*request);
+      if (auto report = Tracer().OnTraceDone(Trace(*request))) reports.push_back(*report);
+    }
+    wake_ = wake;
+    return reports;
+  }
+
+  ContinuousConfig config_;
+  VirtualClock clock_{MonoTime{std::chrono::seconds{1000}}};
+  std::unique_ptr<ContinuousTracer> tracer_;
+  std::map<FiveTuple, std::vector<Ipv4>> override_;
+  int silent_ttl_ = 0;
+  std::vector<TraceRequest> requests_;
+  MonoTime wake_{};
+};
+
+TEST_F(ContinuousTracerTest, TracesEveryTargetAndReportsEachOnce) {
+  Tracer().SetTargets({Target("198.18.0.1", "198.18.0.9", 49152),
+                       Target("198.18.0.1", "198.18.0.9", 49153),
+                       Target("198.18.0.9", "198.18.0.1", 49152)});
+  const auto reports = RunDue();
+  ASSERT_EQ(reports.size(), 3U);
+  for (const PathReport& r : reports) {
+    EXPECT_FALSE(r.changed);
+    EXPECT_TRUE(r.reached_destination);
+    EXPECT_EQ(r.hops.size(), 4U);
+    EXPECT_EQ(r.time, VirtualClock::kDefaultWallStart);
+  }
+  EXPECT_EQ(Tracer().counters().traces_run, 3U);
+  EXPECT_EQ(Tracer().counters().hops_answered, 12U);
+  EXPECT_EQ(Tracer().counters().rotation_traces, 3U);
+  EXPECT_EQ(wake_, clock_.MonotonicNow() + 60s);  // next: the refresh
+  EXPECT_TRUE(RunDue().empty());
+  EXPECT_EQ(Tracer().counters().traces_run, 3U);
+}
+
+TEST_F(ContinuousTracerTest, RefreshesEachPeriodAndReportsPeriodically) {
+  Tracer().SetTargets({Target("198.18.0.1", "198.18.0.9", 49152)});
+  ASSERT_EQ(RunDue().size(), 1U);
+  for (int minute = 1; minute <= 4; ++minute) {
+    clock_.Advance(60s);
+    EXPECT_TRUE(RunDue().empty()) << "minute " << minute;  // traced, same path, no report yet
+  }
+  EXPECT_EQ(Tracer().counters().traces_run, 5U);
+  clock_.Advance(60s);  // 300 s since the first report
+  const auto reports = RunDue();
+  ASSERT_EQ(reports.size(), 1U);
+  EXPECT_FALSE(reports[0].changed);
+  EXPECT_EQ(Tracer().counters().reports, 2U);
+  EXPECT_EQ(Tracer().counters().path_changes, 0U);
+}
+
+TEST_F(ContinuousTracerTest, RotatedInPortGoesBeforeOverdueRefreshes) {
+  Tracer().SetTargets(
+      {Target("198.18.0.1", "198.18.0.9", 49152), Target("198.18.0.1", "198.18.0.9", 49153)});
+  RunDue();
+  clock_.Advance(90s);  // both refreshes overdue
+  Tracer().SetTargets({Target("198.18.0.1", "198.18.0.9", 49152),
+                       Target("198.18.0.1", "198.18.0.9", 49153),
+                       Target("198.18.0.1", "198.18.0.9", 50000)});
+  MonoTime wake{};
+  const auto first = Tracer().NextTrace(wake);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->tuple.sport, 50000);
+  const auto report = Tracer().OnTraceDone(Trace(*first));
+  ASSERT_TRUE(report);  // its first trace
+  EXPECT_EQ(Tracer().counters().rotation_traces, 3U);
+}
+
+TEST_F(ContinuousTracerTest, RemovedTargetIsForgottenAndItsLateResultDropped) {
+  Tracer().SetTargets({Target("198.18.0.1", "198.18.0.9", 49152)});
+  MonoTime wake{};
+  const auto request = Tracer().NextTrace(wake);
+  ASSERT_TRUE(request);
+  Tracer().SetTargets({});  // the port rotated out while being traced
+  EXPECT_FALSE(Tracer().OnTraceDone(Trace(*request)));
+  EXPECT_EQ(Tracer().counters().results_dropped, 1U);
+  EXPECT_EQ(Tracer().targets(), 0U);
+}
+
+TEST_F(ContinuousTracerTest, PathChangeIsReportedAtOnce) {
+  const TraceTarget t = Target("198.18.0.1", "198.18.0.9", 49152);
+  Tracer().SetTargets({t});
+  RunDue();
+  clock_.Advance(60s);
+  auto path = PathOf(t.tuple);
+  path[1] = Ip("10.9.9.9");  // another spine after a route change
+  override_[t.tuple] = path;
+  const auto reports = RunDue();
+  ASSERT_EQ(reports.size(), 1U);
+  EXPECT_TRUE(reports[0].changed);
+  EXPECT_EQ(reports[0].hops[1].address, Ip("10.9.9.9"));
+  EXPECT_EQ(Tracer().counters().path_changes, 1U);
+  ASSERT_NE(Tracer().KnownPath(t.tuple), nullptr);
+  EXPECT_EQ((*Tracer().KnownPath(t.tuple))[1].address, Ip("10.9.9.9"));
+}
+
+TEST_F(ContinuousTracerTest, SilentHopIsNotAChange) {
+  const TraceTarget t = Target("198.18.0.1", "198.18.0.9", 49152);
+  Tracer().SetTargets({t});
+  RunDue();
+  clock_.Advance(60s);
+  silent_ttl_ = 2;
+  EXPECT_TRUE(RunDue().empty());
+  EXPECT_EQ(Tracer().counters().path_changes, 0U);
+  EXPECT_EQ(Tracer().counters().silent_hops, 1U);
+  // What was known of hop 2 is kept.
+  EXPECT_EQ((*Tracer().KnownPath(t.tuple))[1].address, PathOf(t.tuple)[1]);
+}
+
+TEST_F(ContinuousTracerTest, LearnsThePathLengthForTheNextTrace) {
+  config_.request_template.destination_swallows = true;
+  config_.request_template.max_ttl = 6;
+  const TraceTarget t = Target("198.18.0.1", "198.18.0.9", 49152);
+  Tracer().SetTargets({t});
+  RunDue();
+  clock_.Advance(60s);
+  RunDue();
+  ASSERT_EQ(requests_.size(), 2U);
+  EXPECT_EQ(requests_[0].switch_hops, 0);
+  EXPECT_EQ(requests_[1].switch_hops, 3);
+  EXPECT_TRUE(requests_[1].destination_swallows);
+  EXPECT_EQ(requests_[1].max_ttl, 6);
+  EXPECT_EQ(requests_[1].netdev, "nic0");
+  EXPECT_NE(requests_[0].generation, requests_[1].generation);
+}
+
+TEST_F(ContinuousTracerTest, BudgetSpreadsTracesOverTime) {
+  // 2 probes/s, burst 4: one 4-probe trace every 2 s after the first.
+  config_.budget = {.probes_per_second = 2,
+                    .burst = 4,
+                    .per_first_hop_per_second = 100,
+                    .per_first_hop_burst = 100};
+  std::vector<TraceTarget> targets;
+  for (std::uint16_t p = 0; p < 10; ++p) {
+    targets.push_back(Target("198.18.0.1", "198.18.0.9", static_cast<std::uint16_t>(49152 + p)));
+  }
+  Tracer().SetTargets(targets);
+  const MonoTime start = clock_.MonotonicNow();
+  std::vector<MonoTime> trace_times;
+  while (trace_times.size() < 10) {
+    MonoTime wake{};
+    if (auto request = Tracer().NextTrace(wake)) {
+      trace_times.push_back(clock_.MonotonicNow());
+      Tracer().OnTraceDone(Trace(*request));
+    } else {
+      ASSERT_GT(wake, clock_.MonotonicNow());
+      clock_.AdvanceTo(wake);
+    }
+  }
+  EXPECT_EQ(trace_times.front(), start);
+  for (std::size_t i = 1; i < trace_times.size(); ++i) {
+    EXPECT_EQ(trace_times[i] - trace_times[i - 1], 2s);
+  }
+  EXPECT_EQ(Tracer().counters().budget_exhausted, 9U);  // each waiting trace once
+  EXPECT_EQ(Tracer().counters().probes_sent, 40U);
+}
+
+TEST_F(ContinuousTracerTest, PerFirstHopBudgetIsKeyedByTheLearnedFirstHop) {
+  // Plenty globally, 4 probes/s per first hop: two NICs trace side by side,
+  // each at one trace per second.
+  config_.budget = {.probes_per_second = 1000,
+                    .burst = 100,
+                    .per_first_hop_per_second = 4,
+                    .per_first_hop_burst = 4};
+  std::vector<TraceTarget> targets;
+  for (std::uint16_t p = 0; p < 3; ++p) {
+    targets.push_back(Target("198.18.0.1", "198.18.0.9", static_cast<std::uint16_t>(49152 + p)));
+    targets.push_back(Target("198.18.0.9", "198.18.0.1", static_cast<std::uint16_t>(49152 + p)));
+  }
+  Tracer().SetTargets(targets);
+  std::map<Ipv4, std::vector<MonoTime>> by_source;
+  const MonoTime start = clock_.MonotonicNow();
+  while (clock_.MonotonicNow() < start + 10s) {
+    MonoTime wake{};
+    if (auto request = Tracer().NextTrace(wake)) {
+      by_source[request->tuple.src].push_back(clock_.MonotonicNow());
+      Tracer().OnTraceDone(Trace(*request));
+    } else {
+      clock_.AdvanceTo(wake);
+    }
+  }
+  ASSERT_EQ(by_source.size(), 2U);
+  for (const auto& [src, times] : by_source) {
+    ASSERT_EQ(times.size(), 3U) << src.ToString();
+    EXPECT_EQ(times[1] - times[0], 1s);
+    EXPECT_EQ(times[2] - times[1], 1s);
+  }
+}
+
+}  // namespace
+}  // namespace hostmesh::tracer

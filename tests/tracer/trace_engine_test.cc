@@ -1,0 +1,191 @@
+// RunTrace over the fake TraceIo, in virtual time: stop rules, silent and late
+// hops, foreign and stale replies, pacing.
+#include "tracer/trace_engine.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/tracer/fake_trace_io.h"
+#include "tracer/probe_tag.h"
+
+namespace hostmesh::tracer {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::BuildIcmpError;
+using testing::FakeHop;
+using testing::FakeTraceIo;
+
+Ipv4 Ip(const char* text) {
+  return *Ipv4::Parse(text);
+}
+
+class TraceEngineTest : public ::testing::Test {
+ protected:
+  TraceEngineTest() : io_(clock_) {
+    request_.tuple.src = Ip("198.18.0.1");
+    request_.tuple.dst = Ip("198.18.0.9");
+    request_.tuple.sport = 49152;
+    request_.session = 77;
+    request_.generation = 3;
+    io_.path = {{Ip("198.18.0.0")}, {Ip("198.19.0.1")}, {Ip("198.19.0.8")}};
+  }
+
+  TraceResult Run() { return RunTrace(request_, io_, clock_); }
+
+  static std::vector<Ipv4> Addresses(const TraceResult& r) {
+    std::vector<Ipv4> out;
+    for (const Hop& h : r.hops) out.push_back(h.address);
+    return out;
+  }
+
+  VirtualClock clock_{MonoTime{std::chrono::seconds{1000}}};
+  FakeTraceIo io_;
+  TraceRequest request_;
+};
+
+TEST_F(TraceEngineTest, StopsAtPortUnreachableFromTheDestination) {
+  const TraceResult r = Run();
+  EXPECT_EQ(r.end, TraceEnd::kDestination);
+  EXPECT_TRUE(r.reached_destination);
+  EXPECT_EQ(r.probes_sent, 4);
+  EXPECT_EQ(Addresses(r), (std::vector<Ipv4>{Ip("198.18.0.0"), Ip("198.19.0.1"), Ip("198.19.0.8"),
+                                             Ip("198.18.0.9")}));
+  EXPECT_EQ(r.SwitchHops(),
+            (std::vector<Ipv4>{Ip("198.18.0.0"), Ip("198.19.0.1"), Ip("198.19.0.8")}));
+  EXPECT_EQ(r.hops[0].rtt, 100us);
+  EXPECT_EQ(r.hops[3].status, HopStatus::kDestination);
+  EXPECT_EQ(r.answered_hops(), 4);
+}
+
+TEST_F(TraceEngineTest, SilentHopIsUnknownAndTheTraceGoesOn) {
+  io_.path[1].silent = true;
+  const TraceResult r = Run();
+  EXPECT_EQ(r.end, TraceEnd::kDestination);
+  EXPECT_EQ(r.hops[1].status, HopStatus::kSilent);
+  EXPECT_TRUE(r.hops[1].address.IsZero());
+  EXPECT_EQ(r.silent_hops(), 1);
+  EXPECT_EQ(r.answered_hops(), 3);
+}
+
+TEST_F(TraceEngineTest, LateReplyFillsItsHopWhileALaterOneIsAwaited) {
+  request_.probe_timeout = 100ms;
+  io_.path[1].delay = 150ms;  // after its own timeout, during ttl 3's wait
+  io_.path[2].delay = 80ms;
+  const TraceResult r = Run();
+  EXPECT_EQ(r.end, TraceEnd::kDestination);
+  EXPECT_EQ(r.hops[1].address, Ip("198.19.0.1"));
+  EXPECT_EQ(r.hops[1].rtt, 150ms);
+}
+
+TEST_F(TraceEngineTest, SwallowingDestinationWithKnownLengthEndsAtOnce) {
+  io_.swallow = true;
+  request_.destination_swallows = true;
+  request_.switch_hops = 3;
+  const TraceResult r = Run();
+  EXPECT_EQ(r.end, TraceEnd::kInferredDestination);
+  EXPECT_TRUE(r.reached_destination);
+  EXPECT_EQ(r.probes_sent, 4);
+  ASSERT_EQ(r.hops.size(), 4U);
+  EXPECT_EQ(r.hops[3].status, HopStatus::kInferredDestination);
+  EXPECT_EQ(r.hops[3].address, Ip("198.18.0.9"));
+  EXPECT_EQ(r.answered_hops(), 3);
+  EXPECT_EQ(r.silent_hops(), 0);
+}
+
+TEST_F(TraceEngineTest, SwallowingDestinationWithUnknownLengthWaitsOutTheSilentRun) {
+  io_.swallow = true;
+  request_.destination_swallows = true;
+  request_.max_silent_run = 3;
+  const TraceResult r = Run();
+  EXPECT_EQ(r.end, TraceEnd::kInferredDestination);
+  EXPECT_EQ(r.probes_sent, 6);   // ttl 4..6 silent
+  ASSERT_EQ(r.hops.size(), 4U);  // the silent tail past the destination is dropped
+  EXPECT_EQ(r.hops[3].address, Ip("198.18.0.9"));
+}
+
+TEST_F(TraceEngineTest, ShorterPathThanKnownStillInfersTheDestination) {
+  io_.swallow = true;
+  io_.path.pop_back();
+  request_.destination_swallows = true;
+  request_.switch_hops = 3;  // stale knowledge
+  const TraceResult r = Run();
+  EXPECT_EQ(r.end, TraceEnd::kInferredDestination);
+  ASSERT_EQ(r.hops.size(), 3U);
+  EXPECT_EQ(r.hops[2].status, HopStatus::kInferredDestination);
+}
+
+TEST_F(TraceEngineTest, SilentDestinationWithoutSwallowingIsNotReached) {
+  io_.swallow = true;  // nobody answers past the switches, and we were not told why
+  const TraceResult r = Run();
+  EXPECT_EQ(r.end, TraceEnd::kSilentLimit);
+  EXPECT_FALSE(r.reached_destination);
+  EXPECT_EQ(r.hops.size(), 6U);
+}
+
+TEST_F(TraceEngineTest, MaxTtlBoundsTheTrace) {
+  request_.max_ttl = 2;
+  const TraceResult r = Run();
+  EXPECT_EQ(r.end, TraceEnd::kOutOfTtl);
+  EXPECT_EQ(r.probes_sent, 2);
+}
+
+TEST_F(TraceEngineTest, UnreachableFromAHopEndsThePath) {
+  io_.path[1].type = 3;
+  io_.path[1].code = 0;
+  const TraceResult r = Run();
+  EXPECT_EQ(r.end, TraceEnd::kUnreachable);
+  EXPECT_FALSE(r.reached_destination);
+  ASSERT_EQ(r.hops.size(), 2U);
+  EXPECT_EQ(r.hops[1].status, HopStatus::kUnreachable);
+  EXPECT_EQ(r.hops[1].address, Ip("198.19.0.1"));
+}
+
+TEST_F(TraceEngineTest, ForeignAndStaleRepliesAreCountedNotTaken) {
+  const MonoTime t0 = clock_.MonotonicNow();
+  FiveTuple other = request_.tuple;
+  other.sport = 49153;
+  const auto foreign_payload = EncodeProbePayload({1, request_.generation, request_.session});
+  io_.Inject(t0 + 10us, BuildIcmpError(Ip("10.0.0.1"), request_.tuple.src, 11, 0, other,
+                                       foreign_payload, 1000));
+  // The previous trace of our own 5-tuple, ttl 1: same session, older generation.
+  const auto stale_payload = EncodeProbePayload({1, request_.generation - 1, request_.session});
+  io_.Inject(t0 + 20us, BuildIcmpError(Ip("10.0.0.2"), request_.tuple.src, 11, 0, request_.tuple,
+                                       stale_payload, 1000));
+  io_.Inject(t0 + 30us, {0x45, 0x00});
+  const TraceResult r = Run();
+  EXPECT_EQ(r.end, TraceEnd::kDestination);
+  EXPECT_EQ(r.hops[0].address, Ip("198.18.0.0"));
+  EXPECT_EQ(r.foreign_replies, 1);
+  EXPECT_EQ(r.stale_replies, 1);
+  EXPECT_EQ(r.unparsable_replies, 1);
+}
+
+TEST_F(TraceEngineTest, ShortQuotesMatchByLength) {
+  io_.quote_payload_bytes = 0;
+  const TraceResult r = Run();
+  EXPECT_EQ(r.end, TraceEnd::kDestination);
+  EXPECT_EQ(r.answered_hops(), 4);
+}
+
+TEST_F(TraceEngineTest, ProbesAreSpreadByTheMinimumInterval) {
+  request_.min_probe_interval = 50ms;
+  const TraceResult r = Run();
+  ASSERT_EQ(io_.sends.size(), 4U);
+  for (std::size_t i = 1; i < io_.sends.size(); ++i) {
+    EXPECT_GE(io_.sends[i] - io_.sends[i - 1], 50ms);
+  }
+  EXPECT_EQ(io_.ttls, (std::vector<int>{1, 2, 3, 4}));
+}
+
+TEST_F(TraceEngineTest, SendErrorIsReported) {
+  io_.send_error = "sendto: Network is unreachable";
+  const TraceResult r = Run();
+  EXPECT_EQ(r.end, TraceEnd::kError);
+  EXPECT_NE(r.error.find("ttl 1"), std::string::npos);
+  io_.send_error.clear();
+  io_.open_error = "bind: Address already in use";
+  EXPECT_EQ(Run().error, "bind: Address already in use");
+}
+
+}  // namespace
+}  // namespace hostmesh::tracer

@@ -1,0 +1,149 @@
+#include "tracer/continuous_tracer.h"
+
+#include <algorithm>
+#include <set>
+
+namespace hostmesh::tracer {
+
+ContinuousTracer::ContinuousTracer(ContinuousConfig config, const Clock& clock)
+    : config_(std::move(config)), clock_(clock), budget_(config_.budget, clock.MonotonicNow()) {}
+
+void ContinuousTracer::SetTargets(const std::vector<TraceTarget>& targets) {
+  const MonoTime now = clock_.MonotonicNow();
+  std::set<FiveTuple> wanted;
+  for (const TraceTarget& t : targets) {
+    wanted.insert(t.tuple);
+    auto [it, inserted] = entries_.try_emplace(t.tuple);
+    it->second.target = t;
+    if (inserted) it->second.due = now;
+  }
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    if (wanted.contains(it->first)) {
+      ++it;
+      continue;
+    }
+    if (it->second.in_flight) {
+      orphans_[it->first] = {it->second.budget_key, it->second.reserved};
+    }
+    it = entries_.erase(it);
+  }
+}
+
+Ipv4 ContinuousTracer::BudgetKey(const TraceTarget& target) const {
+  const auto it = first_hop_.find(target.tuple.src);
+  return it == first_hop_.end() ? target.tuple.src : it->second;
+}
+
+Ipv4 ContinuousTracer::SettleKey(Ipv4 reserved_key, Ipv4 src) const {
+  if (reserved_key != src) return reserved_key;
+  const auto it = first_hop_.find(src);
+  return it == first_hop_.end() ? src : it->second;
+}
+
+int ContinuousTracer::ExpectedProbes(const Entry& e) const {
+  return e.switch_hops > 0 ? e.switch_hops + 1 : config_.expected_probes;
+}
+
+std::optional<TraceRequest> ContinuousTracer::NextTrace(MonoTime& wake_at) {
+  const MonoTime now = clock_.MonotonicNow();
+  // New 5-tuples first, then the most overdue refresh.
+  Entry* best = nullptr;
+  MonoTime next_due = MonoTime::max();
+  for (auto& [tuple, e] : entries_) {
+    if (e.in_flight) continue;
+    if (e.due > now) {
+      next_due = std::min(next_due, e.due);
+      continue;
+    }
+    if (best == nullptr || (e.new_in_pool && !best->new_in_pool) ||
+        (e.new_in_pool == best->new_in_pool && e.due < best->due)) {
+      best = &e;
+    }
+  }
+  if (best == nullptr) {
+    wake_at = next_due;
+    return std::nullopt;
+  }
+  const Ipv4 key = BudgetKey(best->target);
+  const int probes = ExpectedProbes(*best);
+  const double reserved = budget_.TryReserve(key, probes, now);
+  if (reserved == 0) {
+    if (!best->waiting_for_budget) ++counters_.budget_exhausted;
+    best->waiting_for_budget = true;
+    wake_at = budget_.WhenAvailable(key, probes, now);
+    return std::nullopt;
+  }
+  best->waiting_for_budget = false;
+  best->in_flight = true;
+  best->reserved = reserved;
+  best->budget_key = key;
+  if (best->new_in_pool) ++counters_.rotation_traces;
+  TraceRequest request = config_.request_template;
+  request.tuple = best->target.tuple;
+  request.netdev = best->target.netdev;
+  request.generation = best->generation++;
+  request.switch_hops = best->switch_hops;
+  wake_at = now;
+  return request;
+}
+
+std::optional<PathReport> ContinuousTracer::OnTraceDone(const TraceResult& result) {
+  const MonoTime now = clock_.MonotonicNow();
+  ++counters_.traces_run;
+  counters_.probes_sent += static_cast<std::uint64_t>(result.probes_sent);
+  counters_.hops_answered += static_cast<std::uint64_t>(result.answered_hops());
+  counters_.silent_hops += static_cast<std::uint64_t>(result.silent_hops());
+  if (result.end == TraceEnd::kError) ++counters_.trace_errors;
+  if (!result.hops.empty() && result.hops.front().status == HopStatus::kTimeExceeded) {
+    const auto [known, inserted] =
+        first_hop_.try_emplace(result.tuple.src, result.hops.front().address);
+    if (inserted) budget_.Rekey(result.tuple.src, known->second, now);
+    known->second = result.hops.front().address;
+  }
+
+  const auto it = entries_.find(result.tuple);
+  if (it == entries_.end() || !it->second.in_flight) {
+    if (const auto orphan = orphans_.find(result.tuple); orphan != orphans_.end()) {
+      budget_.Settle(SettleKey(orphan->second.first, result.tuple.src), orphan->second.second,
+                     result.probes_sent, now);
+      orphans_.erase(orphan);
+    }
+    ++counters_.results_dropped;
+    return std::nullopt;
+  }
+  Entry& e = it->second;
+  budget_.Settle(SettleKey(e.budget_key, result.tuple.src), e.reserved, result.probes_sent, now);
+  e.in_flight = false;
+  e.new_in_pool = false;
+  e.due = now + config_.refresh_period;
+  if (result.end == TraceEnd::kError) return std::nullopt;
+
+  const bool first = !e.traced;
+  const bool changed = e.traced && PathsDiffer(e.known, result.hops);
+  e.known = e.traced ? MergeKnownHops(e.known, result.hops) : result.hops;
+  e.traced = true;
+  if (result.reached_destination) {
+    e.switch_hops = static_cast<int>(result.hops.size()) - 1;
+  }
+  if (changed) ++counters_.path_changes;
+  if (!first && !changed && now - e.last_report < config_.report_period) return std::nullopt;
+
+  e.last_report = now;
+  ++counters_.reports;
+  PathReport report;
+  report.tuple = result.tuple;
+  report.src_nic = e.target.src_nic;
+  report.dst_nic = e.target.dst_nic;
+  report.hops = result.hops;
+  report.reached_destination = result.reached_destination;
+  report.changed = changed;
+  report.time = clock_.RealtimeNow();
+  return report;
+}
+
+const std::vector<Hop>* ContinuousTracer::KnownPath(const FiveTuple& tuple) const {
+  const auto it = entries_.find(tuple);
+  return it == entries_.end() || !it->second.traced ? nullptr : &it->second.known;
+}
+
+}  // namespace hostmesh::tracer

@@ -1,0 +1,116 @@
+#pragma once
+
+// Continuous mode: which 5-tuple to trace next, and what to report. Pure (no
+// I/O, injected clock): the caller runs each trace it is handed (RunTrace over
+// KernelTraceIo in the agent's tracer thread) and feeds the result back.
+//
+// - SetTargets() takes the 5-tuples of the current port pools. A 5-tuple new
+//   to the set (its port rotated in) is due at once and goes before every
+//   refresh; one that left is forgotten (a late result for it is counted, not
+//   reported).
+// - Each 5-tuple is traced again refresh_period after its last trace.
+// - Every trace is paid for from the TraceBudget (trace_budget.h) before it is
+//   handed out; when a due trace must wait for tokens, `budget_exhausted`
+//   counts it once.
+// - A report goes out after the first trace of a 5-tuple, whenever its path
+//   changes (PathsDiffer against the known path; silent hops never count as a
+//   change), and otherwise once report_period has passed since the last one.
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/base/clock.h"
+#include "tracer/path_report.h"
+#include "tracer/trace_budget.h"
+#include "tracer/trace_types.h"
+
+namespace hostmesh::tracer {
+
+struct ContinuousConfig {
+  std::chrono::nanoseconds refresh_period = std::chrono::seconds{60};
+  std::chrono::nanoseconds report_period = std::chrono::minutes{5};
+  TraceBudgetConfig budget;
+  // Reserved for a 5-tuple whose path length is not known yet (two-tier
+  // same-host path: 3 switches + the destination).
+  int expected_probes = 4;
+  // Copied into every request (max_ttl, timeouts, destination_swallows,
+  // session); tuple, netdev, generation and switch_hops are set per trace.
+  TraceRequest request_template;
+};
+
+struct TraceTarget {
+  std::uint32_t src_nic = 0;
+  std::uint32_t dst_nic = 0;
+  FiveTuple tuple;
+  std::string netdev;  // the source NIC's
+};
+
+// Plain counters; the agent exports them.
+struct ContinuousCounters {
+  std::uint64_t traces_run = 0;
+  std::uint64_t trace_errors = 0;  // could not send (counted in traces_run too)
+  std::uint64_t hops_answered = 0;
+  std::uint64_t silent_hops = 0;
+  std::uint64_t path_changes = 0;
+  std::uint64_t reports = 0;
+  std::uint64_t budget_exhausted = 0;  // due traces that had to wait for the budget
+  std::uint64_t rotation_traces = 0;   // traces of 5-tuples new to the pool
+  std::uint64_t results_dropped = 0;   // results for 5-tuples no longer in the pool
+  std::uint64_t probes_sent = 0;
+};
+
+class ContinuousTracer {
+ public:
+  ContinuousTracer(ContinuousConfig config, const Clock& clock);
+
+  void SetTargets(const std::vector<TraceTarget>& targets);
+
+  // The next trace to run now, or nullopt; `wake_at` is when to ask again (a
+  // due time, or when the budget allows) when nothing is in flight.
+  std::optional<TraceRequest> NextTrace(MonoTime& wake_at);
+  // The result of a trace handed out by NextTrace; a report when one is due.
+  std::optional<PathReport> OnTraceDone(const TraceResult& result);
+
+  const ContinuousCounters& counters() const { return counters_; }
+  std::size_t targets() const { return entries_.size(); }
+  // The best knowledge of a 5-tuple's path (for tests and `status`).
+  const std::vector<Hop>* KnownPath(const FiveTuple& tuple) const;
+
+ private:
+  struct Entry {
+    TraceTarget target;
+    MonoTime due{};
+    bool new_in_pool = true;  // not traced since it (re)entered the pool
+    bool in_flight = false;
+    bool waiting_for_budget = false;
+    std::uint32_t generation = 0;
+    double reserved = 0;
+    Ipv4 budget_key;
+    bool traced = false;
+    std::vector<Hop> known;
+    int switch_hops = 0;  // from the last trace that reached the destination
+    MonoTime last_report{};
+  };
+
+  Ipv4 BudgetKey(const TraceTarget& target) const;
+  // A reservation made under the source's key before its first hop was
+  // known is settled against the first hop's bucket (TraceBudget::Rekey).
+  Ipv4 SettleKey(Ipv4 reserved_key, Ipv4 src) const;
+  int ExpectedProbes(const Entry& e) const;
+
+  ContinuousConfig config_;
+  const Clock& clock_;
+  TraceBudget budget_;
+  std::map<FiveTuple, Entry> entries_;
+  // Source address -> its first hop's address, learned from TTL-1 replies.
+  std::map<Ipv4, Ipv4> first_hop_;
+  // Budget reservations of traces whose 5-tuple left the pool while in flight.
+  std::map<FiveTuple, std::pair<Ipv4, double>> orphans_;
+  ContinuousCounters counters_;
+};
+
+}  // namespace hostmesh::tracer

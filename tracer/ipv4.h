@@ -1,0 +1,38 @@
+#pragma once
+
+// IPv4 addresses and the UDP 5-tuple a trace follows. The fabric is IPv4
+// (DESIGN 4.5), and ICMPv4 is what the tracer parses.
+
+#include <compare>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace hostmesh::tracer {
+
+// Host byte order inside; `Parse`/`ToString` speak dotted quads.
+struct Ipv4 {
+  std::uint32_t value = 0;
+
+  static std::optional<Ipv4> Parse(std::string_view text);
+  std::string ToString() const;
+  bool IsZero() const { return value == 0; }
+  auto operator<=>(const Ipv4&) const = default;
+};
+
+inline constexpr std::uint8_t kIpProtoUdp = 17;
+inline constexpr std::uint16_t kRoceV2Port = 4791;
+
+struct FiveTuple {
+  Ipv4 src;
+  Ipv4 dst;
+  std::uint16_t sport = 0;
+  std::uint16_t dport = kRoceV2Port;
+  std::uint8_t protocol = kIpProtoUdp;
+
+  std::string ToString() const;  // "198.18.0.1:49152 -> 198.18.0.9:4791 udp"
+  auto operator<=>(const FiveTuple&) const = default;
+};
+
+}  // namespace hostmesh::tracer

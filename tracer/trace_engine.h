@@ -1,0 +1,40 @@
+#pragma once
+
+// Traceroute of one 5-tuple, one TTL at a time: send the probe with TTL k,
+// wait up to probe_timeout for its reply, go on with k+1.
+//
+// Stop rules:
+// - Port Unreachable from the destination address: reached (kDestination).
+// - Another Destination Unreachable, from anyone: the path ends there (kUnreachable).
+// - A silent hop is recorded as unknown and the trace goes on; a late reply
+//   to it, seen while waiting for a later TTL, still fills it in.
+//   max_silent_run silent hops in a row end the trace (kSilentLimit).
+// - destination_swallows (the destination is a local NIC whose receiver
+//   consumes the probe, so nobody answers the probe that reaches it): when TTL
+//   k is silent right after TTL k-1 answered Time Exceeded, and either
+//   switch_hops == k-1 (known path length: decided at once) or TTLs
+//   k..k+max_silent_run-1 all stay silent (unknown or changed length), then hop k is the
+//   destination (kInferredDestination, reached_destination = true) and the
+//   silent hops after it are dropped. A switch silent from rate limiting
+//   looks the same, which is why a known switch_hops is preferred: without it
+//   an inference can be early by the silent tail of the path.
+// - max_ttl reached: kOutOfTtl.
+
+#include <cstdint>
+
+#include "common/base/clock.h"
+#include "tracer/trace_io.h"
+#include "tracer/trace_types.h"
+
+namespace hostmesh::tracer {
+
+// Runs one trace over `io`, timing with `clock`. Blocks for up to
+// max_ttl * (probe_timeout + min_probe_interval).
+TraceResult RunTrace(const TraceRequest& request, TraceIo& io, const Clock& clock);
+
+// The blocking entry point for `hostmeshctl trace`: real sockets
+// (kernel_trace_io.h, needs CAP_NET_RAW) and the system clock. A request
+// with session 0 gets a random one.
+TraceResult TraceOnce(TraceRequest request);
+
+}  // namespace hostmesh::tracer
