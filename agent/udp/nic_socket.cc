@@ -96,6 +96,9 @@ UniqueFd OpenBoundSocket(const SocketSpec& spec, std::string& error, int& error_
       !SetInt(fd.get(), SOL_SOCKET, SO_TIMESTAMPING, static_cast<int>(spec.timestamping))) {
     return Fail(error, error_number, "SO_TIMESTAMPING");
   }
+  if (spec.reuse_address && !SetInt(fd.get(), SOL_SOCKET, SO_REUSEADDR, 1)) {
+    return Fail(error, error_number, "SO_REUSEADDR");
+  }
   if (::bind(fd.get(), spec.local.get(), spec.local.length) != 0) {
     return Fail(error, error_number, "bind");
   }

@@ -49,6 +49,9 @@ struct SocketSpec {
   // IP_RECVERR: ICMP errors for our sends are queued (and counted) rather
   // than lost or turned into a sticky error on the next send.
   bool recv_errors = false;
+  // SO_REUSEADDR: lets the tracer bind the same (NIC IP, pool port) and trace
+  // the probe's exact 5-tuple while the agent holds it.
+  bool reuse_address = false;
 };
 
 // A ready socket, or an invalid one with `error` naming the failed step and errno.

@@ -155,6 +155,7 @@ UdpTransport::Sender* UdpTransport::SenderFor(NicId id, std::uint16_t port, Mono
   spec.ttl = options_.ttl;
   spec.tclass = options_.traffic_class;
   spec.recv_errors = true;
+  spec.reuse_address = true;
   std::string text;
   UniqueFd fd = OpenBoundSocket(spec, text, error);
   if (!fd.valid()) {

@@ -61,7 +61,9 @@ def switch_sysctls(opts: Options) -> dict[str, str]:
 
 def sysctls(lay: L.Layout, opts: Options) -> dict[str, dict[str, str]]:
     """Per namespace; set before the interfaces exist so `default.*` reaches them."""
-    out = {lay.ns(h): HOST_SYSCTLS for h in lay.hosts}
+    # Hosts answer traceroute too (port unreachable from the destination NIC).
+    host = {**HOST_SYSCTLS, **(ICMP_UNLIMITED if opts.icmp_unlimited else {})}
+    out = {lay.ns(h): host for h in lay.hosts}
     out.update({lay.ns(sw): switch_sysctls(opts) for sw in lay.rail_switches + lay.spines})
     out[lay.ns(L.MGMT_DEVICE)] = dict(_NO_IPV6)
     return out

@@ -20,7 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--hash-seed", type=_hash_seed, default=L.DEFAULT_HASH_SEED,
                    help="fib_multipath_hash_seed of every switch (0: the kernel's random seed)")
     p.add_argument("--icmp-unlimited", action="store_true",
-                   help="switches answer every TTL-expired probe (default: Linux rate limits)")
+                   help="switches and hosts answer every traceroute probe (default: Linux limits)")
     p.set_defaults(func=cmd_up)
 
     sub.add_parser("down", help="remove the fabric (and anything left of a failed up)"
