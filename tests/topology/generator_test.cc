@@ -1,0 +1,75 @@
+#include "topology/generator.h"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "tests/topology/test_fabrics.h"
+#include "topology/inventory_loader.h"
+#include "topology/inventory_writer.h"
+
+namespace hostmesh::topology {
+namespace {
+
+using testing::FabricTopologyOutput;
+using testing::GeneratedText;
+using testing::WithoutHeader;
+
+struct Size {
+  int hosts, rails, spines, pods;
+};
+
+class GeneratorMatchesTestbed : public ::testing::TestWithParam<Size> {};
+
+// Byte for byte, below the header comment that names the tool.
+TEST_P(GeneratorMatchesTestbed, SameInventoryText) {
+  const Size s = GetParam();
+  const std::string testbed = FabricTopologyOutput(s.hosts, s.rails, s.spines, s.pods);
+  ASSERT_FALSE(testbed.empty());
+  const FabricShape shape{.hosts = s.hosts, .rails = s.rails, .spines = s.spines, .pods = s.pods};
+  EXPECT_EQ(WithoutHeader(GeneratedText(shape)), WithoutHeader(testbed));
+  // The testbed's wording of the size, too.
+  EXPECT_NE(testbed.find(DescribeShape(shape)), std::string::npos);
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, GeneratorMatchesTestbed,
+                         ::testing::Values(Size{2, 2, 2, 1}, Size{4, 4, 4, 2}, Size{8, 3, 5, 4},
+                                           Size{16, 8, 8, 1}, Size{6, 2, 1, 3}));
+
+TEST(Generator, TwoTierCounts) {
+  const Topology t = testing::Generated({.hosts = 8, .rails = 4, .spines = 3, .pods = 2});
+  EXPECT_EQ(t.CountDevices(Tier::kHost), 8u);
+  EXPECT_EQ(t.CountDevices(Tier::kRail), 8u);  // pods x rails
+  EXPECT_EQ(t.CountDevices(Tier::kSpine), 3u);
+  EXPECT_EQ(t.links().size(), 8u * 4 + 2u * 4 * 3);
+}
+
+TEST(Generator, ThreeTierValidatesAndRoundTrips) {
+  const FabricShape shape{
+      .hosts = 8, .rails = 4, .spines = 3, .pods = 2, .tiers = 3, .aggregations = 2};
+  const Inventory inv = GenerateInventory(shape);
+  const Topology t = BuildTopology(inv);
+  EXPECT_EQ(t.CountDevices(Tier::kAggregation), 4u * 2);  // rails x aggregations
+  EXPECT_EQ(t.links().size(), 8u * 4 + 2u * 4 * 2 + 4u * 2 * 3);
+  const std::string text = WriteInventoryYaml(inv, {});
+  EXPECT_EQ(ParseInventory(text, "t.yaml"), inv);
+  // Documented addressing: upper links follow the lower ones in 198.19.0.0/17.
+  const InventoryLink& first_upper = inv.links[8 * 4 + 2 * 4 * 2];
+  EXPECT_EQ(first_upper.name, "r0a00-s00");
+  EXPECT_EQ(first_upper.a.ip.ToString(), "198.19.0.32");  // 2 * (pods*rails*aggs = 16)
+  EXPECT_EQ(first_upper.b.ip.ToString(), "198.19.0.33");
+  EXPECT_EQ(inv.links[8 * 4].name, "p0r0-r0a00");
+  EXPECT_EQ(inv.links[8 * 4].a.ip.ToString(), "198.19.0.0");
+}
+
+TEST(Generator, RefusesShapesTheAddressingCannotHold) {
+  EXPECT_THROW(GenerateInventory({.hosts = 4, .rails = 1, .spines = 2}), std::invalid_argument);
+  EXPECT_THROW(GenerateInventory({.hosts = 5, .rails = 2, .spines = 2, .pods = 2}),
+               std::invalid_argument);
+  EXPECT_THROW(GenerateInventory({.hosts = 8192, .rails = 8, .spines = 2}), std::invalid_argument);
+  EXPECT_THROW(GenerateInventory({.hosts = 4, .rails = 2, .spines = 2, .tiers = 4}),
+               std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace hostmesh::topology
