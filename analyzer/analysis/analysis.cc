@@ -1,0 +1,108 @@
+#include "analyzer/analysis/analysis.h"
+
+#include <algorithm>
+
+namespace hostmesh::analysis {
+namespace {
+constexpr std::int64_t kMaxEmptyWindows = 1000;
+}  // namespace
+
+Analysis::Analysis(AnalysisConfig config, FabricMap fabric)
+    : config_(config),
+      fabric_(std::move(fabric)),
+      judge_(config_, fabric_, paths_),
+      slow_threshold_ns_(config_.slow_latency_floor.count()) {}
+
+void Analysis::AddPath(const PathRecord& path) {
+  if (path.src_nic >= kMaxNics || path.dst_nic >= kMaxNics) return;
+  paths_.Add(path);
+  ++stats_.paths;
+}
+
+WindowAccumulator& Analysis::WindowFor(std::int64_t start_ns) {
+  if (last_ && last_->start_ns() == start_ns) return *last_;
+  auto& slot = windows_[start_ns];
+  if (!slot) {
+    slot = std::make_unique<WindowAccumulator>(start_ns, start_ns + config_.window.count(),
+                                               slow_threshold_ns_);
+  }
+  last_ = slot.get();
+  return *slot;
+}
+
+AddStatus Analysis::AddResult(const ProbeRecord& r) {
+  if (r.src_nic >= kMaxNics || r.dst_nic >= kMaxNics || r.src_nic == r.dst_nic ||
+      r.send_time_ns <= 0) {
+    ++stats_.invalid;
+    return AddStatus::kInvalid;
+  }
+  if (now_ns_ != 0 && r.send_time_ns > now_ns_ + config_.max_future.count()) {
+    ++stats_.future;
+    return AddStatus::kFuture;
+  }
+  const std::int64_t width = config_.window.count();
+  const std::int64_t start = r.send_time_ns - r.send_time_ns % width;
+  if (start < judged_before_ns_) {
+    ++stats_.late;
+    return AddStatus::kLate;
+  }
+  const int rail = judge_.RailOf(r.host, r.src_nic);
+  WindowFor(start).Add(r, paths_.Lookup(r.host, r.src_nic, r.dst_nic, r.src_port),
+                       std::max(rail, 0));
+  ++stats_.accepted;
+  return AddStatus::kAccepted;
+}
+
+std::vector<WindowReport> Analysis::Advance(std::int64_t now_ns) {
+  now_ns_ = std::max(now_ns_, now_ns);
+  const std::int64_t watermark = now_ns_ - config_.grace.count();
+  std::vector<WindowReport> reports;
+  const std::int64_t width = config_.window.count();
+  // Every window from the first one opened on is judged, even with no result
+  // in it: its report names the absent hosts, and incidents age by it.
+  std::int64_t start =
+      started_ ? judged_before_ns_ : (windows_.empty() ? watermark : windows_.begin()->first);
+  for (; start + width <= watermark; start += width) {
+    const auto it = windows_.find(start);
+    if (it == windows_.end() && watermark - start > kMaxEmptyWindows * width) {
+      // After a long silence (analyzer clock jump, fleet gone) skip to the
+      // last few windows, but never past one that holds results.
+      std::int64_t to = watermark - kMaxEmptyWindows * width;
+      to -= ((to % width) + width) % width;
+      if (!windows_.empty()) to = std::min(to, windows_.begin()->first);
+      if (to > start) {
+        start = to - width;
+        continue;
+      }
+    }
+    started_ = true;
+    if (it == windows_.end()) {
+      reports.push_back(judge_.Judge(WindowAccumulator(start, start + width, slow_threshold_ns_)));
+    } else {
+      reports.push_back(judge_.Judge(*it->second));
+      if (last_ == it->second.get()) last_ = nullptr;
+      windows_.erase(it);
+    }
+    ++stats_.windows_judged;
+    // The next windows flag probes slow relative to this one's median.
+    const auto& latency = reports.back().sla.cluster.latency;
+    if (latency.count > 0) {
+      slow_threshold_ns_ =
+          std::max(config_.slow_latency_floor.count(),
+                   static_cast<std::int64_t>(config_.slow_latency_factor * latency.p50));
+    }
+  }
+  // Windows that ended by the watermark are closed to results, with or without
+  // a report (before the first window there is nothing to report).
+  const std::int64_t judged = watermark - ((watermark % width) + width) % width;  // floor
+  judged_before_ns_ = std::max(judged_before_ns_, judged);
+  return reports;
+}
+
+std::size_t Analysis::open_window_bytes() const {
+  std::size_t bytes = 0;
+  for (const auto& [start, w] : windows_) bytes += w->memory_bytes();
+  return bytes;
+}
+
+}  // namespace hostmesh::analysis

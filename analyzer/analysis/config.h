@@ -1,0 +1,56 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+namespace hostmesh::analysis {
+
+using std::chrono::nanoseconds;
+
+struct AnalysisConfig {
+  // Windows are aligned to multiples of `window` since the Unix epoch.
+  nanoseconds window = std::chrono::seconds{20};
+  // A window is judged once the analyzer's clock passes its end by this much;
+  // results of a judged window arriving later are counted as late, not analysed.
+  nanoseconds grace = std::chrono::seconds{10};
+  // Results stamped further than this ahead of the analyzer's clock are refused
+  // (a host clock gone wrong must not open windows in the future).
+  nanoseconds max_future = std::chrono::seconds{60};
+
+  // Paper: more than this share of an RNIC's probes time out -> anomalous.
+  double rnic_anomalous_ratio = 0.10;
+  // ...and its timeouts stay RNIC problems this long after the window.
+  nanoseconds rnic_sticky = std::chrono::seconds{60};
+  // Blamed RNICs losing at least this share are "down" rather than "lossy".
+  double rnic_down_ratio = 0.90;
+
+  // Inference acceptance: a component is blamed only when it explains at least
+  // this many failures and its loss is this many standard deviations above the
+  // background loss rate.
+  std::uint32_t min_failures = 3;
+  double background_loss = 0.001;
+  double min_z = 4.0;
+  std::uint32_t max_culprits = 64;  // per window and kind
+
+  // A probe is slow when its network latency (t3-t2) exceeds
+  // max(slow_latency_floor, slow_latency_factor x the last window's P50).
+  nanoseconds slow_latency_floor = std::chrono::microseconds{500};
+  double slow_latency_factor = 10.0;
+  double background_slow = 0.001;
+
+  // A host is CPU-overloaded when its P90 processing delay exceeds
+  // proc_factor x the median of all hosts' P90 and by at least proc_min_excess.
+  double proc_factor = 3.0;
+  nanoseconds proc_min_excess = std::chrono::microseconds{100};
+  std::uint32_t proc_min_samples = 20;
+
+  // An incident resolves after this many windows in which its suspect was
+  // observed (probes crossed it) and found healthy.
+  int resolve_after_clean_windows = 2;
+  // ...or after this many windows with no observation of it at all.
+  int resolve_after_unobserved_windows = 15;
+  // Example paths kept in an incident's evidence.
+  std::size_t max_example_paths = 3;
+};
+
+}  // namespace hostmesh::analysis

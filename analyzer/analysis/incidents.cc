@@ -1,0 +1,193 @@
+#include "analyzer/analysis/incidents.h"
+
+#include <algorithm>
+
+namespace hostmesh::analysis {
+namespace {
+
+std::uint64_t RnicKey(HostId host, NicId nic) {
+  return std::uint64_t{host} * kMaxNics + nic;
+}
+
+std::string Describe(const Component& c, bool is_switch, bool is_host) {
+  if (is_switch) return "switch " + std::to_string(c.link);
+  if (is_host) return "host " + std::to_string(c.host);
+  if (c.kind == Component::Kind::kLink) return "link " + std::to_string(c.link);
+  return "host " + std::to_string(c.host) + " nic " + std::to_string(c.nic);
+}
+
+}  // namespace
+
+std::string_view IncidentKindName(IncidentKind kind) {
+  switch (kind) {
+    case IncidentKind::kRnicDown:
+      return "rnic_down";
+    case IncidentKind::kRnicLossy:
+      return "rnic_lossy";
+    case IncidentKind::kLinkLoss:
+      return "link_loss";
+    case IncidentKind::kSwitch:
+      return "switch";
+    case IncidentKind::kLatencyHotspot:
+      return "latency_hotspot";
+    case IncidentKind::kHostProcessing:
+      return "host_processing_delay";
+  }
+  return "unknown";
+}
+
+Incident* IncidentTracker::FindOpen(Category category, std::uint64_t key) {
+  for (std::size_t i = incidents_.size(); i-- > 0;) {
+    if (incidents_[i].open && keys_[i] == std::make_pair(category, key)) return &incidents_[i];
+  }
+  return nullptr;
+}
+
+bool IncidentTracker::Observed(const Incident& inc, Category category,
+                               const WindowReport& report) const {
+  switch (category) {
+    case Category::kLink:
+    case Category::kLatencyLink:
+      return std::binary_search(report.coverage.crossed.begin(), report.coverage.crossed.end(),
+                                inc.suspect.link);
+    case Category::kRnic:
+    case Category::kLatencyRnic:
+      return std::any_of(report.rnics.begin(), report.rnics.end(), [&](const RnicStatus& r) {
+        return r.host == inc.suspect.host && r.nic == inc.suspect.nic && r.probes > 0;
+      });
+    case Category::kSwitch:
+      return report.coverage.traced_probes > 0;
+    case Category::kHost:
+      return std::find(report.present_hosts.begin(), report.present_hosts.end(),
+                       inc.suspect.host) != report.present_hosts.end();
+  }
+  return false;
+}
+
+std::vector<std::uint64_t> IncidentTracker::Update(const WindowReport& report) {
+  std::vector<Finding> findings;
+  auto add_suspects = [&](const Localization& loc, bool latency) {
+    for (const auto& s : loc.culprits) {
+      Finding f{};
+      f.suspect = s.component;
+      f.confidence = s.confidence;
+      f.evidence = &s;
+      if (s.component.kind == Component::Kind::kLink) {
+        f.category = latency ? Category::kLatencyLink : Category::kLink;
+        f.key = s.component.link;
+        f.kind = latency ? IncidentKind::kLatencyHotspot : IncidentKind::kLinkLoss;
+      } else {
+        f.category = latency ? Category::kLatencyRnic : Category::kRnic;
+        f.key = RnicKey(s.component.host, s.component.nic);
+        f.kind = latency                             ? IncidentKind::kLatencyHotspot
+                 : s.loss >= config_.rnic_down_ratio ? IncidentKind::kRnicDown
+                                                     : IncidentKind::kRnicLossy;
+      }
+      findings.push_back(f);
+    }
+  };
+  add_suspects(report.loss, false);
+  add_suspects(report.latency, true);
+  for (SwitchId s : report.loss.culprit_switches) {
+    Finding f{};
+    f.category = Category::kSwitch;
+    f.key = s;
+    f.kind = IncidentKind::kSwitch;
+    f.suspect.link = s;
+    f.confidence = 0.5;  // two or more of its links blamed; one could be chance
+    for (const auto& r : report.loss.switches) {
+      if (r.id == s && r.culprit_links >= 3) f.confidence = 0.8;
+    }
+    findings.push_back(f);
+  }
+  for (const auto& p : report.processing_flags) {
+    Finding f{};
+    f.category = Category::kHost;
+    f.key = p.host;
+    f.kind = IncidentKind::kHostProcessing;
+    f.suspect.host = p.host;
+    f.confidence = std::min(
+        1.0, (p.p90_ns / std::max(p.fleet_median_p90_ns, 1.0)) / (2 * config_.proc_factor));
+    findings.push_back(f);
+  }
+
+  std::vector<std::uint64_t> touched;
+  std::vector<char> seen(incidents_.size(), 0);
+  for (const auto& f : findings) {
+    Incident* inc = FindOpen(f.category, f.key);
+    if (!inc) {
+      Incident fresh;
+      fresh.id = incidents_.size() + 1;
+      fresh.suspect = f.suspect;
+      fresh.summary =
+          Describe(f.suspect, f.category == Category::kSwitch, f.category == Category::kHost);
+      fresh.evidence.first_seen_ns = report.start_ns;
+      incidents_.push_back(std::move(fresh));
+      keys_.emplace_back(f.category, f.key);
+      seen.push_back(0);
+      inc = &incidents_.back();
+    }
+    seen[inc->id - 1] = 1;
+    inc->kind = f.kind;
+    inc->confidence = f.confidence;
+    inc->clean_windows = 0;
+    inc->unobserved_windows = 0;
+    auto& ev = inc->evidence;
+    ev.last_seen_ns = report.end_ns;
+    ++ev.windows;
+    if (f.evidence) {
+      ev.failures += f.evidence->explained;
+      ev.good += f.evidence->good;
+      ev.loss = f.evidence->loss;
+      for (const auto& path : f.evidence->example_paths) {
+        if (ev.example_paths.size() < config_.max_example_paths) ev.example_paths.push_back(path);
+      }
+      if (f.suspect.kind == Component::Kind::kLink) {
+        const auto& ranks =
+            f.category == Category::kLink ? report.loss.links : report.latency.links;
+        for (const auto& r : ranks) {
+          if (r.link == f.suspect.link) ev.votes += r.votes;
+        }
+      }
+    }
+    if (f.category == Category::kSwitch) {
+      for (const auto& r : report.loss.switches) {
+        if (r.id == f.key) ev.votes += r.votes;
+      }
+    }
+    if (f.category == Category::kHost) {
+      for (const auto& p : report.processing_flags) {
+        if (p.host == f.suspect.host) {
+          ev.processing_p90_ns = p.p90_ns;
+          ev.fleet_median_p90_ns = p.fleet_median_p90_ns;
+        }
+      }
+    }
+    touched.push_back(inc->id);
+  }
+
+  for (std::size_t i = 0; i < incidents_.size(); ++i) {
+    Incident& inc = incidents_[i];
+    if (!inc.open || seen[i]) continue;
+    if (Observed(inc, keys_[i].first, report)) {
+      inc.unobserved_windows = 0;
+      if (++inc.clean_windows < config_.resolve_after_clean_windows) continue;
+    } else if (++inc.unobserved_windows < config_.resolve_after_unobserved_windows) {
+      continue;
+    }
+    inc.open = false;
+    inc.resolved_ns = report.end_ns;
+    touched.push_back(inc.id);
+  }
+  return touched;
+}
+
+std::vector<const Incident*> IncidentTracker::open() const {
+  std::vector<const Incident*> out;
+  for (const auto& inc : incidents_) {
+    if (inc.open) out.push_back(&inc);
+  }
+  return out;
+}
+
+}  // namespace hostmesh::analysis

@@ -1,0 +1,84 @@
+#pragma once
+
+// Incidents: one per fault, not one per window. A finding of a window (a blamed
+// link, RNIC or switch, a latency hotspot, an overloaded host) opens an
+// incident for its (category, suspect) or updates the open one; the incident
+// resolves after its suspect was observed healthy for a few windows. An RNIC
+// that goes from lossy to down stays one incident whose kind follows it.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analyzer/analysis/config.h"
+#include "analyzer/analysis/window_report.h"
+
+namespace hostmesh::analysis {
+
+enum class IncidentKind : std::uint8_t {
+  kRnicDown,
+  kRnicLossy,
+  kLinkLoss,
+  kSwitch,
+  kLatencyHotspot,
+  kHostProcessing,
+};
+std::string_view IncidentKindName(IncidentKind kind);  // "rnic_down", ...
+
+struct IncidentEvidence {
+  std::uint64_t failures = 0;    // failed (or slow) probes explained, summed over windows
+  std::uint64_t good = 0;        // fine probes through the suspect, summed
+  std::uint64_t votes = 0;       // paper Algorithm 1 votes, summed (links, switches)
+  double loss = 0;               // last window's estimate
+  double processing_p90_ns = 0;  // host processing delay: last window
+  double fleet_median_p90_ns = 0;
+  std::vector<std::vector<LinkId>> example_paths;
+  std::vector<LinkId> links;       // a switch's blamed links
+  std::int64_t first_seen_ns = 0;  // start of the first window it was found in
+  std::int64_t last_seen_ns = 0;   // end of the last window it was found in
+  int windows = 0;                 // windows it was found in
+};
+
+struct Incident {
+  std::uint64_t id = 0;  // 1, 2, ... in opening order
+  IncidentKind kind = IncidentKind::kLinkLoss;
+  Component suspect;      // link or RNIC; for a switch: link = switch id; host: host
+  std::string summary;    // "link 12", "host 3 nic 1", "switch 4", "host 3"
+  double confidence = 0;  // last window's, in [0, 1]
+  IncidentEvidence evidence;
+  bool open = true;
+  std::int64_t resolved_ns = 0;
+  int clean_windows = 0;       // consecutive, observed and healthy
+  int unobserved_windows = 0;  // consecutive, no probe crossed the suspect
+};
+
+class IncidentTracker {
+ public:
+  explicit IncidentTracker(AnalysisConfig config = {}) : config_(config) {}
+
+  // Folds one judged window in; returns the ids of incidents opened, updated or
+  // resolved by it.
+  std::vector<std::uint64_t> Update(const WindowReport& report);
+
+  const std::vector<Incident>& all() const { return incidents_; }
+  std::vector<const Incident*> open() const;
+
+ private:
+  enum class Category : std::uint8_t { kRnic, kLink, kSwitch, kLatencyLink, kLatencyRnic, kHost };
+  struct Finding {
+    Category category;
+    std::uint64_t key;
+    IncidentKind kind;
+    Component suspect;
+    double confidence;
+    const Suspect* evidence;  // nullptr for switches and hosts
+  };
+  Incident* FindOpen(Category category, std::uint64_t key);
+  bool Observed(const Incident& incident, Category category, const WindowReport& report) const;
+
+  AnalysisConfig config_;
+  std::vector<Incident> incidents_;
+  std::vector<std::pair<Category, std::uint64_t>> keys_;  // parallel to incidents_
+};
+
+}  // namespace hostmesh::analysis

@@ -1,0 +1,145 @@
+#include "analyzer/analysis/loss_inference.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace hostmesh::analysis {
+
+void InferenceProblem::Reset(std::size_t component_count) {
+  components = component_count;
+  good.assign(component_count, 0);
+  good_untraced.assign(component_count, 0);
+  is_link.assign(component_count, false);
+  groups.clear();
+  comps.clear();
+  pairs.clear();
+}
+
+void InferenceProblem::AddGroup(std::uint32_t pair, std::uint32_t bad, bool traced,
+                                std::span<const std::uint32_t> group_comps) {
+  Group g;
+  g.pair = pair;
+  g.bad = bad;
+  g.traced = traced;
+  g.first = static_cast<std::uint32_t>(comps.size());
+  g.size = static_cast<std::uint32_t>(group_comps.size());
+  comps.insert(comps.end(), group_comps.begin(), group_comps.end());
+  groups.push_back(g);
+}
+
+double BinomialZ(double bad, double n, double p0) {
+  if (n <= 0) return 0;
+  const double sd = std::sqrt(n * p0 * (1 - p0));
+  return (bad - n * p0) / std::max(sd, 1e-9);
+}
+
+InferenceResult Infer(InferenceProblem& p, const InferenceParams& params) {
+  const std::size_t n_comp = p.components;
+  InferenceResult out;
+  out.failures.assign(n_comp, 0);
+  std::vector<char> explained(p.groups.size(), 0);
+  std::vector<double> untraced_explained(p.groups.size(), 0);
+  std::vector<double> pair_link_failures(p.pairs.size(), 0);
+  std::vector<char> blamed(n_comp, 0);
+  std::vector<double> ub(n_comp, 0);    // unexplained failures, traced
+  std::vector<double> ub_u(n_comp, 0);  // unexplained failures, untraced
+  std::vector<double> traced_n(n_comp, 0);
+  for (const auto& g : p.groups) {
+    if (!g.traced) continue;
+    for (std::uint32_t i = 0; i < g.size; ++i) traced_n[p.comps[g.first + i]] += g.bad;
+  }
+  for (std::size_t c = 0; c < n_comp; ++c) traced_n[c] += static_cast<double>(p.good[c]);
+  // The failures and probes a component is judged on (see the header).
+  auto counts = [&](std::uint32_t c) -> std::pair<double, double> {
+    if (p.is_link[c] || traced_n[c] >= params.min_traced) {
+      return {ub[c], ub[c] + static_cast<double>(p.good[c])};
+    }
+    const double bad = ub[c] + ub_u[c];
+    return {bad, bad + static_cast<double>(p.good[c] + p.good_untraced[c])};
+  };
+
+  for (auto& g : p.groups) {
+    g.link_part = false;
+    for (std::uint32_t i = 0; i < g.size; ++i) out.failures[p.comps[g.first + i]] += g.bad;
+  }
+
+  auto score_of = [&](std::uint32_t c) {
+    const auto [bad, n] = counts(c);
+    return n > 0 ? bad * (bad / n) : 0.0;
+  };
+
+  for (;;) {
+    std::fill(ub.begin(), ub.end(), 0.0);
+    std::fill(ub_u.begin(), ub_u.end(), 0.0);
+    for (std::size_t gi = 0; gi < p.groups.size(); ++gi) {
+      if (explained[gi]) continue;
+      const auto& g = p.groups[gi];
+      const double rest = g.bad - untraced_explained[gi];
+      if (rest <= 0) continue;
+      auto& into = g.traced ? ub : ub_u;
+      for (std::uint32_t i = 0; i < g.size; ++i) into[p.comps[g.first + i]] += rest;
+    }
+    if (out.culprits.size() >= params.max_culprits) break;
+
+    std::uint32_t best = 0;
+    double best_score = -1;
+    for (std::uint32_t c = 0; c < n_comp; ++c) {
+      const auto [bad, n] = counts(c);
+      if (blamed[c] || bad < params.min_failures) continue;
+      const double s = score_of(c);
+      if (s <= best_score) continue;
+      if (BinomialZ(bad, n, params.background) < params.min_z) continue;
+      best = c;
+      best_score = s;
+    }
+    if (best_score < 0) break;
+
+    Culprit cul;
+    cul.component = best;
+    const auto [bad, n] = counts(best);
+    cul.explained = static_cast<std::uint64_t>(std::llround(ub[best] + ub_u[best]));
+    cul.failures = out.failures[best];
+    cul.good = p.good[best] + p.good_untraced[best];
+    cul.loss = bad / n;
+    cul.z = BinomialZ(bad, n, params.background);
+    const double share =
+        cul.failures ? static_cast<double>(cul.explained) / static_cast<double>(cul.failures) : 0;
+    cul.confidence = std::clamp(share, 0.0, 1.0) * std::min(1.0, cul.z / (2 * params.min_z));
+    out.culprits.push_back(cul);
+    blamed[best] = 1;
+
+    // Everything through the culprit is explained by it.
+    bool pairs_changed = false;
+    for (std::size_t gi = 0; gi < p.groups.size(); ++gi) {
+      auto& g = p.groups[gi];
+      const auto* begin = p.comps.data() + g.first;
+      if (std::find(begin, begin + g.size, best) == begin + g.size) continue;
+      explained[gi] = 1;
+      if (g.traced && p.is_link[best] && !g.link_part) {
+        g.link_part = true;
+        pair_link_failures[g.pair] += g.bad;
+        pairs_changed = true;
+      }
+    }
+    // Untraced probes of a pair fail through blamed links as often as its traced ones do.
+    if (pairs_changed) {
+      for (std::size_t gi = 0; gi < p.groups.size(); ++gi) {
+        const auto& g = p.groups[gi];
+        if (g.traced) continue;
+        const auto& t = p.pairs[g.pair];
+        if (t.traced == 0) continue;
+        const double pair_share = pair_link_failures[g.pair] / static_cast<double>(t.traced);
+        untraced_explained[gi] =
+            std::min<double>(g.bad, pair_share * static_cast<double>(t.untraced));
+      }
+    }
+  }
+
+  out.score.resize(n_comp);
+  for (std::uint32_t c = 0; c < n_comp; ++c) out.score[c] = score_of(c);
+  for (std::size_t c = 0; c < n_comp; ++c) ub[c] += ub_u[c];
+  out.residual = ub;
+  return out;
+}
+
+}  // namespace hostmesh::analysis

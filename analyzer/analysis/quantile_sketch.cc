@@ -1,0 +1,72 @@
+#include "analyzer/analysis/quantile_sketch.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace hostmesh::analysis {
+
+QuantileSketch::QuantileSketch(double alpha)
+    : alpha_(alpha),
+      gamma_((1 + alpha) / (1 - alpha)),
+      inv_log_gamma_(1.0 / std::log((1 + alpha) / (1 - alpha))) {
+  if (!(alpha > 0 && alpha < 1)) throw std::invalid_argument("sketch alpha must be in (0, 1)");
+}
+
+int QuantileSketch::Index(double value) const {
+  if (!(value > 0)) return kZeroIndex;
+  return static_cast<int>(std::ceil(std::log(value) * inv_log_gamma_));
+}
+
+void QuantileSketch::AddIndex(int index, std::uint32_t count) {
+  count_ += count;
+  if (index == kZeroIndex) {
+    zeros_ += count;
+    return;
+  }
+  if (counts_.empty()) {
+    offset_ = index;
+    counts_.assign(1, 0);
+  } else if (index < offset_) {
+    // Grow downwards with some headroom so a slowly falling minimum does not
+    // shift the array on every value.
+    const int grow = std::max(offset_ - index, 16);
+    counts_.insert(counts_.begin(), static_cast<std::size_t>(grow), 0);
+    offset_ -= grow;
+  } else if (index - offset_ >= static_cast<int>(counts_.size())) {
+    counts_.resize(static_cast<std::size_t>(index - offset_) + 1, 0);
+  }
+  counts_[static_cast<std::size_t>(index - offset_)] += count;
+}
+
+void QuantileSketch::Merge(const QuantileSketch& other) {
+  if (other.alpha_ != alpha_) throw std::invalid_argument("merging sketches of different alpha");
+  zeros_ += other.zeros_;
+  count_ += other.zeros_;
+  for (std::size_t i = 0; i < other.counts_.size(); ++i) {
+    if (other.counts_[i] != 0) AddIndex(other.offset_ + static_cast<int>(i), other.counts_[i]);
+  }
+}
+
+void QuantileSketch::Clear() {
+  counts_.clear();
+  zeros_ = 0;
+  count_ = 0;
+}
+
+double QuantileSketch::Quantile(double q) const {
+  if (count_ == 0) return 0;
+  q = std::clamp(q, 0.0, 1.0);
+  const auto rank = static_cast<std::uint64_t>(q * static_cast<double>(count_ - 1));
+  if (rank < zeros_) return 0;
+  std::uint64_t seen = zeros_;
+  for (std::size_t i = 0; i < counts_.size(); ++i) {
+    seen += counts_[i];
+    if (seen > rank) {
+      return 2 * std::pow(gamma_, offset_ + static_cast<int>(i)) / (gamma_ + 1);
+    }
+  }
+  return 2 * std::pow(gamma_, offset_ + static_cast<int>(counts_.size()) - 1) / (gamma_ + 1);
+}
+
+}  // namespace hostmesh::analysis

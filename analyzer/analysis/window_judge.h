@@ -1,0 +1,58 @@
+#pragma once
+
+// Turns a closed window's counters into a WindowReport: RNIC status (paper rule
+// and path-aware verdict), drop split, loss and latency localization (paper
+// Algorithm 1 and the greedy inference of loss_inference.h), SLA quantiles,
+// CPU-overload flags and coverage. Keeps what spans windows: sticky RNIC
+// anomalies and the hosts seen so far.
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "analyzer/analysis/config.h"
+#include "analyzer/analysis/loss_inference.h"
+#include "analyzer/analysis/path_table.h"
+#include "analyzer/analysis/types.h"
+#include "analyzer/analysis/window_accumulator.h"
+#include "analyzer/analysis/window_report.h"
+
+namespace hostmesh::analysis {
+
+class WindowJudge {
+ public:
+  WindowJudge(const AnalysisConfig& config, const FabricMap& fabric, const PathTable& paths)
+      : config_(config), fabric_(fabric), paths_(paths) {}
+
+  WindowReport Judge(const WindowAccumulator& window);
+
+  int RailOf(HostId host, NicId nic) const {
+    if (host < fabric_.rails.size() && nic < fabric_.rails[host].size()) {
+      return fabric_.rails[host][nic];
+    }
+    return static_cast<int>(nic);
+  }
+
+ private:
+  // Dense numbering of the window's RNICs and NIC pairs.
+  struct Index;
+  void JudgeRnics(const WindowAccumulator& w, const Index& ix, const InferenceResult& loss,
+                  WindowReport* out);
+  void SplitDrops(const WindowAccumulator& w, const Index& ix, WindowReport* out) const;
+  Localization Localize(const WindowAccumulator& w, const Index& ix, const FailureGroups& groups,
+                        InferenceProblem& problem, const InferenceResult& result,
+                        bool baseline_skips_rnics) const;
+  void FlagProcessing(const WindowAccumulator& w, WindowReport* out) const;
+  void CountCoverage(const WindowAccumulator& w, const Index& ix, WindowReport* out) const;
+  std::vector<LinkId> FullPath(HostId host, NicId src, NicId dst, MiddleId middle) const;
+
+  const AnalysisConfig& config_;
+  const FabricMap& fabric_;
+  const PathTable& paths_;
+  std::vector<char> known_hosts_;
+  // RNIC key (host * kMaxNics + nic) -> end of its sticky anomaly.
+  std::unordered_map<std::uint64_t, std::int64_t> verdict_until_;
+  std::unordered_map<std::uint64_t, std::int64_t> paper_until_;
+};
+
+}  // namespace hostmesh::analysis

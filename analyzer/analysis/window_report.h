@@ -1,0 +1,137 @@
+#pragma once
+
+// What judging one window yields: plain structs for the store, the HTTP API,
+// /metrics and the incident tracker.
+
+#include <cstdint>
+#include <vector>
+
+#include "analyzer/analysis/types.h"
+
+namespace hostmesh::analysis {
+
+struct Quantiles {
+  std::uint64_t count = 0;
+  double p50 = 0, p90 = 0, p99 = 0, p999 = 0;  // ns
+};
+
+struct SlaRow {
+  std::uint64_t probes = 0;
+  std::uint64_t timeouts = 0;
+  std::uint64_t rnic_drops = 0;     // timeouts to or from an anomalous RNIC
+  std::uint64_t network_drops = 0;  // all other timeouts
+  double rnic_drop_rate = 0;        // of probes
+  double network_drop_rate = 0;
+  Quantiles latency;     // t3 - t2
+  Quantiles processing;  // (t4 - t1) - (t3 - t2)
+};
+
+struct RailSla {
+  int rail = 0;  // of the sending NIC
+  SlaRow sla;
+};
+struct HostSla {
+  HostId host = 0;
+  SlaRow sla;
+};
+
+struct Sla {
+  SlaRow cluster;
+  std::vector<RailSla> rails;
+  std::vector<HostSla> hosts;
+};
+
+enum class RnicState : std::uint8_t { kOk, kLossy, kDown };
+
+struct RnicStatus {
+  HostId host = 0;
+  NicId nic = 0;
+  std::uint64_t probes = 0;    // to or from it
+  std::uint64_t timeouts = 0;  // to or from it
+  std::uint64_t probes_to = 0;
+  std::uint64_t timeouts_to = 0;
+  // Paper rule alone: > threshold of the probes to it timed out (sticky).
+  bool paper_anomalous = false;
+  // The verdict: blamed by the path-aware inference (sticky for rnic_sticky).
+  RnicState state = RnicState::kOk;
+  bool anomalous = false;
+  std::int64_t anomalous_until_ns = 0;  // 0 when never anomalous
+  double loss = 0;                      // its own loss estimate when blamed
+};
+
+// A component of a path: a fabric link, or an RNIC (with its NIC link).
+struct Component {
+  enum class Kind : std::uint8_t { kLink, kRnic } kind = Kind::kLink;
+  LinkId link = kUnknown;
+  HostId host = 0;
+  NicId nic = 0;
+  friend bool operator==(const Component&, const Component&) = default;
+};
+
+// A component the inference blamed, with its evidence.
+struct Suspect {
+  Component component;
+  std::uint64_t explained = 0;  // failed (or slow) probes it explains
+  std::uint64_t failures = 0;   // all failed probes through it
+  std::uint64_t good = 0;       // probes through it that were fine
+  double loss = 0;
+  double z = 0;
+  double confidence = 0;
+  std::vector<std::vector<LinkId>> example_paths;  // NIC link to NIC link
+};
+
+struct LinkRank {
+  LinkId link = 0;
+  std::uint64_t failures = 0;  // failed probes through it (traced)
+  std::uint64_t good = 0;
+  double loss = 0;          // failures / (failures + good)
+  double score = 0;         // better method: residual failures x residual loss
+  std::uint64_t votes = 0;  // paper Algorithm 1
+  bool culprit = false;
+};
+
+struct SwitchRank {
+  SwitchId id = 0;
+  std::uint64_t votes = 0;  // paper Algorithm 1
+  std::uint32_t culprit_links = 0;
+};
+
+struct Localization {
+  std::vector<Suspect> culprits;           // the verdict, most evident first
+  std::vector<LinkRank> links;             // better method: culprits first, then by score
+  std::vector<LinkRank> baseline;          // paper Algorithm 1: by votes
+  std::vector<SwitchRank> switches;        // by culprit links, then votes
+  std::vector<SwitchId> culprit_switches;  // two or more blamed links of one switch
+};
+
+struct ProcessingFlag {
+  HostId host = 0;
+  double p90_ns = 0;
+  double fleet_median_p90_ns = 0;
+  std::uint64_t samples = 0;
+};
+
+struct Coverage {
+  std::vector<LinkId> crossed;        // by at least one traced probe
+  std::vector<LinkId> never_crossed;  // of all links the fabric map knows
+  double fraction = 0;
+  std::uint64_t traced_probes = 0;
+  std::uint64_t untraced_probes = 0;
+};
+
+struct WindowReport {
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  std::uint64_t results = 0;
+  std::vector<HostId> present_hosts;
+  std::vector<HostId> absent_hosts;  // reported before, silent in this window
+  std::vector<RnicStatus> rnics;
+  Sla sla;
+  Localization loss;     // timeouts
+  Localization latency;  // slow probes (latency hotspots)
+  std::int64_t slow_threshold_ns = 0;
+  std::vector<ProcessingFlag> processing_flags;
+  Coverage coverage;
+};
+
+}  // namespace hostmesh::analysis

@@ -1,0 +1,73 @@
+// One fault is one incident over many windows; it resolves after recovery.
+
+#include "analyzer/analysis/incidents.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/analyzer/analysis/fleet_test_base.h"
+
+namespace hostmesh::analysis::testing {
+namespace {
+
+class IncidentsTest : public FleetTest {
+ protected:
+  std::vector<std::uint64_t> Window(int index, const Faults& f) {
+    return tracker_.Update(RunWindow(index, f));
+  }
+  IncidentTracker tracker_;
+};
+
+TEST_F(IncidentsTest, OneLinkFaultIsOneIncidentUntilResolved) {
+  const LinkId bad = fleet_.RailSpine(1, 3);
+  const Faults fault{.link_loss = {{bad, 0.5}}};
+  for (int w = 0; w < 3; ++w) Window(w, fault);
+
+  ASSERT_EQ(tracker_.all().size(), 1u);
+  const Incident& inc = tracker_.all().front();
+  EXPECT_TRUE(inc.open);
+  EXPECT_EQ(inc.kind, IncidentKind::kLinkLoss);
+  EXPECT_EQ(inc.suspect.link, bad);
+  EXPECT_EQ(inc.summary, "link " + std::to_string(bad));
+  EXPECT_EQ(inc.evidence.windows, 3);
+  EXPECT_EQ(inc.evidence.first_seen_ns, kT0);
+  EXPECT_EQ(inc.evidence.last_seen_ns, kT0 + 60 * kSecond);
+  EXPECT_GT(inc.evidence.failures, 500u);
+  EXPECT_GT(inc.evidence.votes, 0u);  // paper Algorithm 1, kept beside the verdict
+  EXPECT_FALSE(inc.evidence.example_paths.empty());
+  EXPECT_GT(inc.confidence, 0.8);
+
+  Window(3, Faults{});  // healthy once: not yet resolved
+  EXPECT_TRUE(tracker_.all().front().open);
+  Window(4, Faults{});
+  EXPECT_FALSE(tracker_.all().front().open);
+  EXPECT_EQ(tracker_.all().front().resolved_ns, kT0 + 100 * kSecond);
+  EXPECT_EQ(tracker_.all().size(), 1u);
+  EXPECT_TRUE(tracker_.open().empty());
+
+  Window(5, fault);  // it comes back: a new incident
+  EXPECT_EQ(tracker_.all().size(), 2u);
+}
+
+TEST_F(IncidentsTest, KindsForNicDownHostOverloadAndHotspot) {
+  Window(0, Faults{.nic_loss = {{{2, 0}, 1.0}},
+                   .link_delay_ns = {{fleet_.RailSpine(3, 3), 2'000'000}},
+                   .host_processing_ns = {{6, 500'000}}});
+  std::map<IncidentKind, std::string> seen;
+  for (const auto* inc : tracker_.open()) seen[inc->kind] = inc->summary;
+  EXPECT_EQ(seen.size(), 3u);
+  EXPECT_EQ(seen[IncidentKind::kRnicDown], "host 2 nic 0");
+  EXPECT_EQ(seen[IncidentKind::kHostProcessing], "host 6");
+  EXPECT_EQ(seen[IncidentKind::kLatencyHotspot], "link " + std::to_string(fleet_.RailSpine(3, 3)));
+  EXPECT_EQ(IncidentKindName(IncidentKind::kRnicDown), "rnic_down");
+}
+
+TEST_F(IncidentsTest, UnobservedLinkStaysOpen) {
+  const LinkId bad = fleet_.RailSpine(0, 1);
+  Window(0, Faults{.link_loss = {{bad, 1.0}}});
+  // Hosts all leave: nobody crosses the link, so nobody can say it healed.
+  for (int w = 1; w < 4; ++w) Window(w, Faults{.absent = {0, 1, 2, 3, 4, 5, 6, 7}});
+  ASSERT_EQ(tracker_.open().size(), 1u);
+}
+
+}  // namespace
+}  // namespace hostmesh::analysis::testing

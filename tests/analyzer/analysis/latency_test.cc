@@ -1,0 +1,67 @@
+// Latency hotspots and host processing delay, kept apart from each other and
+// from drops.
+
+#include <gtest/gtest.h>
+
+#include "tests/analyzer/analysis/fleet_test_base.h"
+
+namespace hostmesh::analysis::testing {
+namespace {
+
+using LatencyTest = FleetTest;
+
+TEST_F(LatencyTest, DelayOnOneLinkIsAHotspotAndNoDrop) {
+  const LinkId slow = fleet_.RailSpine(2, 2);
+  const auto r = RunWindow(0, Faults{.link_delay_ns = {{slow, 2'000'000}}});
+
+  EXPECT_EQ(BlamedLinks(r.latency), std::vector<LinkId>{slow});
+  ASSERT_FALSE(r.latency.links.empty());
+  EXPECT_EQ(r.latency.links.front().link, slow);
+  EXPECT_TRUE(r.loss.culprits.empty());
+  EXPECT_TRUE(r.processing_flags.empty());
+  // ~1/8 of the probes cross it: P90 stays low, P99 sees the 2 ms.
+  EXPECT_LT(r.sla.cluster.latency.p50, 20'000);
+  EXPECT_GT(r.sla.cluster.latency.p99, 1'900'000);
+}
+
+TEST_F(LatencyTest, CpuOverloadFlagsThatHostOnly) {
+  const auto r = RunWindow(0, Faults{.host_processing_ns = {{5, 400'000}}});
+
+  ASSERT_EQ(r.processing_flags.size(), 1u);
+  EXPECT_EQ(r.processing_flags.front().host, 5u);
+  EXPECT_GT(r.processing_flags.front().p90_ns, 400'000);
+  EXPECT_TRUE(r.latency.culprits.empty());  // the network is fine
+  EXPECT_TRUE(r.loss.culprits.empty());
+  for (const auto& h : r.sla.hosts) {
+    if (h.host == 5) {
+      EXPECT_GT(h.sla.processing.p50, 400'000);
+    } else {
+      EXPECT_LT(h.sla.processing.p99, 50'000);
+    }
+    EXPECT_LT(h.sla.latency.p99, 20'000);
+  }
+}
+
+TEST_F(LatencyTest, SlaRowsForClusterRailsAndHosts) {
+  const auto r = RunWindow(0, Faults{.link_loss = {{fleet_.RailSpine(0, 0), 1.0}}});
+  EXPECT_EQ(r.sla.hosts.size(), 8u);
+  EXPECT_EQ(r.sla.rails.size(), 4u);
+  EXPECT_EQ(r.sla.cluster.probes, 8u * 4 * 200);
+  std::uint64_t rail_probes = 0;
+  for (const auto& rail : r.sla.rails) rail_probes += rail.sla.probes;
+  EXPECT_EQ(rail_probes, r.sla.cluster.probes);
+  const auto& lat = r.sla.cluster.latency;
+  EXPECT_LE(lat.p50, lat.p90);
+  EXPECT_LE(lat.p90, lat.p99);
+  EXPECT_LE(lat.p99, lat.p999);
+  // Latency 8-12 us by construction; the sketch answers within 1%.
+  EXPECT_GE(lat.p50, 8'000 * 0.99);
+  EXPECT_LE(lat.p999, 12'000 * 1.01);
+  EXPECT_NEAR(
+      r.sla.cluster.network_drop_rate,
+      static_cast<double>(r.sla.cluster.timeouts) / static_cast<double>(r.sla.cluster.probes),
+      1e-12);
+}
+
+}  // namespace
+}  // namespace hostmesh::analysis::testing
