@@ -16,5 +16,6 @@ struct CommandContext {
 // One function per subcommand family, each in its own file; main.cc calls them
 // all. `ctx` outlives the parse.
 void AddTopologyCommand(CLI::App& app, CommandContext& ctx);
+void AddTraceCommand(CLI::App& app, CommandContext& ctx);
 
 }  // namespace hostmesh::ctl

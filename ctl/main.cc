@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   hostmesh::ctl::CommandContext ctx{std::cout, std::cerr};
   hostmesh::ctl::AddTopologyCommand(app, ctx);
+  hostmesh::ctl::AddTraceCommand(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
