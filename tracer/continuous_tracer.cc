@@ -47,7 +47,7 @@ int ContinuousTracer::ExpectedProbes(const Entry& e) const {
 std::optional<TraceRequest> ContinuousTracer::NextTrace(MonoTime& wake_at) {
   const MonoTime now = clock_.MonotonicNow();
   // New 5-tuples first, then the most overdue refresh.
-  Entry* best = nullptr;
+  std::vector<Entry*> due;
   MonoTime next_due = MonoTime::max();
   for (auto& [tuple, e] : entries_) {
     if (e.in_flight) continue;
@@ -55,24 +55,33 @@ std::optional<TraceRequest> ContinuousTracer::NextTrace(MonoTime& wake_at) {
       next_due = std::min(next_due, e.due);
       continue;
     }
-    if (best == nullptr || (e.new_in_pool && !best->new_in_pool) ||
-        (e.new_in_pool == best->new_in_pool && e.due < best->due)) {
-      best = &e;
+    due.push_back(&e);
+  }
+  std::stable_sort(due.begin(), due.end(), [](const Entry* a, const Entry* b) {
+    return a->new_in_pool != b->new_in_pool ? a->new_in_pool : a->due < b->due;
+  });
+  // A first hop whose bucket is empty must not hold up the other NICs (one
+  // NIC's 5-tuples sort together): try the best candidate of every other key.
+  wake_at = next_due;
+  Entry* best = nullptr;
+  std::set<Ipv4> refused;
+  double reserved = 0;
+  Ipv4 key;
+  for (Entry* e : due) {
+    key = BudgetKey(e->target);
+    if (refused.contains(key)) continue;
+    const int probes = ExpectedProbes(*e);
+    reserved = budget_.TryReserve(key, probes, now);
+    if (reserved > 0) {
+      best = e;
+      break;
     }
+    refused.insert(key);
+    if (!e->waiting_for_budget) ++counters_.budget_exhausted;
+    e->waiting_for_budget = true;
+    wake_at = std::min(wake_at, budget_.WhenAvailable(key, probes, now));
   }
-  if (best == nullptr) {
-    wake_at = next_due;
-    return std::nullopt;
-  }
-  const Ipv4 key = BudgetKey(best->target);
-  const int probes = ExpectedProbes(*best);
-  const double reserved = budget_.TryReserve(key, probes, now);
-  if (reserved == 0) {
-    if (!best->waiting_for_budget) ++counters_.budget_exhausted;
-    best->waiting_for_budget = true;
-    wake_at = budget_.WhenAvailable(key, probes, now);
-    return std::nullopt;
-  }
+  if (best == nullptr) return std::nullopt;
   best->waiting_for_budget = false;
   best->in_flight = true;
   best->reserved = reserved;
