@@ -12,6 +12,8 @@
 
 #include "agent/core/prober.h"
 #include "agent/main/agent_metrics.h"
+#include "agent/main/tracing_glue.h"
+#include "agent/main/tracing_thread.h"
 #include "agent/main/wiring.h"
 #include "agent/udp/udp_transport.h"
 #include "agent/verbs/device_discovery.h"
@@ -19,6 +21,7 @@
 #include "common/base/logging.h"
 #include "common/http/metrics_endpoint.h"
 #include "common/http/server.h"
+#include "tracer/kernel_trace_io.h"
 
 namespace hostmesh::agent::app {
 namespace {
@@ -146,7 +149,17 @@ bool AgentApp::Start(std::string* error) {
     return false;
   }
 
+  // Without the raw socket the agent still probes: paths are a bonus, probes the job.
+  std::unique_ptr<tracer::TraceIo> trace_io;
+  if (config_.traceroute.enabled) {
+    std::string why;
+    trace_io = options_.make_trace_io ? options_.make_trace_io(clock_, why)
+                                      : tracer::KernelTraceIo::Create(clock_, why);
+    if (!trace_io) Log()->warn("traceroute off, probing without path reports: {}", why);
+  }
+
   HelloInputs hello;
+  hello.traceroute = trace_io != nullptr;
   hello.boot_id = boot_id_;
   hello.transport = built_.kind;
   hello.capabilities = capabilities;
@@ -163,6 +176,15 @@ bool AgentApp::Start(std::string* error) {
   metrics_ =
       std::make_unique<AgentMetrics>(registry_, names, [uploader] { return uploader->Counters(); });
   metrics_->SetTimestampSources(sources);
+  if (config_.traceroute.enabled) {
+    tracer_ = std::make_unique<PathTracer>(
+        ContinuousConfigFrom(config_, static_cast<std::uint32_t>(rd()) | 1U), std::move(trace_io),
+        clock_, [uploader](const tracer::PathReport& r) { uploader->Append(ToProto(r)); });
+  }
+  PathTracer* path_tracer = tracer_.get();
+  RegisterTraceMetrics(registry_, [path_tracer] {
+    return path_tracer != nullptr ? path_tracer->Status() : TraceStatus{};
+  });
 
   try {
     ProberOptions prober;
@@ -177,6 +199,7 @@ bool AgentApp::Start(std::string* error) {
   }
   distinct_ports_.assign(config_.nics.size() * config_.nics.size(), 0);
   Publish(true);
+  HandTraceTargets();
 
   if (options_.serve_metrics) {
     http::Router router;
@@ -193,6 +216,7 @@ bool AgentApp::Start(std::string* error) {
     Log()->info("metrics on http://{}/metrics", server_->endpoints().front().ToString());
   }
   uploader_->Start();
+  if (tracer_) tracer_->Start();
   Log()->info("agent {} boot {:016x}: probing {} NICs every {} ms, analyzer {}", config_.agent_id,
               boot_id_, config_.nics.size(),
               std::chrono::duration_cast<std::chrono::milliseconds>(config_.probe.interval).count(),
@@ -203,6 +227,31 @@ bool AgentApp::Start(std::string* error) {
 void AgentApp::OnResult(const ProbeResult& result) {
   metrics_->ObserveResult(result);
   uploader_->Append(ToProto(result));
+}
+
+void AgentApp::HandTraceTargets() {
+  if (!tracer_ || !tracer_->up()) return;
+  const std::size_t n = config_.nics.size();
+  bool rotated = traced_generations_.size() != n;
+  for (NicId nic = 0; nic < n && !rotated; ++nic) {
+    rotated = core_->scheduler.pool(nic).generation() != traced_generations_[nic];
+  }
+  if (!rotated) return;
+  const bool first = traced_generations_.empty();
+  std::vector<std::vector<std::uint16_t>> ports(n);
+  traced_generations_.resize(n);
+  for (NicId nic = 0; nic < n; ++nic) {
+    const PortPool& pool = core_->scheduler.pool(nic);
+    ports[nic].assign(pool.ports().begin(), pool.ports().end());
+    traced_generations_[nic] = pool.generation();
+  }
+  std::vector<tracer::TraceTarget> targets = TraceTargetsFrom(config_, ports);
+  if (first) {
+    bool over = false;
+    const std::string load = DescribeTraceLoad(config_, targets.size(), &over);
+    over ? Log()->warn("traceroute: {}", load) : Log()->info("traceroute: {}", load);
+  }
+  tracer_->SetTargets(std::move(targets));
 }
 
 void AgentApp::Publish(bool coverage) {
@@ -238,6 +287,7 @@ bool AgentApp::Run(int stop_fd) {
   MonoTime drain_until = MonoTime::max();
   for (;;) {
     MonoTime wake = core_->prober.RunOnce();
+    HandTraceTargets();
     MonoTime now = clock_.MonotonicNow();
     if (now >= next_publish) {
       const bool coverage = now >= next_coverage;
@@ -262,6 +312,7 @@ bool AgentApp::Run(int stop_fd) {
     if (watch_stop && n > 0 && (fds[count - 1].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
       now = clock_.MonotonicNow();
       core_->prober.StopSending();
+      if (tracer_) tracer_->RequestStop();
       // The last probe sent may wait one timeout; a little more for its TX stamp.
       drain_until = now + config_.probe.timeout + std::chrono::milliseconds{100};
       Log()->info("stopping: no new probes, waiting up to {} ms for {} outstanding",
@@ -270,6 +321,7 @@ bool AgentApp::Run(int stop_fd) {
     }
   }
   Publish(true);
+  if (tracer_) tracer_->Stop();  // its last report goes into the flush below
 
   const PairCounters totals = core_->tracker.Totals();
   Log()->info("probes: {} sent, {} received, {} timed out, {} late", totals.sent, totals.received,

@@ -24,10 +24,14 @@
 namespace hostmesh::http {
 class Server;
 }
+namespace hostmesh::tracer {
+class TraceIo;
+}
 
 namespace hostmesh::agent::app {
 
 class AgentMetrics;
+class PathTracer;
 
 // Per-NIC figures only the concrete transport knows.
 struct TransportNicStats {
@@ -52,6 +56,9 @@ struct AgentAppOptions {
   // Seams for tests; empty means the real thing.
   std::function<BuiltTransport(const AgentConfig&, const Clock&)> make_transport;
   upload::Uploader::ChannelFactory make_channel;
+  // The tracer's sockets (traceroute.enabled); null with `error` set when they
+  // cannot open. Empty: tracer::KernelTraceIo (raw ICMP, needs CAP_NET_RAW).
+  std::function<std::unique_ptr<tracer::TraceIo>(const Clock&, std::string& error)> make_trace_io;
   bool serve_metrics = true;
 };
 
@@ -80,6 +87,8 @@ class AgentApp {
   struct Core;
   void Publish(bool coverage);
   void OnResult(const ProbeResult& result);
+  // Hands the tracer the pools' 5-tuples when a pool has rotated since last time.
+  void HandTraceTargets();
 
   AgentConfig config_;
   AgentAppOptions options_;
@@ -89,6 +98,9 @@ class AgentApp {
 
   BuiltTransport built_;
   std::unique_ptr<upload::Uploader> uploader_;
+  // After uploader_: its reports go there, so it stops first.
+  std::unique_ptr<PathTracer> tracer_;
+  std::vector<std::uint64_t> traced_generations_;
   std::unique_ptr<AgentMetrics> metrics_;
   std::unique_ptr<Core> core_;
   std::unique_ptr<http::Server> server_;

@@ -212,7 +212,7 @@ v1::AgentHello BuildHello(const AgentConfig& config, const HelloInputs& in) {
   v1::Capabilities* caps = hello.mutable_capabilities();
   caps->set_best_timestamp_source(ToProto(best));
   caps->set_hardware_timestamps(best == TimestampSource::kHardware);
-  caps->set_traceroute(false);  // the tracer is not wired into this process yet
+  caps->set_traceroute(in.traceroute);
   caps->add_transports(ToProto(in.transport));
   return hello;
 }

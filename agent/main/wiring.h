@@ -62,6 +62,7 @@ struct HelloInputs {
   std::vector<NicCapabilities> capabilities;  // per NIC, from OpenNic; may be short
   std::string agent_version;
   std::int64_t start_time_ns = 0;
+  bool traceroute = false;  // the tracer thread runs (raw ICMP socket open)
 };
 v1::AgentHello BuildHello(const AgentConfig& config, const HelloInputs& inputs);
 

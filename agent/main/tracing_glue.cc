@@ -1,0 +1,118 @@
+#include "agent/main/tracing_glue.h"
+
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+
+namespace hostmesh::agent::app {
+namespace {
+
+std::optional<tracer::Ipv4> V4(const config::IpAddress& ip) {
+  if (!ip.is_v4()) return std::nullopt;
+  std::uint32_t network = 0;
+  std::memcpy(&network, ip.bytes.data(), sizeof(network));
+  return tracer::Ipv4{ntohl(network)};
+}
+
+}  // namespace
+
+tracer::ContinuousConfig ContinuousConfigFrom(const AgentConfig& config, std::uint32_t session) {
+  tracer::ContinuousConfig out;
+  const TracerouteConfig& t = config.traceroute;
+  out.refresh_period = t.refresh_period;
+  // A periodic report at least every 5 minutes, or every refresh when slower.
+  out.report_period = std::max<std::chrono::nanoseconds>(out.report_period, t.refresh_period);
+  out.budget.probes_per_second = t.rate_per_second;
+  out.budget.per_first_hop_per_second = t.per_switch_rate_per_second;
+  out.request_template.max_ttl = t.max_ttl;
+  out.request_template.probe_timeout = kTraceProbeTimeout;
+  out.request_template.destination_swallows = true;  // our own receiver eats the last probe
+  out.request_template.session = session;
+  return out;
+}
+
+std::vector<tracer::TraceTarget> TraceTargetsFrom(
+    const AgentConfig& config, const std::vector<std::vector<std::uint16_t>>& pool_ports) {
+  std::vector<tracer::TraceTarget> out;
+  const std::size_t n = std::min(config.nics.size(), pool_ports.size());
+  for (std::size_t s = 0; s < n; ++s) {
+    const auto src = V4(config.nics[s].ip);
+    if (!src) continue;
+    for (std::size_t d = 0; d < config.nics.size(); ++d) {
+      const auto dst = V4(config.nics[d].ip);
+      if (d == s || !dst) continue;
+      for (const std::uint16_t port : pool_ports[s]) {
+        tracer::TraceTarget t;
+        t.src_nic = static_cast<std::uint32_t>(s);
+        t.dst_nic = static_cast<std::uint32_t>(d);
+        t.tuple = {*src, *dst, port, config.probe.dst_port, tracer::kIpProtoUdp};
+        t.netdev = config.nics[s].netdev;
+        out.push_back(std::move(t));
+      }
+    }
+  }
+  return out;
+}
+
+double RefreshProbesPerSecond(std::size_t targets, std::chrono::nanoseconds refresh_period) {
+  const double seconds = std::chrono::duration<double>(refresh_period).count();
+  return seconds > 0 ? static_cast<double>(targets) * 4 / seconds : 0;
+}
+
+std::string DescribeTraceLoad(const AgentConfig& config, std::size_t targets, bool* over_budget) {
+  const TracerouteConfig& t = config.traceroute;
+  const double needed = RefreshProbesPerSecond(targets, t.refresh_period);
+  // One trace at a time, each waiting one probe timeout for its swallowed last probe.
+  const double thread_limit = 4 / std::chrono::duration<double>(kTraceProbeTimeout).count();
+  const double possible = std::min(t.rate_per_second, thread_limit);
+  *over_budget = needed > possible;
+  const auto refresh_s = std::chrono::duration_cast<std::chrono::seconds>(t.refresh_period).count();
+  std::string line = std::to_string(targets) + " 5-tuples, a refresh every " +
+                     std::to_string(refresh_s) + " s needs " +
+                     std::to_string(static_cast<int>(needed + 0.5)) + " probes/s, " +
+                     std::to_string(static_cast<int>(possible)) + " possible";
+  if (*over_budget) {
+    const double seconds = static_cast<double>(targets) * 4 / possible;
+    line += ": each path is refreshed about every " +
+            std::to_string(static_cast<long>(seconds + 0.5)) + " s instead";
+  }
+  return line;
+}
+
+v1::PathReport ToProto(const tracer::PathReport& r) {
+  v1::PathReport out;
+  out.set_src_ip(r.tuple.src.ToString());
+  out.set_dst_ip(r.tuple.dst.ToString());
+  out.set_src_port(r.tuple.sport);
+  out.set_dst_port(r.tuple.dport);
+  out.set_protocol(r.tuple.protocol);
+  for (const tracer::Hop& h : r.hops) {
+    v1::Hop* hop = out.add_hops();
+    hop->set_ttl(static_cast<std::uint32_t>(h.ttl));
+    // Silent: empty, "unknown, not a drop" (ingest.proto).
+    if (!h.address.IsZero()) hop->set_address(h.address.ToString());
+    hop->set_rtt_ns(h.rtt.count());
+  }
+  out.set_reached_destination(r.reached_destination);
+  out.set_time_ns(r.time.time_since_epoch().count());
+  out.set_changed(r.changed);
+  out.set_src_nic(r.src_nic);
+  out.set_dst_nic(r.dst_nic);
+  return out;
+}
+
+void PathLengthHints::Learn(const tracer::TraceResult& result) {
+  if (!result.reached_destination || result.hops.empty()) return;
+  const int switches = static_cast<int>(result.hops.size()) - 1;
+  by_pair_[{result.tuple.src, result.tuple.dst}] = switches;
+  last_ = switches;
+}
+
+int PathLengthHints::For(const tracer::FiveTuple& tuple) const {
+  const auto it = by_pair_.find({tuple.src, tuple.dst});
+  return it == by_pair_.end() ? last_ : it->second;
+}
+
+}  // namespace hostmesh::agent::app
