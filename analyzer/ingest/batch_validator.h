@@ -1,0 +1,72 @@
+// Checks one UploadBatch before it may touch the store. Pure: the agent's NICs
+// and the time come in as arguments, so the rules are tested as a table.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/base/clock.h"
+#include "hostmesh/v1/ingest.pb.h"
+
+namespace hostmesh::analyzer::ingest {
+
+// Each reason is a label value of hostmesh_ingest_batches_rejected_total.
+enum class RejectReason {
+  kSchemaVersion,    // not a schema version this analyzer knows
+  kUnknownAgent,     // (agent, boot) never said Hello (or no agent id)
+  kBadBatchSeq,      // batch_seq 0 (sequences start at 1)
+  kFutureTimestamp,  // a time too far ahead of the analyzer's clock
+  kPastTimestamp,    // a time older than the analyzer keeps (or 0)
+  kUnknownNic,       // a NIC id the agent's Hello did not list
+  kTooManyResults,
+  kTooManyPaths,
+  kTooLarge,  // encoded size over the limit
+};
+inline constexpr std::size_t kRejectReasonCount = 9;
+std::string_view RejectReasonName(RejectReason reason);
+
+struct Rejection {
+  RejectReason reason;
+  std::string message;  // names the offending field, item index and limit
+};
+
+struct ValidationLimits {
+  std::size_t max_results = 20'000;
+  std::size_t max_paths = 20'000;
+  std::size_t max_batch_bytes = 8 << 20;
+  // Agents' clocks are NTP-synced; minutes of skew means a broken clock.
+  std::chrono::nanoseconds max_future = std::chrono::minutes{5};
+  // Older than raw retention: it would be deleted on arrival.
+  std::chrono::nanoseconds max_age = std::chrono::hours{24};
+};
+
+// The NIC ids one (agent, boot) announced in its Hello.
+class AgentNics {
+ public:
+  explicit AgentNics(const v1::AgentHello& hello);
+  bool Has(std::uint32_t id) const {
+    return id < 64 ? ((low_ >> id) & 1) != 0 : std::binary_search(high_.begin(), high_.end(), id);
+  }
+  std::size_t size() const { return count_; }
+
+ private:
+  std::uint64_t low_ = 0;            // ids below 64: the usual case, one bit test
+  std::vector<std::uint32_t> high_;  // sorted
+  std::size_t count_ = 0;
+};
+
+// nullopt: the batch may be stored. `agent` is null when (agent, boot) never
+// said Hello. `encoded_bytes` is the batch's ByteSizeLong.
+std::optional<Rejection> ValidateBatch(const v1::UploadBatch& batch, std::size_t encoded_bytes,
+                                       const AgentNics* agent, WallTime now,
+                                       const ValidationLimits& limits);
+
+// The Hello's schema check: nullopt when known, else the error text.
+std::optional<std::string> CheckSchemaVersion(v1::SchemaVersion version);
+
+}  // namespace hostmesh::analyzer::ingest

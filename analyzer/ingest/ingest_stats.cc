@@ -1,0 +1,43 @@
+#include "analyzer/ingest/ingest_stats.h"
+
+#include "common/metrics/buckets.h"
+
+namespace hostmesh::analyzer::ingest {
+
+IngestStats::IngestStats(metrics::Registry& r)
+    : hellos(r.AddCounter("hostmesh_ingest_hellos_total", "Agent Hellos answered.")),
+      hellos_refused(r.AddCounter("hostmesh_ingest_hellos_refused_total",
+                                  "Agent Hellos refused (unknown schema version, no agent id).")),
+      batches_accepted(r.AddCounter("hostmesh_ingest_batches_accepted_total",
+                                    "Upload batches made durable and acknowledged.")),
+      results_accepted(r.AddCounter("hostmesh_ingest_results_accepted_total",
+                                    "Probe results in accepted batches.")),
+      paths_accepted(r.AddCounter("hostmesh_ingest_paths_accepted_total",
+                                  "Path reports in accepted batches.")),
+      batches_duplicate(
+          r.AddCounter("hostmesh_ingest_batches_duplicate_total",
+                       "Batches already durable (resent by an agent); not stored again.")),
+      results_duplicate(r.AddCounter("hostmesh_ingest_results_duplicate_total",
+                                     "Probe results in duplicate batches.")),
+      batches_rejected(r.AddCounterFamily("hostmesh_ingest_batches_rejected_total",
+                                          "Batches rejected as invalid, by reason.", {"reason"})),
+      bytes(r.AddCounter("hostmesh_ingest_bytes_total",
+                         "Encoded bytes of every upload batch received.")),
+      store_failures(r.AddCounter("hostmesh_ingest_store_failures_total",
+                                  "Batches whose store write failed (the stream is closed).")),
+      store_write_seconds(r.AddHistogram(
+          "hostmesh_ingest_store_write_seconds",
+          "Time from handing a batch to the store until it is durable (group commit).",
+          metrics::ExponentialBucketsRange(1e-4, 10, 16))),
+      commit_group_batches(
+          r.AddHistogram("hostmesh_ingest_commit_group_batches",
+                         "Batches in the synced store write that carried each accepted batch.",
+                         metrics::ExponentialBuckets(1, 2, 10))),
+      streams_open(r.AddGauge("hostmesh_ingest_streams_open", "Upload streams open now.")) {
+  for (std::size_t i = 0; i < kRejectReasonCount; ++i) {
+    rejected_by_reason[i] =
+        &batches_rejected.WithLabels({RejectReasonName(static_cast<RejectReason>(i))});
+  }
+}
+
+}  // namespace hostmesh::analyzer::ingest

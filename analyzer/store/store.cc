@@ -1,0 +1,421 @@
+#include "analyzer/store/store.h"
+
+#include <rocksdb/convenience.h>
+#include <rocksdb/filter_policy.h>
+#include <rocksdb/table.h>
+#include <rocksdb/write_batch.h>
+
+#include <algorithm>
+#include <limits>
+#include <set>
+#include <system_error>
+#include <unordered_set>
+
+#include "analyzer/store/chunk_codec.h"
+#include "analyzer/store/retention_filter.h"
+#include "analyzer/store/store_keys.h"
+
+namespace hostmesh::analyzer::store {
+
+namespace {
+
+// Order matches Store::Family.
+constexpr const char* kFamilyNames[] = {"default", "raw_results", "path_reports", "ledger",
+                                        "hellos",  "windows",     "incidents"};
+
+std::int64_t Ns(WallTime t) {
+  return t.time_since_epoch().count();
+}
+
+rocksdb::CompressionType BestCompression() {
+  const auto supported = rocksdb::GetSupportedCompressions();
+  for (auto type : {rocksdb::kLZ4Compression, rocksdb::kSnappyCompression}) {
+    if (std::find(supported.begin(), supported.end(), type) != supported.end()) return type;
+  }
+  return rocksdb::kNoCompression;
+}
+
+rocksdb::Slice ToSlice(std::string_view s) {
+  return {s.data(), s.size()};
+}
+std::string_view ToView(const rocksdb::Slice& s) {
+  return {s.data(), s.size()};
+}
+
+StoreStatus FromRocks(const rocksdb::Status& s, std::string_view what) {
+  if (s.ok()) return {};
+  return {std::string(what) + ": " + s.ToString()};
+}
+
+// Where a chunk scan starts: the bucket holding `from` (a chunk starting
+// earlier in that bucket may hold results at or after `from`).
+std::string ScanStart(std::int64_t from_ns) {
+  if (from_ns < std::numeric_limits<std::int64_t>::min() + kRawBucket.count()) return {};
+  return TimeKey(BucketStart(from_ns));
+}
+
+template <typename Message, typename TimeOf>
+void AddChunks(const google::protobuf::RepeatedPtrField<Message>& items, TimeOf time_of,
+               const v1::UploadBatch& batch,
+               std::vector<std::pair<std::string, std::string>>& chunks, std::size_t& bytes) {
+  // Nearly always one bucket, at most two: a batch covers about a second.
+  std::map<std::int64_t, std::string> by_bucket;
+  for (const Message& item : items) AppendDelimited(by_bucket[BucketStart(time_of(item))], item);
+  for (auto& [bucket, value] : by_bucket) {
+    std::string key = ChunkKey(bucket, batch.agent_id(), batch.boot_id(), batch.batch_seq());
+    bytes += key.size() + value.size();
+    chunks.emplace_back(std::move(key), std::move(value));
+  }
+}
+
+}  // namespace
+
+Store::Store(const Clock& clock, StoreOptions options)
+    : clock_(clock), options_(std::move(options)) {}
+
+std::unique_ptr<Store> Store::Open(const Clock& clock, StoreOptions options, std::string& error) {
+  std::unique_ptr<Store> store(new Store(clock, std::move(options)));
+  const StoreStatus status = store->OpenDb();
+  if (!status.ok()) {
+    error = status.error;
+    return nullptr;
+  }
+  return store;
+}
+
+StoreStatus Store::OpenDb() {
+  std::error_code ec;
+  std::filesystem::create_directories(options_.data_dir, ec);
+  if (ec) return {"cannot create " + options_.data_dir.string() + ": " + ec.message()};
+
+  rocksdb::DBOptions db_options;
+  db_options.create_if_missing = true;
+  db_options.create_missing_column_families = true;
+  db_options.max_background_jobs = 2;
+  // The WAL holds every commit: closing need not flush (and a crash does not).
+  db_options.avoid_flush_during_shutdown = true;
+  db_options.keep_log_file_num = 5;
+  db_options.max_log_file_size = 16 << 20;
+
+  const rocksdb::CompressionType compression = BestCompression();
+  auto family_options = [&](Family f) {
+    rocksdb::ColumnFamilyOptions o;
+    o.compression = compression;
+    RetentionRule rule;
+    switch (f) {
+      case kRawResults:
+      case kPathReports:
+        o.write_buffer_size = options_.raw_write_buffer_bytes;
+        rule = {RecordTime::kKeyPrefix, options_.raw_retention, kRawBucket};
+        break;
+      case kWindows:
+      case kIncidents:
+        rule = {RecordTime::kKeyPrefix, options_.summary_retention, {}};
+        break;
+      case kLedger:
+      case kHellos: {
+        // Point lookups on every batch (duplicate check): bloom filters.
+        rocksdb::BlockBasedTableOptions table;
+        table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+        o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+        rule = {RecordTime::kValuePrefix, options_.ledger_retention, {}};
+        break;
+      }
+      case kDefault:
+        return o;
+    }
+    filters_.push_back(std::make_shared<RetentionFilterFactory>(clock_, rule));
+    o.compaction_filter_factory = filters_.back();
+    return o;
+  };
+
+  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+  for (int f = kDefault; f <= kIncidents; ++f) {
+    descriptors.emplace_back(kFamilyNames[f], family_options(static_cast<Family>(f)));
+  }
+  // Families a newer version added must be opened too, or RocksDB refuses.
+  std::vector<std::string> existing;
+  if (rocksdb::DB::ListColumnFamilies(db_options, options_.data_dir.string(), &existing).ok()) {
+    for (const std::string& name : existing) {
+      const bool known = std::any_of(std::begin(kFamilyNames), std::end(kFamilyNames),
+                                     [&](const char* n) { return name == n; });
+      if (!known) descriptors.emplace_back(name, rocksdb::ColumnFamilyOptions());
+    }
+  }
+
+  rocksdb::DB* db = nullptr;
+  const rocksdb::Status s =
+      rocksdb::DB::Open(db_options, options_.data_dir.string(), descriptors, &handles_, &db);
+  if (!s.ok()) return FromRocks(s, "cannot open store " + options_.data_dir.string());
+  db_.reset(db);
+  return {};
+}
+
+Store::~Store() {
+  if (!db_) return;
+  for (rocksdb::ColumnFamilyHandle* handle : handles_) db_->DestroyColumnFamilyHandle(handle);
+  db_->Close();
+}
+
+PreparedBatch Store::Prepare(const v1::UploadBatch& batch) {
+  PreparedBatch out;
+  out.agent_id = batch.agent_id();
+  out.boot_id = batch.boot_id();
+  out.batch_seq = batch.batch_seq();
+  out.results = static_cast<std::uint32_t>(batch.results_size());
+  out.paths = static_cast<std::uint32_t>(batch.paths_size());
+  AddChunks(
+      batch.results(), [](const v1::ProbeResult& r) { return r.send_time_ns(); }, batch,
+      out.result_chunks, out.bytes);
+  AddChunks(
+      batch.paths(), [](const v1::PathReport& p) { return p.time_ns(); }, batch, out.path_chunks,
+      out.bytes);
+  return out;
+}
+
+bool Store::LedgerHas(const std::string& key) const {
+  std::string ignored;
+  if (!db_->KeyMayExist(rocksdb::ReadOptions(), cf(kLedger), key, &ignored)) return false;
+  return db_->Get(rocksdb::ReadOptions(), cf(kLedger), key, &ignored).ok();
+}
+
+std::vector<CommitOutcome> Store::Commit(std::span<const PreparedBatch* const> batches) {
+  std::vector<CommitOutcome> outcomes(batches.size());
+  // Held across check and write, so no other commit can store the same key in
+  // between: this is what makes the duplicate check atomic.
+  std::lock_guard lock(commit_mu_);
+  rocksdb::WriteBatch write;
+  std::unordered_set<std::string> in_group;
+  const std::int64_t now = Ns(clock_.RealtimeNow());
+  bool any = false;
+  for (std::size_t i = 0; i < batches.size(); ++i) {
+    const PreparedBatch& b = *batches[i];
+    std::string ledger_key = LedgerKey(b.agent_id, b.boot_id, b.batch_seq);
+    if (in_group.count(ledger_key) != 0 || LedgerHas(ledger_key)) {
+      outcomes[i].status = CommitStatus::kDuplicate;
+      continue;
+    }
+    for (const auto& [key, value] : b.result_chunks) write.Put(cf(kRawResults), key, value);
+    for (const auto& [key, value] : b.path_chunks) write.Put(cf(kPathReports), key, value);
+    std::string entry;
+    AppendTime(entry, now);
+    AppendU32(entry, b.results);
+    AppendU32(entry, b.paths);
+    write.Put(cf(kLedger), ledger_key, entry);
+    in_group.insert(std::move(ledger_key));
+    outcomes[i].status = CommitStatus::kStored;
+    any = true;
+  }
+  if (!any) return outcomes;
+  rocksdb::WriteOptions sync;
+  sync.sync = true;
+  const rocksdb::Status s = db_->Write(sync, &write);
+  if (!s.ok()) {
+    for (CommitOutcome& o : outcomes) {
+      if (o.status == CommitStatus::kStored) o = {CommitStatus::kFailed, s.ToString()};
+    }
+  }
+  return outcomes;
+}
+
+CommitOutcome Store::Commit(const PreparedBatch& batch) {
+  const PreparedBatch* one[] = {&batch};
+  return Commit(one).front();
+}
+
+std::uint64_t Store::LastDurableBatchSeq(std::string_view agent_id, std::uint64_t boot_id) const {
+  const std::string prefix = LedgerPrefix(agent_id, boot_id);
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf(kLedger)));
+  it->SeekForPrev(prefix + std::string(8, '\xff'));
+  if (!it->Valid() || !it->key().starts_with(prefix)) return 0;
+  return LedgerKeySeq(ToView(it->key()));
+}
+
+StoreStatus Store::PutHello(const v1::AgentHello& hello) {
+  std::string value;
+  AppendTime(value, Ns(clock_.RealtimeNow()));
+  hello.AppendToString(&value);
+  return FromRocks(db_->Put(rocksdb::WriteOptions(), cf(kHellos),
+                            HelloKey(hello.agent_id(), hello.boot_id()), value),
+                   "store hello");
+}
+
+std::optional<v1::AgentHello> Store::GetHello(std::string_view agent_id,
+                                              std::uint64_t boot_id) const {
+  std::string value;
+  if (!db_->Get(rocksdb::ReadOptions(), cf(kHellos), HelloKey(agent_id, boot_id), &value).ok()) {
+    return std::nullopt;
+  }
+  v1::AgentHello hello;
+  if (value.size() < 8 ||
+      !hello.ParseFromArray(value.data() + 8, static_cast<int>(value.size() - 8))) {
+    return std::nullopt;
+  }
+  return hello;
+}
+
+StoreStatus Store::ScanChunks(
+    Family family, WallTime from, WallTime to,
+    const std::function<bool(std::string_view, std::string_view)>& visit) const {
+  const std::string upper = TimeKey(Ns(to));
+  const rocksdb::Slice upper_slice(upper);
+  rocksdb::ReadOptions read;
+  read.iterate_upper_bound = &upper_slice;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(read, cf(family)));
+  for (it->Seek(ScanStart(Ns(from))); it->Valid(); it->Next()) {
+    if (!visit(ToView(it->key()), ToView(it->value()))) break;
+  }
+  return FromRocks(it->status(), "scan");
+}
+
+StoreStatus Store::ScanResults(WallTime from, WallTime to,
+                               const std::function<bool(const StoredResult&)>& visit) const {
+  v1::ProbeResult result;
+  std::string error;
+  StoreStatus status =
+      ScanChunks(kRawResults, from, to, [&](std::string_view key, std::string_view value) {
+        const auto parts = ParseChunkKey(key);
+        if (!parts) return true;  // not a chunk key: skip, never crash a rebuild
+        StoredResult stored{parts->agent_id, parts->boot_id, parts->batch_seq, &result};
+        while (!value.empty()) {
+          if (!ReadDelimited(value, result)) {
+            error = "corrupt result chunk of " + std::string(parts->agent_id) + " batch " +
+                    std::to_string(parts->batch_seq);
+            break;
+          }
+          const std::int64_t t = result.send_time_ns();
+          if (t < Ns(from) || t >= Ns(to)) continue;
+          if (!visit(stored)) return false;
+        }
+        return true;
+      });
+  if (status.ok() && !error.empty()) status.error = error;
+  return status;
+}
+
+StoreStatus Store::ScanPaths(WallTime from, WallTime to,
+                             const std::function<bool(const StoredPath&)>& visit) const {
+  v1::PathReport path;
+  std::string error;
+  StoreStatus status =
+      ScanChunks(kPathReports, from, to, [&](std::string_view key, std::string_view value) {
+        const auto parts = ParseChunkKey(key);
+        if (!parts) return true;
+        StoredPath stored{parts->agent_id, parts->boot_id, parts->batch_seq, &path};
+        while (!value.empty()) {
+          if (!ReadDelimited(value, path)) {
+            error = "corrupt path chunk of " + std::string(parts->agent_id);
+            break;
+          }
+          if (path.time_ns() < Ns(from) || path.time_ns() >= Ns(to)) continue;
+          if (!visit(stored)) return false;
+        }
+        return true;
+      });
+  if (status.ok() && !error.empty()) status.error = error;
+  return status;
+}
+
+std::map<std::string, std::uint64_t> Store::CountResultsByAgent() const {
+  std::map<std::string, std::uint64_t> counts;
+  ScanResults(WallTime::min(), WallTime::max(), [&](const StoredResult& r) {
+    ++counts[std::string(r.agent_id)];
+    return true;
+  });
+  return counts;
+}
+
+std::map<Store::ResultIdentity, std::uint32_t> Store::CountResultCopies() const {
+  std::map<ResultIdentity, std::uint32_t> counts;
+  ScanResults(WallTime::min(), WallTime::max(), [&](const StoredResult& r) {
+    ++counts[{std::string(r.agent_id), r.boot_id, r.result->src_nic(), r.result->sequence()}];
+    return true;
+  });
+  return counts;
+}
+
+StoreStatus Store::PutWindowSummary(WallTime window_start, std::string_view scope,
+                                    std::string_view bytes) {
+  return FromRocks(db_->Put(rocksdb::WriteOptions(), cf(kWindows),
+                            WindowKey(Ns(window_start), scope), ToSlice(bytes)),
+                   "store window summary");
+}
+
+StoreStatus Store::ScanWindowSummaries(
+    WallTime from, WallTime to,
+    const std::function<bool(WallTime, std::string_view, std::string_view)>& visit) const {
+  const std::string upper = TimeKey(Ns(to));
+  const rocksdb::Slice upper_slice(upper);
+  rocksdb::ReadOptions read;
+  read.iterate_upper_bound = &upper_slice;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(read, cf(kWindows)));
+  for (it->Seek(TimeKey(Ns(from))); it->Valid(); it->Next()) {
+    const std::string_view key = ToView(it->key());
+    if (key.size() < 8) continue;
+    if (!visit(WallTime{std::chrono::nanoseconds{ReadTime(key)}}, key.substr(8),
+               ToView(it->value()))) {
+      break;
+    }
+  }
+  return FromRocks(it->status(), "scan windows");
+}
+
+StoreStatus Store::PutIncident(WallTime opened, std::uint64_t incident_id, std::string_view bytes) {
+  return FromRocks(db_->Put(rocksdb::WriteOptions(), cf(kIncidents),
+                            IncidentKey(Ns(opened), incident_id), ToSlice(bytes)),
+                   "store incident");
+}
+
+StoreStatus Store::ScanIncidents(
+    WallTime from, WallTime to,
+    const std::function<bool(WallTime, std::uint64_t, std::string_view)>& visit) const {
+  const std::string upper = TimeKey(Ns(to));
+  const rocksdb::Slice upper_slice(upper);
+  rocksdb::ReadOptions read;
+  read.iterate_upper_bound = &upper_slice;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(read, cf(kIncidents)));
+  for (it->Seek(TimeKey(Ns(from))); it->Valid(); it->Next()) {
+    const std::string_view key = ToView(it->key());
+    if (key.size() != 16) continue;
+    if (!visit(WallTime{std::chrono::nanoseconds{ReadTime(key)}}, ReadU64(key.substr(8)),
+               ToView(it->value()))) {
+      break;
+    }
+  }
+  return FromRocks(it->status(), "scan incidents");
+}
+
+StoreStatus Store::EnforceRetention() {
+  const std::int64_t now = Ns(clock_.RealtimeNow());
+  struct Expiry {
+    Family family;
+    std::int64_t cutoff;
+  };
+  const Expiry expiries[] = {
+      {kRawResults, now - options_.raw_retention.count() - kRawBucket.count()},
+      {kPathReports, now - options_.raw_retention.count() - kRawBucket.count()},
+      {kWindows, now - options_.summary_retention.count()},
+      {kIncidents, now - options_.summary_retention.count()},
+  };
+  for (const Expiry& e : expiries) {
+    const std::string end = TimeKey(e.cutoff);
+    const rocksdb::Slice end_slice(end);
+    // One range tombstone: the cost does not grow with the records it covers.
+    rocksdb::Status s = db_->DeleteRange(rocksdb::WriteOptions(), cf(e.family), "", end);
+    if (!s.ok()) return FromRocks(s, "retention delete");
+    s = db_->CompactRange(rocksdb::CompactRangeOptions(), cf(e.family), nullptr, &end_slice);
+    if (!s.ok()) return FromRocks(s, "retention compaction");
+  }
+  return {};
+}
+
+StoreStatus Store::Compact() {
+  for (rocksdb::ColumnFamilyHandle* handle : handles_) {
+    const rocksdb::Status s =
+        db_->CompactRange(rocksdb::CompactRangeOptions(), handle, nullptr, nullptr);
+    if (!s.ok()) return FromRocks(s, "compaction");
+  }
+  return {};
+}
+
+}  // namespace hostmesh::analyzer::store

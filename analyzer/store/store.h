@@ -1,0 +1,166 @@
+// The analyzer's embedded RocksDB store (key layout: store_keys.h).
+//
+// Durability: a batch's result chunks, path chunks and its ledger entry go in
+// ONE rocksdb::WriteBatch written with WriteOptions::sync, so "committed"
+// means in the fsynced WAL and a batch is either wholly there or absent after a
+// crash. Throughput comes from committing many batches (of many streams) in one
+// synced write (GroupCommitter), not from giving up the fsync.
+//
+// Idempotency: Commit checks each batch's ledger key and writes under one
+// mutex, so a (agent, boot, batch_seq) is stored at most once however many
+// streams resend it, including twice inside one group.
+#pragma once
+
+#include <rocksdb/db.h>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "common/base/clock.h"
+#include "hostmesh/v1/ingest.pb.h"
+
+namespace hostmesh::analyzer::store {
+
+struct StoreOptions {
+  std::filesystem::path data_dir;                                   // created if missing
+  std::chrono::nanoseconds raw_retention = std::chrono::hours{24};  // results and path reports
+  std::chrono::nanoseconds summary_retention =
+      std::chrono::days{30};  // window summaries, incidents
+  // Ledger and hellos: long enough for an agent to resend from its spool.
+  std::chrono::nanoseconds ledger_retention = std::chrono::hours{24};
+  std::size_t raw_write_buffer_bytes = 64 << 20;
+};
+
+// A batch encoded for writing: done on the caller's thread (serialization is
+// the costly part), so the single committing thread only checks and puts.
+struct PreparedBatch {
+  std::string agent_id;
+  std::uint64_t boot_id = 0;
+  std::uint64_t batch_seq = 0;
+  std::uint32_t results = 0;
+  std::uint32_t paths = 0;
+  std::vector<std::pair<std::string, std::string>> result_chunks;  // key, value
+  std::vector<std::pair<std::string, std::string>> path_chunks;
+  std::size_t bytes = 0;  // keys plus values
+};
+
+enum class CommitStatus {
+  kStored,     // durable now
+  kDuplicate,  // was durable already; nothing written
+  kFailed,     // the write failed; nothing of it is durable
+};
+
+struct CommitOutcome {
+  CommitStatus status = CommitStatus::kFailed;
+  std::string error;  // for kFailed
+};
+
+// One stored copy of a probe result, as a scan hands it out.
+struct StoredResult {
+  std::string_view agent_id;
+  std::uint64_t boot_id = 0;
+  std::uint64_t batch_seq = 0;
+  const v1::ProbeResult* result = nullptr;
+};
+struct StoredPath {
+  std::string_view agent_id;
+  std::uint64_t boot_id = 0;
+  std::uint64_t batch_seq = 0;
+  const v1::PathReport* path = nullptr;
+};
+
+// Errors on the data path are values: ok() or a message.
+struct StoreStatus {
+  std::string error;
+  bool ok() const { return error.empty(); }
+};
+
+class Store {
+ public:
+  // nullptr with `error` set when the directory cannot be opened (start-up).
+  static std::unique_ptr<Store> Open(const Clock& clock, StoreOptions options, std::string& error);
+  // Closes without flushing memtables: the WAL already holds every commit.
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  // Thread-safe and pure: encodes one batch for Commit.
+  static PreparedBatch Prepare(const v1::UploadBatch& batch);
+
+  // Checks and writes a group of batches in one synced WriteBatch; one outcome
+  // per input, in order. If the write fails, every batch to be stored fails.
+  std::vector<CommitOutcome> Commit(std::span<const PreparedBatch* const> batches);
+  CommitOutcome Commit(const PreparedBatch& batch);
+
+  // Largest batch_seq of (agent, boot) in the ledger, 0 if none.
+  std::uint64_t LastDurableBatchSeq(std::string_view agent_id, std::uint64_t boot_id) const;
+
+  // Hellos are informational (an agent says Hello on every connection), so
+  // they are not synced on their own: the next synced batch carries them.
+  StoreStatus PutHello(const v1::AgentHello& hello);
+  std::optional<v1::AgentHello> GetHello(std::string_view agent_id, std::uint64_t boot_id) const;
+
+  // Results with from <= send_time < to, in time-bucket order (within a bucket
+  // by agent, boot, batch). `visit` returns false to stop early.
+  StoreStatus ScanResults(WallTime from, WallTime to,
+                          const std::function<bool(const StoredResult&)>& visit) const;
+  StoreStatus ScanPaths(WallTime from, WallTime to,
+                        const std::function<bool(const StoredPath&)>& visit) const;
+  // Stored results per agent, over everything retained.
+  std::map<std::string, std::uint64_t> CountResultsByAgent() const;
+  // Copies per (agent, boot, src_nic, sequence): every value is 1 unless a
+  // result was stored twice. For tests and audits.
+  using ResultIdentity = std::tuple<std::string, std::uint64_t, std::uint32_t, std::uint64_t>;
+  std::map<ResultIdentity, std::uint32_t> CountResultCopies() const;
+
+  // Opaque summaries from the analysis, kept summary_retention.
+  StoreStatus PutWindowSummary(WallTime window_start, std::string_view scope,
+                               std::string_view bytes);
+  StoreStatus ScanWindowSummaries(WallTime from, WallTime to,
+                                  const std::function<bool(WallTime, std::string_view scope,
+                                                           std::string_view bytes)>& visit) const;
+  StoreStatus PutIncident(WallTime opened, std::uint64_t incident_id, std::string_view bytes);
+  StoreStatus ScanIncidents(
+      WallTime from, WallTime to,
+      const std::function<bool(WallTime, std::uint64_t id, std::string_view bytes)>& visit) const;
+
+  // Deletes what is past retention now (one DeleteRange per time-keyed family)
+  // and compacts the deleted ranges away; the compaction filters also expire
+  // ledger and hello entries. Call periodically (hourly is plenty).
+  StoreStatus EnforceRetention();
+  // Flushes and compacts every family in full (the retention filters run on
+  // everything): reclaims space after a long outage, or on an operator's call.
+  StoreStatus Compact();
+
+  const StoreOptions& options() const { return options_; }
+
+ private:
+  enum Family { kDefault, kRawResults, kPathReports, kLedger, kHellos, kWindows, kIncidents };
+  Store(const Clock& clock, StoreOptions options);
+  StoreStatus OpenDb();
+  rocksdb::ColumnFamilyHandle* cf(Family f) const { return handles_[f]; }
+  bool LedgerHas(const std::string& key) const;
+  StoreStatus ScanChunks(
+      Family family, WallTime from, WallTime to,
+      const std::function<bool(std::string_view key, std::string_view value)>& visit) const;
+
+  const Clock& clock_;
+  const StoreOptions options_;
+  std::vector<std::shared_ptr<rocksdb::CompactionFilterFactory>> filters_;
+  std::unique_ptr<rocksdb::DB> db_;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // indexed by Family
+  std::mutex commit_mu_;
+};
+
+}  // namespace hostmesh::analyzer::store

@@ -1,0 +1,154 @@
+// The ingest protocol without gRPC, on a real store in a temp dir, in virtual
+// time: Hello, screening, commit, acks, counters and the sink.
+#include "analyzer/ingest/ingest_handler.h"
+
+#include <gtest/gtest.h>
+
+#include <future>
+
+#include "tests/analyzer/ingest/analyzer_under_test.h"
+#include "tests/analyzer/store/temp_dir.h"
+#include "tests/analyzer/store/test_batches.h"
+
+namespace hostmesh::analyzer::ingest {
+namespace {
+
+using analyzer::testing::MakeBatch;
+using analyzer::testing::MakeHello;
+using analyzer::testing::RecordingSink;
+using analyzer::testing::TempDir;
+using namespace std::chrono_literals;
+
+class IngestHandlerTest : public ::testing::Test {
+ protected:
+  IngestHandlerTest() : stats_(registry_) {
+    std::string error;
+    store::StoreOptions options;
+    options.data_dir = dir_.path() / "db";
+    store_ = store::Store::Open(clock_, options, error);
+    EXPECT_TRUE(store_) << error;
+    committer_ = std::make_unique<store::GroupCommitter>(clock_, *store_);
+    handler_ = std::make_unique<IngestHandler>(clock_, *store_, *committer_, stats_, &sink_,
+                                               IngestOptions{});
+  }
+  ~IngestHandlerTest() override { committer_->Stop(); }
+
+  // Screens, and commits what passes; waits for the committer's answer.
+  v1::UploadAck Ingest(const v1::UploadBatch& batch) {
+    if (auto rejected = handler_->Screen(batch)) return *rejected;
+    std::promise<v1::UploadAck> answer;
+    handler_->Commit(nullptr, batch,
+                     [&](std::optional<v1::UploadAck> ack, const std::string& error) {
+                       EXPECT_TRUE(ack) << error;
+                       answer.set_value(ack.value_or(v1::UploadAck{}));
+                     });
+    return answer.get_future().get();
+  }
+
+  void SayHello(const std::string& agent, std::uint64_t boot) {
+    v1::HelloReply reply;
+    ASSERT_EQ(handler_->Hello(MakeHello(agent, boot), reply).code, HelloCode::kOk);
+  }
+
+  WallTime Now() const { return clock_.RealtimeNow(); }
+
+  TempDir dir_;
+  VirtualClock clock_;
+  metrics::Registry registry_;
+  IngestStats stats_;
+  RecordingSink sink_;
+  std::unique_ptr<store::Store> store_;
+  std::unique_ptr<store::GroupCommitter> committer_;
+  std::unique_ptr<IngestHandler> handler_;
+};
+
+TEST_F(IngestHandlerTest, HelloWithAnUnknownSchemaVersionIsAFailedPrecondition) {
+  v1::AgentHello hello = MakeHello("h1", 7);
+  hello.set_schema_version(v1::SchemaVersion(2));
+  v1::HelloReply reply;
+  const HelloOutcome outcome = handler_->Hello(hello, reply);
+  EXPECT_EQ(outcome.code, HelloCode::kFailedPrecondition);
+  EXPECT_NE(outcome.message.find("schema version 2"), std::string::npos) << outcome.message;
+  EXPECT_EQ(stats_.hellos_refused.Value(), 1u);
+  EXPECT_EQ(stats_.hellos.Value(), 0u);
+}
+
+TEST_F(IngestHandlerTest, HelloWithoutAgentIdIsInvalid) {
+  v1::HelloReply reply;
+  EXPECT_EQ(handler_->Hello(MakeHello("", 7), reply).code, HelloCode::kInvalidArgument);
+}
+
+TEST_F(IngestHandlerTest, HelloReportsTheLastDurableBatchOfThatBoot) {
+  SayHello("h1", 7);
+  for (std::uint64_t seq = 1; seq <= 3; ++seq) {
+    ASSERT_EQ(Ingest(MakeBatch("h1", 7, seq, 10, Now())).status(), v1::UploadAck::STATUS_ACCEPTED);
+  }
+  v1::HelloReply reply;
+  ASSERT_EQ(handler_->Hello(MakeHello("h1", 7), reply).code, HelloCode::kOk);
+  EXPECT_EQ(reply.last_durable_batch_seq(), 3u);
+  EXPECT_EQ(reply.schema_version(), v1::SCHEMA_VERSION_1);
+  ASSERT_EQ(handler_->Hello(MakeHello("h1", 8), reply).code, HelloCode::kOk);
+  EXPECT_EQ(reply.last_durable_batch_seq(), 0u) << "a new boot starts from nothing";
+}
+
+TEST_F(IngestHandlerTest, AcceptedThenDuplicateCountsAndFeedsTheSinkOnce) {
+  SayHello("h1", 7);
+  const v1::UploadBatch batch = MakeBatch("h1", 7, 1, 100, Now());
+  EXPECT_EQ(Ingest(batch).status(), v1::UploadAck::STATUS_ACCEPTED);
+  const v1::UploadAck again = Ingest(batch);
+  EXPECT_EQ(again.status(), v1::UploadAck::STATUS_DUPLICATE);
+  EXPECT_EQ(again.batch_seq(), 1u);
+  EXPECT_EQ(stats_.batches_accepted.Value(), 1u);
+  EXPECT_EQ(stats_.results_accepted.Value(), 100u);
+  EXPECT_EQ(stats_.batches_duplicate.Value(), 1u);
+  EXPECT_EQ(stats_.results_duplicate.Value(), 100u);
+  EXPECT_GT(stats_.bytes.Value(), 2 * 100 * 10u);
+  EXPECT_EQ(sink_.seqs(), std::vector<std::uint64_t>{1});
+  EXPECT_EQ(store_->CountResultsByAgent().at("h1"), 100u);
+}
+
+TEST_F(IngestHandlerTest, ABatchOfAnAgentThatNeverSaidHelloIsRejectedAndCounted) {
+  const v1::UploadAck ack = Ingest(MakeBatch("stranger", 1, 1, 10, Now()));
+  EXPECT_EQ(ack.status(), v1::UploadAck::STATUS_REJECTED);
+  EXPECT_EQ(ack.error(), "unknown_agent: agent 'stranger' boot 1 has not said Hello");
+  EXPECT_EQ(stats_.Rejected(RejectReason::kUnknownAgent).Value(), 1u);
+  EXPECT_TRUE(sink_.seqs().empty());
+}
+
+TEST_F(IngestHandlerTest, AHelloOfAnotherBootDoesNotVouchForThisOne) {
+  SayHello("h1", 7);
+  const v1::UploadAck ack = Ingest(MakeBatch("h1", 8, 1, 10, Now()));
+  EXPECT_EQ(ack.status(), v1::UploadAck::STATUS_REJECTED);
+  EXPECT_NE(ack.error().find("boot 8 has not said Hello"), std::string::npos) << ack.error();
+}
+
+TEST_F(IngestHandlerTest, AHelloBeforeARestartIsStillKnown) {
+  SayHello("h1", 7);
+  // A second handler over the same store: the analyzer restarted.
+  IngestHandler restarted(clock_, *store_, *committer_, stats_, nullptr, IngestOptions{});
+  EXPECT_FALSE(restarted.Screen(MakeBatch("h1", 7, 1, 10, Now())));
+}
+
+TEST_F(IngestHandlerTest, RejectionsAreCountedByReasonAndGoodBatchesStillPass) {
+  SayHello("h1", 7);
+  v1::UploadBatch future = MakeBatch("h1", 7, 1, 10, Now());
+  future.mutable_results(2)->set_send_time_ns((Now() + 1h).time_since_epoch().count());
+  v1::UploadBatch bad_nic = MakeBatch("h1", 7, 2, 10, Now());
+  bad_nic.mutable_results(0)->set_dst_nic(42);
+  EXPECT_EQ(Ingest(future).status(), v1::UploadAck::STATUS_REJECTED);
+  EXPECT_EQ(Ingest(bad_nic).status(), v1::UploadAck::STATUS_REJECTED);
+  EXPECT_EQ(Ingest(MakeBatch("h1", 7, 3, 10, Now())).status(), v1::UploadAck::STATUS_ACCEPTED);
+  EXPECT_EQ(stats_.Rejected(RejectReason::kFutureTimestamp).Value(), 1u);
+  EXPECT_EQ(stats_.Rejected(RejectReason::kUnknownNic).Value(), 1u);
+  EXPECT_EQ(stats_.Rejected(RejectReason::kTooLarge).Value(), 0u);
+  EXPECT_EQ(store_->CountResultsByAgent().at("h1"), 10u) << "nothing of the rejected batches";
+  // Every reason is exported, also those never seen.
+  for (const metrics::FamilySnapshot& family : registry_.Collect()) {
+    if (family.name == "hostmesh_ingest_batches_rejected_total") {
+      EXPECT_EQ(family.series.size(), kRejectReasonCount);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace hostmesh::analyzer::ingest

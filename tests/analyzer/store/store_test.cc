@@ -1,0 +1,271 @@
+// The RocksDB store in a temp dir, in virtual time: idempotent commits, the
+// ledger, time-range scans, reopening, retention.
+#include "analyzer/store/store.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "analyzer/store/group_committer.h"
+#include "tests/analyzer/store/temp_dir.h"
+#include "tests/analyzer/store/test_batches.h"
+
+namespace hostmesh::analyzer::store {
+namespace {
+
+using analyzer::testing::MakeBatch;
+using analyzer::testing::MakeHello;
+using analyzer::testing::TempDir;
+using namespace std::chrono_literals;
+
+class StoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override { Reopen(); }
+
+  void Reopen() {
+    store_.reset();
+    std::string error;
+    StoreOptions options;
+    options.data_dir = dir_.path() / "db";
+    store_ = Store::Open(clock_, options, error);
+    ASSERT_TRUE(store_) << error;
+  }
+
+  WallTime Now() const { return clock_.RealtimeNow(); }
+
+  std::uint64_t CountResults(WallTime from, WallTime to) const {
+    std::uint64_t n = 0;
+    const StoreStatus s = store_->ScanResults(from, to, [&](const StoredResult&) {
+      ++n;
+      return true;
+    });
+    EXPECT_TRUE(s.ok()) << s.error;
+    return n;
+  }
+
+  TempDir dir_;
+  VirtualClock clock_;
+  std::unique_ptr<Store> store_;
+};
+
+TEST_F(StoreTest, SameBatchTwiceIsStoredOnce) {
+  const v1::UploadBatch batch = MakeBatch("h1", 7, 1, 100, Now());
+  EXPECT_EQ(store_->Commit(Store::Prepare(batch)).status, CommitStatus::kStored);
+  EXPECT_EQ(store_->Commit(Store::Prepare(batch)).status, CommitStatus::kDuplicate);
+  EXPECT_EQ(store_->CountResultsByAgent().at("h1"), 100u);
+  for (const auto& [identity, copies] : store_->CountResultCopies()) EXPECT_EQ(copies, 1u);
+}
+
+TEST_F(StoreTest, DuplicateInsideOneGroupIsCaught) {
+  const PreparedBatch a = Store::Prepare(MakeBatch("h1", 7, 1, 10, Now()));
+  const PreparedBatch b = Store::Prepare(MakeBatch("h1", 7, 2, 10, Now()));
+  const PreparedBatch* group[] = {&a, &b, &a};
+  const auto outcomes = store_->Commit(group);
+  ASSERT_EQ(outcomes.size(), 3u);
+  EXPECT_EQ(outcomes[0].status, CommitStatus::kStored);
+  EXPECT_EQ(outcomes[1].status, CommitStatus::kStored);
+  EXPECT_EQ(outcomes[2].status, CommitStatus::kDuplicate);
+  EXPECT_EQ(store_->CountResultsByAgent().at("h1"), 20u);
+}
+
+TEST_F(StoreTest, DuplicateIsDetectedAfterReopen) {
+  const v1::UploadBatch batch = MakeBatch("h1", 7, 5, 10, Now());
+  ASSERT_EQ(store_->Commit(Store::Prepare(batch)).status, CommitStatus::kStored);
+  Reopen();
+  EXPECT_EQ(store_->Commit(Store::Prepare(batch)).status, CommitStatus::kDuplicate);
+  EXPECT_EQ(store_->LastDurableBatchSeq("h1", 7), 5u);
+}
+
+TEST_F(StoreTest, LastDurableBatchSeqIsPerAgentAndBoot) {
+  for (std::uint64_t seq : {1, 2, 3, 10}) {
+    ASSERT_EQ(store_->Commit(Store::Prepare(MakeBatch("h1", 7, seq, 1, Now()))).status,
+              CommitStatus::kStored);
+  }
+  ASSERT_EQ(store_->Commit(Store::Prepare(MakeBatch("h1", 8, 2, 1, Now()))).status,
+            CommitStatus::kStored);
+  ASSERT_EQ(store_->Commit(Store::Prepare(MakeBatch("h10", 7, 99, 1, Now()))).status,
+            CommitStatus::kStored);
+  EXPECT_EQ(store_->LastDurableBatchSeq("h1", 7), 10u);
+  EXPECT_EQ(store_->LastDurableBatchSeq("h1", 8), 2u);
+  EXPECT_EQ(store_->LastDurableBatchSeq("h1", 9), 0u);
+  EXPECT_EQ(store_->LastDurableBatchSeq("h10", 7), 99u);
+  EXPECT_EQ(store_->LastDurableBatchSeq("h", 7), 0u);
+}
+
+TEST_F(StoreTest, ScanReturnsExactlyTheResultsInTheRangeAcrossBuckets) {
+  // 2000 results 1 ms apart starting 5 s before a bucket boundary: two chunks.
+  const WallTime start{std::chrono::seconds{1704067195}};
+  ASSERT_EQ(store_->Commit(Store::Prepare(MakeBatch("h1", 7, 1, 2000, start))).status,
+            CommitStatus::kStored);
+  EXPECT_EQ(CountResults(start, start + 2s), 2000u);
+  EXPECT_EQ(CountResults(start + 500ms, start + 1500ms), 1000u);
+  EXPECT_EQ(CountResults(start + 1999ms, start + 1h), 1u);
+  EXPECT_EQ(CountResults(start - 1h, start), 0u);
+  std::uint64_t seen = 0;
+  store_->ScanResults(start, start + 2s, [&](const StoredResult& r) {
+    EXPECT_EQ(r.agent_id, "h1");
+    EXPECT_EQ(r.boot_id, 7u);
+    EXPECT_EQ(r.batch_seq, 1u);
+    return ++seen < 10;
+  });
+  EXPECT_EQ(seen, 10u) << "a visitor returning false stops the scan";
+}
+
+TEST_F(StoreTest, CountsByAgentAndByResultIdentity) {
+  ASSERT_EQ(store_->Commit(Store::Prepare(MakeBatch("a", 1, 1, 8, Now()))).status,
+            CommitStatus::kStored);
+  ASSERT_EQ(store_->Commit(Store::Prepare(MakeBatch("b", 1, 1, 4, Now()))).status,
+            CommitStatus::kStored);
+  const auto by_agent = store_->CountResultsByAgent();
+  EXPECT_EQ(by_agent.at("a"), 8u);
+  EXPECT_EQ(by_agent.at("b"), 4u);
+  const auto copies = store_->CountResultCopies();
+  EXPECT_EQ(copies.size(), 12u);
+  EXPECT_EQ(copies.at({"a", 1, 3, 8}), 1u);  // result 7 of batch 1: nic 3, sequence 8 + 1
+}
+
+TEST_F(StoreTest, PathReportsAreStoredAndScanned) {
+  v1::UploadBatch batch = MakeBatch("h1", 7, 1, 0, Now());
+  for (int i = 0; i < 3; ++i) {
+    v1::PathReport* p = batch.add_paths();
+    p->set_src_ip("10.0.0.1");
+    p->set_dst_ip("10.0.1.1");
+    p->set_src_port(50000 + static_cast<std::uint32_t>(i));
+    p->set_time_ns((Now() + std::chrono::seconds{i}).time_since_epoch().count());
+    p->add_hops()->set_address("192.168.0.1");
+  }
+  ASSERT_EQ(store_->Commit(Store::Prepare(batch)).status, CommitStatus::kStored);
+  int seen = 0;
+  ASSERT_TRUE(store_
+                  ->ScanPaths(Now(), Now() + 2s,
+                              [&](const StoredPath& p) {
+                                EXPECT_EQ(p.path->hops(0).address(), "192.168.0.1");
+                                ++seen;
+                                return true;
+                              })
+                  .ok());
+  EXPECT_EQ(seen, 2);
+}
+
+TEST_F(StoreTest, HellosRoundTripAndSurviveReopen) {
+  ASSERT_TRUE(store_->PutHello(MakeHello("h1", 7, 8)).ok());
+  Reopen();
+  const auto hello = store_->GetHello("h1", 7);
+  ASSERT_TRUE(hello);
+  EXPECT_EQ(hello->nics_size(), 8);
+  EXPECT_FALSE(store_->GetHello("h1", 8));
+}
+
+TEST_F(StoreTest, RetentionDropsOldRawResultsAndKeepsWindowsAndIncidents) {
+  const WallTime day_one = Now();
+  ASSERT_EQ(store_->Commit(Store::Prepare(MakeBatch("h1", 7, 1, 50, day_one))).status,
+            CommitStatus::kStored);
+  ASSERT_TRUE(store_->PutWindowSummary(day_one, "cluster", "window-bytes").ok());
+  ASSERT_TRUE(store_->PutIncident(day_one, 1, "incident-bytes").ok());
+
+  clock_.Advance(25h);
+  const WallTime day_two = Now();
+  ASSERT_EQ(store_->Commit(Store::Prepare(MakeBatch("h1", 7, 2, 30, day_two))).status,
+            CommitStatus::kStored);
+  ASSERT_TRUE(store_->EnforceRetention().ok());
+
+  EXPECT_EQ(CountResults(day_one - 1h, day_one + 1h), 0u) << "older than 24 h: gone";
+  EXPECT_EQ(CountResults(day_two, day_two + 1h), 30u) << "fresh results stay";
+  int windows = 0;
+  store_->ScanWindowSummaries(day_one - 1h, day_two,
+                              [&](WallTime start, std::string_view scope, std::string_view bytes) {
+                                EXPECT_EQ(start, day_one);
+                                EXPECT_EQ(scope, "cluster");
+                                EXPECT_EQ(bytes, "window-bytes");
+                                ++windows;
+                                return true;
+                              });
+  EXPECT_EQ(windows, 1) << "windows are kept 30 days";
+  int incidents = 0;
+  store_->ScanIncidents(day_one - 1h, day_two, [&](WallTime, std::uint64_t id, std::string_view) {
+    EXPECT_EQ(id, 1u);
+    ++incidents;
+    return true;
+  });
+  EXPECT_EQ(incidents, 1);
+
+  clock_.Advance(30 * 24h);
+  ASSERT_TRUE(store_->EnforceRetention().ok());
+  windows = 0;
+  store_->ScanWindowSummaries(WallTime::min(), WallTime::max(),
+                              [&](WallTime, std::string_view, std::string_view) {
+                                ++windows;
+                                return true;
+                              });
+  EXPECT_EQ(windows, 0) << "past 30 days windows go too";
+}
+
+TEST_F(StoreTest, CompactionFiltersExpireRecordsWithoutDeleteRange) {
+  ASSERT_EQ(store_->Commit(Store::Prepare(MakeBatch("h1", 7, 1, 50, Now()))).status,
+            CommitStatus::kStored);
+  ASSERT_TRUE(store_->PutHello(MakeHello("h1", 7)).ok());
+  ASSERT_TRUE(store_->PutWindowSummary(Now(), "cluster", "w").ok());
+  clock_.Advance(25h);
+  ASSERT_EQ(store_->Commit(Store::Prepare(MakeBatch("h1", 8, 1, 5, Now()))).status,
+            CommitStatus::kStored);
+  // Only the filters act here: no DeleteRange was issued.
+  ASSERT_TRUE(store_->Compact().ok());
+  EXPECT_EQ(CountResults(WallTime::min(), WallTime::max()), 5u);
+  EXPECT_EQ(store_->LastDurableBatchSeq("h1", 7), 0u) << "ledger entries age by when stored";
+  EXPECT_EQ(store_->LastDurableBatchSeq("h1", 8), 1u);
+  EXPECT_FALSE(store_->GetHello("h1", 7));
+  int windows = 0;
+  store_->ScanWindowSummaries(WallTime::min(), WallTime::max(),
+                              [&](WallTime, std::string_view, std::string_view) {
+                                ++windows;
+                                return true;
+                              });
+  EXPECT_EQ(windows, 1);
+}
+
+TEST_F(StoreTest, GroupCommitterStoresConcurrentStreamsOnceEach) {
+  GroupCommitter committer(clock_, *store_);
+  constexpr int kStreams = 4;
+  constexpr int kBatches = 50;
+  std::atomic<int> stored{0};
+  std::atomic<int> duplicate{0};
+  std::vector<std::thread> threads;
+  for (int s = 0; s < kStreams; ++s) {
+    threads.emplace_back([&, s] {
+      auto lane = std::make_shared<CommitLane>();
+      for (int b = 1; b <= kBatches; ++b) {
+        // Every batch twice, as an agent resending after a lost ack.
+        for (int copy = 0; copy < 2; ++copy) {
+          committer.Submit(
+              lane, MakeBatch("h" + std::to_string(s), 1, b, 20, Now()),
+              [&](const CommitReport& report, v1::UploadBatch&) {
+                (report.outcome.status == CommitStatus::kStored ? stored : duplicate).fetch_add(1);
+              });
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  committer.Stop();
+  EXPECT_EQ(stored.load(), kStreams * kBatches);
+  EXPECT_EQ(duplicate.load(), kStreams * kBatches);
+  EXPECT_LE(committer.groups_written(), static_cast<std::uint64_t>(2 * kStreams * kBatches));
+  for (const auto& [identity, copies] : store_->CountResultCopies()) ASSERT_EQ(copies, 1u);
+  EXPECT_EQ(store_->CountResultCopies().size(), static_cast<std::size_t>(kStreams * kBatches * 20));
+}
+
+TEST_F(StoreTest, SubmitAfterStopFailsAtOnce) {
+  GroupCommitter committer(clock_, *store_);
+  committer.Stop();
+  bool called = false;
+  committer.Submit(nullptr, MakeBatch("h1", 1, 1, 1, Now()),
+                   [&](const CommitReport& report, v1::UploadBatch&) {
+                     called = true;
+                     EXPECT_EQ(report.outcome.status, CommitStatus::kFailed);
+                   });
+  EXPECT_TRUE(called);
+}
+
+}  // namespace
+}  // namespace hostmesh::analyzer::store
