@@ -166,10 +166,10 @@ ports:
   rotation_fraction: 0.25
 traceroute:
   enabled: true
-  rate_per_second: 20
+  rate_per_second: 40
   per_switch_rate_per_second: 5
   max_ttl: 8
-  refresh_period: 60s
+  refresh_period: 240s
 upload:
   batch_max_results: 1000
   batch_max_age: 1s

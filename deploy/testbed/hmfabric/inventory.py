@@ -81,8 +81,8 @@ def agent_config(lay: L.Layout, host: str) -> dict:
         "probe": {"interval": "100ms", "timeout": "500ms", "payload_bytes": 50,
                   "dst_port": L.PROBE_DST_PORT},
         "ports": {"pool_size": 16, "rotation_period": "60s", "rotation_fraction": 0.25},
-        "traceroute": {"enabled": True, "rate_per_second": 20, "per_switch_rate_per_second": 5,
-                       "max_ttl": 8, "refresh_period": "60s"},
+        "traceroute": {"enabled": True, "rate_per_second": 40, "per_switch_rate_per_second": 5,
+                       "max_ttl": 8, "refresh_period": "240s"},
         "upload": {"batch_max_results": 1000, "batch_max_age": "1s", "buffer_budget": "64MiB"},
         "nics": [{"name": n["name"], "rail": n["rail"], "ip": n["ip"], "netdev": n["netdev"]}
                  for n in (_nic(lay, h, r) for r in range(lay.size.rails))],

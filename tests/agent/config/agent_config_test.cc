@@ -62,10 +62,10 @@ TEST(agent_config, MinimalFileGetsEveryDefault) {
   EXPECT_EQ(cfg.ports.min, 49152);
   EXPECT_EQ(cfg.ports.max, 65535);
   EXPECT_TRUE(cfg.traceroute.enabled);
-  EXPECT_EQ(cfg.traceroute.rate_per_second, 20.0);
+  EXPECT_EQ(cfg.traceroute.rate_per_second, 40.0);
   EXPECT_EQ(cfg.traceroute.per_switch_rate_per_second, 5.0);
   EXPECT_EQ(cfg.traceroute.max_ttl, 8);
-  EXPECT_EQ(cfg.traceroute.refresh_period, 60s);
+  EXPECT_EQ(cfg.traceroute.refresh_period, 240s);
   EXPECT_EQ(cfg.upload.batch_max_results, 1000u);
   EXPECT_EQ(cfg.upload.batch_max_age, 1s);
   EXPECT_EQ(cfg.upload.buffer_budget, config::MiB(64));

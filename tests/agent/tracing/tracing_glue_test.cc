@@ -85,6 +85,14 @@ TEST(tracing_glue, TraceLoadSaysWhenTheBudgetCannotKeepUp) {
   EXPECT_NE(line.find("about every 119 s"), std::string::npos) << line;
 }
 
+TEST(tracing_glue, DefaultsRefreshEightNicsOfSixteenPortsInTime) {
+  AgentConfig config;  // the defaults an operator gets without a traceroute section
+  bool over = true;
+  // 896 5-tuples * 4 probes / 240 s = 15/s of 40 (and of the thread's 40).
+  DescribeTraceLoad(config, 8 * 7 * 16, &over);
+  EXPECT_FALSE(over);
+}
+
 TEST(tracing_glue, PathReportToProto) {
   tracer::PathReport r;
   r.tuple = {Ip("198.18.0.1"), Ip("198.18.0.5"), 50123, 4791, tracer::kIpProtoUdp};

@@ -275,8 +275,8 @@ class AgentTracingTestbed : public ::testing::Test {
     if (!config) return false;
     for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
              {"pool_size: 16", "pool_size: 1"},
-             {"  rate_per_second: 20", "  rate_per_second: 30"},
-             {"refresh_period: 60s", "refresh_period: 10s"}}) {
+             {"  rate_per_second: 40", "  rate_per_second: 30"},
+             {"refresh_period: 240s", "refresh_period: 10s"}}) {
       const auto at = config->find(from);
       if (at == std::string::npos) return false;
       config->replace(at, from.size(), to);
