@@ -29,12 +29,16 @@
 #include <span>
 #include <vector>
 
+#include "common/base/wire_magic.h"
+
 namespace hostmesh::tracer {
 
 inline constexpr int kMaxTtl = 32;
 inline constexpr std::uint32_t kGenerations = 4;
 inline constexpr std::size_t kTagBytes = 16;
-inline constexpr std::array<std::uint8_t, 4> kTagMagic = {'H', 'M', 'T', 'R'};
+inline constexpr std::array<std::uint8_t, 4> kTagMagic = {
+    static_cast<std::uint8_t>(kTraceMagic >> 24), static_cast<std::uint8_t>(kTraceMagic >> 16),
+    static_cast<std::uint8_t>(kTraceMagic >> 8), static_cast<std::uint8_t>(kTraceMagic)};
 
 struct ProbeTag {
   int ttl = 1;                   // 1..kMaxTtl

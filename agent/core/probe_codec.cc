@@ -62,6 +62,8 @@ std::string_view DecodeStatusName(DecodeStatus status) {
       return "corrupt";
     case DecodeStatus::kWrongBoot:
       return "wrong_boot";
+    case DecodeStatus::kTraceProbe:
+      return "trace_probe";
   }
   return "unknown";
 }
@@ -90,7 +92,8 @@ DecodeResult DecodeProbe(std::span<const std::uint8_t> packet, std::uint64_t exp
   DecodeResult result;
   // A packet too short to hold the magic cannot be told foreign; call it truncated.
   if (packet.size() >= 4 && GetBig<std::uint32_t>(packet, kMagicOffset) != kProbeMagic) {
-    result.status = DecodeStatus::kForeign;
+    const bool trace = GetBig<std::uint32_t>(packet, kMagicOffset) == kTraceMagic;
+    result.status = trace ? DecodeStatus::kTraceProbe : DecodeStatus::kForeign;
     return result;
   }
   if (packet.size() < kStablePrefixBytes) {

@@ -27,10 +27,10 @@
 #include <string_view>
 
 #include "agent/core/probe_types.h"
+#include "common/base/wire_magic.h"
 
 namespace hostmesh::agent {
 
-inline constexpr std::uint32_t kProbeMagic = 0x484D5052;  // "HMPR"
 inline constexpr std::uint8_t kProbeVersion = 1;
 inline constexpr std::size_t kProbeHeaderBytes = 40;  // also the smallest payload
 inline constexpr std::size_t kDefaultProbePayloadBytes = 50;
@@ -57,8 +57,9 @@ enum class DecodeStatus : std::uint8_t {
   kBadVersion,  // our magic, a version we do not speak (mixed agent versions)
   kCorrupt,     // checksum or length mismatch: bits changed on the way
   kWrongBoot,   // intact, but from another agent or an earlier boot of this one
+  kTraceProbe,  // our own tracer's last TTL, arrived as the trace meant: not a rejection
 };
-inline constexpr std::size_t kDecodeStatusCount = 6;
+inline constexpr std::size_t kDecodeStatusCount = 7;
 std::string_view DecodeStatusName(DecodeStatus status);
 
 struct DecodeResult {

@@ -81,21 +81,25 @@ AgentMetrics::AgentMetrics(metrics::Registry& r, std::vector<std::string> nic_na
                   return total;
                 });
 
-  r.AddCallbackFamily(MetricType::kCounter, "hostmesh_agent_rejected_packets_total",
-                      "Packets received on the NIC and dropped before matching, by reason.",
-                      {"nic", "reason"}, [this] {
-                        const LoopSnapshot s = Read();
-                        std::vector<ScrapedValue> out;
-                        for (std::size_t i = 0; i < s.prober.size() && i < nics_.size(); ++i) {
-                          for (std::size_t k = 0; k < kDecodeStatusCount; ++k) {
-                            const auto status = static_cast<DecodeStatus>(k);
-                            if (status == DecodeStatus::kOk) continue;
-                            out.push_back({{nics_[i], std::string(DecodeStatusName(status))},
-                                           static_cast<double>(s.prober[i].received[k])});
-                          }
-                        }
-                        return out;
-                      });
+  r.AddCallbackFamily(
+      MetricType::kCounter, "hostmesh_agent_rejected_packets_total",
+      "Packets received on the NIC and dropped before matching, by reason.", {"nic", "reason"},
+      [this] {
+        const LoopSnapshot s = Read();
+        std::vector<ScrapedValue> out;
+        for (std::size_t i = 0; i < s.prober.size() && i < nics_.size(); ++i) {
+          for (std::size_t k = 0; k < kDecodeStatusCount; ++k) {
+            const auto status = static_cast<DecodeStatus>(k);
+            // Neither is a rejection: a probe, or our tracer's last TTL.
+            if (status == DecodeStatus::kOk || status == DecodeStatus::kTraceProbe) {
+              continue;
+            }
+            out.push_back({{nics_[i], std::string(DecodeStatusName(status))},
+                           static_cast<double>(s.prober[i].received[k])});
+          }
+        }
+        return out;
+      });
   r.AddCallbackFamily(
       MetricType::kGauge, "hostmesh_agent_timestamp_source",
       "1 for the timestamp source the NIC's transport delivers, else 0.", {"nic", "source"},

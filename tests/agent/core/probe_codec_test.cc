@@ -102,6 +102,10 @@ TEST(agent_codec, DecodeFixtureTable) {
       {"length below header size", With(kGood50, 7, 0x20), DecodeStatus::kCorrupt},
       {"trailing byte", Append(kGood50, 0x00), DecodeStatus::kCorrupt},
       {"length says 60", With(kGood50, 7, 60), DecodeStatus::kTruncated},
+      // The tracer's last TTL on the probe's own 5-tuple: 16-byte tag, "HMTR".
+      {"traceroute tag",
+       {'H', 'M', 'T', 'R', 0, 3, 0, 0, 0, 1, 0x12, 0x34, 0, 0, 0, 0},
+       DecodeStatus::kTraceProbe},
   };
   for (const Fixture& fixture : table) {
     SCOPED_TRACE(fixture.name);
