@@ -3,6 +3,10 @@
 // (topology/). Exit codes: 0 destination reached with every hop answered,
 // 1 not reached or hops missing, 2 bad input, 3 no privileges (CAP_NET_RAW).
 
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -26,6 +30,22 @@
 namespace hostmesh::ctl {
 
 namespace {
+
+// True when `addr` is one of this host's own addresses: the destination NIC is
+// then local and the agent's probe receiver may consume the last probe instead
+// of answering Port Unreachable, so the trace must infer the destination.
+bool IsLocalAddress(const tracer::Ipv4& addr) {
+  ifaddrs* list = nullptr;
+  if (::getifaddrs(&list) != 0) return false;
+  bool local = false;
+  for (const ifaddrs* it = list; it != nullptr && !local; it = it->ifa_next) {
+    if (it->ifa_addr == nullptr || it->ifa_addr->sa_family != AF_INET) continue;
+    const auto* in = reinterpret_cast<const sockaddr_in*>(it->ifa_addr);
+    local = ntohl(in->sin_addr.s_addr) == addr.value;
+  }
+  ::freeifaddrs(list);
+  return local;
+}
 
 constexpr int kExitReached = 0;
 constexpr int kExitNotReached = 1;
@@ -304,6 +324,7 @@ int RunTraceCommand(const TraceOptions& opt, CommandContext& ctx) {
   request.max_ttl = opt.max_ttl;
   request.probe_timeout = std::chrono::milliseconds{opt.timeout_ms};
   request.session = static_cast<std::uint32_t>(std::random_device{}()) | 1U;
+  request.destination_swallows = IsLocalAddress(*dst);
   const tracer::TraceResult result = tracer::RunTrace(request, *io, clock);
 
   if (result.end == tracer::TraceEnd::kError) {

@@ -141,6 +141,33 @@ TEST_F(CtlTraceTestbed, TextOutputNamesDevicesAndLinks) {
   EXPECT_THAT(r.out, HasSubstr("end: destination, reached"));
 }
 
+// The agent runs on the host: its probe receiver holds nic1:4791 and consumes
+// the last probe instead of answering Port Unreachable. The destination is
+// local, so the trace infers it from the last switch hop: still reached.
+TEST_F(CtlTraceTestbed, ReachesALocalNicWhoseReceiverSwallowsTheProbe) {
+  const std::string receiver =
+      "ip netns exec " + kPrefix +
+      "h000 python3 -c 'import socket,time; s=socket.socket(socket.AF_INET,"
+      " socket.SOCK_DGRAM); s.bind((\"" +
+      kNic1 + "\", 4791)); time.sleep(20)' >/dev/null 2>&1 & echo $!";
+  const RunResult started = RunShell(receiver, dir_);
+  ASSERT_EQ(started.exit_code, 0) << started.err;
+  const std::string pid = started.out.substr(0, started.out.find('\n'));
+  // Trace only once the receiver holds the port, or the kernel would answer.
+  const RunResult bound =
+      RunShell("for i in $(seq 100); do ip netns exec " + kPrefix +
+                   "h000 ss -Hunl 'sport = :4791' | grep -q . && exit 0; sleep 0.05; done; exit 1",
+               dir_);
+  ASSERT_EQ(bound.exit_code, 0) << "the receiver never bound nic1:4791";
+  const RunResult r = TraceInH000("--src " + kNic0 + " --dst " + kNic1 +
+                                  " --sport 49153 --dev nic0 --timeout-ms 300 --json");
+  RunShell("kill " + pid, dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const ptree trace = ParseJson(r.out);
+  EXPECT_EQ(trace.get<std::string>("reached"), "true");
+  EXPECT_THAT(r.out, HasSubstr("inferred_destination"));  // swallowed, not Port Unreachable
+}
+
 // An address nobody holds: not reached, exit 1.
 TEST_F(CtlTraceTestbed, UnreachableDestinationExitsOne) {
   const RunResult r = TraceInH000("--src " + kNic0 +
