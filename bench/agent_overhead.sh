@@ -14,8 +14,14 @@
 # real host runs in NAPI context, not in the agent) is taken out: "own" CPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-analyzer=1
-if [ "${1:-}" = "--no-analyzer" ]; then analyzer=0; shift; fi
+analyzer=1 trace=true
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --no-analyzer) analyzer=0; shift ;;
+    --no-trace) trace=false; shift ;;  # probing alone, without the traceroute thread
+    *) break ;;
+  esac
+done
 duration=${1:-60}
 sink=${HOSTMESH_BUILD_DIR:-build}/bench/hostmesh-ingest-sink
 agent=${HOSTMESH_BUILD_DIR:-build}/agent/main/hostmesh-agent
@@ -35,7 +41,8 @@ tck=$(getconf CLK_TCK)
 run() {  # $1 = probe interval, $2 = label
   local cfg pid t0 t1 c0 c1
   cfg=$(mktemp /tmp/hostmesh-bench.XXXXXX.yaml)
-  $fabric agent-config h000 | sed "s/^  interval: .*/  interval: $1/" >"$cfg"
+  $fabric agent-config h000 | sed -e "s/^  interval: .*/  interval: $1/" \
+    -e "/^traceroute:/,/^[a-z]/ s/^  enabled: .*/  enabled: $trace/" >"$cfg"
   $fabric exec h000 -- "$agent" --config "$cfg" --log-level error &
   pid=$!
   sleep 3  # start-up (sockets, first pool) is not steady state
@@ -71,6 +78,6 @@ run() {  # $1 = probe interval, $2 = label
 }
 
 mode=$([ "$analyzer" -eq 1 ] && echo "uploading to a stand-in analyzer" || echo "no analyzer")
-echo "agent overhead, 8 NICs, UDP transport, $mode, ${duration} s each"
+echo "agent overhead, 8 NICs, UDP transport, $mode, traceroute $trace, ${duration} s each"
 run 100ms "10 probes/s per NIC"
 run 1ms "1000 probes/s per NIC"
