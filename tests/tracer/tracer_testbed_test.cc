@@ -22,6 +22,7 @@
 #include <sstream>
 #include <type_traits>
 
+#include "tests/support/fabric_shell.h"
 #include "tracer/probe_tag.h"
 #include "tracer/trace_engine.h"
 
@@ -41,19 +42,11 @@ Ipv4 NicIp(int host, int rail) {
 }
 
 std::optional<std::string> Shell(const std::string& command) {
-  const std::string full = "HOSTMESH_FABRIC_PREFIX=" + kPrefix + " " + command;
-  FILE* pipe = ::popen(full.c_str(), "r");
-  if (pipe == nullptr) return std::nullopt;
-  std::string out;
-  std::array<char, 4096> buffer{};
-  std::size_t n = 0;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) out.append(buffer.data(), n);
-  if (::pclose(pipe) != 0) return std::nullopt;
-  return out;
+  return hostmesh::testing::ShellWithPrefix(kPrefix, command);
 }
 
 std::string Fabric(const std::string& args) {
-  return std::string(HOSTMESH_PYTHON3) + " " + HOSTMESH_FABRIC + " " + args;
+  return hostmesh::testing::FabricCommand(args);
 }
 
 // One trace as the child reports it.

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "hostmesh/v1/ingest.grpc.pb.h"
+#include "tests/support/fabric_shell.h"
 
 namespace hostmesh::agent::testbed {
 
@@ -46,19 +47,11 @@ inline const std::string& Prefix() {
 
 // Runs a shell command with the fabric prefix set; its stdout, or nullopt when it fails.
 inline std::optional<std::string> Shell(const std::string& command) {
-  const std::string full = "HOSTMESH_FABRIC_PREFIX=" + Prefix() + " " + command;
-  FILE* pipe = ::popen(full.c_str(), "r");
-  if (pipe == nullptr) return std::nullopt;
-  std::string out;
-  std::array<char, 4096> buffer{};
-  std::size_t n = 0;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) out.append(buffer.data(), n);
-  if (::pclose(pipe) != 0) return std::nullopt;
-  return out;
+  return hostmesh::testing::ShellWithPrefix(Prefix(), command);
 }
 
 inline std::string Fabric(const std::string& args) {
-  return std::string(HOSTMESH_PYTHON3) + " " + HOSTMESH_FABRIC + " " + args;
+  return hostmesh::testing::FabricCommand(args);
 }
 
 // Polls `condition` until it holds or `timeout` passes; the sleep is the

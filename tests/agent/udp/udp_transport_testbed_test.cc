@@ -23,6 +23,7 @@
 
 #include "agent/config/agent_config.h"
 #include "tests/agent/udp/real_time_probe_loop.h"
+#include "tests/support/fabric_shell.h"
 
 namespace hostmesh::agent::udp {
 namespace {
@@ -33,19 +34,11 @@ const std::string kPrefix = "hmu" + std::to_string(::getpid()) + "-";
 
 // Runs a command with the fabric prefix set; returns its stdout, or nullopt on failure.
 std::optional<std::string> Shell(const std::string& command) {
-  const std::string full = "HOSTMESH_FABRIC_PREFIX=" + kPrefix + " " + command;
-  FILE* pipe = ::popen(full.c_str(), "r");
-  if (pipe == nullptr) return std::nullopt;
-  std::string out;
-  std::array<char, 4096> buffer{};
-  std::size_t n = 0;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) out.append(buffer.data(), n);
-  if (::pclose(pipe) != 0) return std::nullopt;
-  return out;
+  return hostmesh::testing::ShellWithPrefix(kPrefix, command);
 }
 
 std::string Fabric(const std::string& args) {
-  return std::string(HOSTMESH_PYTHON3) + " " + HOSTMESH_FABRIC + " " + args;
+  return hostmesh::testing::FabricCommand(args);
 }
 
 // What the child sends back: plain structs, copied as bytes.
