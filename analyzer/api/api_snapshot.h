@@ -1,0 +1,74 @@
+// What the read-only API serves: an immutable snapshot the analyzer's loop
+// publishes once a second (or after each judged window). Handlers only read
+// it, so a request never blocks ingest or analysis.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "analyzer/analysis/analysis.h"
+#include "analyzer/analysis/incidents.h"
+#include "analyzer/analysis/window_report.h"
+
+namespace hostmesh::analyzer::api {
+
+struct NicInfo {
+  std::string name;
+  std::string ip;
+  int rail = -1;
+};
+
+// One agent, by dense HostId; NICs indexed by their wire id (Nic.id).
+struct HostInfo {
+  std::string agent_id;
+  std::string host;
+  std::vector<NicInfo> nics;
+};
+
+// One end of a fabric link, from the inventory.
+struct LinkEnd {
+  std::string device;
+  std::string port;
+  std::string ip;
+};
+struct LinkInfo {
+  std::string name;  // topology::Topology::Describe
+  LinkEnd lower;     // host NIC, or the rail switch towards a spine
+  LinkEnd upper;
+};
+
+struct ApiSnapshot {
+  std::string version;
+  std::int64_t started_ns = 0;  // analyzer start, wall clock
+  std::int64_t window_ns = 0;
+  std::int64_t grace_ns = 0;
+  bool inventory_loaded = false;
+  std::vector<HostInfo> hosts;                           // by HostId: every agent seen since start
+  std::vector<LinkInfo> links;                           // by LinkId; empty without an inventory
+  std::shared_ptr<const analysis::WindowReport> report;  // latest judged window, or null
+  std::vector<analysis::Incident> incidents;             // open and recently resolved
+  analysis::AnalysisStats stats;                         // at publication
+};
+
+// The one place the latest snapshot lives: the loop publishes, HTTP handlers
+// and /metrics callbacks read, each holding its copy as long as it needs.
+class SnapshotHolder {
+ public:
+  std::shared_ptr<const ApiSnapshot> Get() const {
+    std::lock_guard lock(mu_);
+    return current_;
+  }
+  void Set(std::shared_ptr<const ApiSnapshot> snapshot) {
+    std::lock_guard lock(mu_);
+    current_ = std::move(snapshot);
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::shared_ptr<const ApiSnapshot> current_;
+};
+
+}  // namespace hostmesh::analyzer::api

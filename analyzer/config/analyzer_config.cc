@@ -1,0 +1,69 @@
+#include "analyzer/config/analyzer_config.h"
+
+#include <array>
+#include <string>
+
+#include "common/config/map_reader.h"
+#include "common/config/yaml_loader.h"
+
+namespace hostmesh::analyzer {
+namespace {
+
+using namespace std::chrono_literals;
+using config::EnumName;
+using config::LowerBound;
+using config::MapReader;
+using config::Range;
+
+constexpr std::array<EnumName<LogLevel>, 7> kLogLevelNames = {{
+    {"trace", LogLevel::kTrace},
+    {"debug", LogLevel::kDebug},
+    {"info", LogLevel::kInfo},
+    {"warn", LogLevel::kWarn},
+    {"error", LogLevel::kError},
+    {"critical", LogLevel::kCritical},
+    {"off", LogLevel::kOff},
+}};
+
+void ReadAnalyzer(MapReader& r, AnalyzerConfig& cfg) {
+  r.Optional("log_level", &cfg.log_level, kLogLevelNames);
+  r.Map("grpc", [&](MapReader& m) { m.Optional("listen", &cfg.grpc_listen); });
+  r.Map("http", [&](MapReader& m) { m.Optional("listen", &cfg.http_listen); });
+  std::string data_dir;
+  if (r.Optional("data_dir", &data_dir)) cfg.data_dir = data_dir;
+  std::string inventory;
+  if (r.Optional("inventory", &inventory)) cfg.inventory = inventory;
+
+  analysis::AnalysisConfig& a = cfg.analysis;
+  const bool window_ok = r.Optional("window", &a.window, Range{1s, 1h});
+  // Grace 0 is allowed: a test or a fleet with synced uploads may not need one.
+  r.Optional("grace", &a.grace, Range{0s, 1h});
+  r.Map("thresholds", [&](MapReader& m) {
+    m.Optional("rnic_timeout_fraction", &a.rnic_anomalous_ratio,
+               Range{0.0, 1.0, LowerBound::kExclusive});
+    m.Optional("rnic_sticky", &a.rnic_sticky, Range{0s, 24h});
+  });
+  r.Map("retention", [&](MapReader& m) {
+    m.Optional("raw", &cfg.raw_retention, Range{1min, 24h * 365});
+    if (m.Optional("summaries", &cfg.summary_retention, Range{1min, 24h * 3650}) && window_ok &&
+        cfg.summary_retention < a.window) {
+      m.Fail("summaries", "must be at least the window (" + config::FormatDuration(a.window) + ")");
+    }
+  });
+}
+
+}  // namespace
+
+AnalyzerConfig ParseAnalyzerConfig(std::string_view text, std::string_view source_name) {
+  AnalyzerConfig cfg;
+  config::ReadYaml(text, source_name, [&](MapReader& r) { ReadAnalyzer(r, cfg); });
+  return cfg;
+}
+
+AnalyzerConfig LoadAnalyzerConfig(const std::filesystem::path& path) {
+  AnalyzerConfig cfg;
+  config::ReadYamlFile(path, [&](MapReader& r) { ReadAnalyzer(r, cfg); });
+  return cfg;
+}
+
+}  // namespace hostmesh::analyzer

@@ -1,0 +1,71 @@
+// Durable batches into the analysis. Ingest calls OnBatch on its committer
+// thread; the analyzer loop calls Advance once a second. One mutex covers the
+// Analysis (it is not thread-safe); both sides hold it briefly.
+//
+// Hosts get dense ids in the order agents first upload; NIC names, IPs and
+// rails come from the agent's Hello (read from the store once per boot).
+// Path reports become link lists through the topology's PathResolver when an
+// inventory is loaded, and are skipped otherwise (the results still count:
+// RNICs are judged on untraced probes).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "analyzer/analysis/analysis.h"
+#include "analyzer/api/api_snapshot.h"
+#include "analyzer/ingest/ingest_sink.h"
+#include "analyzer/store/store.h"
+#include "topology/path_resolver.h"
+#include "topology/topology.h"
+
+namespace hostmesh::analyzer::app {
+
+struct FeedStats {
+  std::uint64_t batches = 0;
+  std::uint64_t paths_resolved = 0;
+  std::uint64_t paths_unresolved = 0;  // bad addresses or hops the graph contradicts
+  std::uint64_t paths_skipped = 0;     // no inventory
+  std::uint64_t no_hello = 0;          // batch of an (agent, boot) whose Hello is gone
+};
+
+class AnalysisFeed final : public ingest::IngestSink {
+ public:
+  // `topology` may be null (no inventory); otherwise it must outlive the feed.
+  AnalysisFeed(const store::Store& store, analysis::AnalysisConfig config,
+               const topology::Topology* topology);
+
+  void OnBatch(const v1::UploadBatch& batch) override;
+
+  // Judges the windows due at now_ns (wall clock).
+  std::vector<analysis::WindowReport> Advance(std::int64_t now_ns);
+
+  std::vector<api::HostInfo> Hosts() const;
+  analysis::AnalysisStats analysis_stats() const;
+  FeedStats stats() const;
+
+ private:
+  // Dense id of the agent, its NIC table refreshed from the Hello of a new boot.
+  std::optional<analysis::HostId> HostFor(const v1::UploadBatch& batch);
+  void AddPath(analysis::HostId host, const v1::PathReport& report);
+
+  const store::Store& store_;
+  const topology::Topology* const topology_;
+  std::optional<topology::PathResolver> resolver_;
+
+  mutable std::mutex mu_;
+  analysis::Analysis analysis_;
+  std::unordered_map<std::string, analysis::HostId> host_ids_;  // by agent id
+  std::vector<api::HostInfo> hosts_;                            // by HostId
+  std::vector<std::uint64_t> boots_;                            // by HostId: Hello read for
+  topology::ResolvedPath scratch_;
+  FeedStats stats_;
+};
+
+}  // namespace hostmesh::analyzer::app

@@ -1,0 +1,188 @@
+#include "analyzer/main/analyzer_app.h"
+
+#include <poll.h>
+
+#include <utility>
+
+#include "analyzer/api/api_handlers.h"
+#include "analyzer/main/analyzer_metrics.h"
+#include "common/base/logging.h"
+#include "common/http/metrics_endpoint.h"
+#include "topology/inventory_loader.h"
+
+namespace hostmesh::analyzer::app {
+namespace {
+
+api::LinkEnd EndOf(const topology::Topology& topo, topology::InterfaceId id) {
+  if (id == topology::kNone) return {};
+  const topology::Interface& itf = topo.interface(id);
+  return {topo.device(itf.device).name, itf.name, itf.ip.ToString()};
+}
+
+std::vector<api::LinkInfo> LinksOf(const topology::Topology& topo) {
+  std::vector<api::LinkInfo> links;
+  links.reserve(topo.links().size());
+  for (topology::LinkId id = 0; id < topo.links().size(); ++id) {
+    const topology::Link& link = topo.link(id);
+    links.push_back({topo.Describe(id), EndOf(topo, link.lower), EndOf(topo, link.upper)});
+  }
+  return links;
+}
+
+}  // namespace
+
+AnalyzerApp::AnalyzerApp(AnalyzerConfig config, AnalyzerAppOptions options, const Clock& clock,
+                         metrics::Registry& registry)
+    : config_(std::move(config)),
+      options_(std::move(options)),
+      clock_(clock),
+      registry_(registry),
+      started_(clock.RealtimeNow()),
+      incidents_(config_.analysis) {}
+
+AnalyzerApp::~AnalyzerApp() {
+  Shutdown();
+}
+
+bool AnalyzerApp::Start(std::string* error) {
+  const auto log = GetLogger("analyzer");
+  if (!config_.inventory.empty()) {
+    try {
+      topology_ = topology::LoadInventoryFile(config_.inventory);
+    } catch (const std::exception& e) {
+      *error = e.what();
+      return false;
+    }
+    links_ = LinksOf(*topology_);
+    log->info("inventory {}: {} devices, {} links", config_.inventory.string(),
+              topology_->devices().size(), topology_->links().size());
+  } else {
+    log->warn(
+        "no inventory: path reports are stored but not resolved to links, so link and switch "
+        "localization is off; RNICs are still judged");
+  }
+
+  store::StoreOptions store_options;
+  store_options.data_dir = config_.data_dir;
+  store_options.raw_retention = config_.raw_retention;
+  store_options.summary_retention = config_.summary_retention;
+  std::string store_error;
+  store_ = store::Store::Open(clock_, store_options, store_error);
+  if (!store_) {
+    *error = "store " + config_.data_dir.string() + ": " + store_error;
+    return false;
+  }
+  committer_ = std::make_unique<store::GroupCommitter>(clock_, *store_);
+  feed_ =
+      std::make_unique<AnalysisFeed>(*store_, config_.analysis, topology_ ? &*topology_ : nullptr);
+  ingest_stats_ = std::make_unique<ingest::IngestStats>(registry_);
+  ingest::IngestOptions ingest_options;
+  ingest_options.analyzer_version = "hostmesh-analyzer " + options_.version;
+  handler_ = std::make_unique<ingest::IngestHandler>(clock_, *store_, *committer_, *ingest_stats_,
+                                                     feed_.get(), ingest_options);
+  RegisterAnalyzerMetrics(registry_, snapshots_, clock_);
+  Publish(nullptr);
+
+  http::Router router;
+  api::MountApi(
+      router, [this] { return snapshots_.Get(); }, clock_);
+  http::MountMetrics(router, registry_);
+  http::ServerOptions http_options;
+  http_options.listen_addresses = {config_.http_listen.ToString()};
+  http_options.log = [log](std::string_view message) { log->warn("http: {}", message); };
+  std::string http_error;
+  http_ = http::Server::Start(http_options, std::move(router), &http_error);
+  if (!http_) {
+    *error = "http: " + http_error;
+    return false;
+  }
+  std::string grpc_error;
+  grpc_ = ingest::IngestServer::Start(*handler_, config_.grpc_listen.ToString(), grpc_error);
+  if (!grpc_) {
+    *error = "grpc " + config_.grpc_listen.ToString() + ": " + grpc_error;
+    return false;
+  }
+  next_retention_ = clock_.MonotonicNow() + options_.retention_period;
+  log->info("listening: gRPC {} HTTP {}; data {}; window {} s grace {} s", grpc_->port(),
+            http_->endpoints().front().ToString(), config_.data_dir.string(),
+            std::chrono::duration<double>(config_.analysis.window).count(),
+            std::chrono::duration<double>(config_.analysis.grace).count());
+  return true;
+}
+
+void AnalyzerApp::Tick() {
+  const std::int64_t now = clock_.RealtimeNow().time_since_epoch().count();
+  std::vector<analysis::WindowReport> reports = feed_->Advance(now);
+  for (analysis::WindowReport& report : reports) {
+    incidents_.Update(report);
+    latest_ = std::make_shared<const analysis::WindowReport>(std::move(report));
+  }
+  Publish(latest_);
+  if (clock_.MonotonicNow() >= next_retention_) {
+    next_retention_ = clock_.MonotonicNow() + options_.retention_period;
+    if (const auto status = store_->EnforceRetention(); !status.ok()) {
+      GetLogger("analyzer")->warn("retention: {}", status.error);
+    }
+  }
+}
+
+void AnalyzerApp::Publish(std::shared_ptr<const analysis::WindowReport> latest) {
+  auto snapshot = std::make_shared<api::ApiSnapshot>();
+  snapshot->version = options_.version;
+  snapshot->started_ns = started_.time_since_epoch().count();
+  snapshot->window_ns = config_.analysis.window.count();
+  snapshot->grace_ns = config_.analysis.grace.count();
+  snapshot->inventory_loaded = topology_.has_value();
+  snapshot->hosts = feed_->Hosts();
+  snapshot->links = links_;
+  snapshot->report = std::move(latest);
+  snapshot->stats = feed_->analysis_stats();
+  const std::int64_t keep_after =
+      (clock_.RealtimeNow() - options_.resolved_visible).time_since_epoch().count();
+  for (const analysis::Incident& inc : incidents_.all()) {
+    if (inc.open || inc.resolved_ns >= keep_after) snapshot->incidents.push_back(inc);
+  }
+  snapshots_.Set(std::move(snapshot));
+}
+
+void AnalyzerApp::Run(int stop_fd) {
+  const auto tick_ms = std::chrono::duration_cast<std::chrono::milliseconds>(options_.tick);
+  MonoTime next = clock_.MonotonicNow();
+  for (;;) {
+    const auto wait =
+        std::chrono::duration_cast<std::chrono::milliseconds>(next - clock_.MonotonicNow());
+    pollfd pfd{stop_fd, POLLIN, 0};
+    const int ready = ::poll(&pfd, 1, wait.count() > 0 ? static_cast<int>(wait.count()) : 0);
+    if (ready > 0) break;
+    if (clock_.MonotonicNow() >= next) {
+      Tick();
+      next += tick_ms;
+      if (next < clock_.MonotonicNow()) next = clock_.MonotonicNow() + tick_ms;  // fell behind
+    }
+  }
+  GetLogger("analyzer")->info("stopping");
+  Shutdown();
+}
+
+void AnalyzerApp::Shutdown() {
+  // Agents resend whatever was not acknowledged, so open streams get a short grace.
+  if (grpc_) grpc_->Shutdown(std::chrono::seconds{2});
+  if (http_) http_->Stop();
+  if (committer_) committer_->Stop();
+  grpc_.reset();
+  http_.reset();
+  handler_.reset();
+  committer_.reset();
+  // The feed and snapshot stay: /metrics callbacks of a registry that outlives
+  // the app read only the snapshot holder, never the store.
+  store_.reset();
+}
+
+int AnalyzerApp::grpc_port() const {
+  return grpc_ ? grpc_->port() : 0;
+}
+int AnalyzerApp::http_port() const {
+  return http_ ? http_->endpoints().front().port : 0;
+}
+
+}  // namespace hostmesh::analyzer::app

@@ -1,0 +1,87 @@
+// The analyzer process minus flags: store, group committer, ingest (gRPC),
+// the analysis feed, the loop that judges windows, and HTTP (API + /metrics).
+// main.cc parses flags and signals; tests run the same app in-process.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "analyzer/analysis/incidents.h"
+#include "analyzer/api/api_snapshot.h"
+#include "analyzer/config/analyzer_config.h"
+#include "analyzer/ingest/ingest_handler.h"
+#include "analyzer/ingest/ingest_server.h"
+#include "analyzer/ingest/ingest_stats.h"
+#include "analyzer/main/analysis_feed.h"
+#include "analyzer/store/group_committer.h"
+#include "analyzer/store/store.h"
+#include "common/base/clock.h"
+#include "common/http/server.h"
+#include "common/metrics/registry.h"
+#include "topology/topology.h"
+
+namespace hostmesh::analyzer::app {
+
+struct AnalyzerAppOptions {
+  std::string version = "unknown";
+  std::chrono::nanoseconds tick = std::chrono::seconds{1};  // Advance period
+  std::chrono::nanoseconds retention_period = std::chrono::hours{1};
+  // Resolved incidents stay visible in the API this long.
+  std::chrono::nanoseconds resolved_visible = std::chrono::hours{24};
+};
+
+class AnalyzerApp {
+ public:
+  // Everything passed by reference must outlive the app.
+  AnalyzerApp(AnalyzerConfig config, AnalyzerAppOptions options, const Clock& clock,
+              metrics::Registry& registry);
+  ~AnalyzerApp();
+  AnalyzerApp(const AnalyzerApp&) = delete;
+  AnalyzerApp& operator=(const AnalyzerApp&) = delete;
+
+  // Loads the inventory, opens the store, starts gRPC and HTTP. False with
+  // *error on failure (what started is stopped again by Shutdown/destruction).
+  bool Start(std::string* error);
+  // Judges windows every tick until `stop_fd` (a signalfd or eventfd) is
+  // readable, then shuts down.
+  void Run(int stop_fd);
+  // One loop iteration: advance the analysis, update incidents, publish.
+  void Tick();
+  // gRPC first (no new batches), then HTTP, then the committer and the store.
+  // Idempotent.
+  void Shutdown();
+
+  int grpc_port() const;
+  int http_port() const;
+  const api::SnapshotHolder& snapshots() const { return snapshots_; }
+
+ private:
+  void Publish(std::shared_ptr<const analysis::WindowReport> latest);
+
+  const AnalyzerConfig config_;
+  const AnalyzerAppOptions options_;
+  const Clock& clock_;
+  metrics::Registry& registry_;
+  const WallTime started_;
+
+  std::optional<topology::Topology> topology_;
+  std::unique_ptr<store::Store> store_;
+  std::unique_ptr<store::GroupCommitter> committer_;
+  std::unique_ptr<AnalysisFeed> feed_;
+  std::unique_ptr<ingest::IngestStats> ingest_stats_;
+  std::unique_ptr<ingest::IngestHandler> handler_;
+  std::unique_ptr<ingest::IngestServer> grpc_;
+  std::unique_ptr<http::Server> http_;
+
+  // Touched by the loop thread only.
+  analysis::IncidentTracker incidents_;
+  std::shared_ptr<const analysis::WindowReport> latest_;
+  MonoTime next_retention_{};
+  std::vector<api::LinkInfo> links_;  // from the inventory, built once
+
+  api::SnapshotHolder snapshots_;
+};
+
+}  // namespace hostmesh::analyzer::app

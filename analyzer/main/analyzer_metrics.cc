@@ -1,0 +1,179 @@
+#include "analyzer/main/analyzer_metrics.h"
+
+#include <array>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "analyzer/api/render.h"
+
+namespace hostmesh::analyzer::app {
+namespace {
+
+using metrics::MetricType;
+using metrics::ScrapedValue;
+using Rows = std::vector<std::pair<std::string, const analysis::SlaRow*>>;
+
+// The SLA rows of one scope, each with its label value ("" for the cluster).
+Rows RowsOf(const api::ApiSnapshot& s, std::string_view scope) {
+  Rows rows;
+  if (!s.report) return rows;
+  const analysis::Sla& sla = s.report->sla;
+  if (scope == "cluster") rows.emplace_back("", &sla.cluster);
+  if (scope == "rail") {
+    for (const auto& r : sla.rails) rows.emplace_back(std::to_string(r.rail), &r.sla);
+  }
+  if (scope == "host") {
+    for (const auto& h : sla.hosts) {
+      const std::string name =
+          h.host < s.hosts.size() ? s.hosts[h.host].host : "host-" + std::to_string(h.host);
+      rows.emplace_back(name, &h.sla);
+    }
+  }
+  return rows;
+}
+
+void RegisterScope(metrics::Registry& registry, const api::SnapshotHolder& holder,
+                   const std::string& scope) {
+  const bool labelled = scope != "cluster";
+  auto labels = [&](std::vector<std::string> extra) {
+    std::vector<std::string> names;
+    if (labelled) names.push_back(scope);
+    names.insert(names.end(), extra.begin(), extra.end());
+    return names;
+  };
+  registry.AddCallbackFamily(
+      MetricType::kGauge, "hostmesh_analyzer_" + scope + "_drop_ratio",
+      "Share of probes lost in the latest judged window, by cause (rnic: to or from an "
+      "anomalous RNIC; network: all other timeouts).",
+      labels({"cause"}), [&holder, scope, labelled] {
+        std::vector<ScrapedValue> out;
+        const auto s = holder.Get();
+        if (!s) return out;
+        for (const auto& [id, row] : RowsOf(*s, scope)) {
+          auto add = [&](const char* cause, double v) {
+            ScrapedValue value;
+            if (labelled) value.label_values.push_back(id);
+            value.label_values.emplace_back(cause);
+            value.value = v;
+            out.push_back(std::move(value));
+          };
+          add("rnic", row->rnic_drop_rate);
+          add("network", row->network_drop_rate);
+        }
+        return out;
+      });
+  registry.AddCallbackFamily(
+      MetricType::kGauge, "hostmesh_analyzer_" + scope + "_latency_seconds",
+      "Quantiles of the latest judged window: network latency (NIC to NIC) and processing "
+      "delay (end to end minus network), from sketches with 1% relative error. The label "
+      "is 'percentile', not 'quantile': Prometheus reserves that one for summaries.",
+      labels({"kind", "percentile"}), [&holder, scope, labelled] {
+        std::vector<ScrapedValue> out;
+        const auto s = holder.Get();
+        if (!s) return out;
+        for (const auto& [id, row] : RowsOf(*s, scope)) {
+          auto add = [&](const char* kind, const analysis::Quantiles& q) {
+            if (q.count == 0) return;  // no sample: no quantile, rather than a fake 0
+            const std::array<std::pair<const char*, double>, 4> qs = {
+                {{"50", q.p50}, {"90", q.p90}, {"99", q.p99}, {"99.9", q.p999}}};
+            for (const auto& [label, ns] : qs) {
+              ScrapedValue value;
+              if (labelled) value.label_values.push_back(id);
+              value.label_values.emplace_back(kind);
+              value.label_values.emplace_back(label);
+              value.value = ns / 1e9;
+              out.push_back(std::move(value));
+            }
+          };
+          add("network", row->latency);
+          add("processing", row->processing);
+        }
+        return out;
+      });
+}
+
+}  // namespace
+
+void RegisterAnalyzerMetrics(metrics::Registry& registry, const api::SnapshotHolder& holder,
+                             const Clock& clock) {
+  for (const char* scope : {"cluster", "rail", "host"}) RegisterScope(registry, holder, scope);
+
+  registry.AddCallbackFamily(
+      MetricType::kGauge, "hostmesh_analyzer_incidents_open", "Open incidents by kind.", {"kind"},
+      [&holder] {
+        using analysis::IncidentKind;
+        constexpr std::array kKinds = {
+            IncidentKind::kRnicDown, IncidentKind::kRnicLossy,      IncidentKind::kLinkLoss,
+            IncidentKind::kSwitch,   IncidentKind::kLatencyHotspot, IncidentKind::kHostProcessing};
+        std::vector<ScrapedValue> out;
+        const auto s = holder.Get();
+        for (const IncidentKind kind : kKinds) {
+          double open = 0;
+          if (s) {
+            for (const auto& inc : s->incidents) open += inc.open && inc.kind == kind ? 1 : 0;
+          }
+          out.push_back({{std::string(analysis::IncidentKindName(kind))}, open});
+        }
+        return out;
+      });
+  registry.AddCallbackFamily(
+      MetricType::kGauge, "hostmesh_analyzer_rnics",
+      "RNICs of the latest judged window by verdict (state), paper rule beside it.",
+      {"method", "state"}, [&holder] {
+        std::array<double, 3> ours{}, paper{};
+        if (const auto s = holder.Get(); s && s->report) {
+          for (const auto& r : s->report->rnics) {
+            ours[static_cast<std::size_t>(r.state)] += 1;
+            paper[r.paper_anomalous ? 2 : 0] += 1;
+          }
+        }
+        std::vector<ScrapedValue> out;
+        for (std::size_t i = 0; i < 3; ++i) {
+          const std::string state(api::RnicStateName(static_cast<analysis::RnicState>(i)));
+          out.push_back({{"inference", state}, ours[i]});
+          if (i != 1) out.push_back({{"paper", i == 2 ? "anomalous" : "ok"}, paper[i]});
+        }
+        return out;
+      });
+  registry.AddCallbackFamily(
+      MetricType::kGauge, "hostmesh_analyzer_window_lag_seconds",
+      "Now minus the end of the latest judged window (window + grace when healthy).", {},
+      [&holder, &clock] {
+        std::vector<ScrapedValue> out;
+        const auto s = holder.Get();
+        if (!s || !s->report) return out;
+        const auto now = clock.RealtimeNow().time_since_epoch().count();
+        out.push_back({{}, static_cast<double>(now - s->report->end_ns) / 1e9});
+        return out;
+      });
+  registry.AddCallbackGauge("hostmesh_analyzer_agents_known", "Agents seen since start.",
+                            [&holder] {
+                              const auto s = holder.Get();
+                              return s ? static_cast<double>(s->hosts.size()) : 0.0;
+                            });
+  registry.AddCallbackGauge(
+      "hostmesh_analyzer_agents_present", "Agents that reported in the latest judged window.",
+      [&holder] {
+        const auto s = holder.Get();
+        return s && s->report ? static_cast<double>(s->report->present_hosts.size()) : 0.0;
+      });
+  registry.AddCallbackCounter("hostmesh_analyzer_windows_judged_total", "Windows judged.",
+                              [&holder] {
+                                const auto s = holder.Get();
+                                return s ? static_cast<double>(s->stats.windows_judged) : 0.0;
+                              });
+  registry.AddCallbackFamily(
+      MetricType::kCounter, "hostmesh_analyzer_results_total",
+      "Probe results offered to the analysis, by outcome (late: for a window already judged).",
+      {"outcome"}, [&holder] {
+        const auto s = holder.Get();
+        analysis::AnalysisStats st = s ? s->stats : analysis::AnalysisStats{};
+        return std::vector<ScrapedValue>{{{"accepted"}, static_cast<double>(st.accepted)},
+                                         {{"late"}, static_cast<double>(st.late)},
+                                         {{"future"}, static_cast<double>(st.future)},
+                                         {{"invalid"}, static_cast<double>(st.invalid)}};
+      });
+}
+
+}  // namespace hostmesh::analyzer::app

@@ -1,0 +1,98 @@
+// hostmesh-analyzer: flags, logging and signals; everything else is hm_analyzer_app.
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <iostream>
+#include <string>
+
+#include "analyzer/config/analyzer_config.h"
+#include "analyzer/main/analyzer_app.h"
+#include "common/base/logging.h"
+#include "common/config/config_error.h"
+#include "common/config/value_parsers.h"
+#include "common/metrics/registry.h"
+
+#ifndef HOSTMESH_VERSION
+#define HOSTMESH_VERSION "unknown"
+#endif
+
+int main(int argc, char** argv) {
+  using namespace hostmesh;
+  CLI::App cli{"hostmesh analyzer: ingest, windows, RNIC and link verdicts, SLA, HTTP API"};
+  std::string config_path;
+  std::string log_level;
+  bool check_config = false;
+  cli.add_option("--config", config_path, "analyzer config file (YAML)");
+  cli.add_flag("--check-config", check_config, "validate the config, print a summary, exit");
+  cli.add_option("--log-level", log_level,
+                 "trace|debug|info|warn|error|critical|off (overrides the config's log_level)");
+  cli.set_version_flag("--version", std::string("hostmesh-analyzer ") + HOSTMESH_VERSION);
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return cli.exit(e) == 0 ? 0 : 2;  // --help/--version 0; usage errors 2 like a bad config
+  }
+  if (config_path.empty()) {
+    std::cerr << "--config is required\n" << cli.help();
+    return 2;
+  }
+
+  analyzer::AnalyzerConfig config;
+  try {
+    config = analyzer::LoadAnalyzerConfig(config_path);
+  } catch (const config::ConfigError& e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << config_path << ": " << e.what() << "\n";
+    return 2;
+  }
+  if (!log_level.empty()) {
+    std::string error;
+    const auto level = ParseLogLevel(log_level, &error);
+    if (!level) {
+      std::cerr << "--log-level: " << error << "\n";
+      return 2;
+    }
+    config.log_level = *level;
+  }
+  if (check_config) {
+    std::cout << "grpc " << config.grpc_listen.ToString() << ", http "
+              << config.http_listen.ToString() << ", data_dir " << config.data_dir.string()
+              << ", window " << config::FormatDuration(config.analysis.window) << ", grace "
+              << config::FormatDuration(config.analysis.grace) << ", inventory "
+              << (config.inventory.empty() ? "none" : config.inventory.string()) << "\n";
+    return 0;
+  }
+  InitLogging(config.log_level);
+
+  // Blocked before any thread starts, so every thread inherits the mask and
+  // the signals arrive only through the signalfd the loop watches.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  if (pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr) != 0) return 1;
+  const int stop_fd = signalfd(-1, &stop_signals, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (stop_fd < 0) {
+    std::perror("signalfd");
+    return 1;
+  }
+
+  const SystemClock clock;
+  metrics::Registry registry;  // before the app: the app's series read its snapshot
+  analyzer::app::AnalyzerAppOptions options;
+  options.version = HOSTMESH_VERSION;
+  analyzer::app::AnalyzerApp app(std::move(config), std::move(options), clock, registry);
+  std::string error;
+  if (!app.Start(&error)) {
+    GetLogger("analyzer")->critical("cannot start: {}", error);
+    return 1;
+  }
+  app.Run(stop_fd);
+  ::close(stop_fd);
+  return 0;
+}

@@ -1,0 +1,97 @@
+// AnalysisFeed: batches into the analysis with names from the stored Hello;
+// path reports resolved against an inventory, or skipped without one.
+#include "analyzer/main/analysis_feed.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/analyzer/store/temp_dir.h"
+#include "tests/analyzer/store/test_batches.h"
+#include "topology/generator.h"
+#include "topology/inventory_loader.h"
+
+namespace hostmesh::analyzer::app {
+namespace {
+
+using analyzer::testing::MakeBatch;
+using analyzer::testing::MakeHello;
+
+struct Fixture {
+  Fixture() {
+    std::string error;
+    store::StoreOptions options;
+    options.data_dir = dir.path() / "db";
+    store = store::Store::Open(clock, options, error);
+    EXPECT_TRUE(store) << error;
+  }
+  analyzer::testing::TempDir dir;
+  VirtualClock clock;
+  std::unique_ptr<store::Store> store;
+};
+
+// The first host of a generated fabric and the IPs of its NICs, by rail.
+std::vector<std::string> HostNicIps(const topology::Topology& topo) {
+  std::vector<std::string> ips;
+  for (const topology::Device& device : topo.devices()) {
+    if (device.tier != topology::Tier::kHost) continue;
+    for (topology::InterfaceId id : device.interfaces)
+      ips.push_back(topo.interface(id).ip.ToString());
+    break;
+  }
+  return ips;
+}
+
+v1::PathReport Path(const std::string& src, const std::string& dst, int silent_hops) {
+  v1::PathReport path;
+  path.set_src_ip(src);
+  path.set_dst_ip(dst);
+  path.set_src_nic(0);
+  path.set_dst_nic(1);
+  path.set_src_port(49152);
+  path.set_dst_port(4791);
+  for (int i = 0; i < silent_hops; ++i) path.add_hops()->set_ttl(static_cast<std::uint32_t>(i + 1));
+  return path;
+}
+
+TEST(AnalysisFeed, NamesComeFromTheHelloAndPathsAreSkippedWithoutInventory) {
+  Fixture f;
+  v1::AgentHello hello = MakeHello("h1", 7, 4);
+  hello.set_host("host-one");
+  hello.mutable_nics(2)->set_ip("10.0.2.1");
+  ASSERT_TRUE(f.store->PutHello(hello).ok());
+  AnalysisFeed feed(*f.store, {}, nullptr);
+  v1::UploadBatch batch = MakeBatch("h1", 7, 1, 40, f.clock.RealtimeNow());
+  *batch.add_paths() = Path("10.0.0.1", "10.0.1.1", 3);
+  feed.OnBatch(batch);
+
+  const auto hosts = feed.Hosts();
+  ASSERT_EQ(hosts.size(), 1u);
+  EXPECT_EQ(hosts[0].agent_id, "h1");
+  EXPECT_EQ(hosts[0].host, "host-one");
+  ASSERT_EQ(hosts[0].nics.size(), 4u);
+  EXPECT_EQ(hosts[0].nics[2].name, "nic2");
+  EXPECT_EQ(hosts[0].nics[2].ip, "10.0.2.1");
+  EXPECT_EQ(hosts[0].nics[2].rail, 2);
+  EXPECT_EQ(feed.analysis_stats().accepted, 40u);
+  EXPECT_EQ(feed.stats().paths_skipped, 1u);
+  EXPECT_EQ(feed.stats().paths_resolved, 0u);
+}
+
+TEST(AnalysisFeed, PathsResolveThroughTheInventoryAndBadOnesAreCounted) {
+  Fixture f;
+  const topology::Topology topo =
+      topology::BuildTopology(topology::GenerateInventory({.hosts = 2, .rails = 2, .spines = 2}));
+  const std::vector<std::string> ips = HostNicIps(topo);
+  ASSERT_EQ(ips.size(), 2u);
+  ASSERT_TRUE(f.store->PutHello(MakeHello("h1", 7, 2)).ok());
+  AnalysisFeed feed(*f.store, {}, &topo);
+  v1::UploadBatch batch = MakeBatch("h1", 7, 1, 0, f.clock.RealtimeNow());
+  *batch.add_paths() = Path(ips[0], ips[1], 3);  // silent hops: ambiguous, still usable
+  *batch.add_paths() = Path("not-an-ip", ips[1], 3);
+  feed.OnBatch(batch);
+  EXPECT_EQ(feed.stats().paths_resolved, 1u);
+  EXPECT_EQ(feed.stats().paths_unresolved, 1u);
+  EXPECT_EQ(feed.stats().paths_skipped, 0u);
+}
+
+}  // namespace
+}  // namespace hostmesh::analyzer::app

@@ -1,0 +1,184 @@
+// The analyzer app in-process on 127.0.0.1:0 with a temp data dir and a 2 s
+// window: a test gRPC client says Hello and uploads results in which every
+// probe to or from one NIC times out, until /api/v1/rnics reports that RNIC
+// down (polled against a deadline, no fixed sleeps). Then /metrics must pass
+// promtool, and a stop request shuts everything down.
+#include "analyzer/main/analyzer_app.h"
+
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/eventfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include "hostmesh/v1/ingest.grpc.pb.h"
+#include "tests/analyzer/store/temp_dir.h"
+#include "tests/analyzer/store/test_batches.h"
+#include "tests/common/http/http_test_client.h"
+
+#ifndef HOSTMESH_PROMTOOL_PATH
+#define HOSTMESH_PROMTOOL_PATH ""
+#endif
+
+namespace hostmesh::analyzer::app {
+namespace {
+
+using namespace std::chrono_literals;
+constexpr std::uint32_t kNics = 4;
+constexpr std::uint32_t kBadNic = 2;
+
+// Every ordered NIC pair, `per_pair` probes each, stamped over the last 100 ms;
+// those touching kBadNic time out.
+v1::UploadBatch Batch(std::uint64_t seq, WallTime now, int per_pair) {
+  v1::UploadBatch batch;
+  batch.set_schema_version(v1::SCHEMA_VERSION_1);
+  batch.set_agent_id("h1");
+  batch.set_boot_id(7);
+  batch.set_batch_seq(seq);
+  batch.set_created_ns(now.time_since_epoch().count());
+  std::uint64_t n = 0;
+  for (std::uint32_t src = 0; src < kNics; ++src) {
+    for (std::uint32_t dst = 0; dst < kNics; ++dst) {
+      if (src == dst) continue;
+      for (int i = 0; i < per_pair; ++i, ++n) {
+        v1::ProbeResult* r = batch.add_results();
+        r->set_src_nic(src);
+        r->set_dst_nic(dst);
+        r->set_src_port(49152 + static_cast<std::uint32_t>(i));
+        r->set_dst_port(4791);
+        r->set_sequence(seq * 1000 + n);
+        const std::int64_t t =
+            (now - 100ms).time_since_epoch().count() + static_cast<std::int64_t>(n) * 1'000'000;
+        r->set_send_time_ns(t);
+        r->set_app_send_ns(t);
+        r->set_payload_bytes(50);
+        if (src == kBadNic || dst == kBadNic) {
+          r->set_timeout(true);
+          continue;
+        }
+        r->set_nic_send_ns(t + 1000);
+        r->set_nic_recv_ns(t + 6000);
+        r->set_app_recv_ns(t + 9000);
+      }
+    }
+  }
+  return batch;
+}
+
+// The JSON object of nic `nic` in an /api/v1/rnics body ("" if absent).
+std::string RnicObject(const std::string& body, std::uint32_t nic) {
+  const auto at = body.find("\"nic\":" + std::to_string(nic) + ",");
+  if (at == std::string::npos) return "";
+  return body.substr(at, body.find('}', at) - at);
+}
+
+std::string RunPromtool(const std::string& text, int* status) {
+  std::string path = ::testing::TempDir() + "hm_analyzer_metrics_XXXXXX";
+  const int fd = ::mkstemp(path.data());
+  if (fd < 0 || ::write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
+    *status = -1;
+    return "cannot write temp file";
+  }
+  ::close(fd);
+  const std::string command =
+      std::string("'") + HOSTMESH_PROMTOOL_PATH + "' check metrics < '" + path + "' 2>&1";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  std::string output;
+  char buf[4096];
+  std::size_t n;
+  while (pipe != nullptr && (n = std::fread(buf, 1, sizeof buf, pipe)) > 0) output.append(buf, n);
+  *status = pipe != nullptr ? ::pclose(pipe) : -1;
+  ::unlink(path.c_str());
+  return output;
+}
+
+TEST(AnalyzerApp, OneNicTimingOutIsReportedDownAndMetricsPassPromtool) {
+  analyzer::testing::TempDir dir;
+  AnalyzerConfig config;
+  config.grpc_listen = {"127.0.0.1", 0};
+  config.http_listen = {"127.0.0.1", 0};
+  config.data_dir = dir.path() / "data";
+  config.analysis.window = 2s;
+  config.analysis.grace = 1s;
+  SystemClock clock;
+  metrics::Registry registry;
+  AnalyzerAppOptions options;
+  options.version = "test";
+  options.tick = 100ms;  // judge promptly; the 1 s default would only slow the test
+  AnalyzerApp app(config, options, clock, registry);
+  std::string error;
+  ASSERT_TRUE(app.Start(&error)) << error;
+  const int stop_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  ASSERT_GE(stop_fd, 0);
+  std::thread loop([&] { app.Run(stop_fd); });
+
+  auto stub = v1::AgentIngest::NewStub(grpc::CreateChannel(
+      "127.0.0.1:" + std::to_string(app.grpc_port()), grpc::InsecureChannelCredentials()));
+  {
+    v1::HelloReply reply;
+    grpc::ClientContext context;
+    ASSERT_TRUE(stub->Hello(&context, analyzer::testing::MakeHello("h1", 7, kNics), &reply).ok());
+  }
+  const auto http_port = static_cast<std::uint16_t>(app.http_port());
+  grpc::ClientContext context;
+  auto stream = stub->Upload(&context);
+  // Upload as an agent would, a batch per poll, until the verdict shows.
+  std::string rnics;
+  bool down = false;
+  const auto deadline = std::chrono::steady_clock::now() + 15s;
+  for (std::uint64_t seq = 1; !down && std::chrono::steady_clock::now() < deadline; ++seq) {
+    ASSERT_TRUE(stream->Write(Batch(seq, clock.RealtimeNow(), 2)));
+    v1::UploadAck ack;
+    ASSERT_TRUE(stream->Read(&ack));
+    ASSERT_EQ(ack.status(), v1::UploadAck::STATUS_ACCEPTED) << ack.error();
+    const auto reply = http::testing::Fetch(http_port, "GET", "/api/v1/rnics");
+    ASSERT_TRUE(reply.has_value());
+    rnics = reply->body;
+    down = RnicObject(rnics, kBadNic).find(R"("state":"down")") != std::string::npos;
+    if (!down) std::this_thread::sleep_for(100ms);  // polling interval
+  }
+  ASSERT_TRUE(down) << rnics;
+  // Only the bad NIC is blamed; its peers lose only what it explains.
+  for (std::uint32_t nic = 0; nic < kNics; ++nic) {
+    if (nic == kBadNic) continue;
+    EXPECT_NE(RnicObject(rnics, nic).find(R"("state":"ok")"), std::string::npos) << rnics;
+  }
+  EXPECT_NE(RnicObject(rnics, kBadNic).find(R"("nic_name":"nic2")"), std::string::npos);
+  stream->WritesDone();
+
+  const auto status = http::testing::Fetch(http_port, "GET", "/api/v1/status");
+  ASSERT_TRUE(status.has_value());
+  EXPECT_NE(status->body.find(R"("agents_known":1)"), std::string::npos) << status->body;
+  const auto incidents = http::testing::Fetch(http_port, "GET", "/api/v1/incidents");
+  ASSERT_TRUE(incidents.has_value());
+  EXPECT_NE(incidents->body.find(R"("kind":"rnic_down")"), std::string::npos) << incidents->body;
+
+  const auto metrics = http::testing::Fetch(http_port, "GET", "/metrics");
+  ASSERT_TRUE(metrics.has_value());
+  EXPECT_NE(metrics->body.find("hostmesh_analyzer_incidents_open{kind=\"rnic_down\"} 1"),
+            std::string::npos)
+      << metrics->body;
+  EXPECT_NE(metrics->body.find("hostmesh_analyzer_cluster_drop_ratio{cause=\"rnic\"}"),
+            std::string::npos);
+  EXPECT_NE(metrics->body.find("hostmesh_ingest_batches_accepted_total"), std::string::npos);
+  if (!std::string(HOSTMESH_PROMTOOL_PATH).empty()) {
+    int exit_status = 0;
+    const std::string out = RunPromtool(metrics->body, &exit_status);
+    EXPECT_TRUE(WIFEXITED(exit_status) && WEXITSTATUS(exit_status) == 0) << out << "\n---\n"
+                                                                         << metrics->body;
+  }
+
+  const std::uint64_t one = 1;
+  ASSERT_EQ(::write(stop_fd, &one, sizeof one), static_cast<ssize_t>(sizeof one));
+  loop.join();
+  ::close(stop_fd);
+  EXPECT_EQ(app.http_port(), 0);  // shut down
+}
+
+}  // namespace
+}  // namespace hostmesh::analyzer::app
