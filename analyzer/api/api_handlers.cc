@@ -3,14 +3,16 @@
 #include <string>
 #include <utility>
 
+#include "analyzer/api/dashboard.h"
 #include "analyzer/api/render.h"
 #include "common/http/query.h"
 
 namespace hostmesh::analyzer::api {
 namespace {
 
-http::Response Json(std::string body) {
+http::Response Json(std::string body, int status = 200) {
   http::Response response;
+  response.status = status;
   response.content_type = "application/json";
   response.body = std::move(body);
   response.body += '\n';
@@ -34,12 +36,41 @@ void MountApi(http::Router& router, SnapshotSource source, const Clock& clock) {
              [source](const http::Request&) { return Json(RenderRnics(*Current(source))); });
   router.Get("/api/v1/links", [source](const http::Request& request) {
     const bool suspicious = http::QueryParam(request.query, "suspicious").has_value();
-    return Json(RenderLinks(*Current(source), suspicious));
+    LinkRanking ranking = LinkRanking::kLoss;
+    if (const auto kind = http::QueryParam(request.query, "kind")) {
+      if (*kind == "latency") {
+        ranking = LinkRanking::kLatency;
+      } else if (*kind != "loss") {
+        return Json(RenderError("kind must be loss or latency"), 400);
+      }
+    }
+    return Json(RenderLinks(*Current(source), suspicious, ranking));
+  });
+  router.Get("/api/v1/switches", [source](const http::Request& request) {
+    const bool suspicious = http::QueryParam(request.query, "suspicious").has_value();
+    return Json(RenderSwitches(*Current(source), suspicious));
+  });
+  router.Get("/api/v1/coverage",
+             [source](const http::Request&) { return Json(RenderCoverage(*Current(source))); });
+  router.Get("/api/v1/topology", [source](const http::Request&) {
+    const std::shared_ptr<const ApiSnapshot> snapshot = Current(source);
+    if (!snapshot->inventory_loaded) {
+      return Json(RenderError("no inventory loaded (set inventory in the analyzer config)"), 404);
+    }
+    return Json(RenderTopology(*snapshot));
   });
   router.Get("/api/v1/incidents",
              [source](const http::Request&) { return Json(RenderIncidents(*Current(source))); });
   router.Get("/api/v1/sla",
              [source](const http::Request&) { return Json(RenderSla(*Current(source))); });
+  router.Get("/", [](const http::Request&) {
+    http::Response response;
+    response.content_type = "text/html; charset=utf-8";
+    response.body = DashboardHtml();
+    response.headers = {{"Cache-Control", "no-cache"},
+                        {"Content-Security-Policy", std::string(kDashboardCsp)}};
+    return response;
+  });
 }
 
 }  // namespace hostmesh::analyzer::api

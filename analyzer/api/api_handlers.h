@@ -15,7 +15,9 @@ namespace hostmesh::analyzer::api {
 // so it must be thread-safe (a mutex-guarded shared_ptr copy).
 using SnapshotSource = std::function<std::shared_ptr<const ApiSnapshot>()>;
 
-// `clock` (for uptime and window lag) must outlive the router.
+// Mounts /api/v1/{status,rnics,links,switches,coverage,topology,incidents,sla}
+// and the on-call page at "/". `clock` (for uptime and window lag) must
+// outlive the router.
 void MountApi(http::Router& router, SnapshotSource source, const Clock& clock);
 
 }  // namespace hostmesh::analyzer::api

@@ -28,16 +28,29 @@ struct HostInfo {
   std::vector<NicInfo> nics;
 };
 
+// One device of the inventory, by topology::DeviceId (== analysis::SwitchId
+// for switches).
+struct DeviceInfo {
+  std::string name;
+  std::string tier;  // topology::TierName: "host", "rail", "aggregation", "spine"
+  int pod = -1;
+  int rail = -1;
+};
+
+inline constexpr std::uint32_t kNoDevice = analysis::kUnknown;
+
 // One end of a fabric link, from the inventory.
 struct LinkEnd {
   std::string device;
   std::string port;
   std::string ip;
+  std::uint32_t device_id = kNoDevice;  // index into ApiSnapshot::devices
 };
 struct LinkInfo {
   std::string name;  // topology::Topology::Describe
   LinkEnd lower;     // host NIC, or the rail switch towards a spine
   LinkEnd upper;
+  std::string kind = "fabric";  // topology::LinkKindName: "nic" or "fabric"
 };
 
 struct ApiSnapshot {
@@ -47,6 +60,7 @@ struct ApiSnapshot {
   std::int64_t grace_ns = 0;
   bool inventory_loaded = false;
   std::vector<HostInfo> hosts;                           // by HostId: every agent seen since start
+  std::vector<DeviceInfo> devices;                       // by DeviceId; empty without an inventory
   std::vector<LinkInfo> links;                           // by LinkId; empty without an inventory
   std::shared_ptr<const analysis::WindowReport> report;  // latest judged window, or null
   std::vector<analysis::Incident> incidents;             // open and recently resolved

@@ -100,6 +100,13 @@ JsonWriter& JsonWriter::Double(double value) {
   if (!std::isfinite(value)) return Null();
   BeforeValue();
   char buf[32];
+  // Whole numbers (ns quantiles, counts) in plain digits: to_chars' shortest
+  // form would write 400000 as 4e+05, valid JSON but hard on humans.
+  if (std::trunc(value) == value && std::fabs(value) < 1e15) {
+    const auto result = std::to_chars(buf, buf + sizeof buf, static_cast<std::int64_t>(value));
+    out_.append(buf, result.ptr);
+    return *this;
+  }
   const auto result = std::to_chars(buf, buf + sizeof buf, value);
   out_.append(buf, result.ptr);
   return *this;

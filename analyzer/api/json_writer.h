@@ -22,7 +22,8 @@ class JsonWriter {
   JsonWriter& String(std::string_view value);
   JsonWriter& Int(std::int64_t value);
   JsonWriter& Uint(std::uint64_t value);
-  // Shortest round-trip form; NaN and infinities become null (JSON has neither).
+  // Whole numbers below 1e15 as integers, others in the shortest round-trip
+  // form; NaN and infinities become null (JSON has neither).
   JsonWriter& Double(double value);
   JsonWriter& Bool(bool value);
   JsonWriter& Null();

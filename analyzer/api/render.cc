@@ -62,6 +62,30 @@ void WriteLinkRef(JsonWriter& w, const ApiSnapshot& s, analysis::LinkId link) {
   }
 }
 
+// Compact form for long lists: id and name only.
+void WriteLinkName(JsonWriter& w, const ApiSnapshot& s, analysis::LinkId link) {
+  w.BeginObject().Key("link").Uint(link).Key("name");
+  w.String(link < s.links.size() ? s.links[link].name : "link " + std::to_string(link));
+  w.EndObject();
+}
+
+void WriteSwitchRef(JsonWriter& w, const ApiSnapshot& s, analysis::SwitchId id) {
+  w.Key("switch").Uint(id);
+  if (id < s.devices.size()) {
+    const DeviceInfo& d = s.devices[id];
+    w.Key("name").String(d.name).Key("tier").String(d.tier);
+    w.Key("pod").Int(d.pod).Key("rail").Int(d.rail);
+  } else {
+    w.Key("name").String("switch " + std::to_string(id)).Key("tier").String("");
+    w.Key("pod").Int(-1).Key("rail").Int(-1);
+  }
+}
+
+bool Touches(const ApiSnapshot& s, analysis::LinkId link, analysis::SwitchId id) {
+  if (link >= s.links.size()) return false;
+  return s.links[link].lower.device_id == id || s.links[link].upper.device_id == id;
+}
+
 void WriteQuantiles(JsonWriter& w, std::string_view key, const analysis::Quantiles& q) {
   w.Key(key).BeginObject().Key("count").Uint(q.count).Key("p50").Double(q.p50);
   w.Key("p90").Double(q.p90).Key("p99").Double(q.p99).Key("p999").Double(q.p999).EndObject();
@@ -89,7 +113,7 @@ void WriteIncident(JsonWriter& w, const ApiSnapshot& s, const analysis::Incident
       w.Key("host").String(HostName(s, inc.suspect.host));
       break;
     case IncidentKind::kSwitch:
-      w.Key("switch").Uint(inc.suspect.link);
+      WriteSwitchRef(w, s, inc.suspect.link);
       break;
     case IncidentKind::kLinkLoss:
     case IncidentKind::kLatencyHotspot:
@@ -107,12 +131,17 @@ void WriteIncident(JsonWriter& w, const ApiSnapshot& s, const analysis::Incident
   w.Key("resolved_ns").Int(inc.resolved_ns).Key("windows").Int(e.windows);
   w.Key("evidence").BeginObject().Key("failures").Uint(e.failures).Key("good").Uint(e.good);
   w.Key("votes").Uint(e.votes).Key("loss").Double(e.loss);
+  w.Key("processing_p90_ns").Double(e.processing_p90_ns);
+  w.Key("fleet_median_p90_ns").Double(e.fleet_median_p90_ns);
   w.Key("example_paths").BeginArray();
   for (const auto& path : e.example_paths) {
     w.BeginArray();
     for (const analysis::LinkId link : path) w.Uint(link);
     w.EndArray();
   }
+  // A switch's blamed links.
+  w.EndArray().Key("links").BeginArray();
+  for (const analysis::LinkId link : e.links) WriteLinkName(w, s, link);
   w.EndArray().EndObject().EndObject();
 }
 
@@ -176,18 +205,29 @@ std::string RenderRnics(const ApiSnapshot& s) {
   return w.Take();
 }
 
-std::string RenderLinks(const ApiSnapshot& s, bool suspicious_only) {
+std::string RenderLinks(const ApiSnapshot& s, bool suspicious_only, LinkRanking ranking) {
   JsonWriter w;
   const WindowReport* report = s.report.get();
+  const bool latency = ranking == LinkRanking::kLatency;
   w.BeginObject();
   WriteWindow(w, report);
-  w.Key("method").String("greedy loss-weighted inference; votes: paper Algorithm 1");
+  w.Key("kind").String(latency ? "latency" : "loss");
+  if (latency) {
+    w.Key("method").String(
+        "greedy inference over slow probes (latency above slow_threshold_ns); "
+        "votes: paper Algorithm 1 over slow probes");
+    w.Key("slow_threshold_ns").Int(report != nullptr ? report->slow_threshold_ns : 0);
+  } else {
+    w.Key("method").String("greedy loss-weighted inference; votes: paper Algorithm 1");
+  }
+  // For latency, "failures" are slow probes through the link and "loss" their share.
   w.Key("links").BeginArray();
   if (report != nullptr) {
+    const analysis::Localization& loc = latency ? report->latency : report->loss;
     std::unordered_map<analysis::LinkId, std::uint64_t> votes;
-    for (const analysis::LinkRank& b : report->loss.baseline) votes[b.link] = b.votes;
+    for (const analysis::LinkRank& b : loc.baseline) votes[b.link] = b.votes;
     std::uint64_t rank = 0;
-    for (const analysis::LinkRank& l : report->loss.links) {
+    for (const analysis::LinkRank& l : loc.links) {
       ++rank;
       if (suspicious_only && !l.culprit) continue;
       w.BeginObject().Key("rank").Uint(rank);
@@ -199,6 +239,107 @@ std::string RenderLinks(const ApiSnapshot& s, bool suspicious_only) {
     }
   }
   w.EndArray().EndObject();
+  return w.Take();
+}
+
+std::string RenderSwitches(const ApiSnapshot& s, bool suspicious_only) {
+  JsonWriter w;
+  const WindowReport* report = s.report.get();
+  w.BeginObject();
+  WriteWindow(w, report);
+  w.Key("method").String(
+      "links blamed by the greedy loss-weighted inference per switch (two or more: the switch "
+      "is the suspect); votes: paper Algorithm 1");
+  w.Key("switches").BeginArray();
+  if (report != nullptr) {
+    const analysis::Localization& loc = report->loss;
+    // Paper rank: by votes alone, ties by id (switches without votes have none).
+    std::vector<const analysis::SwitchRank*> by_votes;
+    for (const analysis::SwitchRank& r : loc.switches) {
+      if (r.votes > 0) by_votes.push_back(&r);
+    }
+    std::sort(by_votes.begin(), by_votes.end(), [](const auto* a, const auto* b) {
+      return a->votes != b->votes ? a->votes > b->votes : a->id < b->id;
+    });
+    std::uint64_t rank = 0;
+    for (const analysis::SwitchRank& r : loc.switches) {
+      ++rank;
+      const bool culprit = std::find(loc.culprit_switches.begin(), loc.culprit_switches.end(),
+                                     r.id) != loc.culprit_switches.end();
+      if (suspicious_only && !culprit) continue;
+      w.BeginObject().Key("rank").Uint(rank);
+      WriteSwitchRef(w, s, r.id);
+      w.Key("culprit").Bool(culprit).Key("culprit_links").Uint(r.culprit_links);
+      w.Key("votes").Uint(r.votes).Key("paper_rank");
+      const auto at = std::find(by_votes.begin(), by_votes.end(), &r);
+      if (at != by_votes.end()) {
+        w.Uint(static_cast<std::uint64_t>(at - by_votes.begin()) + 1);
+      } else {
+        w.Null();
+      }
+      // Evidence: its links the better method blamed.
+      w.Key("links").BeginArray();
+      for (const analysis::LinkRank& l : loc.links) {
+        if (!l.culprit || !Touches(s, l.link, r.id)) continue;
+        w.BeginObject();
+        WriteLinkRef(w, s, l.link);
+        w.Key("loss").Double(l.loss).Key("failures").Uint(l.failures).Key("good").Uint(l.good);
+        w.Key("votes").Uint(l.votes).EndObject();
+      }
+      w.EndArray().EndObject();
+    }
+  }
+  w.EndArray().EndObject();
+  return w.Take();
+}
+
+std::string RenderCoverage(const ApiSnapshot& s) {
+  JsonWriter w;
+  const WindowReport* report = s.report.get();
+  w.BeginObject();
+  WriteWindow(w, report);
+  static const analysis::Coverage kEmpty;
+  const analysis::Coverage& c = report != nullptr ? report->coverage : kEmpty;
+  w.Key("links_total").Uint(c.crossed.size() + c.never_crossed.size());
+  w.Key("crossed_count").Uint(c.crossed.size());
+  w.Key("never_crossed_count").Uint(c.never_crossed.size());
+  w.Key("fraction").Double(c.fraction);
+  w.Key("traced_probes").Uint(c.traced_probes).Key("untraced_probes").Uint(c.untraced_probes);
+  // The blind spots in full (usually few); the crossed links by id and name.
+  w.Key("never_crossed").BeginArray();
+  for (const analysis::LinkId link : c.never_crossed) {
+    w.BeginObject();
+    WriteLinkRef(w, s, link);
+    w.EndObject();
+  }
+  w.EndArray().Key("crossed").BeginArray();
+  for (const analysis::LinkId link : c.crossed) WriteLinkName(w, s, link);
+  w.EndArray().EndObject();
+  return w.Take();
+}
+
+std::string RenderTopology(const ApiSnapshot& s) {
+  JsonWriter w;
+  w.BeginObject().Key("device_count").Uint(s.devices.size());
+  w.Key("link_count").Uint(s.links.size()).Key("devices").BeginArray();
+  for (std::size_t id = 0; id < s.devices.size(); ++id) {
+    const DeviceInfo& d = s.devices[id];
+    w.BeginObject().Key("id").Uint(id).Key("name").String(d.name).Key("tier").String(d.tier);
+    w.Key("pod").Int(d.pod).Key("rail").Int(d.rail).EndObject();
+  }
+  w.EndArray().Key("links").BeginArray();
+  for (std::size_t id = 0; id < s.links.size(); ++id) {
+    w.BeginObject();
+    WriteLinkRef(w, s, static_cast<analysis::LinkId>(id));
+    w.Key("kind").String(s.links[id].kind).EndObject();
+  }
+  w.EndArray().EndObject();
+  return w.Take();
+}
+
+std::string RenderError(std::string_view message) {
+  JsonWriter w;
+  w.BeginObject().Key("error").String(message).EndObject();
   return w.Take();
 }
 

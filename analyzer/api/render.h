@@ -4,15 +4,32 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "analyzer/api/api_snapshot.h"
 
 namespace hostmesh::analyzer::api {
 
+// Which localization /api/v1/links ranks: timeouts, or slow probes (latency
+// hotspots: probes over the window's slow threshold).
+enum class LinkRanking { kLoss, kLatency };
+
 std::string RenderStatus(const ApiSnapshot& snapshot, std::int64_t now_ns);
 std::string RenderRnics(const ApiSnapshot& snapshot);
 // `suspicious_only`: just the links the better method blamed.
-std::string RenderLinks(const ApiSnapshot& snapshot, bool suspicious_only);
+std::string RenderLinks(const ApiSnapshot& snapshot, bool suspicious_only,
+                        LinkRanking ranking = LinkRanking::kLoss);
+// Switches of the loss localization: the better method's order (links it
+// blamed per switch, those links as evidence), paper votes and rank beside.
+// `suspicious_only`: just the switches with two or more blamed links.
+std::string RenderSwitches(const ApiSnapshot& snapshot, bool suspicious_only);
+// Links crossed and never crossed by a traced probe in the latest window.
+std::string RenderCoverage(const ApiSnapshot& snapshot);
+// The loaded inventory: devices and links. Callers answer 404 (RenderError)
+// when no inventory is loaded.
+std::string RenderTopology(const ApiSnapshot& snapshot);
+// {"error":"..."} for 4xx answers.
+std::string RenderError(std::string_view message);
 std::string RenderIncidents(const ApiSnapshot& snapshot);
 std::string RenderSla(const ApiSnapshot& snapshot);
 

@@ -16,7 +16,16 @@ namespace {
 api::LinkEnd EndOf(const topology::Topology& topo, topology::InterfaceId id) {
   if (id == topology::kNone) return {};
   const topology::Interface& itf = topo.interface(id);
-  return {topo.device(itf.device).name, itf.name, itf.ip.ToString()};
+  return {topo.device(itf.device).name, itf.name, itf.ip.ToString(), itf.device};
+}
+
+std::vector<api::DeviceInfo> DevicesOf(const topology::Topology& topo) {
+  std::vector<api::DeviceInfo> devices;
+  devices.reserve(topo.devices().size());
+  for (const topology::Device& d : topo.devices()) {
+    devices.push_back({d.name, std::string(topology::TierName(d.tier)), d.pod, d.rail});
+  }
+  return devices;
 }
 
 std::vector<api::LinkInfo> LinksOf(const topology::Topology& topo) {
@@ -24,7 +33,8 @@ std::vector<api::LinkInfo> LinksOf(const topology::Topology& topo) {
   links.reserve(topo.links().size());
   for (topology::LinkId id = 0; id < topo.links().size(); ++id) {
     const topology::Link& link = topo.link(id);
-    links.push_back({topo.Describe(id), EndOf(topo, link.lower), EndOf(topo, link.upper)});
+    links.push_back({topo.Describe(id), EndOf(topo, link.lower), EndOf(topo, link.upper),
+                     std::string(topology::LinkKindName(link.kind))});
   }
   return links;
 }
@@ -54,6 +64,7 @@ bool AnalyzerApp::Start(std::string* error) {
       return false;
     }
     links_ = LinksOf(*topology_);
+    devices_ = DevicesOf(*topology_);
     log->info("inventory {}: {} devices, {} links", config_.inventory.string(),
               topology_->devices().size(), topology_->links().size());
   } else {
@@ -134,6 +145,7 @@ void AnalyzerApp::Publish(std::shared_ptr<const analysis::WindowReport> latest) 
   snapshot->grace_ns = config_.analysis.grace.count();
   snapshot->inventory_loaded = topology_.has_value();
   snapshot->hosts = feed_->Hosts();
+  snapshot->devices = devices_;
   snapshot->links = links_;
   snapshot->report = std::move(latest);
   snapshot->stats = feed_->analysis_stats();

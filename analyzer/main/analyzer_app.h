@@ -79,7 +79,8 @@ class AnalyzerApp {
   analysis::IncidentTracker incidents_;
   std::shared_ptr<const analysis::WindowReport> latest_;
   MonoTime next_retention_{};
-  std::vector<api::LinkInfo> links_;  // from the inventory, built once
+  std::vector<api::LinkInfo> links_;      // from the inventory, built once
+  std::vector<api::DeviceInfo> devices_;  // from the inventory, built once
 
   api::SnapshotHolder snapshots_;
 };

@@ -4,7 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <limits>
+#include <memory>
+#include <string>
+
 #include "analyzer/api/api_handlers.h"
+#include "analyzer/api/dashboard.h"
 #include "analyzer/api/json_writer.h"
 #include "common/base/clock.h"
 
@@ -21,8 +27,10 @@ std::shared_ptr<ApiSnapshot> Snapshot() {
   s->grace_ns = 10'000'000'000;
   s->inventory_loaded = true;
   s->hosts = {{"h0", "h0", {{"nic0", "10.0.0.1", 0}, {"nic1", "10.0.1.1", 1}}}};
-  s->links = {{"h0:nic0 - r0:p1", {"h0", "nic0", "10.0.0.1"}, {"r0", "p1", "10.0.0.0"}},
-              {"r0:up0 - s0:p0", {"r0", "up0", "10.9.0.1"}, {"s0", "p0", "10.9.0.0"}}};
+  s->devices = {{"h0", "host", 0, -1}, {"r0", "rail", 0, 0}, {"s0", "spine", -1, -1}};
+  s->links = {
+      {"h0:nic0 - r0:p1", {"h0", "nic0", "10.0.0.1", 0}, {"r0", "p1", "10.0.0.0", 1}, "nic"},
+      {"r0:up0 - s0:p0", {"r0", "up0", "10.9.0.1", 1}, {"s0", "p0", "10.9.0.0", 2}, "fabric"}};
   auto r = std::make_shared<WindowReport>();
   r->start_ns = 20'000'000'000;
   r->end_ns = 40'000'000'000;
@@ -76,8 +84,9 @@ std::shared_ptr<ApiSnapshot> Snapshot() {
 TEST(JsonWriter, EscapesAndPlacesCommas) {
   JsonWriter w;
   w.BeginObject().Key("a\"b").String("x\n\x01").Key("n").BeginArray().Int(-1).Double(0.5);
-  w.Double(std::numeric_limits<double>::quiet_NaN()).EndArray().EndObject();
-  EXPECT_EQ(w.str(), R"({"a\"b":"x\n\u0001","n":[-1,0.5,null]})");
+  w.Double(std::numeric_limits<double>::quiet_NaN()).Double(400000).Double(-0.0);
+  w.Double(2.5e6).Double(1e20).Double(1e-7).EndArray().EndObject();
+  EXPECT_EQ(w.str(), R"({"a\"b":"x\n\u0001","n":[-1,0.5,null,400000,0,2500000,1e+20,1e-07]})");
 }
 
 TEST(Render, RnicsHaveEveryFieldAndThePaperVerdictBesideOurs) {
@@ -92,7 +101,7 @@ TEST(Render, RnicsHaveEveryFieldAndThePaperVerdictBesideOurs) {
 TEST(Render, LinksRankedWithVotesEndsAndNames) {
   EXPECT_EQ(RenderLinks(*Snapshot(), true),
             R"({"window":{"start_ns":20000000000,"end_ns":40000000000,"results":100},)"
-            R"("method":"greedy loss-weighted inference; votes: paper Algorithm 1",)"
+            R"("kind":"loss","method":"greedy loss-weighted inference; votes: paper Algorithm 1",)"
             R"("links":[{"rank":1,"link":1,"name":"r0:up0 - s0:p0","ends":[)"
             R"({"ip":"10.9.0.1","device":"r0","port":"up0"},)"
             R"({"ip":"10.9.0.0","device":"s0","port":"p0"}],)"
@@ -120,7 +129,8 @@ TEST(Render, IncidentsOpenWithNamedSuspect) {
             R"("suspect":{"host":"h0","nic":1,"nic_name":"nic1","ip":"10.0.1.1","rail":1},)"
             R"("confidence":0.9,"open":true,"first_seen_ns":20000000000,)"
             R"("last_seen_ns":40000000000,"resolved_ns":0,"windows":1,)"
-            R"("evidence":{"failures":50,"good":0,"votes":0,"loss":0,"example_paths":[]}}],)"
+            R"("evidence":{"failures":50,"good":0,"votes":0,"loss":0,"processing_p90_ns":0,)"
+            R"("fleet_median_p90_ns":0,"example_paths":[],"links":[]}}],)"
             R"("resolved":[]})");
 }
 
@@ -130,6 +140,180 @@ TEST(Render, StatusLagAndAgents) {
             R"("inventory_loaded":true,"agents_known":1,"agents_present":1,)"
             R"("window":{"start_ns":20000000000,"end_ns":40000000000,"results":100},)"
             R"("window_lag_seconds":5,"open_incidents":1})");
+}
+
+constexpr const char* kWindow =
+    R"({"window":{"start_ns":20000000000,"end_ns":40000000000,"results":100},)";
+constexpr const char* kLink1 =
+    R"("link":1,"name":"r0:up0 - s0:p0","ends":[{"ip":"10.9.0.1","device":"r0","port":"up0"},)"
+    R"({"ip":"10.9.0.0","device":"s0","port":"p0"}])";
+
+TEST(Render, LatencyHotspotsRankTheSlowProbeLocalization) {
+  auto s = Snapshot();
+  auto r = std::make_shared<WindowReport>(*s->report);
+  r->slow_threshold_ns = 50'000;
+  r->latency.links = {analysis::LinkRank{1, 30, 10, 0.75, 4.5, 0, true},
+                      analysis::LinkRank{0, 2, 38, 0.05, 0.1, 0, false}};
+  r->latency.baseline = {analysis::LinkRank{1, 30, 10, 0, 0, 32, true},
+                         analysis::LinkRank{0, 2, 38, 0, 0, 32, false}};
+  s->report = r;
+  EXPECT_EQ(RenderLinks(*s, true, LinkRanking::kLatency),
+            std::string(kWindow) +
+                R"("kind":"latency","method":"greedy inference over slow probes (latency above )"
+                R"(slow_threshold_ns); votes: paper Algorithm 1 over slow probes",)"
+                R"("slow_threshold_ns":50000,"links":[{"rank":1,)" +
+                kLink1 +
+                R"(,"culprit":true,"loss":0.75,"score":4.5,"failures":30,"good":10,"votes":32}]})");
+  // The loss ranking of the same snapshot is untouched by the slow probes.
+  EXPECT_NE(RenderLinks(*s, true).find(R"("failures":8,"good":24,"votes":8)"), std::string::npos);
+  // Without the filter, the healthy link follows with its own paper votes.
+  EXPECT_NE(
+      RenderLinks(*s, false, LinkRanking::kLatency)
+          .find(R"("culprit":false,"loss":0.05,"score":0.1,"failures":2,"good":38,"votes":32})"),
+      std::string::npos);
+}
+
+// Rail switch r0 with both spine uplinks blamed is the suspect; r1 has the
+// most paper votes (it carried the failed paths) but no blamed link.
+std::shared_ptr<ApiSnapshot> SwitchSnapshot() {
+  auto s = Snapshot();
+  s->devices.push_back({"s1", "spine", -1, -1});
+  s->devices.push_back({"r1", "rail", 0, 1});
+  s->links.push_back(
+      {"r0:up1 - s1:p0", {"r0", "up1", "10.9.1.1", 1}, {"s1", "p0", "10.9.1.0", 3}, "fabric"});
+  auto r = std::make_shared<WindowReport>(*s->report);
+  r->loss.links = {analysis::LinkRank{1, 8, 24, 0.25, 2, 8, true},
+                   analysis::LinkRank{2, 4, 28, 0.125, 1, 4, true},
+                   analysis::LinkRank{0, 1, 9, 0.1, 0.1, 1, false}};
+  r->loss.switches = {{1, 12, 2}, {2, 8, 1}, {3, 4, 1}, {4, 20, 0}};
+  r->loss.culprit_switches = {1};
+  s->report = r;
+  return s;
+}
+
+TEST(Render, SwitchesByBlamedLinksWithEvidenceAndPaperRankBeside) {
+  const std::string method =
+      R"("method":"links blamed by the greedy loss-weighted inference per switch (two or more: )"
+      R"(the switch is the suspect); votes: paper Algorithm 1",)";
+  const std::string link2 =
+      R"({"link":2,"name":"r0:up1 - s1:p0","ends":[{"ip":"10.9.1.1","device":"r0","port":"up1"},)"
+      R"({"ip":"10.9.1.0","device":"s1","port":"p0"}],"loss":0.125,"failures":4,"good":28,)"
+      R"("votes":4})";
+  const std::string link1 =
+      std::string("{") + kLink1 + R"(,"loss":0.25,"failures":8,"good":24,"votes":8})";
+  const std::string r0 =
+      R"({"rank":1,"switch":1,"name":"r0","tier":"rail","pod":0,"rail":0,"culprit":true,)"
+      R"("culprit_links":2,"votes":12,"paper_rank":2,"links":[)" +
+      link1 + "," + link2 + "]}";
+  EXPECT_EQ(RenderSwitches(*SwitchSnapshot(), false),
+            std::string(kWindow) + method + R"("switches":[)" + r0 +
+                R"(,{"rank":2,"switch":2,"name":"s0","tier":"spine","pod":-1,"rail":-1,)"
+                R"("culprit":false,"culprit_links":1,"votes":8,"paper_rank":3,"links":[)" +
+                link1 +
+                R"(]},{"rank":3,"switch":3,"name":"s1","tier":"spine","pod":-1,"rail":-1,)"
+                R"("culprit":false,"culprit_links":1,"votes":4,"paper_rank":4,"links":[)" +
+                link2 +
+                R"(]},{"rank":4,"switch":4,"name":"r1","tier":"rail","pod":0,"rail":1,)"
+                R"("culprit":false,"culprit_links":0,"votes":20,"paper_rank":1,"links":[]}]})");
+  EXPECT_EQ(RenderSwitches(*SwitchSnapshot(), true),
+            std::string(kWindow) + method + R"("switches":[)" + r0 + "]}");
+}
+
+TEST(Render, SwitchesWithoutVotesHaveNoPaperRankAndUnknownIdsStillRender) {
+  auto s = SwitchSnapshot();
+  auto r = std::make_shared<WindowReport>(*s->report);
+  r->loss.switches = {{9, 0, 1}};
+  r->loss.culprit_switches = {};
+  s->report = r;
+  EXPECT_EQ(RenderSwitches(*s, false).substr(std::string(kWindow).size()),
+            R"("method":"links blamed by the greedy loss-weighted inference per switch (two or )"
+            R"(more: the switch is the suspect); votes: paper Algorithm 1",)"
+            R"("switches":[{"rank":1,"switch":9,"name":"switch 9","tier":"","pod":-1,"rail":-1,)"
+            R"("culprit":false,"culprit_links":1,"votes":0,"paper_rank":null,"links":[]}]})");
+  EXPECT_EQ(RenderSwitches(ApiSnapshot{}, false),
+            R"({"window":null,"method":"links blamed by the greedy loss-weighted inference per )"
+            R"(switch (two or more: the switch is the suspect); votes: paper Algorithm 1",)"
+            R"("switches":[]})");
+}
+
+TEST(Render, CoverageCountsAndNamesTheNeverCrossedLinks) {
+  auto s = Snapshot();
+  auto r = std::make_shared<WindowReport>(*s->report);
+  r->coverage.crossed = {0};
+  r->coverage.never_crossed = {1};
+  r->coverage.fraction = 0.5;
+  r->coverage.traced_probes = 40;
+  r->coverage.untraced_probes = 60;
+  s->report = r;
+  EXPECT_EQ(RenderCoverage(*s),
+            std::string(kWindow) +
+                R"("links_total":2,"crossed_count":1,"never_crossed_count":1,"fraction":0.5,)"
+                R"("traced_probes":40,"untraced_probes":60,"never_crossed":[{)" +
+                kLink1 + R"(}],"crossed":[{"link":0,"name":"h0:nic0 - r0:p1"}]})");
+  // Without an inventory: ids only, no ends.
+  s->links.clear();
+  EXPECT_NE(RenderCoverage(*s).find(R"("never_crossed":[{"link":1,"name":"link 1","ends":null}],)"
+                                    R"("crossed":[{"link":0,"name":"link 0"}]})"),
+            std::string::npos);
+  EXPECT_EQ(RenderCoverage(ApiSnapshot{}),
+            R"({"window":null,"links_total":0,"crossed_count":0,"never_crossed_count":0,)"
+            R"("fraction":0,"traced_probes":0,"untraced_probes":0,"never_crossed":[],)"
+            R"("crossed":[]})");
+}
+
+TEST(Render, TopologyDevicesWithTierRailPodAndLinksWithBothEnds) {
+  EXPECT_EQ(RenderTopology(*Snapshot()),
+            R"({"device_count":3,"link_count":2,"devices":[)"
+            R"({"id":0,"name":"h0","tier":"host","pod":0,"rail":-1},)"
+            R"({"id":1,"name":"r0","tier":"rail","pod":0,"rail":0},)"
+            R"({"id":2,"name":"s0","tier":"spine","pod":-1,"rail":-1}],"links":[)"
+            R"({"link":0,"name":"h0:nic0 - r0:p1","ends":[)"
+            R"({"ip":"10.0.0.1","device":"h0","port":"nic0"},)"
+            R"({"ip":"10.0.0.0","device":"r0","port":"p1"}],"kind":"nic"},{)" +
+                std::string(kLink1) + R"(,"kind":"fabric"}]})");
+  EXPECT_EQ(RenderError("no \"inventory\""), R"({"error":"no \"inventory\""})");
+}
+
+TEST(Render, ProcessingIncidentCarriesItsDelayAgainstTheFleet) {
+  auto s = Snapshot();
+  analysis::Incident inc;
+  inc.id = 3;
+  inc.kind = analysis::IncidentKind::kHostProcessing;
+  inc.suspect.host = 0;
+  inc.summary = "host 0";
+  inc.confidence = 1;
+  inc.evidence.processing_p90_ns = 400'000;
+  inc.evidence.fleet_median_p90_ns = 5000;
+  s->incidents = {inc};
+  EXPECT_EQ(RenderIncidents(*s),
+            R"({"open":[{"id":3,"kind":"host_processing_delay","summary":"host 0",)"
+            R"("suspect":{"host":"h0"},"confidence":1,"open":true,"first_seen_ns":0,)"
+            R"("last_seen_ns":0,"resolved_ns":0,"windows":0,"evidence":{"failures":0,)"
+            R"("good":0,"votes":0,"loss":0,"processing_p90_ns":400000,)"
+            R"("fleet_median_p90_ns":5000,"example_paths":[],"links":[]}}],"resolved":[]})");
+}
+
+TEST(Render, SwitchIncidentNamesTheSwitch) {
+  auto s = SwitchSnapshot();
+  analysis::Incident inc;
+  inc.id = 2;
+  inc.kind = analysis::IncidentKind::kSwitch;
+  inc.suspect = {analysis::Component::Kind::kLink, 1, 0, 0};
+  inc.summary = "switch r0";
+  inc.confidence = 0.5;
+  inc.open = false;
+  inc.resolved_ns = 60'000'000'000;
+  inc.evidence.links = {1, 2};
+  inc.evidence.example_paths = {{0, 1}};
+  s->incidents = {inc};
+  EXPECT_EQ(RenderIncidents(*s),
+            R"({"open":[],"resolved":[{"id":2,"kind":"switch","summary":"switch r0",)"
+            R"("suspect":{"switch":1,"name":"r0","tier":"rail","pod":0,"rail":0},)"
+            R"("confidence":0.5,"open":false,"first_seen_ns":0,"last_seen_ns":0,)"
+            R"("resolved_ns":60000000000,"windows":0,"evidence":{"failures":0,"good":0,)"
+            R"("votes":0,"loss":0,"processing_p90_ns":0,"fleet_median_p90_ns":0,)"
+            R"("example_paths":[[0,1]],"links":[{"link":1,"name":"r0:up0 - s0:p0"},)"
+            R"({"link":2,"name":"r0:up1 - s1:p0"}]}}]})");
 }
 
 TEST(ApiHandlers, ServeTheSnapshotAsJsonAndEmptyBeforeTheFirst) {
@@ -154,6 +338,73 @@ TEST(ApiHandlers, ServeTheSnapshotAsJsonAndEmptyBeforeTheFirst) {
     EXPECT_EQ(r.body.front(), '{') << path;
   }
   EXPECT_EQ(router.Dispatch({"GET", "/api/v1/nope", ""}).status, 404);
+}
+
+TEST(ApiHandlers, LinksKindSwitchesCoverageAndTopology) {
+  VirtualClock clock;
+  std::shared_ptr<const ApiSnapshot> current;
+  http::Router router;
+  MountApi(
+      router, [&] { return current; }, clock);
+  // No inventory: topology is a JSON 404, the rest answers empty.
+  const http::Response none = router.Dispatch({"GET", "/api/v1/topology", ""});
+  EXPECT_EQ(none.status, 404);
+  EXPECT_EQ(none.content_type, "application/json");
+  EXPECT_EQ(none.body,
+            "{\"error\":\"no inventory loaded (set inventory in the analyzer config)\"}\n");
+  EXPECT_EQ(router.Dispatch({"GET", "/api/v1/switches", ""}).body,
+            RenderSwitches(ApiSnapshot{}, false) + "\n");
+  EXPECT_EQ(router.Dispatch({"GET", "/api/v1/coverage", ""}).body,
+            RenderCoverage(ApiSnapshot{}) + "\n");
+
+  current = SwitchSnapshot();
+  const http::Response topology = router.Dispatch({"GET", "/api/v1/topology", ""});
+  EXPECT_EQ(topology.status, 200);
+  EXPECT_EQ(topology.body, RenderTopology(*current) + "\n");
+  EXPECT_EQ(router.Dispatch({"GET", "/api/v1/switches", "suspicious"}).body,
+            RenderSwitches(*current, true) + "\n");
+  EXPECT_EQ(router.Dispatch({"GET", "/api/v1/switches", ""}).body,
+            RenderSwitches(*current, false) + "\n");
+  EXPECT_EQ(router.Dispatch({"GET", "/api/v1/coverage", ""}).body, RenderCoverage(*current) + "\n");
+  EXPECT_EQ(router.Dispatch({"GET", "/api/v1/links", "kind=latency&suspicious"}).body,
+            RenderLinks(*current, true, LinkRanking::kLatency) + "\n");
+  EXPECT_EQ(router.Dispatch({"GET", "/api/v1/links", "kind=loss"}).body,
+            RenderLinks(*current, false, LinkRanking::kLoss) + "\n");
+  const http::Response bad = router.Dispatch({"GET", "/api/v1/links", "kind=jitter"});
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(bad.content_type, "application/json");
+  EXPECT_EQ(bad.body, "{\"error\":\"kind must be loss or latency\"}\n");
+}
+
+TEST(ApiHandlers, OnCallPageIsSelfContainedHtmlThatPollsTheApi) {
+  VirtualClock clock;
+  http::Router router;
+  MountApi(
+      router, [] { return std::shared_ptr<const ApiSnapshot>(); }, clock);
+  const http::Response page = router.Dispatch({"GET", "/", ""});
+  EXPECT_EQ(page.status, 200);
+  EXPECT_EQ(page.content_type, "text/html; charset=utf-8");
+  EXPECT_EQ(page.body, DashboardHtml());
+  EXPECT_EQ(page.body.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(page.body.find("</html>"), std::string::npos);
+  for (const char* path :
+       {"\"api/v1/status\"", "\"api/v1/rnics\"", "\"api/v1/links?suspicious\"",
+        "\"api/v1/links?kind=latency&suspicious\"", "\"api/v1/incidents\"", "\"api/v1/sla\""}) {
+    EXPECT_NE(page.body.find(path), std::string::npos) << path;
+  }
+  EXPECT_NE(page.body.find("PERIOD_MS = 10000"), std::string::npos);
+  EXPECT_NE(page.body.find("analyzer unreachable"), std::string::npos);
+  // Self-contained: no external assets, and the policy forbids loading any.
+  for (const char* external : {"http://", "https://", "<link", "src=", "@import", "url("}) {
+    EXPECT_EQ(page.body.find(external), std::string::npos) << external;
+  }
+  EXPECT_EQ(page.body.find("innerHTML"), std::string::npos) << "API text must not become HTML";
+  const auto csp = std::find_if(page.headers.begin(), page.headers.end(),
+                                [](const auto& h) { return h.first == "Content-Security-Policy"; });
+  ASSERT_NE(csp, page.headers.end());
+  EXPECT_NE(csp->second.find("default-src 'none'"), std::string::npos);
+  EXPECT_NE(csp->second.find("connect-src 'self'"), std::string::npos);
+  EXPECT_EQ(router.Dispatch({"POST", "/", ""}).status, 405);
 }
 
 }  // namespace

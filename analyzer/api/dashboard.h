@@ -1,0 +1,19 @@
+// The on-call page served at "/": one self-contained HTML document (inline CSS
+// and script, no external assets, no build step) that polls the JSON API every
+// 10 s and renders status, incidents, anomalous RNICs, suspicious links,
+// latency hotspots and SLA, and says so when the analyzer stops answering.
+#pragma once
+
+#include <string_view>
+
+namespace hostmesh::analyzer::api {
+
+std::string_view DashboardHtml();
+
+// Served with the page: nothing may load from elsewhere; the script may only
+// talk back to the analyzer.
+inline constexpr std::string_view kDashboardCsp =
+    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+    "connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'";
+
+}  // namespace hostmesh::analyzer::api
