@@ -17,5 +17,6 @@ struct CommandContext {
 // all. `ctx` outlives the parse.
 void AddTopologyCommand(CLI::App& app, CommandContext& ctx);
 void AddTraceCommand(CLI::App& app, CommandContext& ctx);
+void AddOncallCommands(CLI::App& app, CommandContext& ctx);  // status rnics links incidents sla
 
 }  // namespace hostmesh::ctl

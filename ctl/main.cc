@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   hostmesh::ctl::CommandContext ctx{std::cout, std::cerr};
   hostmesh::ctl::AddTopologyCommand(app, ctx);
   hostmesh::ctl::AddTraceCommand(app, ctx);
+  hostmesh::ctl::AddOncallCommands(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,65 @@
+// A tiny blocking HTTP/1.1 GET client over one TCP connection, for hostmeshctl
+// talking to the analyzer's read-only API. No TLS, no keep-alive: it sends
+// `Connection: close` and reads the body by Content-Length, chunked encoding
+// or until the server closes.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace hostmesh::ctl {
+
+// Where the analyzer's API lives: "http://HOST:PORT[/PREFIX]" or "HOST:PORT".
+struct HttpEndpoint {
+  std::string host;  // name, IPv4, or IPv6 without brackets
+  std::uint16_t port = 80;
+  std::string prefix;  // path prefix without a trailing '/', "" for none
+
+  // "http://host:port" (IPv6 in brackets), plus the prefix: for messages.
+  std::string ToString() const;
+};
+
+// Nullopt with *error when `url` is not an http URL of that form.
+std::optional<HttpEndpoint> ParseHttpEndpoint(std::string_view url, std::string* error);
+
+enum class HttpError {
+  kNone,
+  kUnreachable,  // name not resolved, connection refused or timed out, no answer in time
+  kBadResponse,  // not HTTP/1.x, malformed headers, truncated or oversized body
+};
+
+struct HttpResponse {
+  HttpError error = HttpError::kNone;
+  std::string message;                                       // why, when error != kNone
+  int status = 0;                                            // e.g. 200
+  std::string reason;                                        // e.g. "OK"
+  std::vector<std::pair<std::string, std::string>> headers;  // names lower-cased
+  std::string body;
+
+  bool ok() const { return error == HttpError::kNone; }
+  // First header of that (lower-case) name.
+  std::optional<std::string> Header(std::string_view name) const;
+};
+
+struct HttpOptions {
+  // Bounds the whole exchange: resolving, connecting, sending and reading.
+  std::chrono::milliseconds timeout{5000};
+  std::size_t max_body_bytes = 64u << 20;
+};
+
+// GET endpoint.prefix + path (path starts with '/', may carry a query).
+HttpResponse HttpGet(const HttpEndpoint& endpoint, std::string_view path,
+                     const HttpOptions& options = {});
+
+// Parses a complete response as read from the socket up to EOF (`closed`
+// true) or so far (`closed` false: returns nullopt while more is needed).
+// Exposed for tests.
+std::optional<HttpResponse> ParseHttpResponse(std::string_view bytes, bool closed,
+                                              std::size_t max_body_bytes);
+
+}  // namespace hostmesh::ctl

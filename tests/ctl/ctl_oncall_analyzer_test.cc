@@ -1,0 +1,204 @@
+// hostmeshctl against a real analyzer: the analyzer app in-process on
+// 127.0.0.1:0 (real gRPC, HTTP and RocksDB in a temp dir; 2 s windows), fed
+// by a test agent whose probes to and from one NIC all time out. Once the API
+// reports that RNIC down (deadline-bounded polling), the built hostmeshctl
+// must show it down with exit 1 (`rnics`), report the analyzer healthy with
+// exit 0 (`status`), list the open incident (`incidents`, exit 1), and exit 3
+// naming the address when pointed at a port nothing listens on.
+#include <gmock/gmock.h>
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "analyzer/main/analyzer_app.h"
+#include "ctl/http_client.h"
+#include "ctl/json_reader.h"
+#include "hostmesh/v1/ingest.grpc.pb.h"
+#include "tests/analyzer/store/temp_dir.h"
+#include "tests/analyzer/store/test_batches.h"
+#include "tests/ctl/ctl_runner.h"
+#include "tests/ctl/fake_http_server.h"
+
+namespace hostmesh::ctl::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using ::testing::HasSubstr;
+
+constexpr std::uint32_t kNics = 4;
+constexpr std::uint32_t kBadNic = 2;
+
+// Every ordered NIC pair, `per_pair` probes each, stamped over the last 100 ms;
+// those touching kBadNic time out.
+v1::UploadBatch Batch(std::uint64_t seq, WallTime now, int per_pair) {
+  v1::UploadBatch batch;
+  batch.set_schema_version(v1::SCHEMA_VERSION_1);
+  batch.set_agent_id("h1");
+  batch.set_boot_id(7);
+  batch.set_batch_seq(seq);
+  batch.set_created_ns(now.time_since_epoch().count());
+  std::uint64_t n = 0;
+  for (std::uint32_t src = 0; src < kNics; ++src) {
+    for (std::uint32_t dst = 0; dst < kNics; ++dst) {
+      if (src == dst) continue;
+      for (int i = 0; i < per_pair; ++i, ++n) {
+        v1::ProbeResult* r = batch.add_results();
+        r->set_src_nic(src);
+        r->set_dst_nic(dst);
+        r->set_src_port(49152 + static_cast<std::uint32_t>(i));
+        r->set_dst_port(4791);
+        r->set_sequence(seq * 1000 + n);
+        const std::int64_t t =
+            (now - 100ms).time_since_epoch().count() + static_cast<std::int64_t>(n) * 1'000'000;
+        r->set_send_time_ns(t);
+        r->set_app_send_ns(t);
+        r->set_payload_bytes(50);
+        if (src == kBadNic || dst == kBadNic) {
+          r->set_timeout(true);
+          continue;
+        }
+        r->set_nic_send_ns(t + 1000);
+        r->set_nic_recv_ns(t + 6000);
+        r->set_app_recv_ns(t + 9000);
+      }
+    }
+  }
+  return batch;
+}
+
+// True when /api/v1/rnics on `port` reports kBadNic down.
+bool BadNicDown(std::uint16_t port) {
+  HttpEndpoint ep;
+  ep.host = "127.0.0.1";
+  ep.port = port;
+  const HttpResponse r = HttpGet(ep, "/api/v1/rnics");
+  if (!r.ok() || r.status != 200) return false;
+  std::string error;
+  const auto body = ParseJson(r.body, &error);
+  if (!body) return false;
+  for (const JsonNode* rnic : JsonArray(*body, "rnics")) {
+    if (JsonInt(*rnic, "nic") == kBadNic) return JsonString(*rnic, "state") == "down";
+  }
+  return false;
+}
+
+// The line of `text` that contains `needle` ("" if none).
+std::string LineWith(const std::string& text, const std::string& needle) {
+  const auto at = text.find(needle);
+  if (at == std::string::npos) return "";
+  const auto begin = text.rfind('\n', at) + 1;
+  return text.substr(begin, text.find('\n', at) - begin);
+}
+
+TEST(OncallAgainstAnalyzer, NicDownShowsInRnicsStatusHealthyUnreachableExitsThree) {
+  analyzer::testing::TempDir data;
+  analyzer::AnalyzerConfig config;
+  config.grpc_listen = {"127.0.0.1", 0};
+  config.http_listen = {"127.0.0.1", 0};
+  config.data_dir = data.path() / "data";
+  config.analysis.window = 2s;
+  config.analysis.grace = 1s;
+  SystemClock clock;
+  metrics::Registry registry;
+  analyzer::app::AnalyzerAppOptions options;
+  options.version = "test";
+  options.tick = 100ms;
+  analyzer::app::AnalyzerApp app(config, options, clock, registry);
+  std::string error;
+  ASSERT_TRUE(app.Start(&error)) << error;
+  const int stop_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  ASSERT_GE(stop_fd, 0);
+  std::thread loop([&] { app.Run(stop_fd); });
+
+  auto stub = v1::AgentIngest::NewStub(grpc::CreateChannel(
+      "127.0.0.1:" + std::to_string(app.grpc_port()), grpc::InsecureChannelCredentials()));
+  {
+    v1::HelloReply reply;
+    grpc::ClientContext context;
+    ASSERT_TRUE(stub->Hello(&context, analyzer::testing::MakeHello("h1", 7, kNics), &reply).ok());
+  }
+  // The agent keeps uploading a batch every 100 ms for the whole test, so the
+  // host stays present while hostmeshctl runs.
+  std::atomic<bool> stop_feeding{false};
+  std::atomic<bool> feed_failed{false};
+  std::thread feeder([&] {
+    grpc::ClientContext context;
+    auto stream = stub->Upload(&context);
+    for (std::uint64_t seq = 1; !stop_feeding; ++seq) {
+      v1::UploadAck ack;
+      if (!stream->Write(Batch(seq, clock.RealtimeNow(), 2)) || !stream->Read(&ack) ||
+          ack.status() != v1::UploadAck::STATUS_ACCEPTED) {
+        feed_failed = true;
+        break;
+      }
+      std::this_thread::sleep_for(100ms);
+    }
+    stream->WritesDone();
+    stream->Finish();
+  });
+
+  const auto http_port = static_cast<std::uint16_t>(app.http_port());
+  bool down = false;
+  for (const auto deadline = std::chrono::steady_clock::now() + 20s;
+       !down && !feed_failed && std::chrono::steady_clock::now() < deadline;) {
+    down = BadNicDown(http_port);
+    if (!down) std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_FALSE(feed_failed);
+  EXPECT_TRUE(down) << "the analyzer never reported nic2 down";
+
+  if (down) {
+    TempDir dir;
+    const std::string at = " --analyzer http://127.0.0.1:" + std::to_string(http_port);
+    RunResult r = RunShell(Ctl("rnics" + at), dir);
+    EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+    const std::string nic2 = LineWith(r.out, "nic2");
+    EXPECT_THAT(nic2, HasSubstr("h1"));
+    EXPECT_THAT(nic2, HasSubstr("down"));
+    EXPECT_THAT(nic2, HasSubstr("100.00%"));
+    EXPECT_THAT(LineWith(r.out, "nic0"), HasSubstr(" ok "));
+    EXPECT_THAT(r.out, HasSubstr("4 RNICs, 1 not ok: h1/nic2 down"));
+
+    r = RunShell(Ctl("rnics --json" + at), dir);
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_THAT(r.out, HasSubstr(R"("nic_name":"nic2")"));
+
+    r = RunShell(Ctl("status" + at), dir);
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_THAT(r.out, HasSubstr("version:    test"));
+    EXPECT_THAT(r.out, HasSubstr("agents:     1 present of 1 known"));
+    EXPECT_THAT(r.out, HasSubstr("health:     healthy"));
+
+    r = RunShell(Ctl("incidents" + at), dir);
+    EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+    EXPECT_THAT(LineWith(r.out, "rnic_down"), HasSubstr("h1/nic2"));
+    EXPECT_THAT(LineWith(r.out, "rnic_down"), HasSubstr("open"));
+
+    r = RunShell(Ctl("links --suspicious" + at), dir);  // no inventory: no link blamed
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+
+    r = RunShell(Ctl("sla" + at), dir);  // nic2's drops are RNIC drops
+    EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+    EXPECT_THAT(LineWith(r.out, "cluster"), HasSubstr("%"));
+
+    const std::string nowhere = "http://127.0.0.1:" + std::to_string(UnusedPort());
+    r = RunShell(Ctl("rnics --analyzer " + nowhere), dir);
+    EXPECT_EQ(r.exit_code, 3);
+    EXPECT_THAT(r.err, HasSubstr("analyzer unreachable at " + nowhere));
+  }
+
+  stop_feeding = true;
+  feeder.join();
+  const std::uint64_t one = 1;
+  ASSERT_EQ(::write(stop_fd, &one, sizeof one), static_cast<ssize_t>(sizeof one));
+  loop.join();
+  ::close(stop_fd);
+}
+
+}  // namespace
+}  // namespace hostmesh::ctl::testing
