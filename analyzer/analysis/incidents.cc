@@ -77,6 +77,10 @@ std::vector<std::uint64_t> IncidentTracker::Update(const WindowReport& report) {
         f.key = s.component.link;
         f.kind = latency ? IncidentKind::kLatencyHotspot : IncidentKind::kLinkLoss;
       } else {
+        // An RNIC at or below the anomalous ratio is judged "lossy, network
+        // drops" (window_judge): an incident would contradict that verdict and
+        // page on call for RNICs that a link fault's leftovers touched.
+        if (!latency && s.loss <= config_.rnic_anomalous_ratio) continue;
         f.category = latency ? Category::kLatencyRnic : Category::kRnic;
         f.key = RnicKey(s.component.host, s.component.nic);
         f.kind = latency                             ? IncidentKind::kLatencyHotspot

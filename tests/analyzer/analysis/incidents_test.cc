@@ -61,6 +61,20 @@ TEST_F(IncidentsTest, KindsForNicDownHostOverloadAndHotspot) {
   EXPECT_EQ(IncidentKindName(IncidentKind::kRnicDown), "rnic_down");
 }
 
+TEST_F(IncidentsTest, AnRnicBelowTheAnomalousRatioOpensNoIncident) {
+  // 5% loss on one RNIC: blamed as lossy, but below the 10% bar its drops are
+  // network drops, as the RNIC verdict says; 50% opens an rnic_lossy incident.
+  Window(0, Faults{.nic_loss = {{{2, 0}, 0.05}}});
+  for (const auto* inc : tracker_.open()) {
+    EXPECT_NE(inc->kind, IncidentKind::kRnicLossy) << inc->summary;
+    EXPECT_NE(inc->kind, IncidentKind::kRnicDown) << inc->summary;
+  }
+  Window(1, Faults{.nic_loss = {{{2, 0}, 0.5}}});
+  std::vector<IncidentKind> kinds;
+  for (const auto* inc : tracker_.open()) kinds.push_back(inc->kind);
+  EXPECT_NE(std::find(kinds.begin(), kinds.end(), IncidentKind::kRnicLossy), kinds.end());
+}
+
 TEST_F(IncidentsTest, UnobservedLinkStaysOpen) {
   const LinkId bad = fleet_.RailSpine(0, 1);
   Window(0, Faults{.link_loss = {{bad, 1.0}}});
