@@ -7,7 +7,7 @@ import ipaddress
 import os
 from dataclasses import dataclass
 
-from . import faults, forward_cmd
+from . import faults, forward_cmd, start_cmd
 from . import layout as L
 from . import netns
 from . import state
@@ -174,6 +174,7 @@ def down(prefix: str) -> int:
     namespaces went. Faults go first: they may run processes or hold state."""
     namespaces = fabric_namespaces(prefix)
     fault_error = None
+    start_cmd.stop(prefix, grace=2.0)  # agents and analyzer of `fabric start`
     forward_cmd.stop_all(prefix)
     try:
         faults.teardown(prefix)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import fabric_cmds, faults, forward_cmd, probe_cmd
+from . import fabric_cmds, faults, forward_cmd, probe_cmd, start_cmd
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -16,6 +16,7 @@ def build_parser() -> argparse.ArgumentParser:
     faults.register(sub)  # fault add|list|clear
     probe_cmd.register(sub)  # probe
     forward_cmd.register(sub)  # forward
+    start_cmd.register(sub)  # start, stop: analyzer and agents
     return parser
 
 

@@ -1,0 +1,182 @@
+"""Shared helpers of the end-to-end tests (tests/e2e/test_*.py): a real
+fabric, the real analyzer and one real agent per host (`fabric start`), and
+the analyzer's verdicts read through its HTTP API from inside the management
+namespace (`fabric exec mgmt -- curl`).
+
+    import e2e
+    class T(e2e.FabricTestCase):       # 8x4x4, window 10 s, grace 5 s
+        def test_x(self):
+            self.wait_healthy_window()
+            t = self.inject("gray", "--link", "p0r0-s00")
+            ...
+    if __name__ == "__main__":
+        e2e.main()                      # exit 77 (skipped) without root or netns
+
+Every wait is bounded by a deadline (generous: a loaded 2-core machine).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testbed"))
+import harness  # noqa: E402  (also puts deploy/testbed on sys.path)
+
+API = "http://198.19.128.1:8080/api/v1/"
+WINDOW_S = 10
+GRACE_S = 5
+
+
+def main() -> None:
+    harness.main()  # root + netns or exit 77; `fabric down` at exit whatever happens
+
+
+def fabric(*args: str, check: bool = True):
+    return harness.fabric(*args, check=check)
+
+
+def api(endpoint: str) -> dict | None:
+    """GET /api/v1/<endpoint> as JSON, or None when it does not answer (yet)."""
+    proc = fabric("exec", "mgmt", "--", "curl", "-sf", "-m", "5", API + endpoint, check=False)
+    if proc.returncode != 0:
+        return None
+    try:
+        return json.loads(proc.stdout)
+    except ValueError:
+        return None
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+class Snapshot:
+    """status, rnics, links and incidents read together for one judged window."""
+
+    def __init__(self, end_ns: int, rnics: dict, links: dict, incidents: dict):
+        self.end_s = end_ns / 1e9
+        self.rnics = rnics["rnics"]
+        self.links = links["links"]
+        self.incidents = incidents
+
+    def culprits(self) -> list[dict]:
+        return [l for l in self.links if l["culprit"]]
+
+    def anomalous_rnics(self) -> list[dict]:
+        return [r for r in self.rnics if r["anomalous"]]
+
+    def rnic(self, host: str, nic: int) -> dict | None:
+        return next((r for r in self.rnics if r["host"] == host and r["nic"] == nic), None)
+
+    def describe(self) -> str:
+        links = [f"#{l['rank']} {link_name(l)} culprit={l['culprit']} loss={l['loss']:.2f} "
+                 f"fail={l['failures']} good={l['good']}" for l in self.links[:3]]
+        rnics = [f"{r['host']}.nic{r['nic']} {r['state']} anomalous={r['anomalous']} "
+                 f"loss={r['loss']:.2f}" for r in self.rnics if r["state"] != "ok" or r["anomalous"]]
+        incs = [f"{i['kind']} {i['summary']} conf={i['confidence']:.2f}"
+                for i in self.incidents["open"]]
+        return (f"window ending {time.strftime('%H:%M:%S', time.localtime(self.end_s))}: "
+                f"links {links or '[]'}; rnics not ok {rnics or '[]'}; open incidents "
+                f"{incs or '[]'}")
+
+
+def link_name(entry: dict) -> str:
+    """The inventory name (`p0r0-s00`) of an API link entry, from its two ends."""
+    ends = entry.get("ends") or []
+    if len(ends) == 2 and all(e.get("device") for e in ends):
+        lower, upper = ends
+        if lower["device"].startswith("h"):
+            return f"{lower['device']}.{lower['port']}-{upper['device']}"
+        return f"{lower['device']}-{upper['device']}"
+    return entry.get("name", "?")
+
+
+class FabricTestCase(unittest.TestCase):
+    HOSTS, RAILS, SPINES = 8, 4, 4
+
+    @classmethod
+    def setUpClass(cls):
+        t0 = time.monotonic()
+        fabric("down", check=False)
+        cls.fab = harness.Fabric(cls.HOSTS, cls.RAILS, cls.SPINES).up()
+        try:
+            out = fabric("start", "--window", f"{WINDOW_S}s", "--grace", f"{GRACE_S}s",
+                         "--timeout", "120")
+        except BaseException:
+            fabric("down", check=False)
+            raise
+        log(out.stdout.strip().splitlines()[0] + f" (fabric and start in "
+            f"{time.monotonic() - t0:.1f} s)")
+
+    @classmethod
+    def tearDownClass(cls):
+        fabric("stop", check=False)
+        fabric("down", check=False)
+
+    def snapshot(self) -> Snapshot | None:
+        """The current judged window, or None before the first one. Read twice
+        around the others so all four belong to the same window."""
+        for _ in range(3):
+            status = api("status")
+            if not status or not status.get("window"):
+                return None
+            end = status["window"]["end_ns"]
+            rnics, links, incidents = api("rnics"), api("links"), api("incidents")
+            if None in (rnics, links, incidents):
+                return None
+            if (rnics["window"] or {}).get("end_ns") == end == (links["window"] or {}).get("end_ns"):
+                return Snapshot(end, rnics, links, incidents)
+        return None
+
+    def windows_until(self, until_s: float, deadline_s: float):
+        """Yields each new judged window (Snapshot) in order, until one ends at or
+        after `until_s` (Unix seconds); fails if that takes past `deadline_s`."""
+        seen = 0.0
+        while True:
+            snap = self.snapshot()
+            if snap is not None and snap.end_s > seen:
+                seen = snap.end_s
+                log(snap.describe())
+                yield snap
+                if snap.end_s >= until_s:
+                    return
+            if time.time() > deadline_s:
+                self.fail(f"no judged window ending at or after {until_s:.0f} by the deadline "
+                          f"(last seen ending {seen:.0f}); status: {api('status')}")
+            time.sleep(1.0)
+
+    def wait_healthy_window(self, timeout: float = 90.0) -> Snapshot:
+        """Until a judged window with every agent present, no culprit link and no
+        anomalous RNIC (the fabric is healthy before a fault)."""
+        deadline = time.time() + timeout
+        last = None
+        for snap in self.windows_until(math.inf, deadline):
+            last = snap
+            status = api("status") or {}
+            present = status.get("agents_present") == self.HOSTS
+            if present and not snap.culprits() and not snap.anomalous_rnics():
+                return snap
+        self.fail(f"no healthy window: {last.describe() if last else None}")
+
+    def inject(self, kind: str, *args: str) -> float:
+        """`fabric fault add KIND ARGS`; returns the injection time (Unix seconds)."""
+        t = time.time()
+        out = fabric("fault", "add", kind, *args)
+        log(f"fault {kind} {' '.join(args)}: {out.stdout.strip()}")
+        return t
+
+    @staticmethod
+    def windows_after(t: float, n: int) -> float:
+        """End (Unix seconds) of the n-th full window after time t."""
+        return math.ceil(t / WINDOW_S) * WINDOW_S + n * WINDOW_S
+
+    @staticmethod
+    def deadline_for(window_end: float) -> float:
+        """When the analyzer must have judged the window ending then: its grace,
+        a judging period, and slack for a loaded machine."""
+        return window_end + GRACE_S + WINDOW_S + 45

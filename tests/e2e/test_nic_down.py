@@ -1,0 +1,41 @@
+#!/usr/bin/env python3
+"""e2e 2: one NIC down on an 8x4x4 fabric with real agents and the real
+analyzer: that RNIC is marked anomalous (state down or lossy) within 2
+windows after the injection, and no switch link is blamed (no culprit link,
+no open link-loss incident)."""
+
+import unittest
+
+import e2e
+
+HOST, NIC = "h003", 1
+
+
+class NicDown(e2e.FabricTestCase):
+    def test_nic_down_rnic_anomalous_no_link_blamed(self):
+        self.wait_healthy_window()
+        t = self.inject("nic-down", "--host", HOST, "--nic", f"nic{NIC}")
+        bound = self.windows_after(t, 2)
+        flagged = []
+        for snap in self.windows_until(bound, self.deadline_for(bound)):
+            if snap.end_s <= t:
+                continue
+            r = snap.rnic(HOST, NIC)
+            if r and r["anomalous"] and r["state"] in ("down", "lossy"):
+                flagged.append(snap.end_s)
+            last = snap
+        self.assertTrue(flagged, f"{HOST}.nic{NIC} not anomalous within 2 windows; "
+                                 f"last: {last.describe()}")
+        self.assertIn(last.rnic(HOST, NIC)["state"], ("down", "lossy"), last.describe())
+        others = [f"{r['host']}.nic{r['nic']}" for r in last.anomalous_rnics()
+                  if (r["host"], r["nic"]) != (HOST, NIC)]
+        self.assertEqual(others, [], "other RNICs marked anomalous")
+        self.assertEqual([e2e.link_name(l) for l in last.culprits()], [],
+                         "switch links blamed for a NIC fault")
+        link_incidents = [i for i in last.incidents["open"] if i["kind"] == "link_loss"
+                          and "link" in i["suspect"]]
+        self.assertEqual(link_incidents, [], "link-loss incident opened for a NIC fault")
+
+
+if __name__ == "__main__":
+    e2e.main()
