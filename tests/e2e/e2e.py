@@ -51,6 +51,14 @@ def api(endpoint: str) -> dict | None:
         return None
 
 
+def traced(fraction: float) -> bool:
+    """True when at least `fraction` of the latest window's probes had a traced path."""
+    cov = api("coverage") or {}
+    traced_n, untraced_n = cov.get("traced_probes", 0), cov.get("untraced_probes", 0)
+    total = traced_n + untraced_n
+    return total > 0 and traced_n >= fraction * total
+
+
 def log(msg: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
@@ -150,16 +158,18 @@ class FabricTestCase(unittest.TestCase):
                           f"(last seen ending {seen:.0f}); status: {api('status')}")
             time.sleep(1.0)
 
-    def wait_healthy_window(self, timeout: float = 90.0) -> Snapshot:
-        """Until a judged window with every agent present, no culprit link and no
-        anomalous RNIC (the fabric is healthy before a fault)."""
+    def wait_healthy_window(self, timeout: float = 150.0) -> Snapshot:
+        """Until a judged window with every agent present, no culprit link, no
+        anomalous RNIC, and the probes' paths traced (the steady state of a
+        deployed fleet: the agents' tracers have done their first pass, so a
+        fault is localized over known paths, not guessed from untraced ones)."""
         deadline = time.time() + timeout
         last = None
         for snap in self.windows_until(math.inf, deadline):
             last = snap
             status = api("status") or {}
             present = status.get("agents_present") == self.HOSTS
-            if present and not snap.culprits() and not snap.anomalous_rnics():
+            if present and not snap.culprits() and not snap.anomalous_rnics() and traced(0.95):
                 return snap
         self.fail(f"no healthy window: {last.describe() if last else None}")
 
