@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <string>
 
 #include "agent/config/agent_config.h"
@@ -13,6 +14,7 @@
 #include "agent/main/wiring.h"
 #include "common/base/logging.h"
 #include "common/config/config_error.h"
+#include "common/config/load_for_main.h"
 #include "common/metrics/registry.h"
 
 #ifndef HOSTMESH_VERSION
@@ -42,25 +44,10 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  agent::AgentConfig config;
-  try {
-    config = agent::LoadAgentConfig(config_path);
-  } catch (const config::ConfigError& e) {
-    std::cerr << e.what() << "\n";
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << config_path << ": " << e.what() << "\n";
-    return 2;
-  }
-  if (!log_level.empty()) {
-    std::string error;
-    const auto level = ParseLogLevel(log_level, &error);
-    if (!level) {
-      std::cerr << "--log-level: " << error << "\n";
-      return 2;
-    }
-    config.log_level = *level;
-  }
+  std::optional<agent::AgentConfig> loaded = config::LoadForMain<agent::AgentConfig>(
+      config_path, log_level, agent::LoadAgentConfig, std::cerr);
+  if (!loaded) return 2;
+  agent::AgentConfig config = std::move(*loaded);
   if (check_config) {
     // `auto` is resolved at start from the devices present; the file alone
     // is checked here, so it validates on any machine.

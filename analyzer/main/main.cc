@@ -6,12 +6,14 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <string>
 
 #include "analyzer/config/analyzer_config.h"
 #include "analyzer/main/analyzer_app.h"
 #include "common/base/logging.h"
 #include "common/config/config_error.h"
+#include "common/config/load_for_main.h"
 #include "common/config/value_parsers.h"
 #include "common/metrics/registry.h"
 
@@ -40,25 +42,10 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  analyzer::AnalyzerConfig config;
-  try {
-    config = analyzer::LoadAnalyzerConfig(config_path);
-  } catch (const config::ConfigError& e) {
-    std::cerr << e.what() << "\n";
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << config_path << ": " << e.what() << "\n";
-    return 2;
-  }
-  if (!log_level.empty()) {
-    std::string error;
-    const auto level = ParseLogLevel(log_level, &error);
-    if (!level) {
-      std::cerr << "--log-level: " << error << "\n";
-      return 2;
-    }
-    config.log_level = *level;
-  }
+  std::optional<analyzer::AnalyzerConfig> loaded = config::LoadForMain<analyzer::AnalyzerConfig>(
+      config_path, log_level, analyzer::LoadAnalyzerConfig, std::cerr);
+  if (!loaded) return 2;
+  analyzer::AnalyzerConfig config = std::move(*loaded);
   if (check_config) {
     std::cout << "grpc " << config.grpc_listen.ToString() << ", http "
               << config.http_listen.ToString() << ", data_dir " << config.data_dir.string()
