@@ -12,6 +12,7 @@
 #include "analyzer/config/analyzer_config.h"
 #include "analyzer/main/analyzer_app.h"
 #include "common/base/logging.h"
+#include "common/base/stop_signals.h"
 #include "common/config/config_error.h"
 #include "common/config/load_for_main.h"
 #include "common/config/value_parsers.h"
@@ -56,14 +57,7 @@ int main(int argc, char** argv) {
   }
   InitLogging(config.log_level);
 
-  // Blocked before any thread starts, so every thread inherits the mask and
-  // the signals arrive only through the signalfd the loop watches.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  if (pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr) != 0) return 1;
-  const int stop_fd = signalfd(-1, &stop_signals, SFD_CLOEXEC | SFD_NONBLOCK);
+  const int stop_fd = BlockStopSignals();  // before any thread starts
   if (stop_fd < 0) {
     std::perror("signalfd");
     return 1;
