@@ -1,6 +1,7 @@
 #include "analyzer/analysis/analysis.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace hostmesh::analysis {
 namespace {
@@ -17,6 +18,21 @@ void Analysis::AddPath(const PathRecord& path) {
   if (path.src_nic >= kMaxNics || path.dst_nic >= kMaxNics) return;
   paths_.Add(path);
   ++stats_.paths;
+}
+
+void Analysis::SetRails(HostId host, std::vector<int> rails) {
+  if (fabric_.rails.size() <= host) fabric_.rails.resize(std::size_t{host} + 1);
+  fabric_.rails[host] = std::move(rails);
+}
+
+void Analysis::ResumeAfter(std::int64_t end_ns) {
+  const std::int64_t width = config_.window.count();
+  const std::int64_t start = end_ns - ((end_ns % width) + width) % width;  // floor to a window
+  if (start <= judged_before_ns_) return;
+  judged_before_ns_ = start;
+  started_ = true;
+  windows_.erase(windows_.begin(), windows_.lower_bound(start));
+  last_ = nullptr;
 }
 
 WindowAccumulator& Analysis::WindowFor(std::int64_t start_ns) {
@@ -79,6 +95,8 @@ std::vector<WindowReport> Analysis::Advance(std::int64_t now_ns) {
     if (it == windows_.end()) {
       reports.push_back(judge_.Judge(WindowAccumulator(start, start + width, slow_threshold_ns_)));
     } else {
+      stats_.resolved_late += it->second->ResolveLatePaths(paths_);
+      stats_.untraced_overflow += it->second->untraced().overflow;
       reports.push_back(judge_.Judge(*it->second));
       if (last_ == it->second.get()) last_ = nullptr;
       windows_.erase(it);

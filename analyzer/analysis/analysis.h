@@ -36,6 +36,10 @@ struct AnalysisStats {
   std::uint64_t invalid = 0;  // nic id out of range, src == dst, no send time
   std::uint64_t paths = 0;
   std::uint64_t windows_judged = 0;
+  // Untraced when added, placed on a path reported before the window closed.
+  std::uint64_t resolved_late = 0;
+  // Untraced results a window could not keep per 5-tuple (UntracedTuples::kMaxTuples).
+  std::uint64_t untraced_overflow = 0;
 };
 
 enum class AddStatus : std::uint8_t { kAccepted, kLate, kFuture, kInvalid };
@@ -46,8 +50,15 @@ class Analysis {
   Analysis(const Analysis&) = delete;
   Analysis& operator=(const Analysis&) = delete;
 
-  // A path report; it applies to results of its 5-tuple added from now on.
+  // A path report. It applies to results of its 5-tuple added from now on,
+  // and to those already in a window still open that had no path yet.
   void AddPath(const PathRecord& path);
+  // The rails of a host's NICs (rails[nic]; from the agent's Hello), for the
+  // per-rail SLA; without them a NIC's rail is taken to be its id.
+  void SetRails(HostId host, std::vector<int> rails);
+  // After a restart: windows ending at or before end_ns were judged already
+  // (their reports are stored), so judging resumes with the next one.
+  void ResumeAfter(std::int64_t end_ns);
   AddStatus AddResult(const ProbeRecord& result);
 
   // Judges every open window whose end + grace <= now_ns, oldest first.

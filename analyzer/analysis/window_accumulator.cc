@@ -17,6 +17,19 @@ PairCounts& HostWindow::Pair(NicId src, NicId dst) {
   return pairs[src * nics + dst];
 }
 
+UntracedTuples::Counts* UntracedTuples::At(std::uint64_t key) {
+  if (keys.size() >= kMaxTuples) {
+    const auto* pos = index.Find(key);
+    return pos ? &counts[*pos] : nullptr;
+  }
+  auto [pos, inserted] = index.Insert(key, static_cast<std::uint32_t>(keys.size()));
+  if (inserted) {
+    keys.push_back(key);
+    counts.emplace_back();
+  }
+  return &counts[*pos];
+}
+
 void WindowAccumulator::Add(const ProbeRecord& r, MiddleId middle, int rail) {
   ++results_;
   if (r.host >= hosts_.size()) hosts_.resize(std::size_t{r.host} + 1);
@@ -29,19 +42,28 @@ void WindowAccumulator::Add(const ProbeRecord& r, MiddleId middle, int rail) {
     middle_slow_.resize(std::size_t{middle} + 1, 0);
   }
 
+  UntracedTuples::Counts* tuple = nullptr;
+  if (!traced) {
+    tuple = untraced_.At(PathTable::Key(r.host, r.src_nic, r.dst_nic, r.src_port));
+    if (tuple == nullptr) ++untraced_.overflow;
+  }
+
   if (r.timeout) {
     ++(traced ? pair.traced_timeout : pair.untraced_timeout);
+    if (tuple) ++tuple->timeout;
     timeouts_.Add(FailureGroups::Key(r.host, r.src_nic, r.dst_nic, middle));
     return;
   }
   ++(traced ? pair.traced_ok : pair.untraced_ok);
   if (traced) ++middle_ok_[middle];
+  if (tuple) ++tuple->ok;
   if (r.t2_nic_send_ns == 0 || r.t3_nic_recv_ns == 0) return;  // no network latency known
 
   const std::int64_t latency = r.t3_nic_recv_ns - r.t2_nic_send_ns;
   if (latency > slow_threshold_ns_) {
     ++(traced ? pair.traced_slow : pair.untraced_slow);
     if (traced) ++middle_slow_[middle];
+    if (tuple) ++tuple->slow;
     slow_.Add(FailureGroups::Key(r.host, r.src_nic, r.dst_nic, middle));
   }
   const auto r_index = static_cast<std::size_t>(rail);
@@ -59,10 +81,45 @@ void WindowAccumulator::Add(const ProbeRecord& r, MiddleId middle, int rail) {
   rail_processing_[r_index].AddIndex(pi);
 }
 
+std::uint64_t WindowAccumulator::ResolveLatePaths(const PathTable& paths) {
+  std::uint64_t moved = 0;
+  for (std::size_t i = 0; i < untraced_.keys.size(); ++i) {
+    const std::uint64_t key = untraced_.keys[i];
+    const auto host = static_cast<HostId>(key >> 26);
+    const auto src = static_cast<NicId>((key >> 21) & 31);
+    const auto dst = static_cast<NicId>((key >> 16) & 31);
+    const MiddleId middle = paths.Lookup(host, src, dst, static_cast<std::uint16_t>(key & 0xffff));
+    UntracedTuples::Counts& c = untraced_.counts[i];
+    if (middle == PathTable::kNoPath || c.ok + c.timeout == 0) continue;
+    if (middle >= middle_ok_.size()) {
+      middle_ok_.resize(std::size_t{middle} + 1, 0);
+      middle_slow_.resize(std::size_t{middle} + 1, 0);
+    }
+    PairCounts& pair = hosts_[host].Pair(src, dst);
+    pair.untraced_ok -= c.ok;
+    pair.traced_ok += c.ok;
+    pair.untraced_timeout -= c.timeout;
+    pair.traced_timeout += c.timeout;
+    pair.untraced_slow -= c.slow;
+    pair.traced_slow += c.slow;
+    middle_ok_[middle] += c.ok;
+    middle_slow_[middle] += c.slow;
+    const std::uint64_t untraced_group = FailureGroups::Key(host, src, dst, PathTable::kNoPath);
+    const std::uint64_t traced_group = FailureGroups::Key(host, src, dst, middle);
+    if (c.timeout > 0) timeouts_.Move(untraced_group, traced_group, c.timeout);
+    if (c.slow > 0) slow_.Move(untraced_group, traced_group, c.slow);
+    moved += c.ok + c.timeout;
+    c = {};
+  }
+  return moved;
+}
+
 std::size_t WindowAccumulator::memory_bytes() const {
   std::size_t bytes = sizeof(*this) + timeouts_.index.memory_bytes() + slow_.index.memory_bytes() +
                       (timeouts_.keys.capacity() + slow_.keys.capacity()) * 12 +
-                      (middle_ok_.capacity() + middle_slow_.capacity()) * 4;
+                      (middle_ok_.capacity() + middle_slow_.capacity()) * 4 +
+                      untraced_.index.memory_bytes() +
+                      untraced_.keys.capacity() * (8 + sizeof(UntracedTuples::Counts));
   for (const auto& h : hosts_) {
     bytes += sizeof(h) + h.pairs.capacity() * sizeof(PairCounts) +
              (h.latency.bucket_span() + h.processing.bucket_span()) * 4;

@@ -50,14 +50,40 @@ struct FailureGroups {
   std::vector<std::uint64_t> keys;
   std::vector<std::uint32_t> counts;
 
-  void Add(std::uint64_t key) {
+  void Add(std::uint64_t key, std::uint32_t n = 1) {
     auto [pos, inserted] = index.Insert(key, static_cast<std::uint32_t>(keys.size()));
     if (inserted) {
       keys.push_back(key);
       counts.push_back(0);
     }
-    ++counts[*pos];
+    counts[*pos] += n;
   }
+  // Moves n failures of `from` (which holds at least n) to `to`; a group
+  // left at 0 stays, as a group with no failures.
+  void Move(std::uint64_t from, std::uint64_t to, std::uint32_t n) {
+    counts[*index.Find(from)] -= n;
+    Add(to, n);
+  }
+};
+
+// Untraced results per probe 5-tuple. The tracer reaches a new source port
+// after the probes do, so a path that arrives while the window is still open
+// places them when it is judged (WindowAccumulator::ResolveLatePaths).
+struct UntracedTuples {
+  // Beyond this many 5-tuples per window (an analyzer restarted with no paths
+  // for a large fleet) results stay untraced rather than grow memory.
+  static constexpr std::size_t kMaxTuples = std::size_t{1} << 22;
+  struct Counts {
+    std::uint32_t ok = 0;
+    std::uint32_t timeout = 0;
+    std::uint32_t slow = 0;
+  };
+  FlatMap index;                    // PathTable::Key -> position
+  std::vector<std::uint64_t> keys;  // PathTable::Key
+  std::vector<Counts> counts;
+  std::uint64_t overflow = 0;  // results not tracked because of kMaxTuples
+
+  Counts* At(std::uint64_t key);  // nullptr when full
 };
 
 class WindowAccumulator {
@@ -67,6 +93,9 @@ class WindowAccumulator {
 
   // Precondition: nic ids < kMaxNics, rail >= 0.
   void Add(const ProbeRecord& r, MiddleId middle, int rail);
+  // Counts the untraced results whose 5-tuple has a path now as traced over
+  // it. Call once, just before the window is judged; returns the results moved.
+  std::uint64_t ResolveLatePaths(const PathTable& paths);
 
   std::int64_t start_ns() const { return start_ns_; }
   std::int64_t end_ns() const { return end_ns_; }
@@ -81,6 +110,7 @@ class WindowAccumulator {
   const std::vector<std::uint32_t>& middle_slow() const { return middle_slow_; }
   const FailureGroups& timeouts() const { return timeouts_; }
   const FailureGroups& slow() const { return slow_; }
+  const UntracedTuples& untraced() const { return untraced_; }
   std::size_t memory_bytes() const;
 
  private:
@@ -95,6 +125,7 @@ class WindowAccumulator {
   std::vector<std::uint32_t> middle_slow_;
   FailureGroups timeouts_;
   FailureGroups slow_;
+  UntracedTuples untraced_;
 };
 
 }  // namespace hostmesh::analysis

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "tests/analyzer/analysis/fleet_test_base.h"
 
 namespace hostmesh::analysis::testing {
@@ -61,6 +63,21 @@ TEST_F(LatencyTest, SlaRowsForClusterRailsAndHosts) {
       r.sla.cluster.network_drop_rate,
       static_cast<double>(r.sla.cluster.timeouts) / static_cast<double>(r.sla.cluster.probes),
       1e-12);
+}
+
+// Rails come from the agents' Hellos: a host that cables NIC 0 to rail 3 and
+// NIC 3 to rail 0 has its probes counted on those rails.
+TEST_F(LatencyTest, RailsFromTheHelloPlaceProbesPerRail) {
+  for (HostId h = 0; h < 8; ++h) analysis_.SetRails(h, {3, 1, 2, 0});
+  analysis_.SetRails(0, {7, 1, 2, 0});
+  const auto r = RunWindow(0, Faults{.nic_loss = {{{0, 0}, 1.0}}});
+  std::map<int, SlaRow> rails;
+  for (const auto& row : r.sla.rails) rails[row.rail] = row.sla;
+  ASSERT_EQ(rails.size(), 5u);
+  EXPECT_EQ(rails[7].probes, 200u);  // host 0's NIC 0 alone
+  EXPECT_EQ(rails[3].probes, 7u * 200);
+  EXPECT_EQ(rails[7].rnic_drops, rails[7].probes);  // every probe it sent timed out
+  EXPECT_EQ(rails[1].probes, 8u * 200);
 }
 
 }  // namespace

@@ -151,5 +151,45 @@ TEST_F(LossTest, PaperBaselineVotesStayAvailable) {
   ASSERT_FALSE(r.loss.switches.empty());
 }
 
+// The tracer reaches a 5-tuple after its first probes: paths reported while
+// the window is still open place those probes when it is judged.
+TEST(LossUntraced, PathsReportedAfterTheProbesStillPlaceThem) {
+  SyntheticFleet fleet(FleetShape{});
+  Analysis analysis(AnalysisConfig{}, fleet.Map());
+  const std::int64_t t0 = FleetTest::kT0;
+  const LinkId bad = fleet.RailSpine(2, 0);
+  fleet.ProbeInto(analysis, t0, Faults{.link_loss = {{bad, 1.0}}});
+  fleet.TracePaths(analysis, t0 + 25 * FleetTest::kSecond);  // after the window, within grace
+  const auto reports = analysis.Advance(t0 + 30 * FleetTest::kSecond);
+  ASSERT_EQ(reports.size(), 1u);
+  const auto& r = reports.front();
+
+  EXPECT_EQ(r.coverage.untraced_probes, 0u);
+  EXPECT_EQ(analysis.stats().resolved_late, r.coverage.traced_probes);
+  ASSERT_FALSE(r.loss.culprits.empty());
+  EXPECT_EQ(r.loss.culprits.front().component.link, bad);
+  EXPECT_TRUE(std::none_of(r.rnics.begin(), r.rnics.end(),
+                           [](const RnicStatus& s) { return s.anomalous; }));
+}
+
+// A path reported after its window was judged changes nothing of that window,
+// and the next window's probes of the 5-tuple are traced from the start.
+TEST(LossUntraced, PathsAfterTheWindowApplyToLaterWindowsOnly) {
+  SyntheticFleet fleet(FleetShape{});
+  Analysis analysis(AnalysisConfig{}, fleet.Map());
+  const std::int64_t t0 = FleetTest::kT0;
+  const std::int64_t s = FleetTest::kSecond;
+  fleet.ProbeInto(analysis, t0, Faults{});
+  const auto first = analysis.Advance(t0 + 30 * s);
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first.front().coverage.traced_probes, 0u);
+  fleet.TracePaths(analysis, t0 + 30 * s);
+  fleet.ProbeInto(analysis, t0 + 20 * s, Faults{});
+  const auto second = analysis.Advance(t0 + 50 * s);
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_EQ(second.front().coverage.untraced_probes, 0u);
+  EXPECT_EQ(analysis.stats().resolved_late, 0u);
+}
+
 }  // namespace
 }  // namespace hostmesh::analysis::testing
