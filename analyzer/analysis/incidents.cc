@@ -36,6 +36,15 @@ std::string_view IncidentKindName(IncidentKind kind) {
   return "unknown";
 }
 
+std::optional<IncidentKind> IncidentKindFromName(std::string_view name) {
+  for (auto kind :
+       {IncidentKind::kRnicDown, IncidentKind::kRnicLossy, IncidentKind::kLinkLoss,
+        IncidentKind::kSwitch, IncidentKind::kLatencyHotspot, IncidentKind::kHostProcessing}) {
+    if (IncidentKindName(kind) == name) return kind;
+  }
+  return std::nullopt;
+}
+
 Incident* IncidentTracker::FindOpen(Category category, std::uint64_t key) {
   for (std::size_t i = incidents_.size(); i-- > 0;) {
     if (incidents_[i].open && keys_[i] == std::make_pair(category, key)) return &incidents_[i];
@@ -121,7 +130,7 @@ std::vector<std::uint64_t> IncidentTracker::Update(const WindowReport& report) {
     Incident* inc = FindOpen(f.category, f.key);
     if (!inc) {
       Incident fresh;
-      fresh.id = incidents_.size() + 1;
+      fresh.id = next_id_++;
       fresh.suspect = f.suspect;
       fresh.summary =
           Describe(f.suspect, f.category == Category::kSwitch, f.category == Category::kHost);
@@ -131,7 +140,7 @@ std::vector<std::uint64_t> IncidentTracker::Update(const WindowReport& report) {
       seen.push_back(0);
       inc = &incidents_.back();
     }
-    seen[inc->id - 1] = 1;
+    seen[static_cast<std::size_t>(inc - incidents_.data())] = 1;
     inc->kind = f.kind;
     inc->confidence = f.confidence;
     inc->clean_windows = 0;
@@ -184,6 +193,57 @@ std::vector<std::uint64_t> IncidentTracker::Update(const WindowReport& report) {
     touched.push_back(inc.id);
   }
   return touched;
+}
+
+std::pair<IncidentTracker::Category, std::uint64_t> IncidentTracker::KeyOf(const Incident& inc) {
+  const Component& c = inc.suspect;
+  switch (inc.kind) {
+    case IncidentKind::kRnicDown:
+    case IncidentKind::kRnicLossy:
+      return {Category::kRnic, RnicKey(c.host, c.nic)};
+    case IncidentKind::kLinkLoss:
+      return {Category::kLink, c.link};
+    case IncidentKind::kSwitch:
+      return {Category::kSwitch, c.link};
+    case IncidentKind::kLatencyHotspot:
+      return c.kind == Component::Kind::kLink
+                 ? std::make_pair(Category::kLatencyLink, std::uint64_t{c.link})
+                 : std::make_pair(Category::kLatencyRnic, RnicKey(c.host, c.nic));
+    case IncidentKind::kHostProcessing:
+      return {Category::kHost, c.host};
+  }
+  return {Category::kLink, c.link};
+}
+
+void IncidentTracker::Restore(std::vector<Incident> incidents, std::uint64_t next_id) {
+  std::sort(incidents.begin(), incidents.end(),
+            [](const Incident& a, const Incident& b) { return a.id < b.id; });
+  incidents_ = std::move(incidents);
+  keys_.clear();
+  next_id_ = std::max<std::uint64_t>(next_id, 1);
+  for (const Incident& inc : incidents_) {
+    keys_.push_back(KeyOf(inc));
+    next_id_ = std::max(next_id_, inc.id + 1);
+  }
+}
+
+void IncidentTracker::Prune(std::int64_t before_ns) {
+  std::size_t out = 0;
+  for (std::size_t i = 0; i < incidents_.size(); ++i) {
+    if (!incidents_[i].open && incidents_[i].resolved_ns < before_ns) continue;
+    incidents_[out] = std::move(incidents_[i]);
+    keys_[out] = keys_[i];
+    ++out;
+  }
+  incidents_.resize(out);
+  keys_.resize(out);
+}
+
+const Incident* IncidentTracker::Find(std::uint64_t id) const {
+  for (const auto& inc : incidents_) {
+    if (inc.id == id) return &inc;
+  }
+  return nullptr;
 }
 
 std::vector<const Incident*> IncidentTracker::open() const {

@@ -7,7 +7,10 @@
 // that goes from lossy to down stays one incident whose kind follows it.
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "analyzer/analysis/config.h"
@@ -24,6 +27,7 @@ enum class IncidentKind : std::uint8_t {
   kHostProcessing,
 };
 std::string_view IncidentKindName(IncidentKind kind);  // "rnic_down", ...
+std::optional<IncidentKind> IncidentKindFromName(std::string_view name);
 
 struct IncidentEvidence {
   std::uint64_t failures = 0;    // failed (or slow) probes explained, summed over windows
@@ -62,9 +66,18 @@ class IncidentTracker {
 
   const std::vector<Incident>& all() const { return incidents_; }
   std::vector<const Incident*> open() const;
+  const Incident* Find(std::uint64_t id) const;
+
+  // After a restart: the incidents as stored (open ones are updated and
+  // resolved as if never interrupted); new incidents get ids above every id
+  // in `incidents` and `next_id`.
+  void Restore(std::vector<Incident> incidents, std::uint64_t next_id);
+  // Forgets resolved incidents resolved before `before_ns` (the store keeps them).
+  void Prune(std::int64_t before_ns);
 
  private:
   enum class Category : std::uint8_t { kRnic, kLink, kSwitch, kLatencyLink, kLatencyRnic, kHost };
+  static std::pair<Category, std::uint64_t> KeyOf(const Incident& incident);
   struct Finding {
     Category category;
     std::uint64_t key;
@@ -79,6 +92,7 @@ class IncidentTracker {
   AnalysisConfig config_;
   std::vector<Incident> incidents_;
   std::vector<std::pair<Category, std::uint64_t>> keys_;  // parallel to incidents_
+  std::uint64_t next_id_ = 1;
 };
 
 }  // namespace hostmesh::analysis

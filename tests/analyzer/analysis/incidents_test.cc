@@ -83,5 +83,48 @@ TEST_F(IncidentsTest, UnobservedLinkStaysOpen) {
   ASSERT_EQ(tracker_.open().size(), 1u);
 }
 
+// A restarted analyzer restores its incidents: the open one goes on being
+// updated under its id (not a second incident), new ones get fresh ids.
+TEST_F(IncidentsTest, RestoredIncidentsContinueUnderTheirIds) {
+  const LinkId bad = fleet_.RailSpine(2, 1);
+  const Faults fault{.link_loss = {{bad, 1.0}}};
+  Window(0, fault);
+  Window(1, fault);
+  ASSERT_EQ(tracker_.all().size(), 1u);
+  const std::uint64_t id = tracker_.all().front().id;
+
+  IncidentTracker restarted;
+  restarted.Restore(tracker_.all(), 7);
+  const auto touched = restarted.Update(RunWindow(2, fault));
+  ASSERT_EQ(restarted.all().size(), 1u);
+  EXPECT_EQ(touched, std::vector<std::uint64_t>{id});
+  EXPECT_EQ(restarted.all().front().evidence.windows, 3);
+  EXPECT_EQ(restarted.all().front().evidence.first_seen_ns, kT0);
+
+  restarted.Update(RunWindow(3, Faults{.link_loss = {{bad, 1.0}}, .nic_loss = {{{4, 2}, 1.0}}}));
+  ASSERT_EQ(restarted.all().size(), 2u);
+  EXPECT_EQ(restarted.all().back().id, 7u);
+  EXPECT_EQ(restarted.all().back().kind, IncidentKind::kRnicDown);
+}
+
+TEST_F(IncidentsTest, PruneForgetsOnlyLongResolvedIncidents) {
+  const LinkId bad = fleet_.RailSpine(0, 2);
+  Window(0, Faults{.link_loss = {{bad, 1.0}}});
+  Window(1, Faults{});
+  Window(2, Faults{});  // resolved at the end of window 2
+  Window(3, Faults{.nic_loss = {{{3, 1}, 1.0}}});
+  ASSERT_EQ(tracker_.all().size(), 2u);
+  ASSERT_FALSE(tracker_.all().front().open);
+  tracker_.Prune(tracker_.all().front().resolved_ns);  // not before: kept
+  EXPECT_EQ(tracker_.all().size(), 2u);
+  tracker_.Prune(tracker_.all().front().resolved_ns + 1);
+  ASSERT_EQ(tracker_.all().size(), 1u);
+  EXPECT_TRUE(tracker_.all().front().open);
+  EXPECT_EQ(tracker_.all().front().id, 2u);
+  // The open RNIC incident is still found and updated after the prune.
+  const auto touched = tracker_.Update(RunWindow(4, Faults{.nic_loss = {{{3, 1}, 1.0}}}));
+  EXPECT_EQ(touched, std::vector<std::uint64_t>{2});
+}
+
 }  // namespace
 }  // namespace hostmesh::analysis::testing
