@@ -53,18 +53,38 @@ struct LinkInfo {
   std::string kind = "fabric";  // topology::LinkKindName: "nic" or "fabric"
 };
 
+// The inventory's devices and links: built once at start and shared by every
+// snapshot, so publishing once a second copies a pointer, not the fabric.
+struct InventoryView {
+  std::vector<DeviceInfo> devices;  // by DeviceId
+  std::vector<LinkInfo> links;      // by LinkId
+};
+
 struct ApiSnapshot {
   std::string version;
   std::int64_t started_ns = 0;  // analyzer start, wall clock
   std::int64_t window_ns = 0;
   std::int64_t grace_ns = 0;
   bool inventory_loaded = false;
-  std::vector<HostInfo> hosts;                           // by HostId: every agent seen since start
-  std::vector<DeviceInfo> devices;                       // by DeviceId; empty without an inventory
-  std::vector<LinkInfo> links;                           // by LinkId; empty without an inventory
+  // By HostId: every agent known; shared until an agent joins or reboots.
+  std::shared_ptr<const std::vector<HostInfo>> host_table;
+  std::shared_ptr<const InventoryView> inventory;        // null without an inventory
   std::shared_ptr<const analysis::WindowReport> report;  // latest judged window, or null
   std::vector<analysis::Incident> incidents;             // open and recently resolved
   analysis::AnalysisStats stats;                         // at publication
+  std::uint64_t state_write_errors = 0;                  // summaries and incidents not stored
+
+  const std::vector<HostInfo>& hosts() const { return host_table ? *host_table : kNoHosts; }
+  const std::vector<DeviceInfo>& devices() const {
+    return inventory ? inventory->devices : kNoInventory.devices;
+  }
+  const std::vector<LinkInfo>& links() const {
+    return inventory ? inventory->links : kNoInventory.links;
+  }
+
+ private:
+  static inline const std::vector<HostInfo> kNoHosts{};
+  static inline const InventoryView kNoInventory{};
 };
 
 // The one place the latest snapshot lives: the loop publishes, HTTP handlers

@@ -11,7 +11,7 @@ namespace {
 using analysis::WindowReport;
 
 const HostInfo* HostOf(const ApiSnapshot& s, analysis::HostId host) {
-  return host < s.hosts.size() ? &s.hosts[host] : nullptr;
+  return host < s.hosts().size() ? &s.hosts()[host] : nullptr;
 }
 
 const NicInfo* NicOf(const ApiSnapshot& s, analysis::HostId host, analysis::NicId nic) {
@@ -51,8 +51,8 @@ void WriteLinkEnd(JsonWriter& w, const LinkEnd& end) {
 
 void WriteLinkRef(JsonWriter& w, const ApiSnapshot& s, analysis::LinkId link) {
   w.Key("link").Uint(link);
-  if (link < s.links.size()) {
-    const LinkInfo& info = s.links[link];
+  if (link < s.links().size()) {
+    const LinkInfo& info = s.links()[link];
     w.Key("name").String(info.name).Key("ends").BeginArray();
     WriteLinkEnd(w, info.lower);
     WriteLinkEnd(w, info.upper);
@@ -65,14 +65,14 @@ void WriteLinkRef(JsonWriter& w, const ApiSnapshot& s, analysis::LinkId link) {
 // Compact form for long lists: id and name only.
 void WriteLinkName(JsonWriter& w, const ApiSnapshot& s, analysis::LinkId link) {
   w.BeginObject().Key("link").Uint(link).Key("name");
-  w.String(link < s.links.size() ? s.links[link].name : "link " + std::to_string(link));
+  w.String(link < s.links().size() ? s.links()[link].name : "link " + std::to_string(link));
   w.EndObject();
 }
 
 void WriteSwitchRef(JsonWriter& w, const ApiSnapshot& s, analysis::SwitchId id) {
   w.Key("switch").Uint(id);
-  if (id < s.devices.size()) {
-    const DeviceInfo& d = s.devices[id];
+  if (id < s.devices().size()) {
+    const DeviceInfo& d = s.devices()[id];
     w.Key("name").String(d.name).Key("tier").String(d.tier);
     w.Key("pod").Int(d.pod).Key("rail").Int(d.rail);
   } else {
@@ -82,8 +82,8 @@ void WriteSwitchRef(JsonWriter& w, const ApiSnapshot& s, analysis::SwitchId id) 
 }
 
 bool Touches(const ApiSnapshot& s, analysis::LinkId link, analysis::SwitchId id) {
-  if (link >= s.links.size()) return false;
-  return s.links[link].lower.device_id == id || s.links[link].upper.device_id == id;
+  if (link >= s.links().size()) return false;
+  return s.links()[link].lower.device_id == id || s.links()[link].upper.device_id == id;
 }
 
 void WriteQuantiles(JsonWriter& w, std::string_view key, const analysis::Quantiles& q) {
@@ -167,7 +167,7 @@ std::string RenderStatus(const ApiSnapshot& s, std::int64_t now_ns) {
   w.Key("window_seconds").Double(static_cast<double>(s.window_ns) / 1e9);
   w.Key("grace_seconds").Double(static_cast<double>(s.grace_ns) / 1e9);
   w.Key("inventory_loaded").Bool(s.inventory_loaded);
-  w.Key("agents_known").Uint(s.hosts.size());
+  w.Key("agents_known").Uint(s.hosts().size());
   w.Key("agents_present").Uint(report != nullptr ? report->present_hosts.size() : 0);
   WriteWindow(w, report);
   // How far the judged state trails now: window + grace when all is well.
@@ -320,18 +320,18 @@ std::string RenderCoverage(const ApiSnapshot& s) {
 
 std::string RenderTopology(const ApiSnapshot& s) {
   JsonWriter w;
-  w.BeginObject().Key("device_count").Uint(s.devices.size());
-  w.Key("link_count").Uint(s.links.size()).Key("devices").BeginArray();
-  for (std::size_t id = 0; id < s.devices.size(); ++id) {
-    const DeviceInfo& d = s.devices[id];
+  w.BeginObject().Key("device_count").Uint(s.devices().size());
+  w.Key("link_count").Uint(s.links().size()).Key("devices").BeginArray();
+  for (std::size_t id = 0; id < s.devices().size(); ++id) {
+    const DeviceInfo& d = s.devices()[id];
     w.BeginObject().Key("id").Uint(id).Key("name").String(d.name).Key("tier").String(d.tier);
     w.Key("pod").Int(d.pod).Key("rail").Int(d.rail).EndObject();
   }
   w.EndArray().Key("links").BeginArray();
-  for (std::size_t id = 0; id < s.links.size(); ++id) {
+  for (std::size_t id = 0; id < s.links().size(); ++id) {
     w.BeginObject();
     WriteLinkRef(w, s, static_cast<analysis::LinkId>(id));
-    w.Key("kind").String(s.links[id].kind).EndObject();
+    w.Key("kind").String(s.links()[id].kind).EndObject();
   }
   w.EndArray().EndObject();
   return w.Take();

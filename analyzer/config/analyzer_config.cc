@@ -50,6 +50,10 @@ void ReadAnalyzer(MapReader& r, AnalyzerConfig& cfg) {
       m.Fail("summaries", "must be at least the window (" + config::FormatDuration(a.window) + ")");
     }
   });
+  r.Map("restore", [&](MapReader& m) {
+    m.Optional("paths", &cfg.restore_paths, Range{0s, 24h});
+    m.Optional("results", &cfg.restore_results, Range{0s, 24h});
+  });
 }
 
 }  // namespace

@@ -21,6 +21,13 @@ struct AnalyzerConfig {
   std::filesystem::path inventory;  // empty: no inventory, paths are not resolved
   std::chrono::nanoseconds raw_retention = std::chrono::hours{24};
   std::chrono::nanoseconds summary_retention = std::chrono::hours{24 * 30};
+  // On restart, path reports this far back are replayed (longer than the
+  // agents' traceroute refresh, so every traced 5-tuple has its path again)...
+  std::chrono::nanoseconds restore_paths = std::chrono::minutes{15};
+  // ...and results not yet judged, at most this far back: windows older than
+  // that which the analyzer was down for are not judged (their results stay
+  // in the store).
+  std::chrono::nanoseconds restore_results = std::chrono::minutes{5};
   // window, grace, rnic_anomalous_ratio, rnic_sticky come from the file; the
   // rest keep the analysis library's defaults.
   analysis::AnalysisConfig analysis;

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "analyzer/analysis/topology_adapter.h"
+#include "common/base/logging.h"
 
 namespace hostmesh::analyzer::app {
 namespace {
@@ -13,37 +14,51 @@ analysis::FabricMap FabricOf(const topology::Topology* topology) {
 
 }  // namespace
 
-AnalysisFeed::AnalysisFeed(const store::Store& store, analysis::AnalysisConfig config,
+AnalysisFeed::AnalysisFeed(store::Store& store, analysis::AnalysisConfig config,
                            const topology::Topology* topology)
     : store_(store), topology_(topology), analysis_(config, FabricOf(topology)) {
   if (topology_ != nullptr) resolver_.emplace(*topology_);
 }
 
-std::optional<analysis::HostId> AnalysisFeed::HostFor(const v1::UploadBatch& batch) {
+analysis::HostId AnalysisFeed::HostFor(std::string_view agent_id, std::uint64_t boot_id) {
   auto [it, inserted] =
-      host_ids_.try_emplace(batch.agent_id(), static_cast<analysis::HostId>(hosts_.size()));
+      host_ids_.try_emplace(std::string(agent_id), static_cast<analysis::HostId>(hosts_.size()));
   const analysis::HostId id = it->second;
   if (inserted) {
-    hosts_.push_back({batch.agent_id(), batch.agent_id(), {}});
+    hosts_shared_.reset();
+    hosts_.push_back({std::string(agent_id), std::string(agent_id), {}});
     boots_.push_back(0);
+    if (const auto status = store_.PutAgentIndex(agent_id, id); !status.ok()) {
+      ++stats_.index_write_errors;
+      GetLogger("analyzer")
+          ->warn("host id of {} not stored ({}): a restart may renumber it", agent_id,
+                 status.error);
+    }
   }
-  if (boots_[id] == batch.boot_id() && !inserted) return id;
+  if (boots_[id] == boot_id && !inserted) return id;
   // A new boot may renumber NICs: re-read its Hello. Ingest accepted the batch,
   // so the Hello exists; if retention dropped it meanwhile, keep the old table.
-  const std::optional<v1::AgentHello> hello = store_.GetHello(batch.agent_id(), batch.boot_id());
+  const std::optional<v1::AgentHello> hello = store_.GetHello(agent_id, boot_id);
   if (!hello) {
     ++stats_.no_hello;
     return id;
   }
-  boots_[id] = batch.boot_id();
+  boots_[id] = boot_id;
+  hosts_shared_.reset();
   api::HostInfo& info = hosts_[id];
   if (!hello->host().empty()) info.host = hello->host();
   info.nics.clear();
+  std::vector<int> rails;
   for (const v1::Nic& nic : hello->nics()) {
     if (nic.id() >= analysis::kMaxNics) continue;
     if (info.nics.size() <= nic.id()) info.nics.resize(nic.id() + 1);
     info.nics[nic.id()] = {nic.name(), nic.ip(), static_cast<int>(nic.rail())};
+    if (rails.size() <= nic.id()) {
+      for (auto n = rails.size(); n <= nic.id(); ++n) rails.push_back(static_cast<int>(n));
+    }
+    rails[nic.id()] = static_cast<int>(nic.rail());
   }
+  analysis_.SetRails(id, std::move(rails));
   return id;
 }
 
@@ -80,29 +95,64 @@ void AnalysisFeed::AddPath(analysis::HostId host, const v1::PathReport& report) 
   analysis_.AddPath(path);
 }
 
+void AnalysisFeed::AddResult(analysis::HostId host, const v1::ProbeResult& p) {
+  analysis::ProbeRecord r;
+  r.host = host;
+  r.src_nic = p.src_nic();
+  r.dst_nic = p.dst_nic();
+  r.src_port = static_cast<std::uint16_t>(p.src_port());
+  r.dst_port = static_cast<std::uint16_t>(p.dst_port());
+  r.sequence = p.sequence();
+  r.send_time_ns = p.send_time_ns();
+  r.t1_app_send_ns = p.app_send_ns();
+  r.t2_nic_send_ns = p.nic_send_ns();
+  r.t3_nic_recv_ns = p.nic_recv_ns();
+  r.t4_app_recv_ns = p.app_recv_ns();
+  r.timeout = p.timeout();
+  analysis_.AddResult(r);  // late/future/invalid are counted in analysis stats
+}
+
 void AnalysisFeed::OnBatch(const v1::UploadBatch& batch) {
   std::lock_guard lock(mu_);
   ++stats_.batches;
-  const std::optional<analysis::HostId> host = HostFor(batch);
-  if (!host) return;
+  const analysis::HostId host = HostFor(batch.agent_id(), batch.boot_id());
   // Paths first: a batch's results may be the first of a freshly traced tuple.
-  for (const v1::PathReport& report : batch.paths()) AddPath(*host, report);
-  analysis::ProbeRecord r;
-  r.host = *host;
-  for (const v1::ProbeResult& p : batch.results()) {
-    r.src_nic = p.src_nic();
-    r.dst_nic = p.dst_nic();
-    r.src_port = static_cast<std::uint16_t>(p.src_port());
-    r.dst_port = static_cast<std::uint16_t>(p.dst_port());
-    r.sequence = p.sequence();
-    r.send_time_ns = p.send_time_ns();
-    r.t1_app_send_ns = p.app_send_ns();
-    r.t2_nic_send_ns = p.nic_send_ns();
-    r.t3_nic_recv_ns = p.nic_recv_ns();
-    r.t4_app_recv_ns = p.app_recv_ns();
-    r.timeout = p.timeout();
-    analysis_.AddResult(r);  // late/future/invalid are counted in analysis stats
+  for (const v1::PathReport& report : batch.paths()) AddPath(host, report);
+  for (const v1::ProbeResult& p : batch.results()) AddResult(host, p);
+}
+
+void AnalysisFeed::RestoreHosts(const std::vector<std::pair<std::string, std::uint32_t>>& index) {
+  std::lock_guard lock(mu_);
+  for (const auto& [agent_id, id] : index) {
+    // Ids are dense from 0; an entry out of line (a damaged store) is skipped
+    // and its agent numbered anew on its next batch.
+    if (id >= analysis::kUnknown || host_ids_.count(agent_id)) continue;
+    if (hosts_.size() <= id) {
+      hosts_.resize(std::size_t{id} + 1);
+      boots_.resize(std::size_t{id} + 1, 0);
+    }
+    if (!hosts_[id].agent_id.empty()) continue;
+    hosts_[id] = {agent_id, agent_id, {}};
+    host_ids_.emplace(agent_id, id);
+    hosts_shared_.reset();
   }
+}
+
+void AnalysisFeed::ResumeAfter(std::int64_t end_ns) {
+  std::lock_guard lock(mu_);
+  analysis_.ResumeAfter(end_ns);
+}
+
+void AnalysisFeed::ReplayPath(std::string_view agent_id, std::uint64_t boot_id,
+                              const v1::PathReport& path) {
+  std::lock_guard lock(mu_);
+  AddPath(HostFor(agent_id, boot_id), path);
+}
+
+void AnalysisFeed::ReplayResult(std::string_view agent_id, std::uint64_t boot_id,
+                                const v1::ProbeResult& result) {
+  std::lock_guard lock(mu_);
+  AddResult(HostFor(agent_id, boot_id), result);
 }
 
 std::vector<analysis::WindowReport> AnalysisFeed::Advance(std::int64_t now_ns) {
@@ -110,9 +160,15 @@ std::vector<analysis::WindowReport> AnalysisFeed::Advance(std::int64_t now_ns) {
   return analysis_.Advance(now_ns);
 }
 
-std::vector<api::HostInfo> AnalysisFeed::Hosts() const {
+std::string AnalysisFeed::AgentOf(analysis::HostId host) const {
   std::lock_guard lock(mu_);
-  return hosts_;
+  return host < hosts_.size() ? hosts_[host].agent_id : std::string();
+}
+
+std::shared_ptr<const std::vector<api::HostInfo>> AnalysisFeed::Hosts() const {
+  std::lock_guard lock(mu_);
+  if (!hosts_shared_) hosts_shared_ = std::make_shared<const std::vector<api::HostInfo>>(hosts_);
+  return hosts_shared_;
 }
 
 analysis::AnalysisStats AnalysisFeed::analysis_stats() const {

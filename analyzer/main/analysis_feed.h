@@ -15,6 +15,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -30,32 +31,45 @@ namespace hostmesh::analyzer::app {
 struct FeedStats {
   std::uint64_t batches = 0;
   std::uint64_t paths_resolved = 0;
-  std::uint64_t paths_unresolved = 0;  // bad addresses or hops the graph contradicts
-  std::uint64_t paths_skipped = 0;     // no inventory
-  std::uint64_t no_hello = 0;          // batch of an (agent, boot) whose Hello is gone
+  std::uint64_t paths_unresolved = 0;    // bad addresses or hops the graph contradicts
+  std::uint64_t paths_skipped = 0;       // no inventory
+  std::uint64_t no_hello = 0;            // batch of an (agent, boot) whose Hello is gone
+  std::uint64_t index_write_errors = 0;  // a new host id not stored (warned)
 };
 
 class AnalysisFeed final : public ingest::IngestSink {
  public:
   // `topology` may be null (no inventory); otherwise it must outlive the feed.
-  AnalysisFeed(const store::Store& store, analysis::AnalysisConfig config,
+  AnalysisFeed(store::Store& store, analysis::AnalysisConfig config,
                const topology::Topology* topology);
 
   void OnBatch(const v1::UploadBatch& batch) override;
 
+  // Restart: the host ids of the previous run (from the store), then what was
+  // durable but not yet judged, paths before results. Call before ingest starts.
+  void RestoreHosts(const std::vector<std::pair<std::string, std::uint32_t>>& index);
+  void ResumeAfter(std::int64_t end_ns);
+  void ReplayPath(std::string_view agent_id, std::uint64_t boot_id, const v1::PathReport& path);
+  void ReplayResult(std::string_view agent_id, std::uint64_t boot_id,
+                    const v1::ProbeResult& result);
+
   // Judges the windows due at now_ns (wall clock).
   std::vector<analysis::WindowReport> Advance(std::int64_t now_ns);
 
-  std::vector<api::HostInfo> Hosts() const;
+  // Shared and immutable: rebuilt only after an agent joined or rebooted.
+  std::shared_ptr<const std::vector<api::HostInfo>> Hosts() const;
+  // The agent id of a host id, "" when unknown.
+  std::string AgentOf(analysis::HostId host) const;
   analysis::AnalysisStats analysis_stats() const;
   FeedStats stats() const;
 
  private:
   // Dense id of the agent, its NIC table refreshed from the Hello of a new boot.
-  std::optional<analysis::HostId> HostFor(const v1::UploadBatch& batch);
+  analysis::HostId HostFor(std::string_view agent_id, std::uint64_t boot_id);
   void AddPath(analysis::HostId host, const v1::PathReport& report);
+  void AddResult(analysis::HostId host, const v1::ProbeResult& result);
 
-  const store::Store& store_;
+  store::Store& store_;
   const topology::Topology* const topology_;
   std::optional<topology::PathResolver> resolver_;
 
@@ -64,6 +78,7 @@ class AnalysisFeed final : public ingest::IngestSink {
   std::unordered_map<std::string, analysis::HostId> host_ids_;  // by agent id
   std::vector<api::HostInfo> hosts_;                            // by HostId
   std::vector<std::uint64_t> boots_;                            // by HostId: Hello read for
+  mutable std::shared_ptr<const std::vector<api::HostInfo>> hosts_shared_;  // null: stale
   topology::ResolvedPath scratch_;
   FeedStats stats_;
 };

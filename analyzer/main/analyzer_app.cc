@@ -63,8 +63,8 @@ bool AnalyzerApp::Start(std::string* error) {
       *error = e.what();
       return false;
     }
-    links_ = LinksOf(*topology_);
-    devices_ = DevicesOf(*topology_);
+    inventory_view_ = std::make_shared<const api::InventoryView>(
+        api::InventoryView{DevicesOf(*topology_), LinksOf(*topology_)});
     log->info("inventory {}: {} devices, {} links", config_.inventory.string(),
               topology_->devices().size(), topology_->links().size());
   } else {
@@ -86,6 +86,8 @@ bool AnalyzerApp::Start(std::string* error) {
   committer_ = std::make_unique<store::GroupCommitter>(clock_, *store_);
   feed_ =
       std::make_unique<AnalysisFeed>(*store_, config_.analysis, topology_ ? &*topology_ : nullptr);
+  state_ = std::make_unique<StateKeeper>(*store_, clock_);
+  Restore();
   ingest_stats_ = std::make_unique<ingest::IngestStats>(registry_);
   ingest::IngestOptions ingest_options;
   ingest_options.analyzer_version = "hostmesh-analyzer " + options_.version;
@@ -121,12 +123,32 @@ bool AnalyzerApp::Start(std::string* error) {
   return true;
 }
 
+void AnalyzerApp::Restore() {
+  const auto log = GetLogger("analyzer");
+  const RestoreOptions options{config_.analysis.window, config_.analysis.grace,
+                               config_.restore_paths, config_.restore_results,
+                               options_.resolved_visible};
+  const RestoreSummary r = state_->Restore(options, *feed_, incidents_);
+  if (!r.error.empty()) log->warn("restore from {}: {}", config_.data_dir.string(), r.error);
+  if (r.bad_records > 0) log->warn("restore: {} stored records did not parse", r.bad_records);
+  if (r.hosts == 0 && r.last_judged_end_ns == 0 && r.results == 0) return;  // a new store
+  log->info(
+      "restored: {} hosts, {} open and {} resolved incidents, {} paths, {} unjudged results; "
+      "judging resumes at {} (last judged window ended {})",
+      r.hosts, r.open_incidents, r.resolved_incidents, r.paths, r.results,
+      r.resumed_at_ns / 1'000'000'000, r.last_judged_end_ns / 1'000'000'000);
+}
+
 void AnalyzerApp::Tick() {
   const std::int64_t now = clock_.RealtimeNow().time_since_epoch().count();
   std::vector<analysis::WindowReport> reports = feed_->Advance(now);
   for (analysis::WindowReport& report : reports) {
-    incidents_.Update(report);
+    const std::vector<std::uint64_t> touched = incidents_.Update(report);
+    state_->Save(report, touched, incidents_, *feed_);
     latest_ = std::make_shared<const analysis::WindowReport>(std::move(report));
+  }
+  if (!reports.empty()) {
+    incidents_.Prune((clock_.RealtimeNow() - options_.resolved_visible).time_since_epoch().count());
   }
   Publish(latest_);
   if (clock_.MonotonicNow() >= next_retention_) {
@@ -144,11 +166,11 @@ void AnalyzerApp::Publish(std::shared_ptr<const analysis::WindowReport> latest) 
   snapshot->window_ns = config_.analysis.window.count();
   snapshot->grace_ns = config_.analysis.grace.count();
   snapshot->inventory_loaded = topology_.has_value();
-  snapshot->hosts = feed_->Hosts();
-  snapshot->devices = devices_;
-  snapshot->links = links_;
+  snapshot->host_table = feed_->Hosts();
+  snapshot->inventory = inventory_view_;
   snapshot->report = std::move(latest);
   snapshot->stats = feed_->analysis_stats();
+  snapshot->state_write_errors = state_ ? state_->write_errors() : 0;
   const std::int64_t keep_after =
       (clock_.RealtimeNow() - options_.resolved_visible).time_since_epoch().count();
   for (const analysis::Incident& inc : incidents_.all()) {

@@ -15,6 +15,7 @@
 #include "analyzer/ingest/ingest_server.h"
 #include "analyzer/ingest/ingest_stats.h"
 #include "analyzer/main/analysis_feed.h"
+#include "analyzer/main/state_keeper.h"
 #include "analyzer/store/group_committer.h"
 #include "analyzer/store/store.h"
 #include "common/base/clock.h"
@@ -58,6 +59,8 @@ class AnalyzerApp {
   const api::SnapshotHolder& snapshots() const { return snapshots_; }
 
  private:
+  // Rebuilds host ids, incidents and unjudged windows from the store.
+  void Restore();
   void Publish(std::shared_ptr<const analysis::WindowReport> latest);
 
   const AnalyzerConfig config_;
@@ -70,6 +73,7 @@ class AnalyzerApp {
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<store::GroupCommitter> committer_;
   std::unique_ptr<AnalysisFeed> feed_;
+  std::unique_ptr<StateKeeper> state_;
   std::unique_ptr<ingest::IngestStats> ingest_stats_;
   std::unique_ptr<ingest::IngestHandler> handler_;
   std::unique_ptr<ingest::IngestServer> grpc_;
@@ -79,8 +83,7 @@ class AnalyzerApp {
   analysis::IncidentTracker incidents_;
   std::shared_ptr<const analysis::WindowReport> latest_;
   MonoTime next_retention_{};
-  std::vector<api::LinkInfo> links_;      // from the inventory, built once
-  std::vector<api::DeviceInfo> devices_;  // from the inventory, built once
+  std::shared_ptr<const api::InventoryView> inventory_view_;  // built once; null without
 
   api::SnapshotHolder snapshots_;
 };

@@ -26,7 +26,7 @@ Rows RowsOf(const api::ApiSnapshot& s, std::string_view scope) {
   if (scope == "host") {
     for (const auto& h : sla.hosts) {
       const std::string name =
-          h.host < s.hosts.size() ? s.hosts[h.host].host : "host-" + std::to_string(h.host);
+          h.host < s.hosts().size() ? s.hosts()[h.host].host : "host-" + std::to_string(h.host);
       rows.emplace_back(name, &h.sla);
     }
   }
@@ -150,7 +150,7 @@ void RegisterAnalyzerMetrics(metrics::Registry& registry, const api::SnapshotHol
   registry.AddCallbackGauge("hostmesh_analyzer_agents_known", "Agents seen since start.",
                             [&holder] {
                               const auto s = holder.Get();
-                              return s ? static_cast<double>(s->hosts.size()) : 0.0;
+                              return s ? static_cast<double>(s->hosts().size()) : 0.0;
                             });
   registry.AddCallbackGauge(
       "hostmesh_analyzer_agents_present", "Agents that reported in the latest judged window.",
@@ -173,6 +173,28 @@ void RegisterAnalyzerMetrics(metrics::Registry& registry, const api::SnapshotHol
                                          {{"late"}, static_cast<double>(st.late)},
                                          {{"future"}, static_cast<double>(st.future)},
                                          {{"invalid"}, static_cast<double>(st.invalid)}};
+      });
+  registry.AddCallbackCounter(
+      "hostmesh_analyzer_results_resolved_late_total",
+      "Results untraced when they arrived whose path was reported before their window closed.",
+      [&holder] {
+        const auto s = holder.Get();
+        return s ? static_cast<double>(s->stats.resolved_late) : 0.0;
+      });
+  registry.AddCallbackCounter(
+      "hostmesh_analyzer_results_untraced_overflow_total",
+      "Untraced results a window could not keep per 5-tuple (too many untraced 5-tuples); "
+      "they stay untraced even if their path arrives.",
+      [&holder] {
+        const auto s = holder.Get();
+        return s ? static_cast<double>(s->stats.untraced_overflow) : 0.0;
+      });
+  registry.AddCallbackCounter(
+      "hostmesh_analyzer_state_write_errors_total",
+      "Window summaries and incidents that could not be stored (a restart would miss them).",
+      [&holder] {
+        const auto s = holder.Get();
+        return s ? static_cast<double>(s->state_write_errors) : 0.0;
       });
 }
 

@@ -11,6 +11,7 @@
 
 #include "analyzer/config/analyzer_config.h"
 #include "analyzer/main/analyzer_app.h"
+#include "analyzer/main/audit_store.h"
 #include "common/base/logging.h"
 #include "common/base/stop_signals.h"
 #include "common/config/config_error.h"
@@ -28,8 +29,12 @@ int main(int argc, char** argv) {
   std::string config_path;
   std::string log_level;
   bool check_config = false;
+  bool audit_store = false;
   cli.add_option("--config", config_path, "analyzer config file (YAML)");
   cli.add_flag("--check-config", check_config, "validate the config, print a summary, exit");
+  cli.add_flag("--audit-store", audit_store,
+               "with the analyzer stopped: print per agent, boot and NIC the stored results, "
+               "duplicates and missing sequences (JSON lines); exit 1 if any is stored twice");
   cli.add_option("--log-level", log_level,
                  "trace|debug|info|warn|error|critical|off (overrides the config's log_level)");
   cli.set_version_flag("--version", std::string("hostmesh-analyzer ") + HOSTMESH_VERSION);
@@ -56,6 +61,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   InitLogging(config.log_level);
+  if (audit_store) return analyzer::app::AuditStore(config, std::cout, std::cerr);
 
   const int stop_fd = BlockStopSignals();  // before any thread starts
   if (stop_fd < 0) {

@@ -360,6 +360,43 @@ StoreStatus Store::ScanWindowSummaries(
   return FromRocks(it->status(), "scan windows");
 }
 
+namespace {
+constexpr std::string_view kAgentIndexPrefix = "agent_index/";
+}  // namespace
+
+StoreStatus Store::PutAgentIndex(std::string_view agent_id, std::uint32_t index) {
+  std::string key(kAgentIndexPrefix);
+  key.append(agent_id);
+  std::string value;
+  AppendU32(value, index);
+  return FromRocks(db_->Put(rocksdb::WriteOptions(), cf(kDefault), key, value),
+                   "store agent index");
+}
+
+std::vector<std::pair<std::string, std::uint32_t>> Store::AgentIndex() const {
+  std::vector<std::pair<std::string, std::uint32_t>> out;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf(kDefault)));
+  for (it->Seek(ToSlice(kAgentIndexPrefix)); it->Valid(); it->Next()) {
+    const std::string_view key = ToView(it->key());
+    if (!key.starts_with(kAgentIndexPrefix)) break;
+    if (it->value().size() != 4) continue;
+    out.emplace_back(std::string(key.substr(kAgentIndexPrefix.size())),
+                     ReadU32(ToView(it->value())));
+  }
+  return out;
+}
+
+std::optional<std::pair<WallTime, std::string>> Store::LastWindowSummary() const {
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf(kWindows)));
+  for (it->SeekToLast(); it->Valid(); it->Prev()) {
+    const std::string_view key = ToView(it->key());
+    if (key.size() < 8) continue;
+    return std::make_pair(WallTime{std::chrono::nanoseconds{ReadTime(key)}},
+                          std::string(ToView(it->value())));
+  }
+  return std::nullopt;
+}
+
 StoreStatus Store::PutIncident(WallTime opened, std::uint64_t incident_id, std::string_view bytes) {
   return FromRocks(db_->Put(rocksdb::WriteOptions(), cf(kIncidents),
                             IncidentKey(Ns(opened), incident_id), ToSlice(bytes)),

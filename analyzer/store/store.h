@@ -124,6 +124,15 @@ class Store {
   using ResultIdentity = std::tuple<std::string, std::uint64_t, std::uint32_t, std::uint64_t>;
   std::map<ResultIdentity, std::uint32_t> CountResultCopies() const;
 
+  // The analyzer's dense host ids, so that they, and the incidents naming
+  // hosts by them, survive a restart. Kept for good (one entry per agent ever
+  // seen); not synced on their own.
+  StoreStatus PutAgentIndex(std::string_view agent_id, std::uint32_t index);
+  std::vector<std::pair<std::string, std::uint32_t>> AgentIndex() const;
+
+  // The stored window summary with the latest window start, if any.
+  std::optional<std::pair<WallTime, std::string>> LastWindowSummary() const;
+
   // Opaque summaries from the analysis, kept summary_retention.
   StoreStatus PutWindowSummary(WallTime window_start, std::string_view scope,
                                std::string_view bytes);

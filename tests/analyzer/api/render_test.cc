@@ -26,11 +26,14 @@ std::shared_ptr<ApiSnapshot> Snapshot() {
   s->window_ns = 20'000'000'000;
   s->grace_ns = 10'000'000'000;
   s->inventory_loaded = true;
-  s->hosts = {{"h0", "h0", {{"nic0", "10.0.0.1", 0}, {"nic1", "10.0.1.1", 1}}}};
-  s->devices = {{"h0", "host", 0, -1}, {"r0", "rail", 0, 0}, {"s0", "spine", -1, -1}};
-  s->links = {
+  s->host_table = std::make_shared<const std::vector<HostInfo>>(
+      std::vector<HostInfo>{{"h0", "h0", {{"nic0", "10.0.0.1", 0}, {"nic1", "10.0.1.1", 1}}}});
+  InventoryView inventory;
+  inventory.devices = {{"h0", "host", 0, -1}, {"r0", "rail", 0, 0}, {"s0", "spine", -1, -1}};
+  inventory.links = {
       {"h0:nic0 - r0:p1", {"h0", "nic0", "10.0.0.1", 0}, {"r0", "p1", "10.0.0.0", 1}, "nic"},
       {"r0:up0 - s0:p0", {"r0", "up0", "10.9.0.1", 1}, {"s0", "p0", "10.9.0.0", 2}, "fabric"}};
+  s->inventory = std::make_shared<const InventoryView>(std::move(inventory));
   auto r = std::make_shared<WindowReport>();
   r->start_ns = 20'000'000'000;
   r->end_ns = 40'000'000'000;
@@ -177,10 +180,12 @@ TEST(Render, LatencyHotspotsRankTheSlowProbeLocalization) {
 // most paper votes (it carried the failed paths) but no blamed link.
 std::shared_ptr<ApiSnapshot> SwitchSnapshot() {
   auto s = Snapshot();
-  s->devices.push_back({"s1", "spine", -1, -1});
-  s->devices.push_back({"r1", "rail", 0, 1});
-  s->links.push_back(
+  InventoryView inventory = *s->inventory;
+  inventory.devices.push_back({"s1", "spine", -1, -1});
+  inventory.devices.push_back({"r1", "rail", 0, 1});
+  inventory.links.push_back(
       {"r0:up1 - s1:p0", {"r0", "up1", "10.9.1.1", 1}, {"s1", "p0", "10.9.1.0", 3}, "fabric"});
+  s->inventory = std::make_shared<const InventoryView>(std::move(inventory));
   auto r = std::make_shared<WindowReport>(*s->report);
   r->loss.links = {analysis::LinkRank{1, 8, 24, 0.25, 2, 8, true},
                    analysis::LinkRank{2, 4, 28, 0.125, 1, 4, true},
@@ -251,7 +256,9 @@ TEST(Render, CoverageCountsAndNamesTheNeverCrossedLinks) {
                 R"("traced_probes":40,"untraced_probes":60,"never_crossed":[{)" +
                 kLink1 + R"(}],"crossed":[{"link":0,"name":"h0:nic0 - r0:p1"}]})");
   // Without an inventory: ids only, no ends.
-  s->links.clear();
+  InventoryView no_links = *s->inventory;
+  no_links.links.clear();
+  s->inventory = std::make_shared<const InventoryView>(std::move(no_links));
   EXPECT_NE(RenderCoverage(*s).find(R"("never_crossed":[{"link":1,"name":"link 1","ends":null}],)"
                                     R"("crossed":[{"link":0,"name":"link 0"}]})"),
             std::string::npos);

@@ -63,7 +63,7 @@ TEST(AnalysisFeed, NamesComeFromTheHelloAndPathsAreSkippedWithoutInventory) {
   *batch.add_paths() = Path("10.0.0.1", "10.0.1.1", 3);
   feed.OnBatch(batch);
 
-  const auto hosts = feed.Hosts();
+  const auto& hosts = *feed.Hosts();
   ASSERT_EQ(hosts.size(), 1u);
   EXPECT_EQ(hosts[0].agent_id, "h1");
   EXPECT_EQ(hosts[0].host, "host-one");

@@ -1,0 +1,107 @@
+#include "analyzer/main/state_keeper.h"
+
+#include <algorithm>
+
+#include "analyzer/state/state_codec.h"
+#include "common/base/logging.h"
+
+namespace hostmesh::analyzer::app {
+namespace {
+
+constexpr std::string_view kClusterScope = "cluster";
+
+std::int64_t Ns(WallTime t) {
+  return t.time_since_epoch().count();
+}
+WallTime At(std::int64_t ns) {
+  return WallTime{std::chrono::nanoseconds{ns}};
+}
+
+}  // namespace
+
+RestoreSummary StateKeeper::Restore(const RestoreOptions& options, AnalysisFeed& feed,
+                                    analysis::IncidentTracker& incidents) {
+  RestoreSummary out;
+  const std::int64_t now = Ns(clock_.RealtimeNow());
+  auto note_error = [&](const store::StoreStatus& status) {
+    if (!status.ok() && out.error.empty()) out.error = status.error;
+  };
+
+  const auto index = store_.AgentIndex();
+  feed.RestoreHosts(index);
+  out.hosts = index.size();
+
+  // Judging resumes after the last stored window, or, after a long outage,
+  // at the oldest window whose results are still replayed.
+  if (const auto last = store_.LastWindowSummary()) {
+    if (const auto summary = state::DecodeWindowSummary(last->second)) {
+      out.last_judged_end_ns = summary->end_ns();
+    } else {
+      ++out.bad_records;
+    }
+  }
+  std::int64_t from = now - options.results.count();
+  if (out.last_judged_end_ns > 0) {
+    from = std::max(from, out.last_judged_end_ns);
+    const std::int64_t width = options.window.count();
+    if (width > 0) from -= ((from % width) + width) % width;  // a window start
+    feed.ResumeAfter(from);
+    out.resumed_at_ns = from;
+  }
+
+  note_error(store_.ScanPaths(At(now - options.paths.count()), At(now + 1),
+                              [&](const store::StoredPath& p) {
+                                feed.ReplayPath(p.agent_id, p.boot_id, *p.path);
+                                ++out.paths;
+                                return true;
+                              }));
+  note_error(store_.ScanResults(At(from), At(now + 1), [&](const store::StoredResult& r) {
+    feed.ReplayResult(r.agent_id, r.boot_id, *r.result);
+    ++out.results;
+    return true;
+  }));
+
+  std::vector<analysis::Incident> kept;
+  std::uint64_t next_id = 1;
+  const std::int64_t visible_after = now - options.resolved_visible.count();
+  note_error(store_.ScanIncidents(At(0), At(now + 1),
+                                  [&](WallTime, std::uint64_t id, std::string_view bytes) {
+                                    next_id = std::max(next_id, id + 1);
+                                    auto inc = state::DecodeIncident(bytes);
+                                    if (!inc) {
+                                      ++out.bad_records;
+                                      return true;
+                                    }
+                                    if (!inc->open && inc->resolved_ns < visible_after) return true;
+                                    (inc->open ? out.open_incidents : out.resolved_incidents) += 1;
+                                    kept.push_back(std::move(*inc));
+                                    return true;
+                                  }));
+  incidents.Restore(std::move(kept), next_id);
+  return out;
+}
+
+void StateKeeper::Save(const analysis::WindowReport& report,
+                       const std::vector<std::uint64_t>& touched,
+                       const analysis::IncidentTracker& incidents, const AnalysisFeed& feed) {
+  const auto log = GetLogger("analyzer");
+  const auto summary =
+      state::EncodeWindowSummary(report, [&](analysis::HostId host) { return feed.AgentOf(host); });
+  if (const auto status = store_.PutWindowSummary(At(report.start_ns), kClusterScope, summary);
+      !status.ok()) {
+    ++write_errors_;
+    log->warn("window summary not stored: {}", status.error);
+  }
+  for (std::uint64_t id : touched) {
+    const analysis::Incident* inc = incidents.Find(id);
+    if (inc == nullptr) continue;
+    const auto status =
+        store_.PutIncident(At(inc->evidence.first_seen_ns), inc->id, state::EncodeIncident(*inc));
+    if (!status.ok()) {
+      ++write_errors_;
+      log->warn("incident {} not stored: {}", id, status.error);
+    }
+  }
+}
+
+}  // namespace hostmesh::analyzer::app
