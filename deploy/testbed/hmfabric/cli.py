@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import fabric_cmds, faults, forward_cmd, probe_cmd, start_cmd
+from . import analyzer_cmd, fabric_cmds, faults, forward_cmd, probe_cmd, start_cmd
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -17,6 +17,7 @@ def build_parser() -> argparse.ArgumentParser:
     probe_cmd.register(sub)  # probe
     forward_cmd.register(sub)  # forward
     start_cmd.register(sub)  # start, stop: analyzer and agents
+    analyzer_cmd.register(sub)  # restart-analyzer
     return parser
 
 

@@ -93,6 +93,10 @@ def analyzer_config(sdir: str, window: str, grace: str, log_level: str) -> str:
     ]) + "\n"
 
 
+def analyzer_config_path(pfx: str) -> str:
+    return os.path.join(state.state_dir(pfx), "analyzer.yaml")
+
+
 def _write(path: str, text: str) -> None:
     with open(path, "w") as f:
         f.write(text)
@@ -177,7 +181,7 @@ def start(pfx: str, window: str, grace: str | None, build_dir: str | None,
     os.makedirs(os.path.join(sdir, "analyzer-data"), exist_ok=True)
     _write(os.path.join(sdir, "inventory.yaml"),
            inventory.to_yaml(inventory.inventory(lay), inventory.inventory_header(lay)))
-    cfg = os.path.join(sdir, "analyzer.yaml")
+    cfg = analyzer_config_path(pfx)
     _write(cfg, analyzer_config(sdir, _duration(window_s), grace, log_level))
 
     procs: list[dict] = []
