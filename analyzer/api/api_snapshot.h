@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analyzer/analysis/analysis.h"
@@ -73,6 +74,8 @@ struct ApiSnapshot {
   std::vector<analysis::Incident> incidents;             // open and recently resolved
   analysis::AnalysisStats stats;                         // at publication
   std::uint64_t state_write_errors = 0;                  // summaries and incidents not stored
+  // Feed events (analysis_feed.h FeedStats), by name: paths resolved, ...
+  std::vector<std::pair<std::string, std::uint64_t>> feed_events;
 
   const std::vector<HostInfo>& hosts() const { return host_table ? *host_table : kNoHosts; }
   const std::vector<DeviceInfo>& devices() const {

@@ -15,8 +15,11 @@ analysis::FabricMap FabricOf(const topology::Topology* topology) {
 }  // namespace
 
 AnalysisFeed::AnalysisFeed(store::Store& store, analysis::AnalysisConfig config,
-                           const topology::Topology* topology)
-    : store_(store), topology_(topology), analysis_(config, FabricOf(topology)) {
+                           const topology::Topology* topology, std::size_t max_queued_results)
+    : store_(store),
+      topology_(topology),
+      max_queued_results_(max_queued_results),
+      analysis_(config, FabricOf(topology)) {
   if (topology_ != nullptr) resolver_.emplace(*topology_);
 }
 
@@ -58,7 +61,7 @@ analysis::HostId AnalysisFeed::HostFor(std::string_view agent_id, std::uint64_t 
     }
     rails[nic.id()] = static_cast<int>(nic.rail());
   }
-  analysis_.SetRails(id, std::move(rails));
+  queue_.rails.emplace_back(id, std::move(rails));
   return id;
 }
 
@@ -92,7 +95,7 @@ void AnalysisFeed::AddPath(analysis::HostId host, const v1::PathReport& report) 
   path.dst_port = static_cast<std::uint16_t>(report.dst_port());
   path.time_ns = report.time_ns();
   path.links = scratch_.links;  // ambiguous positions are kNone == kUnknown
-  analysis_.AddPath(path);
+  queue_.paths.push_back(std::move(path));
 }
 
 void AnalysisFeed::AddResult(analysis::HostId host, const v1::ProbeResult& p) {
@@ -109,7 +112,19 @@ void AnalysisFeed::AddResult(analysis::HostId host, const v1::ProbeResult& p) {
   r.t3_nic_recv_ns = p.nic_recv_ns();
   r.t4_app_recv_ns = p.app_recv_ns();
   r.timeout = p.timeout();
-  analysis_.AddResult(r);  // late/future/invalid are counted in analysis stats
+  if (queue_.results.size() >= max_queued_results_) {
+    ++stats_.queue_dropped;
+    if (!warned_full_) {
+      warned_full_ = true;
+      GetLogger("analyzer")
+          ->warn(
+              "analysis queue full ({} results): the loop is stalled; results are stored but not "
+              "analysed until it drains",
+              max_queued_results_);
+    }
+    return;
+  }
+  queue_.results.push_back(r);  // late/future/invalid are counted when applied
 }
 
 void AnalysisFeed::OnBatch(const v1::UploadBatch& batch) {
@@ -139,8 +154,23 @@ void AnalysisFeed::RestoreHosts(const std::vector<std::pair<std::string, std::ui
 }
 
 void AnalysisFeed::ResumeAfter(std::int64_t end_ns) {
-  std::lock_guard lock(mu_);
+  std::lock_guard lock(analysis_mu_);
+  Drain();
   analysis_.ResumeAfter(end_ns);
+}
+
+void AnalysisFeed::Drain() {
+  {
+    std::lock_guard lock(mu_);
+    std::swap(queue_, applying_);
+    warned_full_ = false;
+  }
+  for (auto& [host, rails] : applying_.rails) analysis_.SetRails(host, std::move(rails));
+  for (const analysis::PathRecord& path : applying_.paths) analysis_.AddPath(path);
+  for (const analysis::ProbeRecord& result : applying_.results) analysis_.AddResult(result);
+  applying_.rails.clear();
+  applying_.paths.clear();
+  applying_.results.clear();
 }
 
 void AnalysisFeed::ReplayPath(std::string_view agent_id, std::uint64_t boot_id,
@@ -151,12 +181,21 @@ void AnalysisFeed::ReplayPath(std::string_view agent_id, std::uint64_t boot_id,
 
 void AnalysisFeed::ReplayResult(std::string_view agent_id, std::uint64_t boot_id,
                                 const v1::ProbeResult& result) {
-  std::lock_guard lock(mu_);
-  AddResult(HostFor(agent_id, boot_id), result);
+  bool drain = false;
+  {
+    std::lock_guard lock(mu_);
+    AddResult(HostFor(agent_id, boot_id), result);
+    drain = queue_.results.size() >= max_queued_results_ / 2;  // a long replay never fills it
+  }
+  if (drain) {
+    std::lock_guard lock(analysis_mu_);
+    Drain();
+  }
 }
 
 std::vector<analysis::WindowReport> AnalysisFeed::Advance(std::int64_t now_ns) {
-  std::lock_guard lock(mu_);
+  std::lock_guard lock(analysis_mu_);
+  Drain();
   return analysis_.Advance(now_ns);
 }
 
@@ -171,8 +210,9 @@ std::shared_ptr<const std::vector<api::HostInfo>> AnalysisFeed::Hosts() const {
   return hosts_shared_;
 }
 
-analysis::AnalysisStats AnalysisFeed::analysis_stats() const {
-  std::lock_guard lock(mu_);
+analysis::AnalysisStats AnalysisFeed::analysis_stats() {
+  std::lock_guard lock(analysis_mu_);
+  Drain();
   return analysis_.stats();
 }
 

@@ -1,6 +1,9 @@
 // Durable batches into the analysis. Ingest calls OnBatch on its committer
-// thread; the analyzer loop calls Advance once a second. One mutex covers the
-// Analysis (it is not thread-safe); both sides hold it briefly.
+// thread, which converts the batch (host id, resolved paths) and queues it;
+// the analyzer loop calls Advance once a second, which applies the queue to
+// the Analysis and judges the windows due. The committer never waits for a
+// judgement (closing a large window takes a quarter of a second, and store
+// writes, hence agents' acks, would wait that long).
 //
 // Hosts get dense ids in the order agents first upload; NIC names, IPs and
 // rails come from the agent's Hello (read from the store once per boot).
@@ -35,13 +38,19 @@ struct FeedStats {
   std::uint64_t paths_skipped = 0;       // no inventory
   std::uint64_t no_hello = 0;            // batch of an (agent, boot) whose Hello is gone
   std::uint64_t index_write_errors = 0;  // a new host id not stored (warned)
+  std::uint64_t queue_dropped = 0;       // results not analysed: the queue was full (warned)
 };
 
 class AnalysisFeed final : public ingest::IngestSink {
  public:
+  // Results queued for the analysis beyond this many are dropped from it
+  // (they stay in the store): the loop has stalled for seconds.
+  static constexpr std::size_t kMaxQueuedResults = std::size_t{4} << 20;
+
   // `topology` may be null (no inventory); otherwise it must outlive the feed.
   AnalysisFeed(store::Store& store, analysis::AnalysisConfig config,
-               const topology::Topology* topology);
+               const topology::Topology* topology,
+               std::size_t max_queued_results = kMaxQueuedResults);
 
   void OnBatch(const v1::UploadBatch& batch) override;
 
@@ -60,10 +69,20 @@ class AnalysisFeed final : public ingest::IngestSink {
   std::shared_ptr<const std::vector<api::HostInfo>> Hosts() const;
   // The agent id of a host id, "" when unknown.
   std::string AgentOf(analysis::HostId host) const;
-  analysis::AnalysisStats analysis_stats() const;
+  // Applies what is queued first (like Advance, on the loop's thread).
+  analysis::AnalysisStats analysis_stats();
   FeedStats stats() const;
 
  private:
+  // Converted by ingest, applied by the loop; swapped, so both keep capacity.
+  struct Queue {
+    std::vector<std::pair<analysis::HostId, std::vector<int>>> rails;
+    std::vector<analysis::PathRecord> paths;
+    std::vector<analysis::ProbeRecord> results;
+  };
+  // Under analysis_mu_: moves the queue into the analysis.
+  void Drain();
+
   // Dense id of the agent, its NIC table refreshed from the Hello of a new boot.
   analysis::HostId HostFor(std::string_view agent_id, std::uint64_t boot_id);
   void AddPath(analysis::HostId host, const v1::PathReport& report);
@@ -71,10 +90,17 @@ class AnalysisFeed final : public ingest::IngestSink {
 
   store::Store& store_;
   const topology::Topology* const topology_;
+  const std::size_t max_queued_results_;
   std::optional<topology::PathResolver> resolver_;
 
-  mutable std::mutex mu_;
+  // Lock order: analysis_mu_, then mu_.
+  std::mutex analysis_mu_;  // the Analysis and applying_
   analysis::Analysis analysis_;
+  Queue applying_;
+
+  mutable std::mutex mu_;  // everything below
+  Queue queue_;
+  bool warned_full_ = false;
   std::unordered_map<std::string, analysis::HostId> host_ids_;  // by agent id
   std::vector<api::HostInfo> hosts_;                            // by HostId
   std::vector<std::uint64_t> boots_;                            // by HostId: Hello read for

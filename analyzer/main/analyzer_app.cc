@@ -171,6 +171,14 @@ void AnalyzerApp::Publish(std::shared_ptr<const analysis::WindowReport> latest) 
   snapshot->report = std::move(latest);
   snapshot->stats = feed_->analysis_stats();
   snapshot->state_write_errors = state_ ? state_->write_errors() : 0;
+  const FeedStats feed = feed_->stats();
+  snapshot->feed_events = {{"batch", feed.batches},
+                           {"path_resolved", feed.paths_resolved},
+                           {"path_unresolved", feed.paths_unresolved},
+                           {"path_skipped_no_inventory", feed.paths_skipped},
+                           {"hello_missing", feed.no_hello},
+                           {"host_id_not_stored", feed.index_write_errors},
+                           {"result_dropped_queue_full", feed.queue_dropped}};
   const std::int64_t keep_after =
       (clock_.RealtimeNow() - options_.resolved_visible).time_since_epoch().count();
   for (const analysis::Incident& inc : incidents_.all()) {

@@ -189,6 +189,20 @@ void RegisterAnalyzerMetrics(metrics::Registry& registry, const api::SnapshotHol
         const auto s = holder.Get();
         return s ? static_cast<double>(s->stats.untraced_overflow) : 0.0;
       });
+  registry.AddCallbackFamily(
+      MetricType::kCounter, "hostmesh_analyzer_feed_events_total",
+      "Stored batches on their way into the analysis, by event: batches, path reports "
+      "resolved to links or not (bad hops, or no inventory), batches whose Hello is gone, "
+      "host ids not stored, results dropped because the analysis queue was full.",
+      {"event"}, [&holder] {
+        std::vector<ScrapedValue> out;
+        const auto s = holder.Get();
+        if (!s) return out;
+        for (const auto& [event, n] : s->feed_events) {
+          out.push_back({{event}, static_cast<double>(n)});
+        }
+        return out;
+      });
   registry.AddCallbackCounter(
       "hostmesh_analyzer_state_write_errors_total",
       "Window summaries and incidents that could not be stored (a restart would miss them).",

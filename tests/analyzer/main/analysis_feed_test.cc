@@ -93,5 +93,20 @@ TEST(AnalysisFeed, PathsResolveThroughTheInventoryAndBadOnesAreCounted) {
   EXPECT_EQ(feed.stats().paths_skipped, 0u);
 }
 
+// Ingest only queues; the analysis sees the results when the loop drains the
+// queue. A stalled loop costs results beyond the bound, counted, never memory.
+TEST(AnalysisFeed, IngestQueuesAndABoundedQueueDropsAndCounts) {
+  Fixture f;
+  ASSERT_TRUE(f.store->PutHello(MakeHello("h1", 7, 4)).ok());
+  AnalysisFeed feed(*f.store, {}, nullptr, /*max_queued_results=*/100);
+  feed.OnBatch(MakeBatch("h1", 7, 1, 60, f.clock.RealtimeNow()));
+  feed.OnBatch(MakeBatch("h1", 7, 2, 60, f.clock.RealtimeNow()));  // 40 of it over the bound
+  EXPECT_EQ(feed.stats().queue_dropped, 20u);
+  EXPECT_EQ(feed.analysis_stats().accepted, 100u);                 // drained
+  feed.OnBatch(MakeBatch("h1", 7, 3, 60, f.clock.RealtimeNow()));  // room again
+  EXPECT_EQ(feed.analysis_stats().accepted, 160u);
+  EXPECT_EQ(feed.stats().queue_dropped, 20u);
+}
+
 }  // namespace
 }  // namespace hostmesh::analyzer::app
