@@ -1,10 +1,13 @@
 #include "analyzer/api/api_handlers.h"
 
+#include <charconv>
+#include <optional>
 #include <string>
 #include <utility>
 
 #include "analyzer/api/dashboard.h"
 #include "analyzer/api/render.h"
+#include "analyzer/api/render_history.h"
 #include "common/http/query.h"
 
 namespace hostmesh::analyzer::api {
@@ -26,9 +29,49 @@ std::shared_ptr<const ApiSnapshot> Current(const SnapshotSource& source) {
   return snapshot;
 }
 
+// An optional integer query parameter; nullopt with *error set when malformed.
+std::optional<std::int64_t> IntParam(const http::Request& request, std::string_view name,
+                                     std::int64_t fallback, std::int64_t min, std::int64_t max,
+                                     std::string* error) {
+  const auto text = http::QueryParam(request.query, name);
+  if (!text) return fallback;
+  std::int64_t value = 0;
+  const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
+  if (ec != std::errc() || end != text->data() + text->size() || value < min || value > max) {
+    *error = std::string(name) + " must be an integer in [" + std::to_string(min) + ", " +
+             std::to_string(max) + "], got '" + *text + "'";
+    return std::nullopt;
+  }
+  return value;
+}
+
+constexpr std::int64_t kNsPerSecond = 1'000'000'000;
+constexpr std::int64_t kMaxSeconds = std::int64_t{1} << 33;  // year 2242: no overflow in ns
+
+http::Response History(const http::Request& request, const ApiSnapshot& names,
+                       const HistorySource& history, std::int64_t now_ns) {
+  std::string error;
+  const auto to = IntParam(request, "to", now_ns / kNsPerSecond, 0, kMaxSeconds, &error);
+  const auto from = to ? IntParam(request, "from", *to - 3600, 0, kMaxSeconds, &error) : to;
+  const auto limit = from ? IntParam(request, "limit", 1000, 1, 100'000, &error) : from;
+  if (!limit) return Json(RenderError(error), 400);
+  if (*from > *to) return Json(RenderError("from must not be after to"), 400);
+  bool truncated = false;
+  const auto windows = history(*from * kNsPerSecond, *to * kNsPerSecond,
+                               static_cast<std::size_t>(*limit), &truncated);
+  return Json(RenderSlaHistory(windows, names, truncated));
+}
+
 }  // namespace
 
-void MountApi(http::Router& router, SnapshotSource source, const Clock& clock) {
+void MountApi(http::Router& router, SnapshotSource source, const Clock& clock,
+              HistorySource history) {
+  if (history) {
+    router.Get("/api/v1/sla/history", [source, &clock, history](const http::Request& request) {
+      return History(request, *Current(source), history,
+                     clock.RealtimeNow().time_since_epoch().count());
+    });
+  }
   router.Get("/api/v1/status", [source, &clock](const http::Request&) {
     return Json(RenderStatus(*Current(source), clock.RealtimeNow().time_since_epoch().count()));
   });

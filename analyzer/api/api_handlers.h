@@ -4,10 +4,12 @@
 
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "analyzer/api/api_snapshot.h"
 #include "common/base/clock.h"
 #include "common/http/router.h"
+#include "hostmesh/v1/analyzer_state.pb.h"
 
 namespace hostmesh::analyzer::api {
 
@@ -15,9 +17,16 @@ namespace hostmesh::analyzer::api {
 // so it must be thread-safe (a mutex-guarded shared_ptr copy).
 using SnapshotSource = std::function<std::shared_ptr<const ApiSnapshot>()>;
 
+// Stored window summaries with from_ns <= start < to_ns, oldest first, at most
+// `limit`; sets *truncated when more matched. Called from server threads.
+using HistorySource = std::function<std::vector<v1::state::WindowSummary>(
+    std::int64_t from_ns, std::int64_t to_ns, std::size_t limit, bool* truncated)>;
+
 // Mounts /api/v1/{status,rnics,links,switches,coverage,topology,incidents,sla}
-// and the on-call page at "/". `clock` (for uptime and window lag) must
+// and the on-call page at "/", and /api/v1/sla/history when `history` is set.
+// `clock` (for uptime, window lag and the history's default period) must
 // outlive the router.
-void MountApi(http::Router& router, SnapshotSource source, const Clock& clock);
+void MountApi(http::Router& router, SnapshotSource source, const Clock& clock,
+              HistorySource history = {});
 
 }  // namespace hostmesh::analyzer::api

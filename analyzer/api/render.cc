@@ -4,8 +4,30 @@
 #include <unordered_map>
 
 #include "analyzer/api/json_writer.h"
+#include "analyzer/api/render_fields.h"
 
 namespace hostmesh::analyzer::api {
+
+void WriteQuantiles(JsonWriter& w, std::string_view key, const analysis::Quantiles& q) {
+  w.Key(key).BeginObject().Key("count").Uint(q.count).Key("p50").Double(q.p50);
+  w.Key("p90").Double(q.p90).Key("p99").Double(q.p99).Key("p999").Double(q.p999).EndObject();
+}
+
+void WriteSlaFields(JsonWriter& w, const analysis::SlaRow& row) {
+  w.Key("probes").Uint(row.probes).Key("timeouts").Uint(row.timeouts);
+  w.Key("rnic_drops").Uint(row.rnic_drops).Key("network_drops").Uint(row.network_drops);
+  w.Key("rnic_drop_rate").Double(row.rnic_drop_rate);
+  w.Key("network_drop_rate").Double(row.network_drop_rate);
+  WriteQuantiles(w, "latency_ns", row.latency);
+  WriteQuantiles(w, "processing_ns", row.processing);
+}
+
+void WriteLinkName(JsonWriter& w, const ApiSnapshot& s, analysis::LinkId link) {
+  w.BeginObject().Key("link").Uint(link).Key("name");
+  w.String(link < s.links().size() ? s.links()[link].name : "link " + std::to_string(link));
+  w.EndObject();
+}
+
 namespace {
 
 using analysis::WindowReport;
@@ -63,11 +85,6 @@ void WriteLinkRef(JsonWriter& w, const ApiSnapshot& s, analysis::LinkId link) {
 }
 
 // Compact form for long lists: id and name only.
-void WriteLinkName(JsonWriter& w, const ApiSnapshot& s, analysis::LinkId link) {
-  w.BeginObject().Key("link").Uint(link).Key("name");
-  w.String(link < s.links().size() ? s.links()[link].name : "link " + std::to_string(link));
-  w.EndObject();
-}
 
 void WriteSwitchRef(JsonWriter& w, const ApiSnapshot& s, analysis::SwitchId id) {
   w.Key("switch").Uint(id);
@@ -84,20 +101,6 @@ void WriteSwitchRef(JsonWriter& w, const ApiSnapshot& s, analysis::SwitchId id) 
 bool Touches(const ApiSnapshot& s, analysis::LinkId link, analysis::SwitchId id) {
   if (link >= s.links().size()) return false;
   return s.links()[link].lower.device_id == id || s.links()[link].upper.device_id == id;
-}
-
-void WriteQuantiles(JsonWriter& w, std::string_view key, const analysis::Quantiles& q) {
-  w.Key(key).BeginObject().Key("count").Uint(q.count).Key("p50").Double(q.p50);
-  w.Key("p90").Double(q.p90).Key("p99").Double(q.p99).Key("p999").Double(q.p999).EndObject();
-}
-
-void WriteSlaFields(JsonWriter& w, const analysis::SlaRow& row) {
-  w.Key("probes").Uint(row.probes).Key("timeouts").Uint(row.timeouts);
-  w.Key("rnic_drops").Uint(row.rnic_drops).Key("network_drops").Uint(row.network_drops);
-  w.Key("rnic_drop_rate").Double(row.rnic_drop_rate);
-  w.Key("network_drop_rate").Double(row.network_drop_rate);
-  WriteQuantiles(w, "latency_ns", row.latency);
-  WriteQuantiles(w, "processing_ns", row.processing);
 }
 
 void WriteIncident(JsonWriter& w, const ApiSnapshot& s, const analysis::Incident& inc) {

@@ -98,7 +98,10 @@ bool AnalyzerApp::Start(std::string* error) {
 
   http::Router router;
   api::MountApi(
-      router, [this] { return snapshots_.Get(); }, clock_);
+      router, [this] { return snapshots_.Get(); }, clock_,
+      [this](std::int64_t from, std::int64_t to, std::size_t limit, bool* truncated) {
+        return state_->History(from, to, limit, truncated);
+      });
   http::MountMetrics(router, registry_);
   http::ServerOptions http_options;
   http_options.listen_addresses = {config_.http_listen.ToString()};

@@ -81,6 +81,25 @@ RestoreSummary StateKeeper::Restore(const RestoreOptions& options, AnalysisFeed&
   return out;
 }
 
+std::vector<v1::state::WindowSummary> StateKeeper::History(std::int64_t from_ns, std::int64_t to_ns,
+                                                           std::size_t limit,
+                                                           bool* truncated) const {
+  std::vector<v1::state::WindowSummary> out;
+  *truncated = false;
+  const auto status = store_.ScanWindowSummaries(
+      At(from_ns), At(to_ns), [&](WallTime, std::string_view scope, std::string_view bytes) {
+        if (scope != kClusterScope) return true;
+        if (out.size() >= limit) {
+          *truncated = true;
+          return false;
+        }
+        if (auto summary = state::DecodeWindowSummary(bytes)) out.push_back(std::move(*summary));
+        return true;
+      });
+  if (!status.ok()) GetLogger("analyzer")->warn("window history: {}", status.error);
+  return out;
+}
+
 void StateKeeper::Save(const analysis::WindowReport& report,
                        const std::vector<std::uint64_t>& touched,
                        const analysis::IncidentTracker& incidents, const AnalysisFeed& feed) {

@@ -16,6 +16,7 @@
 #include "analyzer/main/analysis_feed.h"
 #include "analyzer/store/store.h"
 #include "common/base/clock.h"
+#include "hostmesh/v1/analyzer_state.pb.h"
 
 namespace hostmesh::analyzer::app {
 
@@ -52,6 +53,11 @@ class StateKeeper {
   // goes on (only a restart would miss it).
   void Save(const analysis::WindowReport& report, const std::vector<std::uint64_t>& touched,
             const analysis::IncidentTracker& incidents, const AnalysisFeed& feed);
+
+  // Stored summaries of windows starting in [from_ns, to_ns), oldest first, at
+  // most `limit` (*truncated when more). Thread-safe: only reads the store.
+  std::vector<v1::state::WindowSummary> History(std::int64_t from_ns, std::int64_t to_ns,
+                                                std::size_t limit, bool* truncated) const;
 
   std::uint64_t write_errors() const { return write_errors_; }
 

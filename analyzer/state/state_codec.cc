@@ -76,6 +76,25 @@ std::optional<v1::state::WindowSummary> DecodeWindowSummary(std::string_view byt
   return out;
 }
 
+analysis::SlaRow SlaRowOf(const v1::state::SlaRow& in) {
+  auto quantiles = [](const v1::state::Quantiles& q) {
+    return analysis::Quantiles{q.count(), q.p50_ns(), q.p90_ns(), q.p99_ns(), q.p999_ns()};
+  };
+  analysis::SlaRow row;
+  row.probes = in.probes();
+  row.timeouts = in.timeouts();
+  row.rnic_drops = in.rnic_drops();
+  row.network_drops = in.network_drops();
+  if (row.probes > 0) {
+    row.rnic_drop_rate = static_cast<double>(row.rnic_drops) / static_cast<double>(row.probes);
+    row.network_drop_rate =
+        static_cast<double>(row.network_drops) / static_cast<double>(row.probes);
+  }
+  row.latency = quantiles(in.latency());
+  row.processing = quantiles(in.processing());
+  return row;
+}
+
 std::string EncodeIncident(const analysis::Incident& inc) {
   v1::state::IncidentRecord out;
   out.set_id(inc.id);

@@ -22,6 +22,9 @@ std::string EncodeWindowSummary(const analysis::WindowReport& report, const Agen
 // nullopt when the bytes do not parse.
 std::optional<v1::state::WindowSummary> DecodeWindowSummary(std::string_view bytes);
 
+// A stored SLA row as the analysis had it (drop rates recomputed).
+analysis::SlaRow SlaRowOf(const v1::state::SlaRow& row);
+
 std::string EncodeIncident(const analysis::Incident& incident);
 // nullopt when the bytes do not parse or name an unknown incident kind.
 std::optional<analysis::Incident> DecodeIncident(std::string_view bytes);

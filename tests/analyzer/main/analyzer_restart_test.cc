@@ -13,6 +13,7 @@
 #include "tests/analyzer/main/app_test_support.h"
 #include "tests/analyzer/store/temp_dir.h"
 #include "tests/analyzer/store/test_batches.h"
+#include "tests/common/http/http_test_client.h"
 
 namespace hostmesh::analyzer::app {
 namespace {
@@ -103,6 +104,26 @@ TEST_F(AnalyzerRestartTest, StateSurvivesAKillBetweenWindows) {
   EXPECT_EQ(snap->incidents.front().evidence.windows, 2);
   ASSERT_EQ(snap->report->rnics.size(), kNics);
   for (const auto& rnic : snap->report->rnics) EXPECT_EQ(rnic.anomalous, rnic.nic == kBadNic);
+
+  // Both windows' summaries are served from the store, the one judged before
+  // the restart included.
+  const auto port = static_cast<std::uint16_t>(app->http_port());
+  const auto history = http::testing::Fetch(port, "GET", "/api/v1/sla/history?from=0");
+  ASSERT_TRUE(history.has_value());
+  EXPECT_EQ(history->status, 200);
+  EXPECT_NE(history->body.find(R"("count":2,"truncated":false)"), std::string::npos)
+      << history->body;
+  EXPECT_NE(history->body.find(R"("start_ns":)" + std::to_string(window0) + ","),
+            std::string::npos);
+  EXPECT_NE(history->body.find(R"("anomalous_rnics":[{"agent_id":"h1","nic":2,)"),
+            std::string::npos);
+  const auto limited = http::testing::Fetch(port, "GET", "/api/v1/sla/history?from=0&limit=1");
+  ASSERT_TRUE(limited.has_value());
+  EXPECT_NE(limited->body.find(R"("count":1,"truncated":true)"), std::string::npos);
+  const auto bad = http::testing::Fetch(port, "GET", "/api/v1/sla/history?limit=zero");
+  ASSERT_TRUE(bad.has_value());
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_NE(bad->body.find("limit must be an integer"), std::string::npos) << bad->body;
   app->Shutdown();
 }
 
