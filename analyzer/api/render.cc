@@ -1,6 +1,7 @@
 #include "analyzer/api/render.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <unordered_map>
 
 #include "analyzer/api/json_writer.h"
@@ -103,10 +104,71 @@ bool Touches(const ApiSnapshot& s, analysis::LinkId link, analysis::SwitchId id)
   return s.links()[link].lower.device_id == id || s.links()[link].upper.device_id == id;
 }
 
+std::string Percent(double ratio) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", ratio * 100);
+  return buf;
+}
+
+std::string Duration(double ns) {
+  char buf[32];
+  if (ns >= 1e6) {
+    std::snprintf(buf, sizeof buf, "%.1f ms", ns / 1e6);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.0f us", ns / 1e3);
+  }
+  return buf;
+}
+
+std::string RnicName(const ApiSnapshot& s, analysis::HostId host, analysis::NicId nic) {
+  const NicInfo* info = NicOf(s, host, nic);
+  std::string name =
+      "RNIC " + HostName(s, host) + " " +
+      (info != nullptr && !info->name.empty() ? info->name : "nic" + std::to_string(nic));
+  if (info != nullptr && !info->ip.empty()) {
+    name += " (" + info->ip + ", rail " + std::to_string(info->rail) + ")";
+  }
+  return name;
+}
+
+std::string LinkName(const ApiSnapshot& s, analysis::LinkId link) {
+  return "link " + (link < s.links().size() ? s.links()[link].name : std::to_string(link));
+}
+
+// One line for on call, with the names the snapshot knows (the stored
+// summary has only the analysis's ids).
+std::string IncidentSummary(const ApiSnapshot& s, const analysis::Incident& inc) {
+  using analysis::IncidentKind;
+  const analysis::IncidentEvidence& e = inc.evidence;
+  const analysis::Component& c = inc.suspect;
+  switch (inc.kind) {
+    case IncidentKind::kRnicDown:
+      return RnicName(s, c.host, c.nic) + " down";
+    case IncidentKind::kRnicLossy:
+      return RnicName(s, c.host, c.nic) + " losing " + Percent(e.loss) + " of its probes";
+    case IncidentKind::kLinkLoss:
+      return LinkName(s, c.link) + " losing " + Percent(e.loss) + " of the probes through it";
+    case IncidentKind::kSwitch: {
+      const std::string name =
+          c.link < s.devices().size() ? s.devices()[c.link].name : std::to_string(c.link);
+      return "switch " + name + ": " + std::to_string(e.links.size()) + " of its links blamed";
+    }
+    case IncidentKind::kLatencyHotspot:
+      return "latency hotspot on " + (c.kind == analysis::Component::Kind::kRnic
+                                          ? RnicName(s, c.host, c.nic)
+                                          : LinkName(s, c.link));
+    case IncidentKind::kHostProcessing:
+      return "host " + HostName(s, c.host) + " processing delay p90 " +
+             Duration(e.processing_p90_ns) + " (fleet median " + Duration(e.fleet_median_p90_ns) +
+             ")";
+  }
+  return inc.summary;
+}
+
 void WriteIncident(JsonWriter& w, const ApiSnapshot& s, const analysis::Incident& inc) {
   using analysis::IncidentKind;
   w.BeginObject().Key("id").Uint(inc.id).Key("kind").String(analysis::IncidentKindName(inc.kind));
-  w.Key("summary").String(inc.summary).Key("suspect").BeginObject();
+  w.Key("summary").String(IncidentSummary(s, inc)).Key("suspect").BeginObject();
   switch (inc.kind) {
     case IncidentKind::kRnicDown:
     case IncidentKind::kRnicLossy:

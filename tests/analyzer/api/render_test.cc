@@ -127,14 +127,15 @@ TEST(Render, SlaClusterRailsHosts) {
 }
 
 TEST(Render, IncidentsOpenWithNamedSuspect) {
-  EXPECT_EQ(RenderIncidents(*Snapshot()),
-            R"({"open":[{"id":1,"kind":"rnic_down","summary":"host 0 nic 1",)"
-            R"("suspect":{"host":"h0","nic":1,"nic_name":"nic1","ip":"10.0.1.1","rail":1},)"
-            R"("confidence":0.9,"open":true,"first_seen_ns":20000000000,)"
-            R"("last_seen_ns":40000000000,"resolved_ns":0,"windows":1,)"
-            R"("evidence":{"failures":50,"good":0,"votes":0,"loss":0,"processing_p90_ns":0,)"
-            R"("fleet_median_p90_ns":0,"example_paths":[],"links":[]}}],)"
-            R"("resolved":[]})");
+  EXPECT_EQ(
+      RenderIncidents(*Snapshot()),
+      R"j({"open":[{"id":1,"kind":"rnic_down","summary":"RNIC h0 nic1 (10.0.1.1, rail 1) down",)j"
+      R"("suspect":{"host":"h0","nic":1,"nic_name":"nic1","ip":"10.0.1.1","rail":1},)"
+      R"("confidence":0.9,"open":true,"first_seen_ns":20000000000,)"
+      R"("last_seen_ns":40000000000,"resolved_ns":0,"windows":1,)"
+      R"("evidence":{"failures":50,"good":0,"votes":0,"loss":0,"processing_p90_ns":0,)"
+      R"("fleet_median_p90_ns":0,"example_paths":[],"links":[]}}],)"
+      R"("resolved":[]})");
 }
 
 TEST(Render, StatusLagAndAgents) {
@@ -293,7 +294,8 @@ TEST(Render, ProcessingIncidentCarriesItsDelayAgainstTheFleet) {
   inc.evidence.fleet_median_p90_ns = 5000;
   s->incidents = {inc};
   EXPECT_EQ(RenderIncidents(*s),
-            R"({"open":[{"id":3,"kind":"host_processing_delay","summary":"host 0",)"
+            R"({"open":[{"id":3,"kind":"host_processing_delay",)"
+            R"j("summary":"host h0 processing delay p90 400 us (fleet median 5 us)",)j"
             R"("suspect":{"host":"h0"},"confidence":1,"open":true,"first_seen_ns":0,)"
             R"("last_seen_ns":0,"resolved_ns":0,"windows":0,"evidence":{"failures":0,)"
             R"("good":0,"votes":0,"loss":0,"processing_p90_ns":400000,)"
@@ -314,7 +316,8 @@ TEST(Render, SwitchIncidentNamesTheSwitch) {
   inc.evidence.example_paths = {{0, 1}};
   s->incidents = {inc};
   EXPECT_EQ(RenderIncidents(*s),
-            R"({"open":[],"resolved":[{"id":2,"kind":"switch","summary":"switch r0",)"
+            R"({"open":[],"resolved":[{"id":2,"kind":"switch",)"
+            R"("summary":"switch r0: 2 of its links blamed",)"
             R"("suspect":{"switch":1,"name":"r0","tier":"rail","pod":0,"rail":0},)"
             R"("confidence":0.5,"open":false,"first_seen_ns":0,"last_seen_ns":0,)"
             R"("resolved_ns":60000000000,"windows":0,"evidence":{"failures":0,"good":0,)"
