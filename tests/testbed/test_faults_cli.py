@@ -13,7 +13,7 @@ import time
 import unittest
 
 import harness
-from hmfabric import fault_ops, faults, netns
+from hmfabric import cpu_cgroup, fault_ops, faults, netns
 from hmfabric import fault_probe as fp
 
 
@@ -195,10 +195,12 @@ class Teardown(unittest.TestCase):
                 proc = run("fault", "add", *kind)
                 self.assertEqual(proc.returncode, 0, proc.stderr)
             self.assertGreaterEqual(len(owned_processes(prefix)), len(kinds))
+            self.assertEqual(len(_cgroups(prefix)), 1)  # the cpu fault's
         finally:
             down = run("down")
         self.assertEqual(down.returncode, 0, down.stderr)
         self.assertEqual(owned_processes(prefix), [])
+        self.assertEqual(_cgroups(prefix), [])
         self.assertFalse(os.path.exists(f"/run/hostmesh-fabric/{prefix}"))
         faults.teardown(prefix)  # nothing to tear down is fine too
 
@@ -207,6 +209,11 @@ def _fabric_env(env: dict, *args: str) -> subprocess.CompletedProcess:
     full = {**os.environ, "HOSTMESH_FABRIC_PREFIX": harness.PREFIX, **env}
     return subprocess.run([sys.executable, harness.FABRIC, *args], env=full,
                           capture_output=True, text=True, check=False)
+
+
+def _cgroups(prefix: str) -> list[str]:
+    _, mount = cpu_cgroup.hierarchy()
+    return [e for e in os.listdir(mount) if e.startswith(cpu_cgroup.NAME_PREFIX + prefix)]
 
 
 def _delayq_built() -> bool:

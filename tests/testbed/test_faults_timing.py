@@ -1,8 +1,10 @@
 """Faults that slow things down, measured on a 2 hosts x 2 rails x 2 spines
 fabric: delay (NFQUEUE + hostmesh-delayq, one-way delay from kernel receive
-timestamps), congestion (tbf + background UDP) and cpu (stress-ng in a host's
-namespace). Needs root; exits 77 (skipped) otherwise. The delay tests need
-hostmesh-delayq built in HOSTMESH_BUILD_DIR (ctest sets it) and skip without.
+timestamps), congestion (tbf + background UDP) and cpu (a host's agent and
+stress-ng confined to a CPU cgroup with a quota). Needs root; exits 77
+(skipped) otherwise. The delay tests need hostmesh-delayq built in
+HOSTMESH_BUILD_DIR (ctest sets it), the agent's cpu test the agent and
+analyzer; they skip without.
 """
 
 import json
@@ -14,8 +16,8 @@ import time
 import unittest
 
 import harness
+from hmfabric import cpu_cgroup, faults, netns, start_cmd
 from hmfabric import fault_probe as fp
-from hmfabric import faults, netns
 
 SPORTS = range(40000, 40060)
 LINK = "p0r0-s00"
@@ -118,8 +120,8 @@ class TimingFaults(unittest.TestCase):
         self.assertEqual([p["role"] for p in entry["processes"]], ["blast"])
         self.assertEqual(entry["params"]["rate_bps"], 5_000_000)
 
-    def test_cpu_runs_stress_ng_in_the_host_namespace(self):
-        fault("add", "cpu", "--host", "h001", "--workers", "1")
+    def test_cpu_confines_stress_ng_to_the_hosts_budget(self):
+        fid = fault("add", "cpu", "--host", "h001", "--cpus", "0.2", "--workers", "2")
         [entry] = json.loads(fault("list"))
         [proc] = entry["processes"]
         ns = subprocess.run(["ip", "netns", "identify", str(proc["pid"])], capture_output=True,
@@ -127,11 +129,61 @@ class TimingFaults(unittest.TestCase):
         self.assertEqual(ns, self.fab.ns("h001"))
         with open(f"/proc/{proc['pid']}/comm") as f:
             self.assertEqual(f.read().strip(), "stress-ng")
-        busy = _cpu_seconds_of_children(proc["pid"], wait=0.5)
-        print(f"\ncpu: stress-ng {proc['pid']} in {ns}, its worker used {busy:.2f} s CPU in 0.5 s")
-        self.assertGreater(busy, 0.1)
+        version, mount = cpu_cgroup.hierarchy()
+        cgroup = "/" + cpu_cgroup.name_for(harness.PREFIX, fid)
+        self.assertEqual(cpu_cgroup.quota_of(version, mount, cgroup), (20_000, 100_000))
+        workers = _children(proc["pid"])
+        self.assertEqual(len(workers), 2)
+        self.assertEqual({cpu_cgroup.cgroup_of(p, version) for p in [proc["pid"], *workers]},
+                         {cgroup})
+        # Two workers at 100% would burn 2 CPU-seconds per second; the quota allows 0.2.
+        busy = _cpu_seconds_of_children(proc["pid"], wait=1.0)
+        print(f"\ncpu: stress-ng {proc['pid']} in {ns} and {mount}{cgroup}, its 2 workers used "
+              f"{busy:.2f} s CPU in 1 s (quota 0.2)")
+        self.assertGreater(busy, 0.05)
+        self.assertLess(busy, 0.35)
         fault("clear")
         self.assertFalse(netns.running(proc["pid"]))
+        self.assertFalse(os.path.exists(mount + cgroup))
+
+    def test_cpu_moves_the_hosts_agent_in_and_back(self):
+        try:
+            start_cmd.binaries(None)
+        except ValueError as exc:
+            self.skipTest(str(exc))
+        harness.fabric("start", "--window", "10s")
+        try:
+            [agent], [other] = (start_cmd.running_pids(harness.PREFIX, h) for h in ("h001", "h000"))
+            version, mount = cpu_cgroup.hierarchy()
+            home = cpu_cgroup.cgroup_of(agent, version)
+            fid = fault("add", "cpu", "--host", "h001", "--workers", "1")
+            cgroup = "/" + cpu_cgroup.name_for(harness.PREFIX, fid)
+            # Every thread of the agent (prober, uploader, tracer, metrics) is starved.
+            threads = os.listdir(f"/proc/{agent}/task")
+            self.assertGreater(len(threads), 1)
+            self.assertEqual({cpu_cgroup.cgroup_of(int(t), version) for t in threads}, {cgroup})
+            self.assertEqual(cpu_cgroup.cgroup_of(other, version), home)
+            [entry] = json.loads(fault("list"))
+            self.assertTrue(entry["touched"][0]["what"].endswith(f"moved in: {agent}"),
+                            entry["touched"])
+            fault("clear")
+            self.assertTrue(netns.running(agent))
+            self.assertEqual(cpu_cgroup.cgroup_of(agent, version), home)
+            self.assertFalse(os.path.exists(mount + cgroup))
+        finally:
+            harness.fabric("stop")
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[1] == str(pid):
+                    out.append(int(entry))
+        except (OSError, IndexError):
+            continue
+    return out
 
 
 def _cpu_seconds_of_children(pid: int, wait: float) -> float:

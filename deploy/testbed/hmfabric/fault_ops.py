@@ -8,7 +8,10 @@ dict saying what was done, so the same record both drives `apply` and tells
   link       an interface set down (or only watched, for nic-flap), with the
              routes through it that the kernel flushes on admin down
   tbf        a token-bucket root qdisc on an interface
-  process    a detached background program, tagged in its environment
+  cgroup     a CPU cgroup with a quota, and the processes (a host's agent)
+             moved into it from where they were
+  process    a detached background program, tagged in its environment (and
+             started inside a cgroup when the step names one)
 
 Why postrouting (and not the netdev egress hook): one inet chain there sees
 both forwarded (switch) and locally generated (host) IPv4 packets after the
@@ -28,7 +31,7 @@ import signal
 import subprocess
 import time
 
-from . import netns
+from . import cpu_cgroup, netns
 
 NFT_TABLE = "hmfault"  # table inet hmfault in every namespace a fault touches
 OWNER_ENV = "HOSTMESH_FAULT_OWNER"  # "<prefix>/<fault id>" in every process we start
@@ -223,6 +226,41 @@ def tbf_undo(step: dict) -> None:
         _run(["tc", "-n", step["ns"], "qdisc", "del", "dev", step["ifname"], "root"])
 
 
+# --- CPU cgroups -------------------------------------------------------------
+
+def cgroup_apply(step: dict) -> None:
+    """Creates the cgroup, then moves each process of `pids` into it, noting
+    where it came from (so undo puts it back there, not merely at the root)."""
+    version, mount = step["version"], step["mount"]
+    try:
+        step["path"] = cpu_cgroup.create(version, mount, step["name"], step["quota_us"],
+                                         step["period_us"])
+        step["moved"] = []
+        for pid in step["pids"]:
+            origin = cpu_cgroup.cgroup_of(pid, version)
+            if origin is not None and cpu_cgroup.move(pid, mount, step["path"]):
+                step["moved"].append({"pid": pid, "from": origin})
+    except cpu_cgroup.CgroupError as exc:
+        if step.get("path"):
+            cgroup_undo(step)
+        raise FaultError(str(exc)) from None
+
+
+def cgroup_undo(step: dict) -> None:
+    mount, rel = step["mount"], step.get("path")
+    if not rel:
+        return
+    try:
+        still = set(cpu_cgroup.members(mount, rel))
+        for entry in step.get("moved", []):
+            if entry["pid"] in still:  # not exited (nor a reused pid elsewhere)
+                home = entry["from"] if os.path.isdir(mount + entry["from"]) else "/"
+                cpu_cgroup.move(entry["pid"], mount, home)
+        cpu_cgroup.remove(mount, rel)
+    except cpu_cgroup.CgroupError as exc:
+        raise FaultError(str(exc)) from None
+
+
 # --- background processes ---------------------------------------------------
 
 def process_apply(step: dict) -> None:
@@ -231,10 +269,18 @@ def process_apply(step: dict) -> None:
     the fault is only in force once the program has bound its queue/socket."""
     env = dict(os.environ, **{OWNER_ENV: step["owner"]})
     argv = (_in_ns(step["ns"]) if step.get("ns") else []) + step["argv"]
+    # Into the cgroup before exec, so every process it forks starts there too.
+    # (Not from inside: `ip netns exec` remounts /sys, hiding the cgroup tree.)
+    procs = os.path.join(step["cgroup"], "cgroup.procs") if step.get("cgroup") else None
+    enter = (lambda: _write_pid(procs)) if procs else None
     with open(step["log"], "ab") as log:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE if step["ready"] else log,
-                                stderr=log, env=env, start_new_session=True, close_fds=True)
+        try:
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE if step["ready"] else log,
+                                    stderr=log, env=env, start_new_session=True, close_fds=True,
+                                    preexec_fn=enter)
+        except subprocess.SubprocessError as exc:  # the cgroup refused it
+            raise FaultError(f"{step['role']}: could not start in {procs}: {exc}") from None
     step["pid"] = proc.pid
     if step["ready"]:
         _await_ready(proc, step)
@@ -243,6 +289,11 @@ def process_apply(step: dict) -> None:
         if proc.poll() is not None:
             raise FaultError(f"{step['role']} exited at once ({proc.returncode}): "
                              f"{_tail(step['log'])}")
+
+
+def _write_pid(procs: str) -> None:
+    with open(procs, "w") as f:
+        f.write(str(os.getpid()))
 
 
 def _await_ready(proc: subprocess.Popen, step: dict) -> None:
@@ -301,6 +352,7 @@ _OPS = {
     "nfqueue": (nfqueue_apply, nfqueue_undo),
     "link": (link_apply, link_undo),
     "tbf": (tbf_apply, tbf_undo),
+    "cgroup": (cgroup_apply, cgroup_undo),
     "process": (process_apply, process_undo),
 }
 
@@ -337,6 +389,9 @@ def describe(step: dict) -> dict:
                            f"NFQUEUE {step['queue']}",
         "link": lambda: f"link {step['ifname']} " + ("down" if step["down"] else "flapping"),
         "tbf": lambda: f"tbf qdisc on {step['ifname']} rate {step['rate_bps']}bit",
+        "cgroup": lambda: f"cgroup {step['mount']}{step.get('path', '/' + step['name'])} "
+                          f"({step['quota_us']} us of CPU per {step['period_us']} us), moved in: "
+                          + (" ".join(str(m["pid"]) for m in step.get("moved", [])) or "none"),
         "process": lambda: f"process {step.get('pid')} {step['role']}",
     }[op]()
     out = {"namespace": ns, "what": what}

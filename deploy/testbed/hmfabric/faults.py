@@ -21,10 +21,11 @@ import sys
 import time
 from typing import Callable, Iterator
 
+from . import cpu_cgroup
 from . import fault_ops as ops
 from . import fault_workers
 from . import layout as L
-from . import netns, state
+from . import netns, start_cmd, state
 
 TESTBED_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPO_DIR = os.path.dirname(os.path.dirname(TESTBED_DIR))
@@ -37,6 +38,7 @@ EGRESS_PRIORITY = 0
 SINK_PRIORITY = -300
 BLAST_OVERLOAD = 1.5  # the generator offers this multiple of the shaped rate
 MAX_CONGESTION_BPS = 200_000_000  # what the Python generator sustains here
+CPU_PERIOD_US = 100_000  # the cpu fault's quota period (the kernel's default)
 
 HELP_EPILOG = """\
 Links are named as in `fabric topology` (h003.nic1-p0r1, p0r1-s03); --from
@@ -52,7 +54,13 @@ spine, which lost its route, answers network unreachable. After nic-down the
 rail switch ignores its route over the port without carrier and sends the
 NIC's packets up to a spine, where they loop until the TTL runs out. delay needs
 hostmesh-delayq built (HOSTMESH_BUILD_DIR, default <repo>/build); congestion
-offers 1.5x RATE of background UDP, so the shaper's queue stays full."""
+offers 1.5x RATE of background UDP, so the shaper's queue stays full.
+
+cpu gives the host a machine of its own: a CPU cgroup (v2 cpu.max, or v1
+cpu.cfs_quota_us) allowed --cpus CPUs, holding the host's agent (from `fabric
+start`; inject after it) and stress-ng's workers, which keep that budget used
+up. So that agent is starved and nothing else on this machine is. `clear`
+moves the agent back to its own cgroup and removes the cgroup."""
 
 
 # --- state ------------------------------------------------------------------
@@ -198,8 +206,12 @@ def _flags_flap(p):
 
 def _flags_cpu(p):
     p.add_argument("--host", required=True, help="e.g. h003")
+    p.add_argument("--cpus", type=_ranged(float, 0.01, 1024, "--cpus"), default=0.1,
+                   help="CPU time the host (its agent and the load) gets, in CPUs: a "
+                        f"quota of CPUS x {CPU_PERIOD_US} us per {CPU_PERIOD_US} us (0.1)")
     p.add_argument("--workers", type=_ranged(int, 1, 1024, "--workers"),
-                   default=os.cpu_count() or 1, help="stress-ng CPU workers (one per CPU)")
+                   default=os.cpu_count() or 1,
+                   help="stress-ng CPU workers (default one per CPU of this machine)")
     p.add_argument("--load", type=_ranged(int, 1, 100, "--load"), default=100,
                    help="percent busy of each worker (100)")
 
@@ -344,10 +356,22 @@ def plan_cpu(plan: Plan, args) -> None:
     binary = shutil.which("stress-ng")
     if not binary:
         raise ops.FaultError("stress-ng is not installed (apt-get install stress-ng)")
+    try:
+        version, mount = cpu_cgroup.hierarchy()
+    except cpu_cgroup.CgroupError as exc:
+        raise ops.FaultError(f"cpu: {exc}") from None
     plan.target(None, None, "cpu", device=args.host)
     ns = L.namespace(args.host, plan.lay.prefix)
+    name = cpu_cgroup.name_for(plan.lay.prefix, plan.fid)
+    quota = max(cpu_cgroup.MIN_QUOTA_US, round(args.cpus * CPU_PERIOD_US))
+    # The host's agent(s) first, then the load started inside the cgroup.
+    plan.steps.append({"op": "cgroup", "ns": ns, "host": args.host, "version": version,
+                       "mount": mount, "name": name, "quota_us": quota,
+                       "period_us": CPU_PERIOD_US,
+                       "pids": start_cmd.running_pids(plan.lay.prefix, args.host)})
     plan.process("stress-ng", ns, [binary, "--cpu", str(args.workers), "--cpu-load",
                                    str(args.load), "--timeout", "0", "--quiet"], ready=False)
+    plan.steps[-1]["cgroup"] = os.path.join(mount, name)
 
 
 KINDS: dict[str, tuple[str, Callable, Callable]] = {
@@ -365,7 +389,8 @@ KINDS: dict[str, tuple[str, Callable, Callable]] = {
               _flags_delay, plan_delay),
     "congestion": ("shape a link end to RATE and fill it with background UDP",
                    _flags_congestion, plan_congestion),
-    "cpu": ("overload a host's CPUs with stress-ng in its namespace", _flags_cpu, plan_cpu),
+    "cpu": ("starve one host of CPU: its agent and stress-ng in a cgroup with a quota",
+            _flags_cpu, plan_cpu),
 }
 
 
@@ -408,6 +433,8 @@ def _claims(step: dict) -> set[tuple]:
         return {("root qdisc", step["ns"], step["ifname"])}
     if step["op"] == "nfqueue":
         return {("delay", step["ns"], step["ifname"])}
+    if step["op"] == "cgroup":  # a process lives in one CPU cgroup at a time
+        return {("CPU budget", step["ns"], step["host"])}
     return set()
 
 
@@ -526,7 +553,12 @@ def _tidy(steps: list[dict], remaining: list[dict]) -> list[str]:
 
 def teardown(prefix: str) -> None:
     """For `fabric down`, before the namespaces go: stop every process any fault
-    of this fabric started and forget the faults. Safe when there are none."""
+    of this fabric started, remove its CPU cgroups (found by name, so also
+    after a crash) and forget the faults. Safe when there are none."""
     ops.kill_owned(lambda owner: owner.split("/", 1)[0] == prefix)
+    try:
+        cpu_cgroup.remove_all(prefix)
+    except cpu_cgroup.CgroupError as exc:
+        raise ops.FaultError(str(exc)) from None
     with contextlib.suppress(FileNotFoundError):
         os.remove(_path(prefix, "faults.json"))

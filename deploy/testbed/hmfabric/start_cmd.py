@@ -134,6 +134,12 @@ def _ours(pid: int, binary: str) -> bool:
         return False
 
 
+def running_pids(pfx: str, name: str) -> list[int]:
+    """Pids of the processes `start` ran as `name` ("analyzer", "h003") that
+    still run; empty when nothing was started."""
+    return [p["pid"] for p in _load(pfx) if p["name"] == name and _ours(p["pid"], p["binary"])]
+
+
 def _curl(ns: str, url: str) -> subprocess.CompletedProcess:
     return subprocess.run(["ip", "netns", "exec", ns, "curl", "-sf", "-m", "2", url],
                           capture_output=True, text=True, check=False)
