@@ -26,9 +26,10 @@ void Router::Get(std::string path, Handler handler) {
 Response Router::Dispatch(const Request& request) const {
   const auto it = get_handlers_.find(request.path);
   if (it == get_handlers_.end()) return PlainError(404, "not found\n");
-  if (request.method != "GET") {
+  // HEAD is GET without the body (the server leaves it out): `curl -I` works.
+  if (request.method != "GET" && request.method != "HEAD") {
     Response response = PlainError(405, "method not allowed\n");
-    response.headers.emplace_back("Allow", "GET");
+    response.headers.emplace_back("Allow", "GET, HEAD");
     return response;
   }
   return it->second(request);

@@ -96,10 +96,15 @@ TEST_F(HttpServer, UnknownPathIs404) {
 TEST_F(HttpServer, OtherMethodIs405) {
   const HttpReply post = FetchOrDie(port_, "POST", "/metrics");
   EXPECT_EQ(post.status, 405);
-  EXPECT_EQ(post.headers.at("allow"), "GET");
+  EXPECT_EQ(post.headers.at("allow"), "GET, HEAD");
+}
+
+TEST_F(HttpServer, HeadAnswersLikeGetWithoutTheBody) {
+  const HttpReply get = FetchOrDie(port_, "GET", "/metrics");
   const HttpReply head = FetchOrDie(port_, "HEAD", "/metrics");
-  EXPECT_EQ(head.status, 405);
+  EXPECT_EQ(head.status, 200);
   EXPECT_EQ(head.body, "");
+  EXPECT_EQ(head.headers.at("content-type"), get.headers.at("content-type"));
 }
 
 TEST_F(HttpServer, HandlerSeesRawQueryAndNormalizedPath) {
