@@ -1,6 +1,7 @@
 #include "analyzer/main/state_keeper.h"
 
 #include <algorithm>
+#include <map>
 
 #include "analyzer/state/state_codec.h"
 #include "common/base/logging.h"
@@ -61,22 +62,29 @@ RestoreSummary StateKeeper::Restore(const RestoreOptions& options, AnalysisFeed&
     return true;
   }));
 
-  std::vector<analysis::Incident> kept;
+  // Keyed by last activity: an incident updated across a crash may be there
+  // twice (old key not yet deleted); the scan is in key order, the last wins.
+  std::map<std::uint64_t, analysis::Incident> by_id;
   std::uint64_t next_id = 1;
-  const std::int64_t visible_after = now - options.resolved_visible.count();
   note_error(store_.ScanIncidents(At(0), At(now + 1),
-                                  [&](WallTime, std::uint64_t id, std::string_view bytes) {
+                                  [&](WallTime at, std::uint64_t id, std::string_view bytes) {
                                     next_id = std::max(next_id, id + 1);
                                     auto inc = state::DecodeIncident(bytes);
                                     if (!inc) {
                                       ++out.bad_records;
                                       return true;
                                     }
-                                    if (!inc->open && inc->resolved_ns < visible_after) return true;
-                                    (inc->open ? out.open_incidents : out.resolved_incidents) += 1;
-                                    kept.push_back(std::move(*inc));
+                                    incident_keys_[id] = Ns(at);
+                                    by_id[id] = std::move(*inc);
                                     return true;
                                   }));
+  const std::int64_t visible_after = now - options.resolved_visible.count();
+  std::vector<analysis::Incident> kept;
+  for (auto& [id, inc] : by_id) {
+    if (!inc.open && inc.resolved_ns < visible_after) continue;
+    (inc.open ? out.open_incidents : out.resolved_incidents) += 1;
+    kept.push_back(std::move(inc));
+  }
   incidents.Restore(std::move(kept), next_id);
   return out;
 }
@@ -114,11 +122,22 @@ void StateKeeper::Save(const analysis::WindowReport& report,
   for (std::uint64_t id : touched) {
     const analysis::Incident* inc = incidents.Find(id);
     if (inc == nullptr) continue;
-    const auto status =
-        store_.PutIncident(At(inc->evidence.first_seen_ns), inc->id, state::EncodeIncident(*inc));
+    // Keyed by its last activity, so retention counts from there: an RNIC
+    // left broken for 40 days keeps its incident.
+    const std::int64_t at = std::max(inc->evidence.last_seen_ns, inc->resolved_ns);
+    auto status = store_.PutIncident(At(at), inc->id, state::EncodeIncident(*inc));
     if (!status.ok()) {
       ++write_errors_;
       log->warn("incident {} not stored: {}", id, status.error);
+      continue;
+    }
+    const auto [old, inserted] = incident_keys_.try_emplace(id, at);
+    if (inserted || old->second == at) continue;
+    status = store_.DeleteIncident(At(old->second), id);
+    old->second = at;
+    if (!status.ok()) {
+      ++write_errors_;  // a stale copy; the restore takes the newer one
+      log->warn("old copy of incident {} not deleted: {}", id, status.error);
     }
   }
 }

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "analyzer/analysis/incidents.h"
@@ -65,6 +66,8 @@ class StateKeeper {
   store::Store& store_;
   const Clock& clock_;
   std::uint64_t write_errors_ = 0;
+  // Incident id -> the time its stored copy is keyed by (its last activity).
+  std::unordered_map<std::uint64_t, std::int64_t> incident_keys_;
 };
 
 }  // namespace hostmesh::analyzer::app

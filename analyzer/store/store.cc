@@ -403,6 +403,12 @@ StoreStatus Store::PutIncident(WallTime opened, std::uint64_t incident_id, std::
                    "store incident");
 }
 
+StoreStatus Store::DeleteIncident(WallTime at, std::uint64_t incident_id) {
+  return FromRocks(
+      db_->Delete(rocksdb::WriteOptions(), cf(kIncidents), IncidentKey(Ns(at), incident_id)),
+      "delete incident");
+}
+
 StoreStatus Store::ScanIncidents(
     WallTime from, WallTime to,
     const std::function<bool(WallTime, std::uint64_t, std::string_view)>& visit) const {

@@ -139,7 +139,10 @@ class Store {
   StoreStatus ScanWindowSummaries(WallTime from, WallTime to,
                                   const std::function<bool(WallTime, std::string_view scope,
                                                            std::string_view bytes)>& visit) const;
-  StoreStatus PutIncident(WallTime opened, std::uint64_t incident_id, std::string_view bytes);
+  // Incidents are keyed by a time the caller chooses (the analyzer: its last
+  // activity, so retention keeps a long-open incident) and their id.
+  StoreStatus PutIncident(WallTime at, std::uint64_t incident_id, std::string_view bytes);
+  StoreStatus DeleteIncident(WallTime at, std::uint64_t incident_id);
   StoreStatus ScanIncidents(
       WallTime from, WallTime to,
       const std::function<bool(WallTime, std::uint64_t id, std::string_view bytes)>& visit) const;

@@ -21,6 +21,8 @@ TEST(AnalyzerConfig, EmptyFileGivesTheDocumentedDefaults) {
   EXPECT_EQ(c.analysis.rnic_sticky, 60s);
   EXPECT_EQ(c.raw_retention, 24h);
   EXPECT_EQ(c.summary_retention, 720h);
+  EXPECT_EQ(c.restore_paths, 15min);
+  EXPECT_EQ(c.restore_results, 5min);
 }
 
 TEST(AnalyzerConfig, EveryKeyIsRead) {
@@ -33,6 +35,7 @@ window: 2s
 grace: 1s
 thresholds: {rnic_timeout_fraction: 0.25, rnic_sticky: 10s}
 retention: {raw: 1h, summaries: 48h}
+restore: {paths: 30m, results: 1m}
 )",
                                                "a.yaml");
   EXPECT_EQ(c.log_level, LogLevel::kDebug);
@@ -46,6 +49,8 @@ retention: {raw: 1h, summaries: 48h}
   EXPECT_EQ(c.analysis.rnic_sticky, 10s);
   EXPECT_EQ(c.raw_retention, 1h);
   EXPECT_EQ(c.summary_retention, 48h);
+  EXPECT_EQ(c.restore_paths, 30min);
+  EXPECT_EQ(c.restore_results, 1min);
 }
 
 TEST(AnalyzerConfig, ErrorsNameTheKeyAndTheLine) {
