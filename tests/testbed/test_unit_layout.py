@@ -193,6 +193,13 @@ class Inventory(unittest.TestCase):
                                  inventory.agent_config_header("h003"))
         self.assertEqual(text, AGENT_CONFIG_H003)
 
+    def test_agent_config_port_range(self):
+        lay = L.build_layout(L.Size(4, 2, 2))
+        text = inventory.to_yaml(inventory.agent_config(lay, "h003", (49152, 49167)),
+                                 inventory.agent_config_header("h003"))
+        self.assertIn("ports:\n  pool_size: 16\n  rotation_period: 60s\n  rotation_fraction: "
+                      "0.25\n  min: 49152\n  max: 49167\ntraceroute:", text)
+
     def test_scalars_that_need_quotes(self):
         out = inventory.to_yaml({"a": "true", "b": "0x37", "c": "1.5", "d": "1:30", "e": "a b",
                                  "f": "198.18.0.1", "g": "hm-", "h": "", "i": 'q"'})

@@ -31,6 +31,7 @@ ANALYZER_BIN = os.path.join("analyzer", "main", "hostmesh-analyzer")
 AGENT_BIN = os.path.join("agent", "main", "hostmesh-agent")
 PROCESSES_FILE = "processes.json"
 API_URL = f"http://{L.ANALYZER_IP}:{L.ANALYZER_HTTP_PORT}/api/v1/"
+AGENT_POOL_SIZE = inventory.AGENT_POOL_SIZE
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -43,12 +44,26 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--log-level", default="info", help="of the analyzer and agents (info)")
     p.add_argument("--timeout", type=float, default=60.0,
                    help="seconds to wait for every process to answer (60)")
+    p.add_argument("--agent-ports", type=_port_range, metavar="MIN-MAX",
+                   help="UDP source ports the agents probe from (default the agent's, "
+                        f"49152-65535); at least the pool ({AGENT_POOL_SIZE}); exactly "
+                        f"{AGENT_POOL_SIZE} means every NIC probes with all of them, always")
     p.set_defaults(func=cmd_start)
 
     p = sub.add_parser("stop", help="stop the agents and the analyzer `start` ran")
     p.add_argument("--grace", type=float, default=5.0,
                    help="seconds between SIGTERM and SIGKILL (5)")
     p.set_defaults(func=cmd_stop)
+
+
+def _port_range(text: str) -> tuple[int, int]:
+    m = re.fullmatch(r"(\d+)-(\d+)", text.strip())
+    lo, hi = (int(m[1]), int(m[2])) if m else (0, 0)
+    if not m or not 1024 <= lo <= hi <= 65535 or hi - lo + 1 < AGENT_POOL_SIZE:
+        raise argparse.ArgumentTypeError(
+            f"--agent-ports {text!r}: use MIN-MAX within 1024-65535 holding at least "
+            f"{AGENT_POOL_SIZE} ports (the agents' pool)")
+    return lo, hi
 
 
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
@@ -175,7 +190,8 @@ def _tail(path: str, lines: int = 5) -> str:
 
 
 def start(pfx: str, window: str, grace: str | None, build_dir: str | None,
-          log_level: str = "info", timeout: float = 60.0) -> list[dict]:
+          log_level: str = "info", timeout: float = 60.0,
+          agent_ports: tuple[int, int] | None = None) -> list[dict]:
     lay, _ = state.current(pfx)
     analyzer_bin, agent_bin = binaries(build_dir)
     if any(_ours(p["pid"], p["binary"]) for p in _load(pfx)):
@@ -200,7 +216,7 @@ def start(pfx: str, window: str, grace: str | None, build_dir: str | None,
         _save(pfx, procs)
         for h, host in enumerate(lay.hosts):
             agent_cfg = os.path.join(sdir, f"agent-{host}.yaml")
-            _write(agent_cfg, inventory.to_yaml(inventory.agent_config(lay, host),
+            _write(agent_cfg, inventory.to_yaml(inventory.agent_config(lay, host, agent_ports),
                                                 inventory.agent_config_header(host)))
             log = os.path.join(sdir, f"agent-{host}.log")
             procs.append({"name": host, "device": host, "binary": agent_bin, "log": log,
@@ -254,7 +270,8 @@ def cmd_start(args: argparse.Namespace) -> int:
     netns.require_root()
     pfx = state.prefix()
     t0 = time.monotonic()
-    procs = start(pfx, args.window, args.grace, args.build, args.log_level, args.timeout)
+    procs = start(pfx, args.window, args.grace, args.build, args.log_level, args.timeout,
+                  args.agent_ports)
     sdir = state.state_dir(pfx)
     agents = len(procs) - 1
     print(f"fabric start: analyzer and {agents} agents answering in "
