@@ -19,6 +19,7 @@
 #include "ctl/http_client.h"
 #include "ctl/json_reader.h"
 #include "hostmesh/v1/ingest.grpc.pb.h"
+#include "tests/analyzer/main/app_test_support.h"
 #include "tests/analyzer/store/temp_dir.h"
 #include "tests/analyzer/store/test_batches.h"
 #include "tests/ctl/ctl_runner.h"
@@ -30,46 +31,9 @@ namespace {
 using namespace std::chrono_literals;
 using ::testing::HasSubstr;
 
-constexpr std::uint32_t kNics = 4;
-constexpr std::uint32_t kBadNic = 2;
-
-// Every ordered NIC pair, `per_pair` probes each, stamped over the last 100 ms;
-// those touching kBadNic time out.
-v1::UploadBatch Batch(std::uint64_t seq, WallTime now, int per_pair) {
-  v1::UploadBatch batch;
-  batch.set_schema_version(v1::SCHEMA_VERSION_1);
-  batch.set_agent_id("h1");
-  batch.set_boot_id(7);
-  batch.set_batch_seq(seq);
-  batch.set_created_ns(now.time_since_epoch().count());
-  std::uint64_t n = 0;
-  for (std::uint32_t src = 0; src < kNics; ++src) {
-    for (std::uint32_t dst = 0; dst < kNics; ++dst) {
-      if (src == dst) continue;
-      for (int i = 0; i < per_pair; ++i, ++n) {
-        v1::ProbeResult* r = batch.add_results();
-        r->set_src_nic(src);
-        r->set_dst_nic(dst);
-        r->set_src_port(49152 + static_cast<std::uint32_t>(i));
-        r->set_dst_port(4791);
-        r->set_sequence(seq * 1000 + n);
-        const std::int64_t t =
-            (now - 100ms).time_since_epoch().count() + static_cast<std::int64_t>(n) * 1'000'000;
-        r->set_send_time_ns(t);
-        r->set_app_send_ns(t);
-        r->set_payload_bytes(50);
-        if (src == kBadNic || dst == kBadNic) {
-          r->set_timeout(true);
-          continue;
-        }
-        r->set_nic_send_ns(t + 1000);
-        r->set_nic_recv_ns(t + 6000);
-        r->set_app_recv_ns(t + 9000);
-      }
-    }
-  }
-  return batch;
-}
+using analyzer::app::testing::Batch;
+using analyzer::app::testing::kBadNic;
+using analyzer::app::testing::kNics;
 
 // True when /api/v1/rnics on `port` reports kBadNic down.
 bool BadNicDown(std::uint16_t port) {
