@@ -106,6 +106,7 @@ def link_name(entry: dict) -> str:
 
 class FabricTestCase(unittest.TestCase):
     HOSTS, RAILS, SPINES = 8, 4, 4
+    START_ARGS: tuple[str, ...] = ()  # more `fabric start` flags, e.g. --agent-ports
 
     @classmethod
     def setUpClass(cls):
@@ -114,7 +115,7 @@ class FabricTestCase(unittest.TestCase):
         cls.fab = harness.Fabric(cls.HOSTS, cls.RAILS, cls.SPINES).up()
         try:
             out = fabric("start", "--window", f"{WINDOW_S}s", "--grace", f"{GRACE_S}s",
-                         "--timeout", "120")
+                         "--timeout", "120", *cls.START_ARGS)
         except BaseException:
             fabric("down", check=False)
             raise
