@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""e2e 7: CPU overload on one host of an 8x4x4 fabric with real agents and the
+real analyzer (`fabric fault add cpu`: that host's agent and stress-ng in a
+cgroup allowed a tenth of a CPU, which stress-ng keeps used up, so the agent
+waits for the CPU and nothing else on the machine does): within 3 windows
+after the injection a host_processing_delay incident names that host, and
+none names another; and a starved host is not a broken network: no network
+incident opens (link_loss, latency_hotspot, switch, RNIC), no link is a
+culprit and no RNIC is anomalous."""
+
+import json
+import os
+import unittest
+
+import e2e
+import harness
+from hmfabric import cpu_cgroup
+
+HOST = "h006"
+
+
+def throttling() -> str:
+    """How often the cpu fault's cgroup was throttled: proof the host was starved."""
+    [fault] = json.loads(e2e.fabric("fault", "list").stdout)
+    _, mount = cpu_cgroup.hierarchy()
+    path = os.path.join(mount, cpu_cgroup.name_for(harness.PREFIX, fault["id"]))
+    with open(os.path.join(path, "cpu.stat")) as f:
+        stat = dict(line.split() for line in f)
+    throttled_s = (int(stat["throttled_usec"]) / 1e6 if "throttled_usec" in stat
+                   else int(stat.get("throttled_time", 0)) / 1e9)
+    return (f"cgroup {path}: throttled in {stat['nr_throttled']} of {stat['nr_periods']} "
+            f"periods, {throttled_s:.1f} s in all")
+
+
+class CpuOverload(e2e.FabricTestCase):
+    def test_processing_delay_incident_for_the_host_no_network_incident(self):
+        self.wait_healthy_window()
+        t = self.inject("cpu", "--host", HOST, "--cpus", "0.1")
+        bound = self.windows_after(t, 3)
+        flagged = []
+        network = []
+        for snap in self.windows_until(bound, self.deadline_for(bound)):
+            if snap.end_s <= t:
+                continue  # judged before the fault
+            sla = {h["host"]: h for h in (e2e.api("sla") or {}).get("hosts", [])}
+            if HOST in sla:
+                e2e.log(f"{HOST} processing p50/p90/p99 " + "/".join(
+                    f"{sla[HOST]['processing_ns'][q] / 1e3:.0f}" for q in ("p50", "p90", "p99"))
+                    + f" us over {sla[HOST]['probes']} probes")
+            hosts = [i["suspect"].get("host") for i in snap.incidents["open"]
+                     if i["kind"] == "host_processing_delay"]
+            if HOST in hosts:
+                flagged.append(snap.end_s)
+            network += [f"{i['kind']} {i['summary']}" for i in snap.incidents["open"]
+                        if i["kind"] != "host_processing_delay"]
+            network += [f"{e2e.link_name(l)} culprit" for l in snap.culprits()]
+            network += [f"{r['host']}.nic{r['nic']} anomalous" for r in snap.anomalous_rnics()]
+            last = snap
+        starved = throttling()
+        e2e.log(starved)
+        self.assertTrue(flagged, f"no host_processing_delay incident for {HOST} within 3 "
+                                 f"windows ({starved}); last: {last.describe()}")
+        others = [i["suspect"].get("host") for i in last.incidents["open"]
+                  if i["kind"] == "host_processing_delay" and i["suspect"].get("host") != HOST]
+        self.assertEqual(others, [], "processing delay blamed on hosts not overloaded")
+        self.assertEqual(sorted(set(network)), [], "network faults reported for a CPU overload")
+
+
+if __name__ == "__main__":
+    e2e.main()
