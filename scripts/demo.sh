@@ -19,7 +19,7 @@ usage: scripts/demo.sh [--hosts N] [--rails N] [--spines N] [--pods N]
     nic-down  h003's nic1 down
     loss      5% loss on p0r1-s01
     delay     2 ms added on p0r0-s01
-    cpu       stress-ng in h002's namespace (loads the whole machine)
+    cpu       h002's agent starved: it and stress-ng in a cgroup of 0.1 CPU
   --window    the analyzer's window in seconds (default 10; grace is half)
   --keep      leaves fabric, fault, analyzer and agents running
               (deploy/testbed/fabric down removes everything).
