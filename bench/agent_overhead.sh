@@ -1,24 +1,46 @@
 #!/usr/bin/env bash
 # Agent overhead on the emulated fabric (issue 3 benchmark): one agent with the
-# UDP transport on a host with 8 NICs, at 10 and at 1000 probes/s per NIC, each
-# for DURATION seconds (default 60). Prints CPU (% of one core over the run, from
-# /proc/PID/stat: user, system, total), peak RSS (VmHWM) and private memory
-# (RssAnon; the rest of RSS is shared library pages). Needs root and a built
-# tree (scripts/build.sh). A stand-in analyzer (bench/ingest_sink.cc) in the
-# management namespace acknowledges every batch, so the agent runs connected
-# and uploading, as in production; --no-analyzer measures it buffering instead.
-# Caveat: veth forwarding through the emulated switches runs in the sender's
-# system calls, so "system" includes work a real NIC and fabric would do. When
-# `perf` is installed the run is also sampled and the share spent in receive
-# softirq (net_rx_action: every emulated hop and the final delivery, which a
-# real host runs in NAPI context, not in the agent) is taken out: "own" CPU.
+# UDP transport on a host with 8 NICs, at 10 and at 1000 probes/s per NIC.
+#
+#   bench/agent_overhead.sh [--no-analyzer] [--no-trace] [--repeat N] [SECONDS]
+#
+# Each rate runs one agent: 3 s of start-up, then N windows of SECONDS (default
+# 60) in which the process's CPU time is read from /proc/PID/stat (user +
+# system, all threads, as % of one core; the median and the range of the N
+# windows are printed), and when `perf` is installed one more window sampled by
+# perf for the split below (CPU is never read while perf samples: its own cost
+# lands on the sampled process).
+#
+# What the CPU figures include. "cpu" is everything the kernel bills to the
+# agent. On this fabric that includes forwarding every probe through the
+# emulated switches: a veth transmit queues the packet for the receive softirq,
+# which runs on the sending CPU when the send system call re-enables bottom
+# halves, so each probe's four hops (rail switch, spine, rail switch, the
+# destination NIC's stack) run inside the agent's sendto. On a real host the
+# NIC and the switches do that work and the receive softirq runs in NAPI
+# context after an interrupt. "own" takes out the share of perf samples under
+# net_rx_action (the emulated hops and the final socket delivery); it keeps the
+# agent's user code, its system calls, the UDP send path down to the device
+# (veth_xmit here, a NIC driver there), timestamping, and the wake-ups.
+#
+# Memory: peak RSS (VmHWM) split into file-backed pages (shared library and
+# binary text and read-only data, shared with every process mapping the same
+# files) and anonymous pages (heap, stacks, library data: private to the agent).
+#
+# A stand-in analyzer (bench/ingest_sink.cc) in the management namespace
+# acknowledges every batch, so the agent runs connected and uploading, as in
+# production; --no-analyzer measures it buffering instead; --no-trace measures
+# probing alone, without the traceroute thread. Needs root and a built tree
+# (HOSTMESH_BUILD_DIR, default build/); the fabric's namespace prefix is
+# HOSTMESH_FABRIC_PREFIX (default hmbench-), so several runs can coexist.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-analyzer=1 trace=true
+analyzer=1 trace=true repeat=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --no-analyzer) analyzer=0; shift ;;
     --no-trace) trace=false; shift ;;  # probing alone, without the traceroute thread
+    --repeat) repeat=$2; shift 2 ;;
     *) break ;;
   esac
 done
@@ -26,7 +48,7 @@ duration=${1:-60}
 sink=${HOSTMESH_BUILD_DIR:-build}/bench/hostmesh-ingest-sink
 agent=${HOSTMESH_BUILD_DIR:-build}/agent/main/hostmesh-agent
 fabric=deploy/testbed/fabric
-export HOSTMESH_FABRIC_PREFIX=hmbench-
+export HOSTMESH_FABRIC_PREFIX=${HOSTMESH_FABRIC_PREFIX:-hmbench-}
 [ -x "$agent" ] || { echo "bench: build first ($agent missing)" >&2; exit 1; }
 
 $fabric down >/dev/null
@@ -38,46 +60,71 @@ if [ "$analyzer" -eq 1 ]; then
 fi
 tck=$(getconf CLK_TCK)
 
+# CPU ticks (user system) of the process, and context switches of all its threads.
+ticks() { awk '{print $14, $15}' "/proc/$1/stat"; }
+switches() { cat /proc/"$1"/task/*/status | awk '/ctxt_switches/ {s += $2} END {print s}'; }
+
 run() {  # $1 = probe interval, $2 = label
-  local cfg pid t0 t1 c0 c1
+  local cfg pid
   cfg=$(mktemp /tmp/hostmesh-bench.XXXXXX.yaml)
   $fabric agent-config h000 | sed -e "s/^  interval: .*/  interval: $1/" \
     -e "/^traceroute:/,/^[a-z]/ s/^  enabled: .*/  enabled: $trace/" >"$cfg"
   $fabric exec h000 -- "$agent" --config "$cfg" --log-level error &
   pid=$!
   sleep 3  # start-up (sockets, first pool) is not steady state
-  read -r u0 s0 < <(awk '{print $14, $15}' "/proc/$pid/stat")
-  t0=$(date +%s.%N)
-  local perf_data="" softirq=""
+  local windows="" i u0 s0 u1 s1 w0 w1 t0 t1
+  for ((i = 0; i < repeat; i++)); do
+    read -r u0 s0 < <(ticks "$pid"); w0=$(switches "$pid"); t0=$(date +%s.%N)
+    sleep "$duration"
+    read -r u1 s1 < <(ticks "$pid"); w1=$(switches "$pid"); t1=$(date +%s.%N)
+    windows+="$(awk -v u0="$u0" -v u1="$u1" -v s0="$s0" -v s1="$s1" -v w0="$w0" -v w1="$w1" \
+      -v t0="$t0" -v t1="$t1" -v tck="$tck" 'BEGIN {
+        secs = t1 - t0
+        printf "%f %f %f\n", (u1 - u0) / tck / secs * 100, (s1 - s0) / tck / secs * 100, (w1 - w0) / secs }')"$'\n'
+  done
+  local softirq="" samples=""
   if command -v perf >/dev/null; then
+    local perf_data
     perf_data=$(mktemp /tmp/hostmesh-bench.XXXXXX.perf)
-    perf record -q -F 499 -g -p "$pid" -o "$perf_data" -- sleep "$duration" 2>/dev/null
+    perf record -q -F 2999 -g -p "$pid" -o "$perf_data" -- sleep "$duration" 2>/dev/null
     softirq=$(perf report -i "$perf_data" --children --sort symbol -g none --stdio 2>/dev/null |
       awk '/\] net_rx_action/ {sub("%", "", $1); print $1; exit}' || true)
+    samples=$(perf report -i "$perf_data" --stdio 2>/dev/null | awk '/^# Samples:/ {print $3; exit}' || true)
     rm -f "$perf_data"
-  else
-    sleep "$duration"
   fi
-  read -r u1 s1 < <(awk '{print $14, $15}' "/proc/$pid/stat")
-  t1=$(date +%s.%N)
+  local hwm anon file threads metrics sent lost
   hwm=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")
   anon=$(awk '/RssAnon/ {print $2}' "/proc/$pid/status")
+  file=$(awk '/RssFile/ {print $2}' "/proc/$pid/status")
+  threads=$(awk '/Threads/ {print $2}' "/proc/$pid/status")
   metrics=$($fabric exec h000 -- curl -s "http://$(sed -n 's/^  listen: \(.*\):9100$/\1/p' "$cfg"):9100/metrics")
   sent=$(echo "$metrics" | awk '/^hostmesh_agent_probes_sent_total/ {s += $2} END {print s}')
   lost=$(echo "$metrics" | awk '/^hostmesh_agent_probes_timeouts_total/ {s += $2} END {print s}')
   kill -TERM "$pid"; wait "$pid" || true
   rm -f "$cfg"
-  awk -v u0="$u0" -v u1="$u1" -v s0="$s0" -v s1="$s1" -v t0="$t0" -v t1="$t1" -v tck="$tck" \
-      -v hwm="$hwm" -v anon="$anon" -v label="$2" -v sent="$sent" -v lost="$lost" \
-      -v softirq="${softirq:-}" 'BEGIN {
-    secs = (t1 - t0) * tck / 100
-    user = (u1 - u0) / secs; sys = (s1 - s0) / secs
-    own = softirq == "" ? "n/a (no perf)" : sprintf("%.2f%%", (user + sys) * (1 - softirq / 100))
-    printf "%-22s cpu %.2f%% (user %.2f%%, system %.2f%%), own %s  peak RSS %.1f MB, private %.1f MB  sent %d, timed out %d\n",
-           label, user + sys, user, sys, own, hwm / 1024, anon / 1024, sent, lost }'
+  echo "$windows" | awk -v label="$2" -v softirq="${softirq:-}" -v samples="${samples:-}" \
+      -v hwm="$hwm" -v anon="$anon" -v file="$file" -v threads="$threads" -v sent="$sent" \
+      -v lost="$lost" 'NF == 3 {n++; cpu[n] = $1 + $2; user += $1; sys += $2; wake += $3}
+    END {
+      for (i = 2; i <= n; i++) for (j = i; j > 1 && cpu[j] < cpu[j - 1]; j--) {
+        t = cpu[j]; cpu[j] = cpu[j - 1]; cpu[j - 1] = t
+      }
+      median = n % 2 ? cpu[(n + 1) / 2] : (cpu[n / 2] + cpu[n / 2 + 1]) / 2
+      range = n > 1 ? sprintf(" (median of %d windows, %.2f..%.2f)", n, cpu[1], cpu[n]) : ""
+      own = "own n/a (no perf)"
+      if (softirq != "") {
+        own = sprintf("own %.2f%% (fabric softirq, %.0f%% of %s samples, taken out)",
+                      median * (1 - softirq / 100), softirq, samples)
+      }
+      printf "%-22s cpu %.2f%%%s: user %.2f%%, system %.2f%%; %s\n", label, median, range,
+             user / n, sys / n, own
+      printf "%-22s %d threads, %.0f wake-ups/s; peak RSS %.1f MB (now: %.1f MB file-backed, %.1f MB anonymous); sent %d, timed out %d\n",
+             "", threads, wake / n, hwm / 1024, file / 1024, anon / 1024, sent, lost }'
 }
 
 mode=$([ "$analyzer" -eq 1 ] && echo "uploading to a stand-in analyzer" || echo "no analyzer")
-echo "agent overhead, 8 NICs, UDP transport, $mode, traceroute $trace, ${duration} s each"
+echo "agent overhead, 8 NICs, UDP transport, $mode, traceroute $trace, ${repeat} x ${duration} s per rate"
+echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at start"
 run 100ms "10 probes/s per NIC"
 run 1ms "1000 probes/s per NIC"
+echo "load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
