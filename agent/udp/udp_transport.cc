@@ -10,6 +10,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "agent/udp/timestamping_cmsg.h"
 #include "common/base/logging.h"
@@ -28,6 +29,8 @@ std::uint64_t SenderKey(NicId nic, std::uint16_t port) {
 
 // Room for SCM_TIMESTAMPING plus IP_RECVERR with its offender address.
 constexpr std::size_t kControlBytes = 512;
+// ICMP errors quote our probe; we only need to know they came.
+constexpr std::size_t kErrQuoteBytes = 64;
 constexpr std::chrono::seconds kSweepPeriod{1};
 
 bool IsRetryLater(int error) {
@@ -56,7 +59,11 @@ UdpTransport::UdpTransport(const Clock& clock, UdpTransportOptions options)
       options_(std::move(options)),
       nics_(options_.nics.size()),
       epoll_(::epoll_create1(EPOLL_CLOEXEC)),
-      rx_buffer_(options_.max_payload_bytes + 1) {
+      // One byte more than the largest payload, so that MSG_TRUNC tells a
+      // datagram that did not fit.
+      rx_batch_(std::max<std::size_t>(options_.receive_batch, 1), options_.max_payload_bytes + 1,
+                kControlBytes),
+      err_batch_(std::max<std::size_t>(options_.receive_batch, 1), kErrQuoteBytes, kControlBytes) {
   for (std::size_t i = 0; i < nics_.size(); ++i) nics_[i].config = options_.nics[i];
   if (!epoll_.valid()) Log()->error("epoll_create1: {}", std::strerror(errno));
 }
@@ -140,10 +147,17 @@ OpenResult UdpTransport::OpenNic(NicId id) {
   return result;
 }
 
+std::ptrdiff_t UdpTransport::FindSender(const Nic& nic, std::uint16_t port) {
+  const auto it = std::find(nic.sender_ports.begin(), nic.sender_ports.end(), port);
+  return it == nic.sender_ports.end() ? -1 : it - nic.sender_ports.begin();
+}
+
 UdpTransport::Sender* UdpTransport::SenderFor(NicId id, std::uint16_t port, MonoTime now,
                                               int& error) {
   Nic& nic = nics_[id];
-  if (auto it = nic.senders.find(port); it != nic.senders.end()) return &it->second;
+  if (const std::ptrdiff_t index = FindSender(nic, port); index >= 0) {
+    return &nic.senders[static_cast<std::size_t>(index)];
+  }
   if (nic.senders.size() >= options_.max_send_sockets_per_nic) {
     error = EMFILE;
     return nullptr;
@@ -170,7 +184,8 @@ UdpTransport::Sender* UdpTransport::SenderFor(NicId id, std::uint16_t port, Mono
     return nullptr;
   }
   ++nic.counters.sockets_opened;
-  Sender& sender = nic.senders[port];
+  nic.sender_ports.push_back(port);
+  Sender& sender = nic.senders.emplace_back();
   sender.fd = std::move(fd);
   sender.last_used = now;
   return &sender;
@@ -228,7 +243,7 @@ SendResult UdpTransport::Send(const ProbeOrder& order, std::span<const std::uint
 
 std::size_t UdpTransport::Poll(std::vector<TransportEvent>& out, std::size_t max_events) {
   if (clock_.MonotonicNow() >= next_sweep_) Sweep();
-  std::array<epoll_event, 64> ready{};
+  std::array<epoll_event, 64> ready;
   const int n = ::epoll_wait(epoll_.get(), ready.data(), static_cast<int>(ready.size()), 0);
   std::size_t appended = 0;
   for (int i = 0; i < n && appended < max_events; ++i) {
@@ -247,10 +262,10 @@ std::size_t UdpTransport::Poll(std::vector<TransportEvent>& out, std::size_t max
       appended += DrainReceive(id, out, max_events - appended);
       continue;
     }
-    const auto port = static_cast<std::uint16_t>(key & 0xFFFF);
-    const auto it = nic.senders.find(port);
-    if (it == nic.senders.end()) continue;
-    appended += DrainErrQueue(id, port, it->second.fd.get(), out, max_events - appended);
+    const std::ptrdiff_t index = FindSender(nic, static_cast<std::uint16_t>(key & 0xFFFF));
+    if (index < 0) continue;
+    appended +=
+        DrainErrQueue(id, nic.senders[static_cast<std::size_t>(index)], out, max_events - appended);
   }
   return appended;
 }
@@ -274,105 +289,107 @@ std::size_t UdpTransport::DrainReceive(NicId id, std::vector<TransportEvent>& ou
                                        std::size_t budget) {
   Nic& nic = nics_[id];
   std::size_t appended = 0;
-  alignas(cmsghdr) std::array<char, kControlBytes> control{};
   while (appended < budget) {
-    iovec iov{rx_buffer_.data(), rx_buffer_.size()};
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control.data();
-    msg.msg_controllen = control.size();
-    const ssize_t n = ::recvmsg(nic.receiver.get(), &msg, MSG_DONTWAIT);
+    const std::size_t asked = std::min(budget - appended, rx_batch_.capacity());
+    const int n = rx_batch_.Receive(nic.receiver.get(), 0, asked);
     // (4) right after the read, before any parsing.
     const std::int64_t app_recv = RealtimeNs();
     if (n < 0) {
       if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) ++nic.counters.receive_errors;
       break;
     }
-    ++nic.counters.received;
-    if ((msg.msg_flags & MSG_TRUNC) != 0) ++nic.counters.truncated;
-    const ScmTimestamps stamps = ParseReceiveCmsgs(msg);
-    TransportEvent event;
-    event.kind = TransportEvent::Kind::kReceived;
-    event.nic = id;
-    event.nic_time = PickReceiveStamp(nic, stamps.software_ns, stamps.hardware_ns);
-    event.app_time = {app_recv, TimestampSource::kUser};
-    const auto size = std::min(static_cast<std::size_t>(n), rx_buffer_.size());
-    event.payload.assign(rx_buffer_.begin(),
-                         rx_buffer_.begin() + static_cast<std::ptrdiff_t>(size));
-    out.push_back(std::move(event));
-    ++appended;
+    for (std::size_t i = 0; i < static_cast<std::size_t>(n); ++i) {
+      ++nic.counters.received;
+      if ((rx_batch_.flags(i) & MSG_TRUNC) != 0) ++nic.counters.truncated;
+      const ScmTimestamps stamps = ParseReceiveCmsgs(rx_batch_.header(i));
+      TransportEvent& event = out.emplace_back();
+      event.kind = TransportEvent::Kind::kReceived;
+      event.nic = id;
+      event.nic_time = PickReceiveStamp(nic, stamps.software_ns, stamps.hardware_ns);
+      event.app_time = {app_recv, TimestampSource::kUser};
+      const std::span<const std::uint8_t> bytes = rx_batch_.data(i);
+      event.payload.assign(bytes.begin(), bytes.end());
+    }
+    appended += static_cast<std::size_t>(n);
+    if (static_cast<std::size_t>(n) < asked) break;  // the queue is empty
   }
   return appended;
 }
 
-std::size_t UdpTransport::DrainErrQueue(NicId id, std::uint16_t port, int fd,
-                                        std::vector<TransportEvent>& out, std::size_t budget) {
+std::size_t UdpTransport::DrainErrQueue(NicId id, Sender& sender, std::vector<TransportEvent>& out,
+                                        std::size_t budget) {
   Nic& nic = nics_[id];
-  Sender& sender = nic.senders.at(port);
   std::size_t appended = 0;
-  alignas(cmsghdr) std::array<char, kControlBytes> control{};
-  // ICMP errors quote our probe; we only need to know they came.
-  std::array<std::uint8_t, 64> data{};
   while (appended < budget) {
-    iovec iov{data.data(), data.size()};
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control.data();
-    msg.msg_controllen = control.size();
-    if (::recvmsg(fd, &msg, MSG_ERRQUEUE | MSG_DONTWAIT) < 0) break;
-    const ErrQueueMessage parsed = ParseErrQueueMessage(msg);
-    switch (parsed.kind) {
-      case ErrQueueMessage::Kind::kIcmpError:
-        ++nic.counters.icmp_errors;
-        continue;
-      case ErrQueueMessage::Kind::kLocalError:
-      case ErrQueueMessage::Kind::kMalformed:
-        ++nic.counters.other_errqueue;
-        continue;
-      case ErrQueueMessage::Kind::kTxTimestamp:
-        break;
+    // Ask for no more than the budget allows: every message may be a stamp.
+    const std::size_t asked = std::min(budget - appended, err_batch_.capacity());
+    const int n = err_batch_.Receive(sender.fd.get(), MSG_ERRQUEUE, asked);
+    if (n < 0) break;
+    for (std::size_t i = 0; i < static_cast<std::size_t>(n); ++i) {
+      TransportEvent event;
+      if (OnErrQueueMessage(nic, id, sender, err_batch_.header(i), event)) {
+        out.push_back(event);
+        ++appended;
+      }
     }
-    if (parsed.tstamp_type != SCM_TSTAMP_SND) {
-      ++nic.counters.other_errqueue;
-      continue;
-    }
-    const std::optional<PendingSend> send = sender.fifo.Take(parsed.opt_id);
-    if (!send) {
-      ++nic.counters.tx_stamps_unmatched;
-      continue;
-    }
-    Timestamp stamp;
-    if (nic.mode == TimestampMode::kHardware) {
-      stamp = {parsed.stamps.hardware_ns, TimestampSource::kHardware};
-    } else {
-      stamp = {parsed.stamps.software_ns, TimestampSource::kKernel};
-    }
-    // A stamp must come after its send and not long after: anything else is
-    // a PHC off CLOCK_REALTIME or a counter out of step with ours.
-    const std::int64_t after_send = stamp.ns - send->app_send_ns;
-    if (!stamp.known() || after_send < -options_.hardware_max_skew.count() ||
-        after_send > options_.tx_stamp_timeout.count()) {
-      ++nic.counters.implausible_stamps;
-      continue;
-    }
-    ++nic.counters.tx_stamps;
-    TransportEvent event;
-    event.kind = TransportEvent::Kind::kSendTimestamp;
-    event.nic = id;
-    event.sequence = send->sequence;
-    event.nic_time = stamp;
-    out.push_back(std::move(event));
-    ++appended;
+    if (static_cast<std::size_t>(n) < asked) break;  // the queue is empty
   }
   return appended;
 }
 
-void UdpTransport::CloseSender(NicId id, std::unordered_map<std::uint16_t, Sender>::iterator it) {
+bool UdpTransport::OnErrQueueMessage(Nic& nic, NicId id, Sender& sender, const msghdr& msg,
+                                     TransportEvent& event) {
+  const ErrQueueMessage parsed = ParseErrQueueMessage(msg);
+  switch (parsed.kind) {
+    case ErrQueueMessage::Kind::kIcmpError:
+      ++nic.counters.icmp_errors;
+      return false;
+    case ErrQueueMessage::Kind::kLocalError:
+    case ErrQueueMessage::Kind::kMalformed:
+      ++nic.counters.other_errqueue;
+      return false;
+    case ErrQueueMessage::Kind::kTxTimestamp:
+      break;
+  }
+  if (parsed.tstamp_type != SCM_TSTAMP_SND) {
+    ++nic.counters.other_errqueue;
+    return false;
+  }
+  const std::optional<PendingSend> send = sender.fifo.Take(parsed.opt_id);
+  if (!send) {
+    ++nic.counters.tx_stamps_unmatched;
+    return false;
+  }
+  Timestamp stamp;
+  if (nic.mode == TimestampMode::kHardware) {
+    stamp = {parsed.stamps.hardware_ns, TimestampSource::kHardware};
+  } else {
+    stamp = {parsed.stamps.software_ns, TimestampSource::kKernel};
+  }
+  // A stamp must come after its send and not long after: anything else is
+  // a PHC off CLOCK_REALTIME or a counter out of step with ours.
+  const std::int64_t after_send = stamp.ns - send->app_send_ns;
+  if (!stamp.known() || after_send < -options_.hardware_max_skew.count() ||
+      after_send > options_.tx_stamp_timeout.count()) {
+    ++nic.counters.implausible_stamps;
+    return false;
+  }
+  ++nic.counters.tx_stamps;
+  event.kind = TransportEvent::Kind::kSendTimestamp;
+  event.nic = id;
+  event.sequence = send->sequence;
+  event.nic_time = stamp;
+  return true;
+}
+
+void UdpTransport::CloseSender(NicId id, std::size_t index) {
   Nic& nic = nics_[id];
-  ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, it->second.fd.get(), nullptr);
-  nic.senders.erase(it);
+  ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, nic.senders[index].fd.get(), nullptr);
+  // Order does not matter: swap the last one into the hole.
+  nic.senders[index] = std::move(nic.senders.back());
+  nic.senders.pop_back();
+  nic.sender_ports[index] = nic.sender_ports.back();
+  nic.sender_ports.pop_back();
   ++nic.counters.sockets_closed;
 }
 
@@ -381,16 +398,13 @@ void UdpTransport::Sweep() {
   next_sweep_ = now + kSweepPeriod;
   for (NicId id = 0; id < nics_.size(); ++id) {
     Nic& nic = nics_[id];
-    for (auto it = nic.senders.begin(); it != nic.senders.end();) {
-      Sender& sender = it->second;
+    for (std::size_t i = nic.senders.size(); i-- > 0;) {
+      Sender& sender = nic.senders[i];
       nic.counters.tx_stamps_lost += sender.fifo.Expire(now - options_.tx_stamp_timeout);
       // Keep a socket while a stamp of it may still come: closing it would
       // throw that stamp away with the error queue.
       if (sender.fifo.pending() == 0 && now - sender.last_used >= options_.idle_close) {
-        auto closing = it++;
-        CloseSender(id, closing);
-      } else {
-        ++it;
+        CloseSender(id, i);  // moves the last one to i: already visited
       }
     }
   }

@@ -23,18 +23,20 @@
 // none (TX) is used instead, and counted.
 //
 // One epoll fd covers every socket (readable data and EPOLLERR, which signals
-// error-queue data); it is ReadyFd(). Errors on the data path are return
-// values and counters, never exceptions. Not thread-safe: one I/O loop owns it.
+// error-queue data); it is ReadyFd(). Each ready socket is drained with one
+// recvmmsg (RecvBatch) into buffers allocated once. Errors on the data path
+// are return values and counters, never exceptions. Not thread-safe: one I/O
+// loop owns it.
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "agent/core/probe_transport.h"
 #include "agent/udp/nic_socket.h"
+#include "agent/udp/recv_batch.h"
 #include "agent/udp/tx_stamp_fifo.h"
 #include "common/base/clock.h"
 #include "common/base/unique_fd.h"
@@ -61,6 +63,8 @@ struct UdpTransportOptions {
   std::chrono::nanoseconds tx_stamp_timeout = std::chrono::seconds{1};
   std::size_t max_send_sockets_per_nic = 1024;
   std::size_t max_payload_bytes = 65535;  // receive buffer; larger datagrams are truncated
+  // Datagrams read per recvmmsg call (receive and error queues alike).
+  std::size_t receive_batch = 16;
 };
 
 // Per NIC; the agent's /metrics reads these.
@@ -117,16 +121,24 @@ class UdpTransport final : public ProbeTransport {
     bool open = false;
     TimestampMode mode = TimestampMode::kSoftware;
     UniqueFd receiver;
-    std::unordered_map<std::uint16_t, Sender> senders;  // by source port
+    // Send sockets by source port: a pool's ports are few (16 by default), so
+    // a scan of the packed port list beats hashing and touches one cache line.
+    std::vector<std::uint16_t> sender_ports;
+    std::vector<Sender> senders;  // senders[i] is bound to sender_ports[i]
     UdpNicCounters counters;
   };
 
+  // The index of `port`'s send socket on `nic`, or -1.
+  static std::ptrdiff_t FindSender(const Nic& nic, std::uint16_t port);
   Sender* SenderFor(NicId nic, std::uint16_t port, MonoTime now, int& error);
   bool Watch(int fd, std::uint64_t key, std::uint32_t events);
-  void CloseSender(NicId nic, std::unordered_map<std::uint16_t, Sender>::iterator it);
+  void CloseSender(NicId nic, std::size_t index);
   std::size_t DrainReceive(NicId nic, std::vector<TransportEvent>& out, std::size_t budget);
-  std::size_t DrainErrQueue(NicId nic, std::uint16_t port, int fd, std::vector<TransportEvent>& out,
+  std::size_t DrainErrQueue(NicId nic, Sender& sender, std::vector<TransportEvent>& out,
                             std::size_t budget);
+  // One error-queue message: a TX stamp becomes an event, the rest counters.
+  bool OnErrQueueMessage(Nic& nic, NicId id, Sender& sender, const msghdr& msg,
+                         TransportEvent& event);
   Timestamp PickReceiveStamp(Nic& nic, std::int64_t software_ns, std::int64_t hardware_ns);
   std::int64_t RealtimeNs() const;
 
@@ -134,7 +146,8 @@ class UdpTransport final : public ProbeTransport {
   UdpTransportOptions options_;
   std::vector<Nic> nics_;
   UniqueFd epoll_;
-  std::vector<std::uint8_t> rx_buffer_;
+  RecvBatch rx_batch_;   // receive queues: whole datagrams
+  RecvBatch err_batch_;  // error queues: stamps and ICMP errors, quotes cut short
   MonoTime next_sweep_{};
 };
 
