@@ -25,18 +25,24 @@ Prober::Prober(Scheduler& scheduler, Tracker& tracker, ProbeTransport& transport
 MonoTime Prober::RunOnce() {
   const MonoTime now = clock_.MonotonicNow();
   // Receives first: a reply that is here by `now` must not be expired below.
-  events_.clear();
-  transport_.Poll(events_, options_.max_events_per_turn);
-  for (const TransportEvent& event : events_) HandleEvent(event, now);
-  const bool more_events = events_.size() >= options_.max_events_per_turn;
-
-  SendDue(now);
+  bool more_events = HandleEvents(now);
+  // What the sends made ready at once (software TX stamps are taken inside the
+  // send; on a software fabric the probes themselves arrive inside it) is
+  // read now, not after one more trip through the loop's wait.
+  if (SendDue(now) && !more_events) more_events = HandleEvents(now);
   tracker_.Poll(now);
 
   if (more_events) return now;
   MonoTime wake = sending_ ? scheduler_.NextDue() : MonoTime::max();
   if (const auto deadline = tracker_.NextDeadline()) wake = std::min(wake, *deadline);
   return wake;
+}
+
+bool Prober::HandleEvents(MonoTime now) {
+  events_.clear();
+  transport_.Poll(events_, options_.max_events_per_turn);
+  for (const TransportEvent& event : events_) HandleEvent(event, now);
+  return events_.size() >= options_.max_events_per_turn;
 }
 
 void Prober::HandleEvent(const TransportEvent& event, MonoTime now) {
@@ -61,11 +67,11 @@ void Prober::HandleEvent(const TransportEvent& event, MonoTime now) {
   }
 }
 
-void Prober::SendDue(MonoTime now) {
+bool Prober::SendDue(MonoTime now) {
   orders_.clear();
-  if (!sending_) return;
+  if (!sending_) return false;
   scheduler_.PopDue(now, orders_);
-  if (orders_.empty()) return;
+  if (orders_.empty()) return false;
   const std::int64_t send_time_ns = clock_.RealtimeNow().time_since_epoch().count();
   for (const ProbeOrder& order : orders_) {
     ProbeHeader header;
@@ -99,6 +105,7 @@ void Prober::SendDue(MonoTime now) {
       tracker_.OnSendFailed(order.src, order.sequence);
     }
   }
+  return true;
 }
 
 }  // namespace hostmesh::agent

@@ -59,8 +59,11 @@ class Prober {
   const ProberNicCounters& nic_counters(NicId nic) const { return nic_counters_.at(nic); }
 
  private:
+  // One Poll of the transport; true when it filled the turn's budget.
+  bool HandleEvents(MonoTime now);
   void HandleEvent(const TransportEvent& event, MonoTime now);
-  void SendDue(MonoTime now);
+  // True when some probe was handed to the transport.
+  bool SendDue(MonoTime now);
 
   Scheduler& scheduler_;
   Tracker& tracker_;
