@@ -1,6 +1,11 @@
 #include "agent/core/crc32c.h"
 
 #include <array>
+#include <cstring>
+
+#if defined(__x86_64__)
+#include <nmmintrin.h>
+#endif
 
 namespace hostmesh::agent {
 namespace {
@@ -17,12 +22,43 @@ constexpr std::array<std::uint32_t, 256> MakeTable() {
 
 constexpr std::array<std::uint32_t, 256> kTable = MakeTable();
 
+// Both take and return the register value (no pre/post inversion).
+std::uint32_t UpdateTable(std::span<const std::uint8_t> data, std::uint32_t crc) {
+  for (const std::uint8_t byte : data) crc = kTable[(crc ^ byte) & 0xFFU] ^ (crc >> 8);
+  return crc;
+}
+
+#if defined(__x86_64__)
+// The SSE4.2 CRC32 instruction computes exactly this CRC, 8 bytes at a time.
+__attribute__((target("sse4.2"))) std::uint32_t UpdateSse42(std::span<const std::uint8_t> data,
+                                                            std::uint32_t crc) {
+  const std::uint8_t* p = data.data();
+  std::size_t n = data.size();
+  std::uint64_t wide = crc;
+  for (; n >= 8; p += 8, n -= 8) {
+    std::uint64_t word = 0;
+    std::memcpy(&word, p, sizeof(word));
+    wide = _mm_crc32_u64(wide, word);
+  }
+  auto narrow = static_cast<std::uint32_t>(wide);
+  for (; n > 0; ++p, --n) narrow = _mm_crc32_u8(narrow, *p);
+  return narrow;
+}
+
+const bool kHaveSse42 = __builtin_cpu_supports("sse4.2");
+#endif
+
 }  // namespace
 
 std::uint32_t Crc32c(std::span<const std::uint8_t> data, std::uint32_t crc) {
-  crc = ~crc;
-  for (const std::uint8_t byte : data) crc = kTable[(crc ^ byte) & 0xFFU] ^ (crc >> 8);
-  return ~crc;
+#if defined(__x86_64__)
+  if (kHaveSse42) return ~UpdateSse42(data, ~crc);
+#endif
+  return ~UpdateTable(data, ~crc);
+}
+
+std::uint32_t Crc32cTable(std::span<const std::uint8_t> data, std::uint32_t crc) {
+  return ~UpdateTable(data, ~crc);
 }
 
 }  // namespace hostmesh::agent

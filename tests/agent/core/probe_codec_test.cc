@@ -64,6 +64,22 @@ TEST(agent_codec, Crc32cMatchesTheStandardCheckValue) {
   EXPECT_EQ(Crc32c(Bytes(bytes.begin() + 4, bytes.end()), Crc32c(Prefix(bytes, 4))), 0xE3069283U);
 }
 
+TEST(agent_codec, Crc32cInstructionAndTableAgreeOnEveryLengthAndOffset) {
+  Bytes bytes(100);
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::uint8_t>(i * 37 + 11);
+  const std::string check = "123456789";
+  EXPECT_EQ(Crc32cTable(Bytes(check.begin(), check.end())), 0xE3069283U);
+  // Every length crosses the 8-byte steps of the instruction path at another
+  // point; an odd start leaves the words unaligned.
+  for (std::size_t start = 0; start < 9; ++start) {
+    for (std::size_t length = 0; start + length <= bytes.size(); ++length) {
+      const std::span<const std::uint8_t> part(bytes.data() + start, length);
+      ASSERT_EQ(Crc32c(part, 0x1234U), Crc32cTable(part, 0x1234U))
+          << "start " << start << " length " << length;
+    }
+  }
+}
+
 TEST(agent_codec, EncodeProducesTheFixtureBytes) {
   Bytes out(50);
   ASSERT_TRUE(EncodeProbe(kGood50Header, out));
