@@ -297,7 +297,9 @@ bool AgentApp::Run(int stop_fd) {
     }
     if (!core_->prober.sending() && (core_->tracker.pending() == 0 || now >= drain_until)) break;
 
-    wake = std::min({wake, next_publish, drain_until});
+    // A due publish rides on the next wake-up the probes need anyway; it
+    // gets a wake-up of its own only once it is a whole period late.
+    wake = std::min({wake, next_publish + options_.publish_period, drain_until});
     pollfd fds[2];
     nfds_t count = 0;
     if (ready_fd >= 0) fds[count++] = {ready_fd, POLLIN, 0};

@@ -48,7 +48,9 @@ struct BuiltTransport {
 
 struct AgentAppOptions {
   std::string version;
-  // How often the loop copies the core's counters for the scrape thread.
+  // How often the loop copies the core's counters for the scrape thread: at
+  // the first wake-up after a period has passed, at the latest two periods
+  // after the last copy (a wake-up costs more than the copy).
   std::chrono::nanoseconds publish_period = std::chrono::milliseconds{250};
   // DistinctPortsUsed walks the pool history: refreshed less often.
   std::chrono::nanoseconds coverage_period = std::chrono::seconds{1};
