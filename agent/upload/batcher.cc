@@ -4,6 +4,17 @@
 #include <utility>
 
 namespace hostmesh::agent::upload {
+namespace {
+
+// A full batch of 1000 results takes about 150 KB in its arena: a few blocks.
+google::protobuf::ArenaOptions BatchArenaOptions() {
+  google::protobuf::ArenaOptions options;
+  options.start_block_size = 4096;
+  options.max_block_size = 64 * 1024;
+  return options;
+}
+
+}  // namespace
 
 Batcher::Batcher(const Clock& clock, BatchIdentity identity, std::uint32_t max_items,
                  std::chrono::nanoseconds max_age)
@@ -12,20 +23,28 @@ Batcher::Batcher(const Clock& clock, BatchIdentity identity, std::uint32_t max_i
       max_items_(std::max<std::uint32_t>(max_items, 1)),
       max_age_(max_age) {}
 
-std::optional<v1::UploadBatch> Batcher::Add(v1::ProbeResult result) {
-  *open_.add_results() = std::move(result);
+v1::UploadBatch& Batcher::Open() {
+  if (!open_) {
+    open_ = std::make_shared<Building>(BatchArenaOptions());
+    open_->batch = google::protobuf::Arena::CreateMessage<v1::UploadBatch>(&open_->arena);
+  }
+  return *open_->batch;
+}
+
+SharedBatch Batcher::Add(const v1::ProbeResult& result) {
+  *Open().add_results() = result;
   return Added();
 }
 
-std::optional<v1::UploadBatch> Batcher::Add(v1::PathReport path) {
-  *open_.add_paths() = std::move(path);
+SharedBatch Batcher::Add(const v1::PathReport& path) {
+  *Open().add_paths() = path;
   return Added();
 }
 
-std::optional<v1::UploadBatch> Batcher::Added() {
+SharedBatch Batcher::Added() {
   if (items_++ == 0) first_item_at_ = clock_.MonotonicNow();
   if (items_ >= max_items_) return Close();
-  return std::nullopt;
+  return nullptr;
 }
 
 std::optional<MonoTime> Batcher::Due() const {
@@ -33,23 +52,24 @@ std::optional<MonoTime> Batcher::Due() const {
   return first_item_at_ + max_age_;
 }
 
-std::optional<v1::UploadBatch> Batcher::CloseIfDue() {
+SharedBatch Batcher::CloseIfDue() {
   const std::optional<MonoTime> due = Due();
-  if (!due || clock_.MonotonicNow() < *due) return std::nullopt;
+  if (!due || clock_.MonotonicNow() < *due) return nullptr;
   return Close();
 }
 
-std::optional<v1::UploadBatch> Batcher::Close() {
-  if (items_ == 0) return std::nullopt;
-  v1::UploadBatch batch = std::move(open_);
-  open_ = v1::UploadBatch{};
+SharedBatch Batcher::Close() {
+  if (items_ == 0) return nullptr;
+  std::shared_ptr<Building> closed = std::move(open_);
   items_ = 0;
+  v1::UploadBatch& batch = *closed->batch;
   batch.set_schema_version(v1::SCHEMA_VERSION_1);
   batch.set_agent_id(identity_.agent_id);
   batch.set_boot_id(identity_.boot_id);
   batch.set_batch_seq(++last_seq_);
   batch.set_created_ns(clock_.RealtimeNow().time_since_epoch().count());
-  return batch;
+  // Shares ownership of the arena: the batch lives as long as any holder.
+  return SharedBatch(closed, closed->batch);
 }
 
 }  // namespace hostmesh::agent::upload

@@ -1,10 +1,14 @@
 #pragma once
 
+#include <google/protobuf/arena.h>
+
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
+#include "agent/upload/shared_batch.h"
 #include "common/base/clock.h"
 #include "hostmesh/v1/ingest.pb.h"
 
@@ -21,36 +25,47 @@ struct BatchIdentity {
 // when it holds `max_items` items (results plus paths) or when its oldest item is
 // `max_age` old, so a quiet agent still uploads within max_age. Closed batches get
 // batch_seq 1, 2, 3, ... with no gaps: the analyzer reads a gap as lost data.
+// Each batch is built in a protobuf arena of its own: adding an item is a bump
+// of a pointer rather than a heap allocation, and the whole batch is freed at
+// once when the last holder lets go.
 class Batcher {
  public:
   // A `max_items` of 0 is taken as 1.
   Batcher(const Clock& clock, BatchIdentity identity, std::uint32_t max_items,
           std::chrono::nanoseconds max_age);
 
-  // Each returns the batch this item filled, if it did.
-  std::optional<v1::UploadBatch> Add(v1::ProbeResult result);
-  std::optional<v1::UploadBatch> Add(v1::PathReport path);
+  // Each returns the batch this item filled, if it did (else null).
+  SharedBatch Add(const v1::ProbeResult& result);
+  SharedBatch Add(const v1::PathReport& path);
 
   // When the open batch reaches max_age; nullopt while nothing is open. The I/O
   // loop sleeps until then.
   std::optional<MonoTime> Due() const;
-  // Closes the open batch if it is due by the clock.
-  std::optional<v1::UploadBatch> CloseIfDue();
-  // Closes the open batch whatever its age (shutdown flush); nullopt when empty.
-  std::optional<v1::UploadBatch> Close();
+  // Closes the open batch if it is due by the clock (else null).
+  SharedBatch CloseIfDue();
+  // Closes the open batch whatever its age (shutdown flush); null when empty.
+  SharedBatch Close();
 
   std::uint64_t last_batch_seq() const { return last_seq_; }
   std::uint32_t open_items() const { return items_; }
 
  private:
+  // A batch and the arena it lives in.
+  struct Building {
+    explicit Building(const google::protobuf::ArenaOptions& options) : arena(options) {}
+    google::protobuf::Arena arena;
+    v1::UploadBatch* batch = nullptr;
+  };
+  // The open batch, started on the first item.
+  v1::UploadBatch& Open();
   // Starts the age timer on the first item; closes when full.
-  std::optional<v1::UploadBatch> Added();
+  SharedBatch Added();
 
   const Clock& clock_;
   BatchIdentity identity_;
   std::uint32_t max_items_;
   std::chrono::nanoseconds max_age_;
-  v1::UploadBatch open_;
+  std::shared_ptr<Building> open_;  // null while no item is waiting
   std::uint32_t items_ = 0;
   MonoTime first_item_at_{};
   std::uint64_t last_seq_ = 0;

@@ -17,8 +17,8 @@ class DeferredChannel final : public UploadChannel {
     enum class Kind { kOpen, kWrite, kClose };
     Kind kind = Kind::kClose;
     std::uint64_t connection = 0;
-    v1::AgentHello hello;   // kOpen
-    v1::UploadBatch batch;  // kWrite
+    v1::AgentHello hello;  // kOpen
+    SharedBatch batch;     // kWrite
   };
 
   void Open(std::uint64_t connection, const v1::AgentHello& hello) override {
@@ -28,7 +28,7 @@ class DeferredChannel final : public UploadChannel {
     command.hello = hello;
     pending_.push_back(std::move(command));
   }
-  void Write(std::uint64_t connection, v1::UploadBatch batch) override {
+  void Write(std::uint64_t connection, SharedBatch batch) override {
     Command command;
     command.kind = Command::Kind::kWrite;
     command.connection = connection;

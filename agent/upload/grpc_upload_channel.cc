@@ -110,7 +110,7 @@ class GrpcUploadChannel::Connection final
                           [this](grpc::Status status) { OnHelloDone(status); });
   }
 
-  void Write(v1::UploadBatch batch) {
+  void Write(SharedBatch batch) {
     bool streaming = false;
     {
       std::lock_guard lock(mu_);
@@ -123,7 +123,7 @@ class GrpcUploadChannel::Connection final
     // Safe without the lock: only this thread closes, and our hold keeps the
     // stream alive until it does.
     write_buffer_ = std::move(batch);
-    StartWrite(&write_buffer_);
+    StartWrite(write_buffer_.get());
   }
 
   void Close() {
@@ -202,7 +202,7 @@ class GrpcUploadChannel::Connection final
   v1::HelloReply reply_;
   grpc::ClientContext stream_context_;
   v1::UploadAck ack_;
-  v1::UploadBatch write_buffer_;
+  SharedBatch write_buffer_;  // held until the next write: gRPC reads it until OnWriteDone
   std::atomic<int> running_{0};
 
   std::mutex mu_;
@@ -237,7 +237,7 @@ void GrpcUploadChannel::Open(std::uint64_t connection, const v1::AgentHello& hel
   ReapRetired();
 }
 
-void GrpcUploadChannel::Write(std::uint64_t connection, v1::UploadBatch batch) {
+void GrpcUploadChannel::Write(std::uint64_t connection, SharedBatch batch) {
   if (!current_ || current_->id() != connection) {
     shared_->sink(ChannelEvent::WriteDone(connection, false));
     return;

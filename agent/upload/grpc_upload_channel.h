@@ -30,7 +30,7 @@ class GrpcUploadChannel final : public UploadChannel {
   GrpcUploadChannel& operator=(const GrpcUploadChannel&) = delete;
 
   void Open(std::uint64_t connection, const v1::AgentHello& hello) override;
-  void Write(std::uint64_t connection, v1::UploadBatch batch) override;
+  void Write(std::uint64_t connection, SharedBatch batch) override;
   void Close(std::uint64_t connection) override;
 
  private:

@@ -6,10 +6,10 @@ namespace hostmesh::agent::upload {
 
 Spool::Spool(std::uint64_t budget_bytes) : budget_(budget_bytes) {}
 
-void Spool::Push(v1::UploadBatch batch) {
-  const std::uint64_t seq = batch.batch_seq();
+void Spool::Push(SharedBatch batch) {
+  const std::uint64_t seq = batch->batch_seq();
   Entry entry;
-  entry.bytes = batch.ByteSizeLong();
+  entry.bytes = batch->ByteSizeLong();
   entry.batch = std::move(batch);
   bytes_ += entry.bytes;
   entries_.insert_or_assign(seq, std::move(entry));
@@ -20,14 +20,14 @@ void Spool::DropOldest() {
   const auto oldest = entries_.begin();
   const Entry& entry = oldest->second;
   ++counters_.batches_dropped;
-  counters_.results_dropped += static_cast<std::uint64_t>(entry.batch.results_size());
-  counters_.paths_dropped += static_cast<std::uint64_t>(entry.batch.paths_size());
+  counters_.results_dropped += static_cast<std::uint64_t>(entry.batch->results_size());
+  counters_.paths_dropped += static_cast<std::uint64_t>(entry.batch->paths_size());
   counters_.bytes_dropped += entry.bytes;
   bytes_ -= entry.bytes;
   entries_.erase(oldest);
 }
 
-const v1::UploadBatch* Spool::TakeNextToSend(MonoTime now) {
+SharedBatch Spool::TakeNextToSend(MonoTime now) {
   const auto next = entries_.lower_bound(send_cursor_);
   if (next == entries_.end()) return nullptr;
   Entry& entry = next->second;
@@ -35,7 +35,7 @@ const v1::UploadBatch* Spool::TakeNextToSend(MonoTime now) {
   if (entry.writes++ > 0) ++counters_.batches_resent;
   entry.written_at = now;
   send_cursor_ = next->first + 1;
-  return &entry.batch;
+  return entry.batch;
 }
 
 std::optional<MonoTime> Spool::OldestUnackedWriteAt() const {

@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 
+#include "agent/upload/shared_batch.h"
 #include "common/base/clock.h"
 #include "hostmesh/v1/ingest.pb.h"
 
@@ -44,12 +45,11 @@ class Spool {
 
   // Keeps `batch` (batch_seq must grow), then drops oldest batches while over
   // budget; a batch larger than the whole budget is dropped too.
-  void Push(v1::UploadBatch batch);
+  void Push(SharedBatch batch);
 
   // The next batch to write on the current connection, marked as written at
-  // `now`; nullptr when every held batch was written on it. The pointer is valid
-  // until the next call that changes the spool.
-  const v1::UploadBatch* TakeNextToSend(MonoTime now);
+  // `now`; null when every held batch was written on it.
+  SharedBatch TakeNextToSend(MonoTime now);
   // When the oldest batch written on this connection and not yet acknowledged
   // was written; nullopt when none waits (detects an analyzer that stopped acking).
   std::optional<MonoTime> OldestUnackedWriteAt() const;
@@ -69,7 +69,7 @@ class Spool {
 
  private:
   struct Entry {
-    v1::UploadBatch batch;
+    SharedBatch batch;
     std::uint64_t bytes = 0;
     std::uint32_t writes = 0;
     MonoTime written_at{};

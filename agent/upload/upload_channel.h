@@ -4,6 +4,7 @@
 #include <functional>
 #include <string>
 
+#include "agent/upload/shared_batch.h"
 #include "hostmesh/v1/ingest.pb.h"
 
 namespace hostmesh::agent::upload {
@@ -48,8 +49,8 @@ class UploadChannel {
   // Ends in exactly one kOpened or kOpenFailed (unless closed first).
   virtual void Open(std::uint64_t connection, const v1::AgentHello& hello) = 0;
   // Writes one batch on an opened connection; one write at a time, each answered
-  // by kWriteDone. By value: the spool may drop its copy while this one is in flight.
-  virtual void Write(std::uint64_t connection, v1::UploadBatch batch) = 0;
+  // by kWriteDone. Shared: the spool may drop its hold while the write is in flight.
+  virtual void Write(std::uint64_t connection, SharedBatch batch) = 0;
   // Gives the connection up (cancels it if still running). Idempotent.
   virtual void Close(std::uint64_t connection) = 0;
 };

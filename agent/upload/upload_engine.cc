@@ -32,19 +32,19 @@ UploadEngine::UploadEngine(const Clock& clock, const UploadEngineOptions& option
       backoff_(options.upload.backoff_initial, options.upload.backoff_max, options.jitter,
                std::move(random)) {}
 
-bool UploadEngine::Append(v1::ProbeResult result) {
+bool UploadEngine::Append(const v1::ProbeResult& result) {
   const bool was_empty = batcher_.open_items() == 0;
-  return Accepted(batcher_.Add(std::move(result)), was_empty);
+  return Accepted(batcher_.Add(result), was_empty);
 }
 
-bool UploadEngine::Append(v1::PathReport path) {
+bool UploadEngine::Append(const v1::PathReport& path) {
   const bool was_empty = batcher_.open_items() == 0;
-  return Accepted(batcher_.Add(std::move(path)), was_empty);
+  return Accepted(batcher_.Add(path), was_empty);
 }
 
-bool UploadEngine::Accepted(std::optional<v1::UploadBatch> closed, bool was_empty) {
+bool UploadEngine::Accepted(SharedBatch closed, bool was_empty) {
   if (!closed) return was_empty;
-  spool_.Push(std::move(*closed));
+  spool_.Push(std::move(closed));
   return true;
 }
 
@@ -91,7 +91,7 @@ AckOutcome UploadEngine::Handle(const ChannelEvent& event) {
 
 MonoTime UploadEngine::Poll() {
   const MonoTime now = clock_.MonotonicNow();
-  if (auto closed = batcher_.CloseIfDue()) spool_.Push(std::move(*closed));
+  if (SharedBatch closed = batcher_.CloseIfDue()) spool_.Push(std::move(closed));
 
   if (state_ == ConnectionState::kWaiting && now >= retry_at_) {
     ++connection_;
@@ -107,9 +107,9 @@ MonoTime UploadEngine::Poll() {
                std::chrono::duration_cast<std::chrono::milliseconds>(ack_timeout_).count()) +
            " ms");
     } else if (!write_in_flight_) {
-      if (const v1::UploadBatch* batch = spool_.TakeNextToSend(now)) {
+      if (SharedBatch batch = spool_.TakeNextToSend(now)) {
         write_in_flight_ = true;
-        channel_.Write(connection_, *batch);
+        channel_.Write(connection_, std::move(batch));
       }
     }
   }
@@ -151,7 +151,7 @@ void UploadEngine::MarkHealthy() {
 }
 
 void UploadEngine::FlushPartial() {
-  if (auto closed = batcher_.Close()) spool_.Push(std::move(*closed));
+  if (SharedBatch closed = batcher_.Close()) spool_.Push(std::move(closed));
 }
 
 void UploadEngine::Stop() {

@@ -60,8 +60,8 @@ class UploadEngine {
   // Producer side: touches only the batcher and the spool, never the channel, so
   // probing goes on whatever the analyzer does. Returns true when the driver
   // should Poll early (a batch closed, or a new batch started its age timer).
-  bool Append(v1::ProbeResult result);
-  bool Append(v1::PathReport path);
+  bool Append(const v1::ProbeResult& result);
+  bool Append(const v1::PathReport& path);
 
   // Applies one event from the channel; events of a connection already given up
   // are ignored, except acks (an ack is true whichever stream brought it).
@@ -89,7 +89,7 @@ class UploadEngine {
   UploadCounters Counters() const;
 
  private:
-  bool Accepted(std::optional<v1::UploadBatch> closed, bool was_empty);
+  bool Accepted(SharedBatch closed, bool was_empty);
   void Fail(std::string error);
   void MarkHealthy();
   MonoTime NextWake() const;

@@ -62,20 +62,20 @@ void Uploader::Start() {
   thread_ = std::thread([this] { Run(); });
 }
 
-void Uploader::Append(v1::ProbeResult result) {
+void Uploader::Append(const v1::ProbeResult& result) {
   bool wake = false;
   {
     std::lock_guard lock(mu_);
-    wake = engine_->Append(std::move(result));
+    wake = engine_->Append(result);
   }
   if (wake) Poke();
 }
 
-void Uploader::Append(v1::PathReport path) {
+void Uploader::Append(const v1::PathReport& path) {
   bool wake = false;
   {
     std::lock_guard lock(mu_);
-    wake = engine_->Append(std::move(path));
+    wake = engine_->Append(path);
   }
   if (wake) Poke();
 }

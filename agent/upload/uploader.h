@@ -53,8 +53,9 @@ class Uploader {
   // Starts the thread; it connects right away and keeps retrying with backoff.
   void Start();
 
-  void Append(v1::ProbeResult result);
-  void Append(v1::PathReport path);
+  // Copied into the open batch's arena (a result is a few scalars).
+  void Append(const v1::ProbeResult& result);
+  void Append(const v1::PathReport& path);
 
   // Closes the batch still filling, keeps sending and reconnecting until every
   // batch is acknowledged or `deadline` passes, then closes the connection and

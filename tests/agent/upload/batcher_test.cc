@@ -22,7 +22,7 @@ TEST(upload_batcher, ClosesWhenFullAndLabelsTheBatch) {
   EXPECT_FALSE(batcher.Add(Result(1)));
   EXPECT_FALSE(batcher.Add(Result(2)));
   clock.Advance(5ms);
-  const std::optional<v1::UploadBatch> batch = batcher.Add(Result(3));
+  const SharedBatch batch = batcher.Add(Result(3));
   ASSERT_TRUE(batch);
   EXPECT_EQ(batch->results_size(), 3);
   EXPECT_EQ(batch->results(2).sequence(), 3u);
@@ -39,7 +39,7 @@ TEST(upload_batcher, PathsCountTowardsTheSize) {
   VirtualClock clock;
   Batcher batcher(clock, {"h", 1}, 2, 1s);
   EXPECT_FALSE(batcher.Add(v1::PathReport{}));
-  const std::optional<v1::UploadBatch> batch = batcher.Add(Result(1));
+  const SharedBatch batch = batcher.Add(Result(1));
   ASSERT_TRUE(batch);
   EXPECT_EQ(batch->paths_size(), 1);
   EXPECT_EQ(batch->results_size(), 1);
@@ -58,7 +58,7 @@ TEST(upload_batcher, ClosesByAgeOfTheOldestItem) {
   clock.Advance(399ms);
   EXPECT_FALSE(batcher.CloseIfDue());
   clock.Advance(1ms);
-  const std::optional<v1::UploadBatch> batch = batcher.CloseIfDue();
+  const SharedBatch batch = batcher.CloseIfDue();
   ASSERT_TRUE(batch);
   EXPECT_EQ(batch->results_size(), 2);
   EXPECT_FALSE(batcher.Due());
@@ -79,6 +79,22 @@ TEST(upload_batcher, SequenceStartsAtOneWithoutGaps) {
   EXPECT_FALSE(batcher.Close()) << "an empty batch is never closed (it would waste a number)";
   EXPECT_EQ(seqs, (std::vector<std::uint64_t>{1, 2, 3, 4}));
   EXPECT_EQ(batcher.last_batch_seq(), 4u);
+}
+
+TEST(upload_batcher, AClosedBatchOutlivesTheBatcherAndIsNotTouchedByLaterItems) {
+  VirtualClock clock;
+  SharedBatch batch;
+  {
+    Batcher batcher(clock, {"h", 1}, 2, 1s);
+    batcher.Add(Result(1));
+    batch = batcher.Add(Result(2));
+    ASSERT_TRUE(batch);
+    batcher.Add(Result(3));  // the next batch, in an arena of its own
+    batcher.Add(Result(4));
+  }
+  ASSERT_EQ(batch->results_size(), 2);
+  EXPECT_EQ(batch->results(1).sequence(), 2u);
+  EXPECT_EQ(batch->batch_seq(), 1u);
 }
 
 TEST(upload_batcher, ZeroMaxItemsMeansOne) {

@@ -16,7 +16,7 @@ class FakeUploadChannel final : public UploadChannel {
  public:
   struct Written {
     std::uint64_t connection = 0;
-    v1::UploadBatch batch;
+    SharedBatch batch;
   };
 
   // Where commands deliver their events (the engine's Handle).
@@ -28,9 +28,9 @@ class FakeUploadChannel final : public UploadChannel {
     last_hello = hello;
     current = connection;
   }
-  void Write(std::uint64_t connection, v1::UploadBatch batch) override {
+  void Write(std::uint64_t connection, SharedBatch batch) override {
     calls.push_back("write " + std::to_string(connection) + ":" +
-                    std::to_string(batch.batch_seq()));
+                    std::to_string(batch->batch_seq()));
     writes.push_back({connection, std::move(batch)});
     write_pending = true;
   }
@@ -68,7 +68,7 @@ class FakeUploadChannel final : public UploadChannel {
   std::vector<std::uint64_t> WrittenSeqs(std::uint64_t connection = 0) const {
     std::vector<std::uint64_t> seqs;
     for (const Written& w : writes) {
-      if (connection == 0 || w.connection == connection) seqs.push_back(w.batch.batch_seq());
+      if (connection == 0 || w.connection == connection) seqs.push_back(w.batch->batch_seq());
     }
     return seqs;
   }

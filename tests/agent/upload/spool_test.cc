@@ -5,14 +5,14 @@
 namespace hostmesh::agent::upload {
 namespace {
 
-v1::UploadBatch Batch(std::uint64_t seq, int results = 1) {
-  v1::UploadBatch batch;
-  batch.set_agent_id("h003");
-  batch.set_boot_id(7);
-  batch.set_batch_seq(seq);
+SharedBatch Batch(std::uint64_t seq, int results = 1) {
+  auto batch = std::make_shared<v1::UploadBatch>();
+  batch->set_agent_id("h003");
+  batch->set_boot_id(7);
+  batch->set_batch_seq(seq);
   // Same-sized results whatever the seq, so budgets can be counted in batches.
   for (int i = 0; i < results; ++i)
-    batch.add_results()->set_sequence(1000 + static_cast<std::uint64_t>(i));
+    batch->add_results()->set_sequence(1000 + static_cast<std::uint64_t>(i));
   return batch;
 }
 
@@ -25,7 +25,7 @@ v1::UploadAck Ack(std::uint64_t seq, v1::UploadAck::Status status) {
 
 std::vector<std::uint64_t> SendAll(Spool& spool) {
   std::vector<std::uint64_t> seqs;
-  while (const v1::UploadBatch* batch = spool.TakeNextToSend(MonoTime{})) {
+  while (const SharedBatch batch = spool.TakeNextToSend(MonoTime{})) {
     seqs.push_back(batch->batch_seq());
   }
   return seqs;
@@ -127,7 +127,7 @@ TEST(upload_spool, OldestUnackedWriteIsTracked) {
 }
 
 TEST(upload_spool, OverBudgetDropsOldestFirstAndCounts) {
-  const std::uint64_t one = Batch(1, 10).ByteSizeLong();
+  const std::uint64_t one = Batch(1, 10)->ByteSizeLong();
   Spool spool(3 * one + one / 2);  // room for three batches
   for (std::uint64_t seq = 1; seq <= 3; ++seq) spool.Push(Batch(seq, 10));
   EXPECT_EQ(spool.counters().batches_dropped, 0u);

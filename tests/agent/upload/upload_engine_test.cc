@@ -111,7 +111,7 @@ TEST_F(upload_engine, WritesOneBatchAtATimeInOrder) {
   channel_.CompleteWrite();
   Pump();
   EXPECT_EQ(channel_.WrittenSeqs(), (std::vector<std::uint64_t>{1, 2, 3}));
-  const v1::UploadBatch& first = channel_.writes.front().batch;
+  const v1::UploadBatch& first = *channel_.writes.front().batch;
   EXPECT_EQ(first.agent_id(), "h003");
   EXPECT_EQ(first.boot_id(), 77u);
   EXPECT_EQ(first.results(0).sequence(), 1u);
@@ -127,7 +127,7 @@ TEST_F(upload_engine, AgedBatchIsClosedAndSentByPoll) {
   clock_.AdvanceTo(due);
   engine_.Poll();
   EXPECT_EQ(channel_.WrittenSeqs(), (std::vector<std::uint64_t>{1}));
-  EXPECT_EQ(channel_.writes[0].batch.results_size(), 1);
+  EXPECT_EQ(channel_.writes[0].batch->results_size(), 1);
 }
 
 TEST_F(upload_engine, AcksDuplicatesAndRejections) {
@@ -361,8 +361,8 @@ TEST_F(upload_engine, FlushPartialThenStop) {
 TEST(upload_deferred_channel, ReplaysCommandsInOrder) {
   DeferredChannel deferred;
   deferred.Open(1, Hello());
-  v1::UploadBatch batch;
-  batch.set_batch_seq(5);
+  auto batch = std::make_shared<v1::UploadBatch>();
+  batch->set_batch_seq(5);
   deferred.Write(1, batch);
   deferred.Close(1);
   deferred.Open(2, Hello());
