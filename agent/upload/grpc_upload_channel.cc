@@ -1,10 +1,12 @@
 #include "agent/upload/grpc_upload_channel.h"
 
 #include <grpc/grpc.h>
+#include <grpcpp/completion_queue.h>
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
+#include <grpcpp/support/async_stream.h>
+#include <grpcpp/support/async_unary_call.h>
 #include <grpcpp/support/channel_arguments.h>
-#include <grpcpp/support/client_callback.h>
 
 #include <atomic>
 #include <condition_variable>
@@ -53,8 +55,8 @@ std::string Describe(std::string_view what, const grpc::Status& status) {
 
 }  // namespace
 
-// What outlives the channel object: the sink and a count of running gRPC calls,
-// which the destructor waits to reach zero.
+// What outlives the channel object: the sink and a count of running gRPC
+// operations, which the destructor waits to reach zero.
 struct GrpcUploadChannel::Shared {
   explicit Shared(ChannelEventSink event_sink) : sink(std::move(event_sink)) {}
 
@@ -78,116 +80,148 @@ struct GrpcUploadChannel::Shared {
 };
 
 // One connection attempt: its own grpc::Channel, the Hello call and the Upload
-// stream's reactor. Owned by GrpcUploadChannel and destroyed only on the
-// uploader's thread once no gRPC call of it is running: destroying a
-// grpc::Channel on one of gRPC's own callback threads can make gRPC join that
-// very thread (its shared callback queue is torn down with the last channel).
+// stream. Every operation it starts completes on the channel's queue, where
+// the poller thread runs its handler; the tag is the address of an Op member.
+// Destroyed only on the uploader's thread, once no operation of it is running.
 //
-// Locking: reactions (OnReadDone, OnWriteDone, OnDone) take no lock of ours, since
-// gRPC may run them inline inside StartWrite, StartCall or TryCancel; only the
-// Hello callback takes mu_, and nothing calls into the Hello call under mu_.
-class GrpcUploadChannel::Connection final
-    : public grpc::ClientBidiReactor<v1::UploadBatch, v1::UploadAck> {
+// Threads: Start, Write and Close run on the uploader's thread, the handlers
+// on the poller's. mu_ orders what both touch: the stream's state, and Write
+// against Finish (gRPC wants no two calls on one stream object at once, except
+// a Read beside a Write).
+class GrpcUploadChannel::Connection {
  public:
-  Connection(std::uint64_t id, std::shared_ptr<Shared> shared)
-      : id_(id), shared_(std::move(shared)) {}
+  Connection(std::uint64_t id, std::shared_ptr<Shared> shared, grpc::CompletionQueue& queue)
+      : id_(id), shared_(std::move(shared)), queue_(queue) {}
 
   std::uint64_t id() const { return id_; }
-  // True once every call it started has finished: it may be destroyed.
+  // True once every operation it started has finished: it may be destroyed.
   bool finished() const { return running_.load(std::memory_order_acquire) == 0; }
+
+  // An operation's completion: the queue hands back its address.
+  struct Op {
+    Connection* connection = nullptr;
+    void (Connection::*handler)(bool ok) = nullptr;
+    void Run(bool ok) { (connection->*handler)(ok); }
+  };
 
   void Start(const GrpcChannelOptions& options, const v1::AgentHello& hello) {
     grpc::ChannelArguments args;
     // A private subchannel per attempt: gRPC's shared subchannels keep their own
     // reconnect backoff (up to 120 s), and ours must decide when to retry.
     args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+    // No bandwidth-delay probing: a batch a second does not need a wider
+    // window, and each probe is a ping and a timer wake-up on both ends.
+    args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
     channel_ = grpc::CreateCustomChannel(options.address, grpc::InsecureChannelCredentials(), args);
     stub_ = v1::AgentIngest::NewStub(channel_);
     hello_ = hello;
     hello_context_.set_deadline(std::chrono::system_clock::now() + options.hello_timeout);
-    CallStarted();
-    stub_->async()->Hello(&hello_context_, &hello_, &reply_,
-                          [this](grpc::Status status) { OnHelloDone(status); });
+    Began();
+    hello_call_ = stub_->AsyncHello(&hello_context_, hello_, &queue_);
+    hello_call_->Finish(&reply_, &hello_status_, &hello_done_);
   }
 
   void Write(SharedBatch batch) {
     bool streaming = false;
     {
       std::lock_guard lock(mu_);
-      streaming = streaming_ && !closed_;
+      streaming = streaming_ && !closed_ && !finishing_;
+      if (streaming) {
+        // Held until the write completes: gRPC serializes it in Write, but
+        // the batch must not go while the operation runs.
+        write_buffer_ = std::move(batch);
+        Began();
+        stream_->Write(*write_buffer_, &write_done_);
+      }
     }
-    if (!streaming) {
-      shared_->sink(ChannelEvent::WriteDone(id_, false));
-      return;
-    }
-    // Safe without the lock: only this thread closes, and our hold keeps the
-    // stream alive until it does.
-    write_buffer_ = std::move(batch);
-    StartWrite(write_buffer_.get());
+    if (!streaming) shared_->sink(ChannelEvent::WriteDone(id_, false));
   }
 
   void Close() {
-    bool release_stream = false;
-    {
-      std::lock_guard lock(mu_);
-      if (closed_) return;
-      closed_ = true;
-      release_stream = streaming_;
-    }
-    if (release_stream) {
+    std::lock_guard lock(mu_);
+    if (closed_) return;
+    closed_ = true;
+    // Cancelled operations complete at once with ok false or a CANCELLED status.
+    if (stream_) {
       stream_context_.TryCancel();
-      RemoveHold();  // lets the stream finish: OnDone follows
     } else {
-      hello_context_.TryCancel();  // the Hello callback sees closed_ and stops there
+      hello_context_.TryCancel();  // the Hello handler sees closed_ and stops there
     }
-  }
-
-  void OnReadDone(bool ok) override {
-    if (!ok) {
-      // The final status comes with OnDone, once Close released our hold.
-      shared_->sink(ChannelEvent::Closed(id_, "the analyzer ended the upload stream"));
-      return;
-    }
-    shared_->sink(ChannelEvent::Ack(id_, ack_));
-    StartRead(&ack_);
-  }
-
-  void OnWriteDone(bool ok) override { shared_->sink(ChannelEvent::WriteDone(id_, ok)); }
-
-  void OnDone(const grpc::Status& status) override {
-    shared_->sink(ChannelEvent::Closed(id_, Describe("upload stream", status)));
-    CallEnded();
   }
 
  private:
-  void OnHelloDone(const grpc::Status& status) {
-    if (!status.ok()) {
-      shared_->sink(ChannelEvent::OpenFailed(id_, Describe("Hello", status)));
+  void OnHelloDone(bool /*ok: always true for a unary Finish*/) {
+    if (!hello_status_.ok()) {
+      shared_->sink(ChannelEvent::OpenFailed(id_, Describe("Hello", hello_status_)));
     } else {
-      // Under mu_ so that Close sees either no stream or a fully started one.
       std::lock_guard lock(mu_);
       if (!closed_) {
-        streaming_ = true;
-        CallStarted();  // before the Hello call ends, so running_ never dips to 0
-        stub_->async()->Upload(&stream_context_, this);
-        // Opened goes out before any event of the stream can.
-        shared_->sink(ChannelEvent::Opened(id_, reply_));
-        StartRead(&ack_);
-        // Held until Close: gRPC keeps the stream alive, so Write (from the
-        // uploader's thread) never races its teardown.
-        AddHold();
-        StartCall();
+        Began();  // before the Hello operation ends, so running_ never dips to 0
+        stream_ = stub_->AsyncUpload(&stream_context_, &queue_, &started_);
       }
     }
-    CallEnded();
+    Ended();
   }
 
-  void CallStarted() {
+  void OnStarted(bool ok) {
+    if (!ok) {
+      FinishStream();  // its status says why
+    } else {
+      {
+        std::lock_guard lock(mu_);
+        streaming_ = true;
+      }
+      opened_ = true;
+      // Opened goes out before any event of the stream can.
+      shared_->sink(ChannelEvent::Opened(id_, reply_));
+      Began();
+      stream_->Read(&ack_, &read_done_);
+    }
+    Ended();
+  }
+
+  void OnRead(bool ok) {
+    if (ok) {
+      shared_->sink(ChannelEvent::Ack(id_, ack_));
+      Began();
+      stream_->Read(&ack_, &read_done_);
+    } else {
+      FinishStream();  // the analyzer ended the stream, or Close cancelled it
+    }
+    Ended();
+  }
+
+  void OnWritten(bool ok) {
+    {
+      std::lock_guard lock(mu_);
+      write_buffer_.reset();
+    }
+    shared_->sink(ChannelEvent::WriteDone(id_, ok));
+    Ended();
+  }
+
+  void OnFinished(bool /*ok: always true for Finish*/) {
+    std::string why = final_status_.ok() ? "the analyzer ended the upload stream"
+                                         : Describe("upload stream", final_status_);
+    shared_->sink(opened_ ? ChannelEvent::Closed(id_, std::move(why))
+                          : ChannelEvent::OpenFailed(id_, std::move(why)));
+    Ended();
+  }
+
+  // Asks for the stream's final status; once, after its last read (or a failed start).
+  void FinishStream() {
+    std::lock_guard lock(mu_);
+    finishing_ = true;
+    Began();
+    stream_->Finish(&final_status_, &finished_);
+  }
+
+  void Began() {
     running_.fetch_add(1, std::memory_order_relaxed);
     shared_->Begin();
   }
-  // The last thing a final callback does: afterwards *this may be gone.
-  void CallEnded() {
+  // The last thing a handler does: afterwards *this may be gone.
+  void Ended() {
     const std::shared_ptr<Shared> shared = shared_;
     running_.fetch_sub(1, std::memory_order_release);
     shared->End();
@@ -195,19 +229,34 @@ class GrpcUploadChannel::Connection final
 
   const std::uint64_t id_;
   const std::shared_ptr<Shared> shared_;
+  grpc::CompletionQueue& queue_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::AgentIngest::Stub> stub_;
+  std::atomic<int> running_{0};
+
   grpc::ClientContext hello_context_;
   v1::AgentHello hello_;
   v1::HelloReply reply_;
+  grpc::Status hello_status_;
   grpc::ClientContext stream_context_;
   v1::UploadAck ack_;
-  SharedBatch write_buffer_;  // held until the next write: gRPC reads it until OnWriteDone
-  std::atomic<int> running_{0};
+  grpc::Status final_status_;
+  bool opened_ = false;  // poller thread only
+  // After the contexts: call objects go before the contexts that own their calls.
+  std::unique_ptr<grpc::ClientAsyncResponseReader<v1::HelloReply>> hello_call_;
+
+  Op hello_done_{this, &Connection::OnHelloDone};
+  Op started_{this, &Connection::OnStarted};
+  Op read_done_{this, &Connection::OnRead};
+  Op write_done_{this, &Connection::OnWritten};
+  Op finished_{this, &Connection::OnFinished};
 
   std::mutex mu_;
+  std::unique_ptr<grpc::ClientAsyncReaderWriter<v1::UploadBatch, v1::UploadAck>> stream_;
+  SharedBatch write_buffer_;
   bool closed_ = false;
   bool streaming_ = false;
+  bool finishing_ = false;
 };
 
 GrpcUploadChannel::GrpcUploadChannel(GrpcChannelOptions options, ChannelEventSink sink)
@@ -215,6 +264,8 @@ GrpcUploadChannel::GrpcUploadChannel(GrpcChannelOptions options, ChannelEventSin
   // Keeps the gRPC library up between attempts: otherwise the last channel of a
   // failed attempt shuts it down and every retry pays for a restart.
   grpc_init();
+  queue_ = std::make_unique<grpc::CompletionQueue>();
+  poller_ = std::thread([this] { Poll(); });
 }
 
 GrpcUploadChannel::~GrpcUploadChannel() {
@@ -222,7 +273,16 @@ GrpcUploadChannel::~GrpcUploadChannel() {
   shared_->WaitIdle();
   current_.reset();
   retired_.clear();
+  queue_->Shutdown();
+  poller_.join();
+  queue_.reset();
   grpc_shutdown();
+}
+
+void GrpcUploadChannel::Poll() {
+  void* tag = nullptr;
+  bool ok = false;
+  while (queue_->Next(&tag, &ok)) static_cast<Connection::Op*>(tag)->Run(ok);
 }
 
 void GrpcUploadChannel::Open(std::uint64_t connection, const v1::AgentHello& hello) {
@@ -230,10 +290,8 @@ void GrpcUploadChannel::Open(std::uint64_t connection, const v1::AgentHello& hel
     current_->Close();
     retired_.push_back(std::move(current_));
   }
-  current_ = std::make_unique<Connection>(connection, shared_);
+  current_ = std::make_unique<Connection>(connection, shared_, *queue_);
   current_->Start(options_, hello);
-  // After Start, so a new grpc::Channel exists before old ones go: gRPC's shared
-  // callback threads are then not torn down and restarted on every attempt.
   ReapRetired();
 }
 

@@ -4,9 +4,14 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "agent/upload/upload_channel.h"
+
+namespace grpc {
+class CompletionQueue;
+}
 
 namespace hostmesh::agent::upload {
 
@@ -15,10 +20,13 @@ struct GrpcChannelOptions {
   std::chrono::nanoseconds hello_timeout = std::chrono::seconds{5};
 };
 
-// UploadChannel over gRPC (insecure), with the callback API so no call blocks:
-// Hello as a unary call, then the bidirectional Upload stream. Events are posted
-// from gRPC's threads. Open, Write and Close must come from one thread at a time
-// (the uploader's).
+// UploadChannel over gRPC (insecure): Hello as a unary call, then the
+// bidirectional Upload stream, both on gRPC's asynchronous API with a
+// completion queue of our own and one thread that waits on it. That thread
+// sleeps until the network or a deadline has news: gRPC's callback API would
+// instead start its own pool of threads that poll for work every second
+// whether there is any or not. Events are posted from that thread. Open, Write
+// and Close must come from one thread at a time (the uploader's).
 class GrpcUploadChannel final : public UploadChannel {
  public:
   GrpcUploadChannel(GrpcChannelOptions options, ChannelEventSink sink);
@@ -37,13 +45,17 @@ class GrpcUploadChannel final : public UploadChannel {
   class Connection;
   struct Shared;
 
+  // The completion queue's thread: runs each finished operation's handler.
+  void Poll();
   // Frees given-up connections whose gRPC calls have all finished.
   void ReapRetired();
 
   GrpcChannelOptions options_;
   std::shared_ptr<Shared> shared_;
+  std::unique_ptr<grpc::CompletionQueue> queue_;
   std::unique_ptr<Connection> current_;
   std::vector<std::unique_ptr<Connection>> retired_;  // closed, calls still finishing
+  std::thread poller_;
 };
 
 }  // namespace hostmesh::agent::upload
