@@ -99,6 +99,11 @@ UniqueFd OpenBoundSocket(const SocketSpec& spec, std::string& error, int& error_
   if (spec.reuse_address && !SetInt(fd.get(), SOL_SOCKET, SO_REUSEADDR, 1)) {
     return Fail(error, error_number, "SO_REUSEADDR");
   }
+  if (spec.dont_fragment &&
+      !SetInt(fd.get(), v4 ? IPPROTO_IP : IPPROTO_IPV6, v4 ? IP_MTU_DISCOVER : IPV6_MTU_DISCOVER,
+              v4 ? IP_PMTUDISC_PROBE : IPV6_PMTUDISC_PROBE)) {
+    return Fail(error, error_number, "IP_MTU_DISCOVER");
+  }
   if (::bind(fd.get(), spec.local.get(), spec.local.length) != 0) {
     return Fail(error, error_number, "bind");
   }

@@ -52,6 +52,11 @@ struct SocketSpec {
   // SO_REUSEADDR: lets the tracer bind the same (NIC IP, pool port) and trace
   // the probe's exact 5-tuple while the agent holds it.
   bool reuse_address = false;
+  // Don't fragment, as RoCEv2 packets: DF set and no path-MTU state
+  // (IP_PMTUDISC_PROBE), so a datagram larger than the device's MTU fails with
+  // EMSGSIZE instead of leaving in pieces. DF also spares the kernel an IP id
+  // per packet (a hashed, shared counter) on unconnected sockets.
+  bool dont_fragment = false;
 };
 
 // A ready socket, or an invalid one with `error` naming the failed step and errno.

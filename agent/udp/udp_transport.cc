@@ -170,6 +170,7 @@ UdpTransport::Sender* UdpTransport::SenderFor(NicId id, std::uint16_t port, Mono
   spec.tclass = options_.traffic_class;
   spec.recv_errors = true;
   spec.reuse_address = true;
+  spec.dont_fragment = true;
   std::string text;
   UniqueFd fd = OpenBoundSocket(spec, text, error);
   if (!fd.valid()) {

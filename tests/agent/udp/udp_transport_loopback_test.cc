@@ -82,6 +82,20 @@ TEST(UdpTransportLoopback, EveryProbeArrivesWithFourKernelTimestamps) {
   }
 }
 
+TEST(UdpTransportLoopback, DontFragmentSetsDfWithoutPathMtuState) {
+  SocketSpec spec;
+  spec.local = MakeSocketAddress(V4(127, 0, 0, 1), 0);
+  spec.dont_fragment = true;
+  std::string error;
+  int error_number = 0;
+  const UniqueFd fd = OpenBoundSocket(spec, error, error_number);
+  ASSERT_TRUE(fd.valid()) << error;
+  int mode = -1;
+  socklen_t len = sizeof(mode);
+  ASSERT_EQ(::getsockopt(fd.get(), IPPROTO_IP, IP_MTU_DISCOVER, &mode, &len), 0);
+  EXPECT_EQ(mode, IP_PMTUDISC_PROBE);
+}
+
 TEST(UdpTransportLoopback, OpenNicReportsWhatIsWrong) {
   const SystemClock clock;
   UdpTransportOptions options = LoopbackOptions();
