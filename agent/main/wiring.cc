@@ -37,6 +37,10 @@ udp::UdpTransportOptions UdpOptionsFrom(const AgentConfig& config) {
   // A send socket must outlive the probes it sent (replies are matched by the
   // tracker, but ICMP errors come back on the socket) even with a long timeout.
   out.idle_close = std::max<std::chrono::nanoseconds>(out.idle_close, config.probe.timeout * 2);
+  // Every datagram the receive sockets expect comes from this agent: its own
+  // probes and its tracer's last TTL (under 256 bytes). Anything longer is
+  // not ours and is cut short (and counted) rather than given 64 KiB slots.
+  out.max_payload_bytes = std::max<std::size_t>(256, config.probe.payload_bytes);
   return out;
 }
 

@@ -60,6 +60,8 @@ TEST(agent_wiring, TransportOptionsFollowTheConfig) {
   EXPECT_EQ(u.nics[2].netdev, "nic2");
   EXPECT_EQ(u.nics[1].ip.ToString(), "198.18.0.23");
   EXPECT_EQ(u.dst_port, 4792);
+  EXPECT_GE(u.max_payload_bytes, config.probe.payload_bytes);
+  EXPECT_LT(u.max_payload_bytes, 65535U) << "receive slots sized for our own probes";
   const verbs::VerbsTransportOptions v = VerbsOptionsFrom(config);
   ASSERT_EQ(v.nics.size(), 3U);
   EXPECT_EQ(v.nics[0].rdma_device, "mlx5_0");
