@@ -20,6 +20,8 @@ usage: scripts/demo.sh [--hosts N] [--rails N] [--spines N] [--pods N]
     loss      5% loss on p0r1-s01
     delay     2 ms added on p0r0-s01
     cpu       h002's agent starved: it and stress-ng in a cgroup of 0.1 CPU
+              (with wire-delay: 0.2 ms at every spine, so replies reach the
+              agents while they sleep, as on hardware)
   --window    the analyzer's window in seconds (default 10; grace is half)
   --keep      leaves fabric, fault, analyzer and agents running
               (deploy/testbed/fabric down removes everything).
@@ -102,6 +104,11 @@ $fabric up --hosts "$hosts" --rails "$rails" --spines "$spines" --pods "$pods"
 
 echo; echo "== fabric start: analyzer in the mgmt namespace, one agent per host (window ${window}s)"
 $fabric start --window "${window}s" --grace "$((window / 2))s"
+if [ "$fault" = cpu ]; then
+  # On bare veths a reply arrives inside the agent's own send call, so a
+  # starved agent never waits for it: make the fabric deliver like hardware.
+  $fabric fault add wire-delay --ms 0.2 >/dev/null
+fi
 
 # Prints the end (Unix seconds) of the latest judged window, or 0.
 judged() {

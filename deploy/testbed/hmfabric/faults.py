@@ -60,7 +60,12 @@ cpu gives the host a machine of its own: a CPU cgroup (v2 cpu.max, or v1
 cpu.cfs_quota_us) allowed --cpus CPUs, holding the host's agent (from `fabric
 start`; inject after it) and stress-ng's workers, which keep that budget used
 up. So that agent is starved and nothing else on this machine is. `clear`
-moves the agent back to its own cgroup and removes the cgroup."""
+moves the agent back to its own cgroup and removes the cgroup. A starved agent
+shows in its processing delay only when replies arrive while it sleeps, as on
+hardware; on bare veths they arrive inside its own send call, so add
+wire-delay first (every spine holds every packet --ms, 0.2 by default; it
+takes the delay slot of every spine port, so a delay fault then goes --from
+the rail switch end)."""
 
 
 # --- state ------------------------------------------------------------------
@@ -189,6 +194,11 @@ def _flags_delay(p):
     _link_flags(p)
     p.add_argument("--ms", required=True, type=_ranged(float, 0, 10000, "--ms", True),
                    help="milliseconds added to every packet")
+
+
+def _flags_wire_delay(p):
+    p.add_argument("--ms", type=_ranged(float, 0.001, 100, "--ms", True), default=0.2,
+                   help="milliseconds every spine holds every packet (0.2)")
 
 
 def _flags_congestion(p):
@@ -332,6 +342,29 @@ def plan_delay(plan: Plan, args) -> None:
                      ready=True)
 
 
+def plan_wire_delay(plan: Plan, args) -> None:
+    """Every probe crosses a spine, so holding every packet at the spines makes
+    the whole fabric deliver like hardware: later than the send call returns.
+    On bare veths a probe reaches its receiver inside the sender's sendmsg, so
+    an agent never sleeps between sending and receiving, and what a busy host
+    really costs (the agent waiting for a CPU when the reply wakes it) never
+    shows. One queue and one hostmesh-delayq per spine, all its ports."""
+    binary = _delayq_binary()
+    for spine in plan.lay.spines:
+        ns = plan.lay.ns(spine)
+        queue = _free_queue(plan, ns)
+        for link in plan.lay.fabric_links:
+            if link.b.device != spine and link.a.device != spine:
+                continue
+            end = link.side(spine)
+            plan.target(link, end, "egress")
+            plan.steps.append({"op": "nfqueue", "ns": ns, "ifname": end.ifname, "queue": queue,
+                               "fault": plan.fid})
+        plan.process("delayq", ns,
+                     _realtime([binary, "--queue", str(queue), "--delay-ms", str(args.ms)]),
+                     ready=True)
+
+
 def plan_congestion(plan: Plan, args) -> None:
     link, ends = _egress_ends(plan.lay, args)
     burst = max(3200, args.rate // 8 // 500)  # >= 2 MTUs and >= 2 ms at rate
@@ -387,6 +420,9 @@ KINDS: dict[str, tuple[str, Callable, Callable]] = {
                   plan_blackhole),
     "delay": ("hold every packet for MS milliseconds (NFQUEUE + hostmesh-delayq)",
               _flags_delay, plan_delay),
+    "wire-delay": ("hold every packet MS ms at every spine: delivery later than the send "
+                   "call, as on hardware (for the cpu fault)", _flags_wire_delay,
+                   plan_wire_delay),
     "congestion": ("shape a link end to RATE and fill it with background UDP",
                    _flags_congestion, plan_congestion),
     "cpu": ("starve one host of CPU: its agent and stress-ng in a cgroup with a quota",
