@@ -86,6 +86,26 @@ class TimingFaults(unittest.TestCase):
         self.assertFalse(os.path.exists(f"/proc/{pid}/cmdline") and netns.running(pid))
         self.assertLess(median_ms(self.probe(self.via, count=5)), 1.0)
 
+    def test_wire_delay_holds_every_probe_at_every_spine(self):
+        self.require_delayq()
+        base = median_ms(self.probe(self.via + self.other))
+        fid = fault("add", "wire-delay", "--ms", "1")
+        via, other = self.probe(self.via), self.probe(self.other)
+        added_via, added_other = median_ms(via) - base, median_ms(other) - base
+        print(f"\nwire-delay 1 ms: +{added_via:.3f} ms via s00, +{added_other:.3f} ms via s01")
+        self.assertEqual(fp.total(via).lost + fp.total(other).lost, 0)
+        for added in (added_via, added_other):  # every path crosses one spine once
+            self.assertAlmostEqual(added, 1.0, delta=0.1)
+        [entry] = json.loads(fault("list"))
+        self.assertEqual(entry["id"], fid)
+        self.assertEqual(sorted(p["namespace"] for p in entry["processes"]),
+                         sorted(self.fab.ns(s) for s in ("s00", "s01")))
+        # It holds the spine ports' delay slot: a delay there conflicts.
+        busy = harness.fabric("fault", "add", "delay", "--link", LINK, "--ms", "1", "--from",
+                              "s00", check=False)
+        self.assertNotEqual(busy.returncode, 0)
+        self.assertIn("delay", busy.stderr)
+
     def test_clears_release_held_packets_instead_of_dropping_them(self):
         self.require_delayq()
         held = fault("add", "delay", "--link", LINK, "--ms", "2000", "--from", "p0r0")
