@@ -5,11 +5,13 @@
 #   bench/agent_overhead.sh [--no-analyzer] [--no-trace] [--repeat N] [SECONDS]
 #
 # Each rate runs one agent: 3 s of start-up, then N windows of SECONDS (default
-# 60) in which the process's CPU time is read from /proc/PID/stat (user +
-# system, all threads, as % of one core; the median and the range of the N
-# windows are printed), and when `perf` is installed one more window sampled by
-# perf for the split below (CPU is never read while perf samples: its own cost
-# lands on the sampled process).
+# 60) in which the process's CPU time is read from /proc (the run time of all
+# its threads, split into user and system as the kernel's ticks split it; as %
+# of one core; the median and the range of the N windows are printed), and when
+# `perf` is installed one more window sampled by perf for the split below (CPU
+# is never read while perf samples: its own cost lands on the sampled process).
+# Then the same for the kernel floor: bench/agent_overhead_floor.cc opens the
+# agent's sockets and makes its system calls at the same rate, and nothing else.
 #
 # What the CPU figures include. "cpu" is everything the kernel bills to the
 # agent. On this fabric that includes forwarding every probe through the
@@ -47,6 +49,7 @@ done
 duration=${1:-60}
 sink=${HOSTMESH_BUILD_DIR:-build}/bench/hostmesh-ingest-sink
 agent=${HOSTMESH_BUILD_DIR:-build}/agent/main/hostmesh-agent
+floor=${HOSTMESH_BUILD_DIR:-build}/bench/agent_overhead_floor
 fabric=deploy/testbed/fabric
 export HOSTMESH_FABRIC_PREFIX=${HOSTMESH_FABRIC_PREFIX:-hmbench-}
 [ -x "$agent" ] || { echo "bench: build first ($agent missing)" >&2; exit 1; }
@@ -60,29 +63,41 @@ if [ "$analyzer" -eq 1 ]; then
 fi
 tck=$(getconf CLK_TCK)
 
-# CPU ticks (user system) of the process, and context switches of all its threads.
+# CPU of the process: ticks (user system) from /proc/PID/stat, the sum of its
+# threads' run time in ns (schedstat: precise, where ticks are 10 ms) and the
+# thread ids it was summed over; and the context switches of all its threads.
 ticks() { awk '{print $14, $15}' "/proc/$1/stat"; }
+runtime() {
+  local t ns=0 tids=""
+  for t in /proc/"$1"/task/*; do
+    ns=$((ns + $(cut -d' ' -f1 "$t/schedstat"))); tids+="${t##*/},"
+  done
+  echo "$ns $tids"
+}
 switches() { cat /proc/"$1"/task/*/status | awk '/ctxt_switches/ {s += $2} END {print s}'; }
 
-run() {  # $1 = probe interval, $2 = label
-  local cfg pid
-  cfg=$(mktemp /tmp/hostmesh-bench.XXXXXX.yaml)
-  $fabric agent-config h000 | sed -e "s/^  interval: .*/  interval: $1/" \
-    -e "/^traceroute:/,/^[a-z]/ s/^  enabled: .*/  enabled: $trace/" >"$cfg"
-  $fabric exec h000 -- "$agent" --config "$cfg" --log-level error &
-  pid=$!
-  sleep 3  # start-up (sockets, first pool) is not steady state
-  local windows="" i u0 s0 u1 s1 w0 w1 t0 t1
+# Measures process $1: `repeat` windows of CPU (user, system, wake-ups), then a
+# perf window for the fabric's share. Prints "median range user system wakeups
+# softirq samples" for summarize.
+measure() {
+  local pid=$1 windows="" i u0 s0 u1 s1 r0 r1 k0 k1 w0 w1 t0 t1
   for ((i = 0; i < repeat; i++)); do
-    read -r u0 s0 < <(ticks "$pid"); w0=$(switches "$pid"); t0=$(date +%s.%N)
+    read -r u0 s0 < <(ticks "$pid"); read -r r0 k0 < <(runtime "$pid")
+    w0=$(switches "$pid"); t0=$(date +%s.%N)
     sleep "$duration"
-    read -r u1 s1 < <(ticks "$pid"); w1=$(switches "$pid"); t1=$(date +%s.%N)
-    windows+="$(awk -v u0="$u0" -v u1="$u1" -v s0="$s0" -v s1="$s1" -v w0="$w0" -v w1="$w1" \
+    read -r u1 s1 < <(ticks "$pid"); read -r r1 k1 < <(runtime "$pid")
+    w1=$(switches "$pid"); t1=$(date +%s.%N)
+    # The total from the threads' run time unless a thread came or went (its
+    # time would be missed); user and system split it as the ticks do.
+    windows+="$(awk -v u0="$u0" -v u1="$u1" -v s0="$s0" -v s1="$s1" -v r0="$r0" -v r1="$r1" \
+      -v same="$([ "$k0" = "$k1" ] && echo 1 || echo 0)" -v w0="$w0" -v w1="$w1" \
       -v t0="$t0" -v t1="$t1" -v tck="$tck" 'BEGIN {
-        secs = t1 - t0
-        printf "%f %f %f\n", (u1 - u0) / tck / secs * 100, (s1 - s0) / tck / secs * 100, (w1 - w0) / secs }')"$'\n'
+        secs = t1 - t0; ticked = (u1 - u0 + s1 - s0) / tck
+        total = same ? (r1 - r0) / 1e9 : ticked
+        user = ticked > 0 ? total * (u1 - u0) / tck / ticked : 0
+        printf "%f %f %f\n", user / secs * 100, (total - user) / secs * 100, (w1 - w0) / secs }')"$'\n'
   done
-  local softirq="" samples=""
+  local softirq="-" samples="-"
   if command -v perf >/dev/null; then
     local perf_data
     perf_data=$(mktemp /tmp/hostmesh-bench.XXXXXX.perf)
@@ -92,6 +107,35 @@ run() {  # $1 = probe interval, $2 = label
     samples=$(perf report -i "$perf_data" --stdio 2>/dev/null | awk '/^# Samples:/ {print $3; exit}' || true)
     rm -f "$perf_data"
   fi
+  echo "$windows" | awk -v softirq="${softirq:--}" -v samples="${samples:--}" '
+    NF == 3 {n++; cpu[n] = $1 + $2; user += $1; sys += $2; wake += $3}
+    END {
+      for (i = 2; i <= n; i++) for (j = i; j > 1 && cpu[j] < cpu[j - 1]; j--) {
+        t = cpu[j]; cpu[j] = cpu[j - 1]; cpu[j - 1] = t
+      }
+      median = n % 2 ? cpu[(n + 1) / 2] : (cpu[n / 2] + cpu[n / 2 + 1]) / 2
+      print median, cpu[1], cpu[n], user / n, sys / n, wake / n, softirq, samples }'
+}
+
+# One line from measure's figures: $1 label, $2 the figures.
+summarize() {
+  echo "$2" | awk -v label="$1" -v n="$repeat" '{
+    range = n > 1 ? sprintf(" (median of %d windows, %.2f..%.2f)", n, $2, $3) : ""
+    own = "own n/a (no perf)"
+    if ($7 != "-") own = sprintf("own %.2f%% (fabric softirq, %.0f%% of %s samples, taken out)",
+                                 $1 * (1 - $7 / 100), $7, $8)
+    printf "%-22s cpu %.2f%%%s: user %.2f%%, system %.2f%%; %s\n", label, $1, range, $4, $5, own }'
+}
+
+run() {  # $1 = probe interval, $2 = interval in ns, $3 = label
+  local cfg pid figures
+  cfg=$(mktemp /tmp/hostmesh-bench.XXXXXX.yaml)
+  $fabric agent-config h000 | sed -e "s/^  interval: .*/  interval: $1/" \
+    -e "/^traceroute:/,/^[a-z]/ s/^  enabled: .*/  enabled: $trace/" >"$cfg"
+  $fabric exec h000 -- "$agent" --config "$cfg" --log-level error &
+  pid=$!
+  sleep 3  # start-up (sockets, first pool) is not steady state
+  figures=$(measure "$pid")
   local hwm anon file threads metrics sent lost
   hwm=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")
   anon=$(awk '/RssAnon/ {print $2}' "/proc/$pid/status")
@@ -101,30 +145,29 @@ run() {  # $1 = probe interval, $2 = label
   sent=$(echo "$metrics" | awk '/^hostmesh_agent_probes_sent_total/ {s += $2} END {print s}')
   lost=$(echo "$metrics" | awk '/^hostmesh_agent_probes_timeouts_total/ {s += $2} END {print s}')
   kill -TERM "$pid"; wait "$pid" || true
+  summarize "$3" "$figures"
+  echo "$figures" | awk -v threads="$threads" -v hwm="$hwm" -v file="$file" -v anon="$anon" \
+      -v sent="$sent" -v lost="$lost" '{
+    printf "%-22s %d threads, %.0f wake-ups/s; peak RSS %.1f MB (now: %.1f MB file-backed, %.1f MB anonymous); sent %d, timed out %d\n",
+           "", threads, $6, hwm / 1024, file / 1024, anon / 1024, sent, lost }'
+  if [ -x "$floor" ]; then
+    # The same NICs, rate and rounds with nothing but the system calls.
+    local nics
+    nics=$(awk '/^  - name:/ {ip = ""; dev = ""} /^    ip:/ {ip = $2} /^    netdev:/ {dev = $2}
+                ip != "" && dev != "" {printf "%s=%s ", dev, ip; ip = ""; dev = ""}' "$cfg")
+    # shellcheck disable=SC2086  # one argument per NIC
+    $fabric exec h000 -- "$floor" "$2" $nics &
+    pid=$!
+    sleep 3
+    summarize "  kernel floor" "$(measure "$pid")"
+    kill -TERM "$pid"; wait "$pid" || true
+  fi
   rm -f "$cfg"
-  echo "$windows" | awk -v label="$2" -v softirq="${softirq:-}" -v samples="${samples:-}" \
-      -v hwm="$hwm" -v anon="$anon" -v file="$file" -v threads="$threads" -v sent="$sent" \
-      -v lost="$lost" 'NF == 3 {n++; cpu[n] = $1 + $2; user += $1; sys += $2; wake += $3}
-    END {
-      for (i = 2; i <= n; i++) for (j = i; j > 1 && cpu[j] < cpu[j - 1]; j--) {
-        t = cpu[j]; cpu[j] = cpu[j - 1]; cpu[j - 1] = t
-      }
-      median = n % 2 ? cpu[(n + 1) / 2] : (cpu[n / 2] + cpu[n / 2 + 1]) / 2
-      range = n > 1 ? sprintf(" (median of %d windows, %.2f..%.2f)", n, cpu[1], cpu[n]) : ""
-      own = "own n/a (no perf)"
-      if (softirq != "") {
-        own = sprintf("own %.2f%% (fabric softirq, %.0f%% of %s samples, taken out)",
-                      median * (1 - softirq / 100), softirq, samples)
-      }
-      printf "%-22s cpu %.2f%%%s: user %.2f%%, system %.2f%%; %s\n", label, median, range,
-             user / n, sys / n, own
-      printf "%-22s %d threads, %.0f wake-ups/s; peak RSS %.1f MB (now: %.1f MB file-backed, %.1f MB anonymous); sent %d, timed out %d\n",
-             "", threads, wake / n, hwm / 1024, file / 1024, anon / 1024, sent, lost }'
 }
 
 mode=$([ "$analyzer" -eq 1 ] && echo "uploading to a stand-in analyzer" || echo "no analyzer")
 echo "agent overhead, 8 NICs, UDP transport, $mode, traceroute $trace, ${repeat} x ${duration} s per rate"
 echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at start"
-run 100ms "10 probes/s per NIC"
-run 1ms "1000 probes/s per NIC"
+run 100ms 100000000 "10 probes/s per NIC"
+run 1ms 1000000 "1000 probes/s per NIC"
 echo "load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
