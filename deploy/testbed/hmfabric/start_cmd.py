@@ -168,7 +168,10 @@ def _wait_ready(pfx: str, procs: list[dict], timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while pending:
         for name, p in list(pending.items()):
-            if not _ours(p["pid"], p["binary"]):
+            # Not _ours: while the process execs, /proc/PID/cmdline can read
+            # empty for a moment (seen under load), and a pid we just started
+            # cannot have been reused.
+            if not netns.running(p["pid"]):
                 raise ValueError(f"{name} exited at start; see {p['log']}: "
                                  + _tail(p["log"]))
             if _curl(mgmt, p["url"]).returncode == 0:
