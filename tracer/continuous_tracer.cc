@@ -15,7 +15,11 @@ void ContinuousTracer::SetTargets(const std::vector<TraceTarget>& targets) {
     wanted.insert(t.tuple);
     auto [it, inserted] = entries_.try_emplace(t.tuple);
     it->second.target = t;
-    if (inserted) it->second.due = now;
+    if (inserted) {
+      it->second.due = now;
+      ++sources_[t.tuple.src];
+      Enqueue(it->first, it->second);
+    }
   }
   for (auto it = entries_.begin(); it != entries_.end();) {
     if (wanted.contains(it->first)) {
@@ -24,6 +28,12 @@ void ContinuousTracer::SetTargets(const std::vector<TraceTarget>& targets) {
     }
     if (it->second.in_flight) {
       orphans_[it->first] = {it->second.budget_key, it->second.reserved};
+    } else {
+      Dequeue(it->first, it->second);
+    }
+    if (const auto src = sources_.find(it->first.src);
+        src != sources_.end() && --src->second == 0) {
+      sources_.erase(src);
     }
     it = entries_.erase(it);
   }
@@ -44,44 +54,52 @@ int ContinuousTracer::ExpectedProbes(const Entry& e) const {
   return e.switch_hops > 0 ? e.switch_hops + 1 : config_.expected_probes;
 }
 
+void ContinuousTracer::Enqueue(const FiveTuple& tuple, const Entry& e) {
+  waiting_[e.new_in_pool ? 0 : 1].emplace(e.due, tuple);
+}
+
+void ContinuousTracer::Dequeue(const FiveTuple& tuple, const Entry& e) {
+  waiting_[e.new_in_pool ? 0 : 1].erase({e.due, tuple});
+}
+
 std::optional<TraceRequest> ContinuousTracer::NextTrace(MonoTime& wake_at) {
   const MonoTime now = clock_.MonotonicNow();
-  // New 5-tuples first, then the most overdue refresh.
-  std::vector<Entry*> due;
+  // New 5-tuples first, then the most overdue refresh: the due queues are
+  // ordered that way, so only the due entries are visited, not the whole pool.
   MonoTime next_due = MonoTime::max();
-  for (auto& [tuple, e] : entries_) {
-    if (e.in_flight) continue;
-    if (e.due > now) {
-      next_due = std::min(next_due, e.due);
-      continue;
+  for (const auto& queue : waiting_) {
+    if (const auto later = queue.upper_bound(now); later != queue.end()) {
+      next_due = std::min(next_due, later->first);
     }
-    due.push_back(&e);
   }
-  std::stable_sort(due.begin(), due.end(), [](const Entry* a, const Entry* b) {
-    return a->new_in_pool != b->new_in_pool ? a->new_in_pool : a->due < b->due;
-  });
   // A first hop whose bucket is empty must not hold up the other NICs (one
   // NIC's 5-tuples sort together): try the best candidate of every other key.
+  // Keys follow sources, so once every source's key was refused, stop.
   wake_at = next_due;
   Entry* best = nullptr;
   std::set<Ipv4> refused;
   double reserved = 0;
   Ipv4 key;
-  for (Entry* e : due) {
-    key = BudgetKey(e->target);
-    if (refused.contains(key)) continue;
-    const int probes = ExpectedProbes(*e);
-    reserved = budget_.TryReserve(key, probes, now);
-    if (reserved > 0) {
-      best = e;
-      break;
+  for (const auto& queue : waiting_) {
+    for (const auto& [due, tuple] : queue) {
+      if (due > now || best != nullptr || refused.size() >= sources_.size()) break;
+      Entry& e = entries_.find(tuple)->second;
+      key = BudgetKey(e.target);
+      if (refused.contains(key)) continue;
+      const int probes = ExpectedProbes(e);
+      reserved = budget_.TryReserve(key, probes, now);
+      if (reserved > 0) {
+        best = &e;
+        break;
+      }
+      refused.insert(key);
+      if (!e.waiting_for_budget) ++counters_.budget_exhausted;
+      e.waiting_for_budget = true;
+      wake_at = std::min(wake_at, budget_.WhenAvailable(key, probes, now));
     }
-    refused.insert(key);
-    if (!e->waiting_for_budget) ++counters_.budget_exhausted;
-    e->waiting_for_budget = true;
-    wake_at = std::min(wake_at, budget_.WhenAvailable(key, probes, now));
   }
   if (best == nullptr) return std::nullopt;
+  Dequeue(best->target.tuple, *best);
   best->waiting_for_budget = false;
   best->in_flight = true;
   best->reserved = reserved;
@@ -125,6 +143,7 @@ std::optional<PathReport> ContinuousTracer::OnTraceDone(const TraceResult& resul
   e.in_flight = false;
   e.new_in_pool = false;
   e.due = now + config_.refresh_period;
+  Enqueue(it->first, e);
   if (result.end == TraceEnd::kError) return std::nullopt;
 
   const bool first = !e.traced;

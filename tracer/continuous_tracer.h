@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -96,6 +97,9 @@ class ContinuousTracer {
     MonoTime last_report{};
   };
 
+  // The due queue of an entry that is not in flight (keyed by its due time).
+  void Enqueue(const FiveTuple& tuple, const Entry& e);
+  void Dequeue(const FiveTuple& tuple, const Entry& e);
   Ipv4 BudgetKey(const TraceTarget& target) const;
   // A reservation made under the source's key before its first hop was
   // known is settled against the first hop's bucket (TraceBudget::Rekey).
@@ -106,6 +110,18 @@ class ContinuousTracer {
   const Clock& clock_;
   TraceBudget budget_;
   std::map<FiveTuple, Entry> entries_;
+  // Entries not in flight by due time: [0] new to the pool (traced first), [1]
+  // refreshes. NextTrace visits only what is due instead of every 5-tuple.
+  struct DueOrder {
+    using is_transparent = void;
+    using Item = std::pair<MonoTime, FiveTuple>;
+    bool operator()(const Item& a, const Item& b) const { return a < b; }
+    bool operator()(const Item& a, MonoTime t) const { return a.first < t; }
+    bool operator()(MonoTime t, const Item& a) const { return t < a.first; }
+  };
+  std::set<std::pair<MonoTime, FiveTuple>, DueOrder> waiting_[2];
+  // Entries per source address: budget keys follow sources.
+  std::map<Ipv4, std::size_t> sources_;
   // Source address -> its first hop's address, learned from TTL-1 replies.
   std::map<Ipv4, Ipv4> first_hop_;
   // Budget reservations of traces whose 5-tuple left the pool while in flight.
