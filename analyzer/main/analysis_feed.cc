@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "analyzer/analysis/topology_adapter.h"
+#include "analyzer/main/feed_convert.h"
 #include "common/base/logging.h"
 
 namespace hostmesh::analyzer::app {
@@ -51,16 +52,12 @@ analysis::HostId AnalysisFeed::HostFor(std::string_view agent_id, std::uint64_t 
   api::HostInfo& info = hosts_[id];
   if (!hello->host().empty()) info.host = hello->host();
   info.nics.clear();
-  std::vector<int> rails;
   for (const v1::Nic& nic : hello->nics()) {
     if (nic.id() >= analysis::kMaxNics) continue;
     if (info.nics.size() <= nic.id()) info.nics.resize(nic.id() + 1);
     info.nics[nic.id()] = {nic.name(), nic.ip(), static_cast<int>(nic.rail())};
-    if (rails.size() <= nic.id()) {
-      for (auto n = rails.size(); n <= nic.id(); ++n) rails.push_back(static_cast<int>(n));
-    }
-    rails[nic.id()] = static_cast<int>(nic.rail());
   }
+  std::vector<int> rails = RailsFromHello(*hello);
   queue_.rails.emplace_back(id, std::move(rails));
   return id;
 }
@@ -70,48 +67,17 @@ void AnalysisFeed::AddPath(analysis::HostId host, const v1::PathReport& report) 
     ++stats_.paths_skipped;
     return;
   }
-  const auto src = topology::ParseIpv4(report.src_ip());
-  const auto dst = topology::ParseIpv4(report.dst_ip());
-  if (!src || !dst || report.hops_size() > static_cast<int>(topology::PathResolver::kMaxHops)) {
-    ++stats_.paths_unresolved;
-    return;
-  }
-  std::vector<topology::Hop> hops;
-  hops.reserve(static_cast<std::size_t>(report.hops_size()));
-  for (const v1::Hop& hop : report.hops()) {
-    hops.push_back(hop.address().empty() ? std::nullopt : topology::ParseIpv4(hop.address()));
-  }
-  resolver_->Resolve(*src, *dst, hops, &scratch_);
-  if (scratch_.status == topology::PathStatus::kInconsistent) {
+  analysis::PathRecord path;
+  if (ToPathRecord(host, report, *resolver_, scratch_, path) == PathConversion::kUnresolved) {
     ++stats_.paths_unresolved;
     return;
   }
   ++stats_.paths_resolved;
-  analysis::PathRecord path;
-  path.host = host;
-  path.src_nic = report.src_nic();
-  path.dst_nic = report.dst_nic();
-  path.src_port = static_cast<std::uint16_t>(report.src_port());
-  path.dst_port = static_cast<std::uint16_t>(report.dst_port());
-  path.time_ns = report.time_ns();
-  path.links = scratch_.links;  // ambiguous positions are kNone == kUnknown
   queue_.paths.push_back(std::move(path));
 }
 
 void AnalysisFeed::AddResult(analysis::HostId host, const v1::ProbeResult& p) {
-  analysis::ProbeRecord r;
-  r.host = host;
-  r.src_nic = p.src_nic();
-  r.dst_nic = p.dst_nic();
-  r.src_port = static_cast<std::uint16_t>(p.src_port());
-  r.dst_port = static_cast<std::uint16_t>(p.dst_port());
-  r.sequence = p.sequence();
-  r.send_time_ns = p.send_time_ns();
-  r.t1_app_send_ns = p.app_send_ns();
-  r.t2_nic_send_ns = p.nic_send_ns();
-  r.t3_nic_recv_ns = p.nic_recv_ns();
-  r.t4_app_recv_ns = p.app_recv_ns();
-  r.timeout = p.timeout();
+  const analysis::ProbeRecord r = ToProbeRecord(host, p);
   if (queue_.results.size() >= max_queued_results_) {
     ++stats_.queue_dropped;
     if (!warned_full_) {

@@ -1,0 +1,57 @@
+#include "analyzer/main/feed_convert.h"
+
+namespace hostmesh::analyzer::app {
+
+analysis::ProbeRecord ToProbeRecord(analysis::HostId host, const v1::ProbeResult& p) {
+  analysis::ProbeRecord r;
+  r.host = host;
+  r.src_nic = p.src_nic();
+  r.dst_nic = p.dst_nic();
+  r.src_port = static_cast<std::uint16_t>(p.src_port());
+  r.dst_port = static_cast<std::uint16_t>(p.dst_port());
+  r.sequence = p.sequence();
+  r.send_time_ns = p.send_time_ns();
+  r.t1_app_send_ns = p.app_send_ns();
+  r.t2_nic_send_ns = p.nic_send_ns();
+  r.t3_nic_recv_ns = p.nic_recv_ns();
+  r.t4_app_recv_ns = p.app_recv_ns();
+  r.timeout = p.timeout();
+  return r;
+}
+
+PathConversion ToPathRecord(analysis::HostId host, const v1::PathReport& report,
+                            const topology::PathResolver& resolver, topology::ResolvedPath& scratch,
+                            analysis::PathRecord& out) {
+  const auto src = topology::ParseIpv4(report.src_ip());
+  const auto dst = topology::ParseIpv4(report.dst_ip());
+  if (!src || !dst || report.hops_size() > static_cast<int>(topology::PathResolver::kMaxHops)) {
+    return PathConversion::kUnresolved;
+  }
+  topology::Hop hops[topology::PathResolver::kMaxHops];
+  std::size_t n = 0;
+  for (const v1::Hop& hop : report.hops()) {
+    hops[n++] = hop.address().empty() ? std::nullopt : topology::ParseIpv4(hop.address());
+  }
+  resolver.Resolve(*src, *dst, std::span<const topology::Hop>(hops, n), &scratch);
+  if (scratch.status == topology::PathStatus::kInconsistent) return PathConversion::kUnresolved;
+  out.host = host;
+  out.src_nic = report.src_nic();
+  out.dst_nic = report.dst_nic();
+  out.src_port = static_cast<std::uint16_t>(report.src_port());
+  out.dst_port = static_cast<std::uint16_t>(report.dst_port());
+  out.time_ns = report.time_ns();
+  out.links = scratch.links;  // ambiguous positions are kNone == kUnknown
+  return PathConversion::kResolved;
+}
+
+std::vector<int> RailsFromHello(const v1::AgentHello& hello) {
+  std::vector<int> rails;
+  for (const v1::Nic& nic : hello.nics()) {
+    if (nic.id() >= analysis::kMaxNics) continue;
+    for (auto n = rails.size(); n <= nic.id(); ++n) rails.push_back(static_cast<int>(n));
+    rails[nic.id()] = static_cast<int>(nic.rail());
+  }
+  return rails;
+}
+
+}  // namespace hostmesh::analyzer::app

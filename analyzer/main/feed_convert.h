@@ -1,0 +1,31 @@
+#pragma once
+
+// The wire -> analysis conversion, one piece for the analyzer's AnalysisFeed
+// and the fleet simulator (sim/), so what the simulator measures is what the
+// analyzer does with an upload: probe results field for field, path reports
+// resolved onto the fabric's links, NIC rails from the agent's Hello.
+
+#include <optional>
+#include <vector>
+
+#include "analyzer/analysis/types.h"
+#include "hostmesh/v1/ingest.pb.h"
+#include "topology/path_resolver.h"
+
+namespace hostmesh::analyzer::app {
+
+analysis::ProbeRecord ToProbeRecord(analysis::HostId host, const v1::ProbeResult& result);
+
+enum class PathConversion : std::uint8_t { kResolved, kUnresolved };
+
+// Resolves `report`'s hops onto the fabric into `out` (links in order, kUnknown
+// where ambiguous). kUnresolved: bad addresses, too many hops, or hops the
+// graph contradicts. `scratch` is reused between calls.
+PathConversion ToPathRecord(analysis::HostId host, const v1::PathReport& report,
+                            const topology::PathResolver& resolver, topology::ResolvedPath& scratch,
+                            analysis::PathRecord& out);
+
+// rails[nic id] from a Hello's NIC table; ids the Hello skips keep rail = id.
+std::vector<int> RailsFromHello(const v1::AgentHello& hello);
+
+}  // namespace hostmesh::analyzer::app
