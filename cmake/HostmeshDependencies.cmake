@@ -12,6 +12,7 @@ find_package(Boost 1.74 REQUIRED COMPONENTS graph)
 find_package(spdlog CONFIG REQUIRED)
 find_package(yaml-cpp CONFIG REQUIRED)
 find_package(CLI11 CONFIG REQUIRED)
+find_package(nlohmann_json 3 CONFIG REQUIRED)
 # Debian 12's civetweb CMake config insists on /usr/bin/civetweb (another
 # package), so the library is found by hand under the same target name.
 find_library(HOSTMESH_CIVETWEB_LIB civetweb REQUIRED)

@@ -10,7 +10,7 @@ packages=(
   libibverbs-dev ibverbs-providers
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   librocksdb-dev libboost-graph-dev libspdlog-dev libfmt-dev libyaml-cpp-dev
-  libcli11-dev libcivetweb-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libcli11-dev nlohmann-json3-dev libcivetweb-dev libgtest-dev libgmock-dev libbenchmark-dev
   libnetfilter-queue-dev libmnl-dev
   # testbed and test tools
   python3 iproute2 nftables iptables stress-ng traceroute iputils-ping procps

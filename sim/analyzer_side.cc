@@ -1,0 +1,52 @@
+#include "sim/analyzer_side.h"
+
+#include "agent/main/tracing_glue.h"
+#include "agent/main/wiring.h"
+#include "analyzer/analysis/topology_adapter.h"
+#include "analyzer/main/feed_convert.h"
+
+namespace hostmesh::sim {
+
+AnalyzerSide::AnalyzerSide(const Fleet& fleet, const analysis::AnalysisConfig& config)
+    : fleet_(fleet),
+      analysis_(config, analysis::FabricMapFrom(fleet.topology())),
+      incidents_(config),
+      resolver_(fleet.topology()),
+      host_id_(fleet.hosts().size(), analysis::kUnknown) {}
+
+analysis::HostId AnalyzerSide::HostIdOf(std::uint32_t fleet_host) const {
+  return host_id_[fleet_host];
+}
+
+void AnalyzerSide::Ingest(std::uint32_t fleet_host, const HostOutput& upload) {
+  analysis::HostId& id = host_id_[fleet_host];
+  if (id == analysis::kUnknown) {
+    id = static_cast<analysis::HostId>(fleet_host_of_.size());
+    fleet_host_of_.push_back(fleet_host);
+  }
+  if (upload.hello) analysis_.SetRails(id, analyzer::app::RailsFromHello(*upload.hello));
+  // Paths first, as the feed applies a batch: a result may be the first of a
+  // freshly traced 5-tuple.
+  for (const tracer::PathReport& report : upload.paths) {
+    const v1::PathReport wire = agent::app::ToProto(report);
+    if (analyzer::app::ToPathRecord(id, wire, resolver_, scratch_, path_) ==
+        analyzer::app::PathConversion::kResolved) {
+      ++counts_.paths_resolved;
+      analysis_.AddPath(path_);
+    } else {
+      ++counts_.paths_unresolved;
+    }
+  }
+  for (const agent::ProbeResult& result : upload.results) {
+    analysis_.AddResult(analyzer::app::ToProbeRecord(id, agent::app::ToProto(result)));
+  }
+  counts_.results += upload.results.size();
+}
+
+std::vector<analysis::WindowReport> AnalyzerSide::Advance(std::int64_t wall_ns) {
+  std::vector<analysis::WindowReport> reports = analysis_.Advance(wall_ns);
+  for (const analysis::WindowReport& report : reports) incidents_.Update(report);
+  return reports;
+}
+
+}  // namespace hostmesh::sim

@@ -1,0 +1,58 @@
+#pragma once
+
+// The analyzer's half of the simulation: uploads go through the conversion the
+// gRPC ingest uses (agent ToProto -> hostmesh.v1 -> analyzer feed_convert, paths
+// resolved on the fabric by topology::PathResolver), into the real Analysis and
+// IncidentTracker. Host ids are handed out in order of first upload, as the
+// analyzer's feed does.
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "analyzer/analysis/analysis.h"
+#include "analyzer/analysis/incidents.h"
+#include "sim/fleet.h"
+#include "sim/host_agent.h"
+#include "topology/path_resolver.h"
+
+namespace hostmesh::sim {
+
+struct IngestCounts {
+  std::uint64_t results = 0;
+  std::uint64_t paths_resolved = 0;
+  std::uint64_t paths_unresolved = 0;
+};
+
+class AnalyzerSide {
+ public:
+  AnalyzerSide(const Fleet& fleet, const analysis::AnalysisConfig& config);
+
+  // One host's upload (what it produced in one slice).
+  void Ingest(std::uint32_t fleet_host, const HostOutput& upload);
+  // Judges the windows due at `wall_ns`; incidents are updated.
+  std::vector<analysis::WindowReport> Advance(std::int64_t wall_ns);
+
+  // The analyzer's host id of a fleet host; kUnknown before its first upload.
+  analysis::HostId HostIdOf(std::uint32_t fleet_host) const;
+  // The fleet host of each analyzer host id.
+  const std::vector<std::uint32_t>& fleet_hosts() const { return fleet_host_of_; }
+
+  const analysis::Analysis& analysis() const { return analysis_; }
+  const analysis::IncidentTracker& incidents() const { return incidents_; }
+  const IngestCounts& counts() const { return counts_; }
+
+ private:
+  const Fleet& fleet_;
+  analysis::Analysis analysis_;
+  analysis::IncidentTracker incidents_;
+  topology::PathResolver resolver_;
+  topology::ResolvedPath scratch_;
+  analysis::PathRecord path_;
+  std::vector<analysis::HostId> host_id_;     // by fleet host
+  std::vector<std::uint32_t> fleet_host_of_;  // by host id
+  IngestCounts counts_;
+};
+
+}  // namespace hostmesh::sim

@@ -1,0 +1,96 @@
+#pragma once
+
+// One simulated host's agent: the real agent core (Scheduler with its port
+// pools, Tracker, Prober) on a SimTransport, and the real tracer
+// (ContinuousTracer, RunTrace) on a SimTraceIo, configured by the agent's own
+// wiring from an AgentConfig, run as the agent's event loop would in virtual
+// time. What it produces (results, path reports, a Hello per boot) is what the
+// agent would upload.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "agent/config/agent_config.h"
+#include "agent/core/prober.h"
+#include "agent/core/scheduler.h"
+#include "agent/core/tracker.h"
+#include "agent/main/tracing_glue.h"
+#include "hostmesh/v1/ingest.pb.h"
+#include "sim/host_clock.h"
+#include "sim/sim_trace_io.h"
+#include "sim/sim_transport.h"
+#include "tracer/continuous_tracer.h"
+
+namespace hostmesh::sim {
+
+// The agent's settings that matter to the simulation (agent/config defaults).
+struct AgentSettings {
+  agent::ProbeConfig probe;
+  agent::PortPoolConfig ports;
+  agent::TracerouteConfig traceroute;
+};
+
+// What a host hands to the analyzer: as the agent uploads it.
+struct HostOutput {
+  std::vector<agent::ProbeResult> results;
+  std::vector<tracer::PathReport> paths;
+  std::optional<v1::AgentHello> hello;  // after each (re)start
+  std::uint64_t boot_id = 0;
+  void Clear() {
+    results.clear();
+    paths.clear();
+    hello.reset();
+  }
+};
+
+class HostAgent {
+ public:
+  HostAgent(std::uint32_t host, const PacketModel& model, const AgentSettings& settings,
+            IcmpModel icmp, std::int64_t wall_offset_ns, std::uint64_t seed);
+
+  // Starts a new boot of the agent at `at` (a restart drops what was in flight).
+  void Start(std::int64_t at_ns);
+  void Stop();
+  bool running() const { return prober_ != nullptr; }
+
+  // Runs every event before end_ns; what the agent produced goes into `out`.
+  void RunUntil(std::int64_t end_ns, HostOutput& out);
+
+  std::uint64_t boots() const { return boots_; }
+  std::size_t MemoryBytes() const;
+
+ private:
+  void RefreshTraceTargets();
+
+  std::uint32_t host_;
+  const PacketModel& model_;
+  AgentSettings settings_;
+  IcmpModel icmp_;
+  std::int64_t wall_offset_ns_;
+  std::uint64_t seed_;
+  agent::AgentConfig config_;
+  HostClock clock_;
+  std::uint64_t boots_ = 0;
+  std::uint64_t boot_id_ = 0;
+  HostOutput* out_ = nullptr;  // during RunUntil
+
+  std::unique_ptr<agent::Scheduler> scheduler_;
+  std::unique_ptr<agent::Tracker> tracker_;
+  std::unique_ptr<SimTransport> transport_;
+  std::unique_ptr<agent::Prober> prober_;
+  MonoTime prober_wake_{};
+  std::vector<std::uint64_t> generations_;
+
+  std::unique_ptr<VirtualClock> trace_clock_;
+  std::unique_ptr<SimTraceIo> trace_io_;
+  std::unique_ptr<tracer::ContinuousTracer> tracer_;
+  agent::app::PathLengthHints hints_;
+  MonoTime tracer_wake_{};
+  std::optional<tracer::TraceResult> in_flight_;
+  MonoTime in_flight_done_{};
+  std::optional<v1::AgentHello> hello_;  // of the current boot, until handed out
+};
+
+}  // namespace hostmesh::sim

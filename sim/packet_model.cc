@@ -1,0 +1,96 @@
+#include "sim/packet_model.h"
+
+#include <cmath>
+
+namespace hostmesh::sim {
+
+double Uniform01(agent::Rng& rng) {
+  return static_cast<double>(rng.Next() >> 11) * 0x1.0p-53;
+}
+
+std::int64_t Exponential(agent::Rng& rng, std::int64_t mean_ns) {
+  if (mean_ns <= 0) return 0;
+  const double u = 1.0 - Uniform01(rng);  // (0, 1]
+  return static_cast<std::int64_t>(-std::log(u) * static_cast<double>(mean_ns));
+}
+
+PacketModel::PacketModel(const Fleet& fleet, const FaultSet& faults, const FabricRouter& router,
+                         LatencyModel latency)
+    : fleet_(fleet), faults_(faults), router_(router), latency_(latency) {}
+
+std::size_t PacketModel::Route(std::uint32_t host, std::uint32_t src_nic, std::uint32_t dst_nic,
+                               std::uint16_t sport, std::uint16_t dport,
+                               std::span<LinkId, kMaxPathLinks> out) const {
+  const FleetHost& h = fleet_.hosts()[host];
+  return router_.Route(h.nic_ips[src_nic], h.nic_ips[dst_nic], sport, dport, dead_, out);
+}
+
+std::int64_t PacketModel::HopLatency(LinkId link, bool up, std::int64_t t, agent::Rng& rng) const {
+  // A cable's length is a constant of the link: a stable per-link baseline.
+  const std::int64_t cable =
+      latency_.cable_spread_ns > 0
+          ? static_cast<std::int64_t>((link * 2654435761u) %
+                                      static_cast<std::uint32_t>(latency_.cable_spread_ns + 1))
+          : 0;
+  std::int64_t ns = latency_.per_hop_ns + cable + Exponential(rng, latency_.hop_jitter_mean_ns);
+  if (latency_.spike_probability > 0 && Uniform01(rng) < latency_.spike_probability) {
+    ns += Exponential(rng, latency_.spike_mean_ns);
+  }
+  return ns + faults_.LinkLatency(link, up, t);
+}
+
+Passage PacketModel::Cross(std::uint32_t host, std::uint32_t src_nic, std::uint32_t dst_nic,
+                           std::span<const LinkId> links, std::size_t count, std::size_t limit,
+                           std::uint16_t sport, std::int64_t t, agent::Rng& rng) const {
+  // One uniform decides where (if anywhere) the packet is lost: it survives
+  // step k while the product of the pass probabilities so far stays above u.
+  const double u = Uniform01(rng);
+  double pass = 1.0 - faults_.RnicDrop(host, src_nic, t);
+  Passage out;
+  if (pass <= u) return out;
+  const std::size_t half = count / 2;
+  for (std::size_t i = 0; i < limit; ++i) {
+    const LinkId link = links[i];
+    const bool up = i < half;
+    pass *= 1.0 - faults_.LinkDrop(link, up, sport, t);
+    if (i + 1 < count) {
+      const DeviceId sw = up ? fleet_.upper_device(link) : fleet_.lower_device(link);
+      pass *= 1.0 - faults_.SwitchDrop(sw, t);
+    } else {
+      pass *= 1.0 - faults_.RnicDrop(host, dst_nic, t);
+    }
+    if (pass <= u) return out;
+    out.one_way_ns += HopLatency(link, up, t, rng);
+    out.crossed = i + 1;
+  }
+  out.delivered = true;
+  return out;
+}
+
+bool PacketModel::ReplyGetsBack(std::span<const LinkId> links, std::size_t count, std::size_t hop,
+                                std::int64_t t, agent::Rng& rng) const {
+  const std::size_t half = count / 2;
+  double pass = 1.0;
+  for (std::size_t i = hop; i-- > 0;) {
+    const bool forward_up = i < half;
+    pass *= 1.0 - faults_.LinkDrop(links[i], !forward_up, 0, t);
+  }
+  return pass >= 1.0 || Uniform01(rng) < pass;
+}
+
+std::int64_t PacketModel::TxDelay(agent::Rng& rng) const {
+  return latency_.tx_ns + Exponential(rng, latency_.host_jitter_mean_ns);
+}
+
+std::int64_t PacketModel::RxDelay(std::uint32_t host, std::int64_t t, agent::Rng& rng) const {
+  std::int64_t ns = latency_.rx_ns + Exponential(rng, latency_.host_jitter_mean_ns);
+  if (latency_.host_stall_probability > 0 && Uniform01(rng) < latency_.host_stall_probability) {
+    ns += Exponential(rng, latency_.host_stall_mean_ns);
+  }
+  if (const std::int64_t added = faults_.ProcessingDelay(host, t); added > 0) {
+    ns += added / 2 + static_cast<std::int64_t>(Uniform01(rng) * static_cast<double>(added));
+  }
+  return ns;
+}
+
+}  // namespace hostmesh::sim

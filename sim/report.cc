@@ -1,0 +1,128 @@
+#include "sim/report.h"
+
+#include <cstdio>
+#include <set>
+
+#include "sim/host_clock.h"
+
+namespace hostmesh::sim {
+namespace {
+
+std::string Fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::vector<std::string> Names(const Fleet& fleet, const std::vector<ComponentKey>& keys) {
+  std::vector<std::string> out;
+  for (const ComponentKey k : keys) out.push_back(DescribeKey(fleet, k));
+  return out;
+}
+
+std::vector<ComponentKey> TruthAt(const Fleet& fleet, const std::vector<Fault>& faults,
+                                  std::int64_t start, std::int64_t end) {
+  std::set<ComponentKey> keys;
+  for (const Fault& f : faults) {
+    const std::int64_t overlap = std::min(f.end_ns, end) - std::max(f.start_ns, start);
+    if (2 * overlap < end - start) continue;
+    for (const ComponentKey k : TruthOf(fleet, f).components) keys.insert(k);
+  }
+  return {keys.begin(), keys.end()};
+}
+
+}  // namespace
+
+void PrintScorecard(std::ostream& out, const Scorecard& card, const std::string& title) {
+  out << title << "\n";
+  const auto row = [&](const std::string& name, const std::string& ours, const std::string& paper) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "  %-44s %12s %12s\n", name.c_str(), ours.c_str(),
+                  paper.c_str());
+    out << buf;
+  };
+  const MethodScore& o = card.ours;
+  const MethodScore& p = card.paper;
+  row("metric", "hostmesh", "paper");
+  row("precision (culprit set, per window)", Fixed(o.precision(), 3), Fixed(p.precision(), 3));
+  row("recall", Fixed(o.recall(), 3), Fixed(p.recall(), 3));
+  row("F1", Fixed(o.f1(), 3), Fixed(p.f1(), 3));
+  row("top-1 accuracy (windows with a loss fault)", Fixed(o.top1(), 3), Fixed(p.top1(), 3));
+  row("faults found", std::to_string(o.detected) + "/" + std::to_string(o.faults),
+      std::to_string(p.detected) + "/" + std::to_string(p.faults));
+  row("windows to first correct verdict (mean)", Fixed(o.windows_to_detect(), 2),
+      Fixed(p.windows_to_detect(), 2));
+  row("false incidents / 1000 host-h, fault-free", Fixed(o.false_incidents_per_khh(), 2),
+      Fixed(p.false_incidents_per_khh(), 2));
+  row("incidents per fault", Fixed(o.incidents_per_fault(), 2), Fixed(p.incidents_per_fault(), 2));
+  row("(fault-free host-hours)", Fixed(o.fault_free_host_hours, 1), "");
+}
+
+void PrintWindows(std::ostream& out, const Fleet& fleet, const std::vector<Fault>& faults,
+                  const SimResult& result) {
+  const auto join = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+    return s.empty() ? std::string("-") : s;
+  };
+  for (const WindowRecord& w : result.windows) {
+    out << "window " << w.start_ns / 1'000'000'000 << "-" << w.end_ns / 1'000'000'000 << "s ("
+        << w.results << " results)\n"
+        << "  truth: " << join(Names(fleet, TruthAt(fleet, faults, w.start_ns, w.end_ns))) << "\n"
+        << "  ours:  " << join(Names(fleet, w.ours.named)) << "\n"
+        << "  paper: " << join(Names(fleet, w.paper.named)) << "\n";
+  }
+}
+
+nlohmann::json ScoreJson(const MethodScore& s) {
+  return {
+      {"precision", s.precision()},
+      {"recall", s.recall()},
+      {"f1", s.f1()},
+      {"top1", s.top1()},
+      {"faults", s.faults},
+      {"faults_found", s.detected},
+      {"windows_to_first_correct", s.windows_to_detect()},
+      {"false_incidents_per_1000_host_hours_fault_free", s.false_incidents_per_khh()},
+      {"fault_free_host_hours", s.fault_free_host_hours},
+      {"incidents", s.incidents},
+      {"incidents_per_fault", s.incidents_per_fault()},
+      {"tp", s.tp},
+      {"fp", s.fp},
+      {"fn", s.fn},
+  };
+}
+
+nlohmann::json OutcomeJson(const Fleet& fleet, const Scenario& scenario,
+                           const ScenarioOutcome& outcome) {
+  nlohmann::json windows = nlohmann::json::array();
+  for (const WindowRecord& w : outcome.result.windows) {
+    windows.push_back({
+        {"start_s", ToSeconds(w.start_ns)},
+        {"end_s", ToSeconds(w.end_ns)},
+        {"results", w.results},
+        {"truth", Names(fleet, TruthAt(fleet, scenario.config.faults, w.start_ns, w.end_ns))},
+        {"hostmesh", Names(fleet, w.ours.named)},
+        {"paper", Names(fleet, w.paper.named)},
+    });
+  }
+  nlohmann::json incidents = nlohmann::json::array();
+  for (const IncidentSpan& i : outcome.result.incidents) {
+    incidents.push_back({{"suspect", DescribeKey(fleet, i.key)},
+                         {"first_s", ToSeconds(i.first_ns)},
+                         {"last_s", ToSeconds(i.last_ns)}});
+  }
+  return {
+      {"name", outcome.name},
+      {"seed", scenario.config.seed},
+      {"faults", outcome.faults},
+      {"probes", outcome.result.probes},
+      {"wall_seconds", outcome.result.wall_seconds},
+      {"hostmesh", ScoreJson(outcome.card.ours)},
+      {"paper", ScoreJson(outcome.card.paper)},
+      {"windows", windows},
+      {"incidents", incidents},
+  };
+}
+
+}  // namespace hostmesh::sim

@@ -1,0 +1,327 @@
+#include "sim/scenario.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <fstream>
+#include <iomanip>
+#include <set>
+#include <sstream>
+
+#include "common/config/config_error.h"
+#include "common/config/value_parsers.h"
+
+namespace hostmesh::sim {
+namespace {
+
+using config::ConfigIssue;
+
+class Reader {
+ public:
+  explicit Reader(std::string_view source) : source_(source) {}
+
+  void Issue(const YAML::Node& node, const std::string& path, const std::string& message) {
+    ConfigIssue issue;
+    issue.source = source_;
+    if (node.IsDefined()) {
+      issue.line = node.Mark().line + 1;
+      issue.column = node.Mark().column + 1;
+    }
+    issue.path = path;
+    issue.message = message;
+    issues_.push_back(std::move(issue));
+  }
+  void Throw() {
+    if (!issues_.empty()) throw config::ConfigError(issues_);
+  }
+
+  // Keys of `map` must be among `known`.
+  void OnlyKeys(const YAML::Node& map, const std::string& path,
+                std::initializer_list<std::string_view> known) {
+    if (!map.IsMap()) {
+      Issue(map, path, "must be a map");
+      return;
+    }
+    for (const auto& kv : map) {
+      const std::string key = kv.first.as<std::string>();
+      bool ok = false;
+      for (const auto k : known) ok |= k == key;
+      if (!ok) Issue(kv.first, Join(path, key), "unknown key");
+    }
+  }
+
+  static std::string Join(const std::string& path, std::string_view key) {
+    return path.empty() ? std::string(key) : path + "." + std::string(key);
+  }
+
+  std::int64_t Duration(const YAML::Node& n, const std::string& path, std::int64_t fallback) {
+    if (!n) return fallback;
+    const auto d = config::ParseDuration(n.as<std::string>());
+    if (!d) {
+      Issue(n, path,
+            "not a duration (for example 100ms, 20s, 5m): \"" + n.as<std::string>() + "\"");
+      return fallback;
+    }
+    return d->count();
+  }
+  double Number(const YAML::Node& n, const std::string& path, double fallback, double lo,
+                double hi) {
+    if (!n) return fallback;
+    const auto v = config::ParseDouble(n.as<std::string>());
+    if (!v || *v < lo || *v > hi) {
+      std::ostringstream m;
+      m << "must be a number in [" << lo << ", " << hi << "], got \"" << n.as<std::string>()
+        << "\"";
+      Issue(n, path, m.str());
+      return fallback;
+    }
+    return *v;
+  }
+  int Int(const YAML::Node& n, const std::string& path, int fallback, int lo, int hi) {
+    return static_cast<int>(Number(n, path, fallback, lo, hi));
+  }
+
+ private:
+  std::string source_;
+  std::vector<ConfigIssue> issues_;
+};
+
+// A rate: 0.005, or "0.5%".
+double Rate(Reader& r, const YAML::Node& n, const std::string& path, double fallback) {
+  if (!n) return fallback;
+  std::string text = n.as<std::string>();
+  double scale = 1;
+  if (!text.empty() && text.back() == '%') {
+    text.pop_back();
+    scale = 0.01;
+  }
+  const auto v = config::ParseDouble(text);
+  if (!v || *v * scale <= 0 || *v * scale > 1) {
+    r.Issue(n, path,
+            "must be a rate in (0, 1] (0.005 or 0.5%), got \"" + n.as<std::string>() + "\"");
+    return fallback;
+  }
+  return *v * scale;
+}
+
+std::optional<std::uint32_t> FindLink(const Fleet& fleet, const std::string& name) {
+  const auto& links = fleet.topology().links();
+  for (std::uint32_t i = 0; i < links.size(); ++i) {
+    if (links[i].name == name) return i;
+  }
+  return std::nullopt;
+}
+
+void ParseFault(Reader& r, const Fleet& fleet, const YAML::Node& n, const std::string& path,
+                std::int64_t duration, Fault& f) {
+  r.OnlyKeys(n, path,
+             {"kind", "link", "direction", "host", "nic", "switch", "rate", "period", "ports",
+              "added", "start", "end"});
+  if (!n.IsMap()) return;
+  if (!n["kind"] || !FaultKindFromName(n["kind"].as<std::string>(), &f.kind)) {
+    r.Issue(n["kind"] ? n["kind"] : n, path + ".kind",
+            "must be one of link_loss, link_down, link_flap, rnic_down, rnic_loss, rnic_flap, "
+            "switch_loss, blackhole, link_latency, host_processing, host_leave, agent_restart");
+    return;
+  }
+  f.start_ns = r.Duration(n["start"], path + ".start", 0);
+  f.end_ns = r.Duration(n["end"], path + ".end", duration);
+  if (f.end_ns <= f.start_ns)
+    r.Issue(n["end"] ? n["end"] : n, path + ".end", "must be after start");
+  const auto need = [&](const char* key) {
+    if (!n[key])
+      r.Issue(n, path + "." + key, std::string("required for ") + n["kind"].as<std::string>());
+    return static_cast<bool>(n[key]);
+  };
+  const bool on_link = f.kind == FaultKind::kLinkLoss || f.kind == FaultKind::kLinkDown ||
+                       f.kind == FaultKind::kLinkFlap || f.kind == FaultKind::kBlackhole ||
+                       f.kind == FaultKind::kLinkLatency;
+  const bool on_nic = f.kind == FaultKind::kRnicDown || f.kind == FaultKind::kRnicLoss ||
+                      f.kind == FaultKind::kRnicFlap;
+  const bool on_host = on_nic || f.kind == FaultKind::kHostProcessing ||
+                       f.kind == FaultKind::kHostLeave || f.kind == FaultKind::kAgentRestart;
+  if (on_link && need("link")) {
+    const std::string name = n["link"].as<std::string>();
+    if (const auto l = FindLink(fleet, name)) {
+      f.link = *l;
+    } else {
+      r.Issue(n["link"], path + ".link", "no link named \"" + name + "\" in this fabric");
+    }
+    if (n["direction"]) {
+      const std::string d = n["direction"].as<std::string>();
+      if (d == "up")
+        f.direction = kUp;
+      else if (d == "down")
+        f.direction = kDown;
+      else if (d == "both")
+        f.direction = kBoth;
+      else
+        r.Issue(n["direction"], path + ".direction", "must be up, down or both");
+    }
+  }
+  if (on_host && need("host")) {
+    const std::string name = n["host"].as<std::string>();
+    bool found = false;
+    for (std::uint32_t h = 0; h < fleet.hosts().size() && !found; ++h) {
+      if (fleet.hosts()[h].name == name) {
+        f.host = h;
+        found = true;
+      }
+    }
+    if (!found) r.Issue(n["host"], path + ".host", "no host named \"" + name + "\" in this fabric");
+  }
+  if (on_nic && need("nic")) {
+    f.nic =
+        static_cast<std::uint32_t>(r.Int(n["nic"], path + ".nic", 0, 0, fleet.shape().rails - 1));
+  }
+  if (f.kind == FaultKind::kSwitchLoss && need("switch")) {
+    const std::string name = n["switch"].as<std::string>();
+    const auto d = fleet.topology().FindDevice(name);
+    if (!d || !fleet.is_switch(*d)) {
+      r.Issue(n["switch"], path + ".switch", "no switch named \"" + name + "\" in this fabric");
+    } else {
+      f.switch_id = *d;
+    }
+  }
+  if (f.kind == FaultKind::kLinkLoss || f.kind == FaultKind::kRnicLoss ||
+      f.kind == FaultKind::kSwitchLoss) {
+    if (need("rate")) f.rate = Rate(r, n["rate"], path + ".rate", 1.0);
+  }
+  if (f.kind == FaultKind::kLinkFlap || f.kind == FaultKind::kRnicFlap) {
+    if (need("period")) f.period_ns = r.Duration(n["period"], path + ".period", 0);
+    if (f.period_ns <= 0) r.Issue(n["period"], path + ".period", "must be more than 0");
+  }
+  if (f.kind == FaultKind::kBlackhole && need("ports")) {
+    const std::string text = n["ports"].as<std::string>();
+    const auto dash = text.find('-');
+    const auto lo = config::ParseUint64(text.substr(0, dash));
+    const auto hi = dash == std::string::npos ? lo : config::ParseUint64(text.substr(dash + 1));
+    if (!lo || !hi || *lo > *hi || *hi > 65535) {
+      r.Issue(n["ports"], path + ".ports",
+              "must be a port or a range MIN-MAX, got \"" + text + "\"");
+    } else {
+      f.port_min = static_cast<std::uint16_t>(*lo);
+      f.port_max = static_cast<std::uint16_t>(*hi);
+    }
+  }
+  if (f.kind == FaultKind::kLinkLatency || f.kind == FaultKind::kHostProcessing) {
+    if (need("added")) f.added_ns = r.Duration(n["added"], path + ".added", 0);
+  }
+}
+
+}  // namespace
+
+Scenario ParseScenario(std::string_view text, std::string_view source_name) {
+  Reader r(source_name);
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(text));
+  } catch (const YAML::Exception& e) {
+    ConfigIssue issue{std::string(source_name), e.mark.line + 1, e.mark.column + 1, "", e.msg};
+    throw config::ConfigError({issue});
+  }
+  Scenario s;
+  s.name = std::string(source_name);
+  r.OnlyKeys(root, "",
+             {"name", "fabric", "duration", "seed", "hash_seed", "window", "threads", "agent",
+              "background_loss", "faults"});
+  r.Throw();
+  if (root["name"]) s.name = root["name"].as<std::string>();
+  SimConfig& c = s.config;
+  if (const auto f = root["fabric"]) {
+    r.OnlyKeys(f, "fabric", {"hosts", "rails", "spines", "pods", "tiers", "aggregations"});
+    c.shape.hosts = r.Int(f["hosts"], "fabric.hosts", c.shape.hosts, 2, 100000);
+    c.shape.rails = r.Int(f["rails"], "fabric.rails", c.shape.rails, 2, 32);
+    c.shape.spines = r.Int(f["spines"], "fabric.spines", c.shape.spines, 1, 1024);
+    c.shape.pods = r.Int(f["pods"], "fabric.pods", c.shape.pods, 1, 1024);
+    c.shape.tiers = r.Int(f["tiers"], "fabric.tiers", c.shape.tiers, 2, 3);
+    c.shape.aggregations = r.Int(f["aggregations"], "fabric.aggregations", 0, 0, 1024);
+  }
+  c.duration_ns = r.Duration(root["duration"], "duration", c.duration_ns);
+  c.seed = static_cast<std::uint64_t>(r.Number(root["seed"], "seed", 1, 0, 9e15));
+  c.hash_seed =
+      static_cast<std::uint32_t>(r.Number(root["hash_seed"], "hash_seed", 0, 0, 4294967295.0));
+  c.threads = r.Int(root["threads"], "threads", c.threads, 1, 256);
+  c.analysis.window =
+      std::chrono::nanoseconds{r.Duration(root["window"], "window", c.analysis.window.count())};
+  if (const auto a = root["agent"]) {
+    r.OnlyKeys(a, "agent",
+               {"interval", "timeout", "pool_size", "rotation_period", "trace_refresh",
+                "trace_rate", "traceroute"});
+    c.agent.probe.interval = std::chrono::nanoseconds{
+        r.Duration(a["interval"], "agent.interval", c.agent.probe.interval.count())};
+    c.agent.probe.timeout = std::chrono::nanoseconds{
+        r.Duration(a["timeout"], "agent.timeout", c.agent.probe.timeout.count())};
+    c.agent.ports.pool_size =
+        static_cast<std::uint32_t>(r.Int(a["pool_size"], "agent.pool_size", 16, 1, 4096));
+    c.agent.ports.rotation_period = std::chrono::nanoseconds{r.Duration(
+        a["rotation_period"], "agent.rotation_period", c.agent.ports.rotation_period.count())};
+    c.agent.traceroute.refresh_period = std::chrono::nanoseconds{r.Duration(
+        a["trace_refresh"], "agent.trace_refresh", c.agent.traceroute.refresh_period.count())};
+    c.agent.traceroute.rate_per_second = r.Number(a["trace_rate"], "agent.trace_rate",
+                                                  c.agent.traceroute.rate_per_second, 0.1, 100000);
+    if (a["traceroute"]) c.agent.traceroute.enabled = a["traceroute"].as<std::string>() != "false";
+  }
+  if (const auto b = root["background_loss"]) {
+    r.OnlyKeys(b, "background_loss", {"min", "max"});
+    c.background.min = r.Number(b["min"], "background_loss.min", 0, 0, 1);
+    c.background.max = r.Number(b["max"], "background_loss.max", c.background.min, 0, 1);
+    if (c.background.max < c.background.min) r.Issue(b, "background_loss", "max must be >= min");
+  }
+  r.Throw();
+  Fleet fleet(c.shape);
+  if (const auto faults = root["faults"]) {
+    if (!faults.IsSequence()) r.Issue(faults, "faults", "must be a list");
+    for (std::size_t i = 0; faults.IsSequence() && i < faults.size(); ++i) {
+      Fault f;
+      ParseFault(r, fleet, faults[i], "faults[" + std::to_string(i) + "]", c.duration_ns, f);
+      c.faults.push_back(f);
+    }
+  }
+  r.Throw();
+  return s;
+}
+
+Scenario LoadScenarioFile(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) {
+    throw config::ConfigError({ConfigIssue{path.string(), 0, 0, "", "cannot read the file"}});
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  return ParseScenario(text.str(), path.string());
+}
+
+std::string DescribeFault(const Fleet& fleet, const Fault& f) {
+  std::ostringstream out;
+  out << FaultKindName(f.kind);
+  const auto& topo = fleet.topology();
+  if (f.link != topology::kNone && f.link < fleet.link_count()) {
+    out << ' ' << topo.link(f.link).name;
+    if (f.direction == kUp) out << " up";
+    if (f.direction == kDown) out << " down";
+  }
+  if (f.kind == FaultKind::kSwitchLoss && f.switch_id < fleet.device_count()) {
+    out << ' ' << topo.device(f.switch_id).name;
+  }
+  const bool host_kind = f.kind == FaultKind::kRnicDown || f.kind == FaultKind::kRnicLoss ||
+                         f.kind == FaultKind::kRnicFlap || f.kind == FaultKind::kHostProcessing ||
+                         f.kind == FaultKind::kHostLeave || f.kind == FaultKind::kAgentRestart;
+  if (host_kind && f.host < fleet.hosts().size()) {
+    out << ' ' << fleet.hosts()[f.host].name;
+    if (f.kind == FaultKind::kRnicDown || f.kind == FaultKind::kRnicLoss ||
+        f.kind == FaultKind::kRnicFlap) {
+      out << "/nic" << f.nic;
+    }
+  }
+  if (f.kind == FaultKind::kLinkLoss || f.kind == FaultKind::kRnicLoss ||
+      f.kind == FaultKind::kSwitchLoss) {
+    out << ' ' << std::setprecision(3) << f.rate * 100 << '%';
+  }
+  if (f.period_ns > 0) out << " period " << f.period_ns / 1'000'000 << "ms";
+  if (f.kind == FaultKind::kBlackhole) out << " ports " << f.port_min << '-' << f.port_max;
+  if (f.added_ns > 0) out << " +" << f.added_ns / 1000 << "us";
+  out << ' ' << f.start_ns / 1'000'000'000 << "s-" << f.end_ns / 1'000'000'000 << 's';
+  return out.str();
+}
+
+}  // namespace hostmesh::sim

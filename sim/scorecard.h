@@ -1,0 +1,105 @@
+#pragma once
+
+// Ground truth against verdicts, window by window, and the scorecard.
+//
+// Truth of a window: the components of the faults active for at least half of
+// it. A fault active for less than half a window makes its components "don't
+// care" there (neither right nor wrong to name), and so are the links of a
+// faulty switch (naming the switch is what counts). Background loss, hosts
+// leaving and agents restarting are not faults to localize: naming anything
+// for them is a false positive.
+//
+// Metrics per method, summed over the windows of a run:
+//  precision, recall, F1   of the named set against the truth set
+//  top-1                   windows with a loss fault whose top loss verdict is true
+//  windows to detect       per fault, windows from the one it starts in to the
+//                          first that names it (mean over the detected ones)
+//  false incidents         incidents opened in windows with no fault active,
+//                          per 1,000 host-hours of such windows
+//  incidents per fault     distinct incidents naming a fault's component during
+//                          it (mean over the faults that got one; 1.0 is right)
+// Ours' incidents are the IncidentTracker's; the paper has no incidents, so a
+// run of consecutive windows naming a component counts as one.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analyzer/analysis/incidents.h"
+#include "sim/components.h"
+#include "sim/faults.h"
+#include "sim/verdicts.h"
+
+namespace hostmesh::sim {
+
+// The components a fault makes wrong, and what naming them means.
+struct FaultTruth {
+  std::vector<ComponentKey> components;  // any of them named = found
+  std::vector<ComponentKey> dont_care;   // while the fault is active
+};
+FaultTruth TruthOf(const Fleet& fleet, const Fault& fault);
+
+struct WindowRecord {
+  std::int64_t start_ns = 0;  // simulation time
+  std::int64_t end_ns = 0;
+  std::uint64_t results = 0;
+  std::uint32_t hosts = 0;  // present in the window
+  Verdict ours;
+  Verdict paper;
+};
+
+// An incident as the scorecard sees it.
+struct IncidentSpan {
+  ComponentKey key = 0;
+  std::int64_t first_ns = 0;  // start of the first window that named it
+  std::int64_t last_ns = 0;   // end of the last
+};
+std::vector<IncidentSpan> OurIncidents(const std::vector<analysis::Incident>& incidents,
+                                       const std::vector<std::uint32_t>& host_of,
+                                       std::int64_t wall_offset_ns);
+// Runs of consecutive windows naming a key.
+std::vector<IncidentSpan> RunsOf(const std::vector<WindowRecord>& windows, bool paper);
+
+struct MethodScore {
+  std::uint64_t tp = 0, fp = 0, fn = 0;
+  std::uint64_t top1_hits = 0, top1_windows = 0;
+  std::uint64_t faults = 0, detected = 0;
+  double windows_to_detect_sum = 0;
+  std::uint64_t incidents = 0, false_incidents_fault_free = 0;
+  double fault_free_host_hours = 0;
+  double incidents_per_fault_sum = 0;
+  std::uint64_t faults_with_incident = 0;
+
+  double precision() const { return tp + fp == 0 ? 1.0 : double(tp) / double(tp + fp); }
+  double recall() const { return tp + fn == 0 ? 1.0 : double(tp) / double(tp + fn); }
+  double f1() const {
+    const double p = precision(), r = recall();
+    return p + r == 0 ? 0 : 2 * p * r / (p + r);
+  }
+  double top1() const { return top1_windows == 0 ? 1.0 : double(top1_hits) / double(top1_windows); }
+  double windows_to_detect() const {
+    return detected == 0 ? 0 : windows_to_detect_sum / double(detected);
+  }
+  double detection_rate() const { return faults == 0 ? 1.0 : double(detected) / double(faults); }
+  double false_incidents_per_khh() const {
+    return fault_free_host_hours <= 0
+               ? 0
+               : 1000.0 * double(false_incidents_fault_free) / fault_free_host_hours;
+  }
+  double incidents_per_fault() const {
+    return faults_with_incident == 0 ? 0 : incidents_per_fault_sum / double(faults_with_incident);
+  }
+  MethodScore& operator+=(const MethodScore& o);
+};
+
+struct Scorecard {
+  MethodScore ours;
+  MethodScore paper;
+};
+
+// Scores one run.
+Scorecard ScoreRun(const Fleet& fleet, const std::vector<Fault>& faults,
+                   const std::vector<WindowRecord>& windows,
+                   const std::vector<IncidentSpan>& our_incidents, std::int64_t window_ns);
+
+}  // namespace hostmesh::sim

@@ -1,0 +1,128 @@
+#include "sim/simulation.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include "sim/analyzer_side.h"
+
+namespace hostmesh::sim {
+namespace {
+
+std::vector<std::uint32_t> SwitchSeeds(const Fleet& fleet, std::uint32_t hash_seed,
+                                       std::uint64_t seed) {
+  std::vector<std::uint32_t> seeds(fleet.device_count(), hash_seed);
+  if (hash_seed == 0) {
+    agent::Rng rng(seed ^ 0x5EEDECB9ULL);
+    for (auto& s : seeds) s = static_cast<std::uint32_t>(rng.Next() | 1);
+  }
+  return seeds;
+}
+
+}  // namespace
+
+std::size_t ProcessRssBytes() {
+  std::ifstream statm("/proc/self/statm");
+  std::size_t pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return resident * static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+}
+
+Simulation::Simulation(SimConfig config) : config_(std::move(config)) {
+  fleet_ = std::make_unique<Fleet>(config_.shape);
+  faults_ = std::make_unique<FaultSet>(*fleet_, config_.faults, config_.background, config_.seed);
+  router_ = std::make_unique<FabricRouter>(fleet_->topology(),
+                                           SwitchSeeds(*fleet_, config_.hash_seed, config_.seed));
+  model_ = std::make_unique<PacketModel>(*fleet_, *faults_, *router_, config_.latency);
+}
+
+Simulation::~Simulation() = default;
+
+SimResult Simulation::Run(const WindowObserver& on_window, const UploadObserver& on_upload,
+                          int memory_every) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  const std::size_t n = fleet_->hosts().size();
+  std::vector<std::unique_ptr<HostAgent>> agents;
+  agents.reserve(n);
+  for (std::uint32_t h = 0; h < n; ++h) {
+    agents.push_back(std::make_unique<HostAgent>(h, *model_, config_.agent, config_.icmp,
+                                                 kWallOffsetNs, config_.seed));
+  }
+  AnalyzerSide analyzer(*fleet_, config_.analysis);
+  std::vector<HostOutput> uploads(n);
+  std::vector<std::uint8_t> dead;
+  SimResult result;
+  // Run past the end by the probe timeout, so the last window's timeouts arrive.
+  const std::int64_t run_until =
+      config_.duration_ns + config_.agent.probe.timeout.count() + config_.slice_ns;
+  const int threads = std::max(1, config_.threads);
+
+  int slice_index = 0;
+  for (std::int64_t t = 0; t < run_until; t += config_.slice_ns, ++slice_index) {
+    const std::int64_t end = t + config_.slice_ns;
+    faults_->DeadLinksAt(t, dead);
+    model_->SetDeadLinks(&dead);
+    const bool probing = t < config_.duration_ns;
+    for (std::uint32_t h = 0; h < n; ++h) {
+      HostAgent& a = *agents[h];
+      const bool absent = !probing || faults_->HostAbsent(h, t);
+      if (absent && a.running()) a.Stop();
+      if (!absent && (!a.running() || faults_->RestartsBetween(h, t, end) > 0)) a.Start(t);
+    }
+    const auto run_range = [&](std::size_t from, std::size_t to) {
+      for (std::size_t h = from; h < to; ++h) {
+        uploads[h].Clear();
+        agents[h]->RunUntil(end, uploads[h]);
+      }
+    };
+    std::vector<std::thread> workers;
+    for (int k = 1; k < threads; ++k) {
+      workers.emplace_back(run_range, n * k / threads, n * (k + 1) / threads);
+    }
+    run_range(0, n / threads);
+    for (auto& w : workers) w.join();
+
+    if (on_upload) on_upload(end, uploads);
+    for (std::uint32_t h = 0; h < n; ++h) {
+      result.probes += uploads[h].results.size();
+      if (agents[h]->running() || !uploads[h].results.empty()) analyzer.Ingest(h, uploads[h]);
+    }
+    // Windows that end by the run's end are judged; the one after is partial.
+    const std::int64_t judge_at =
+        std::min(end, config_.duration_ns + config_.analysis.grace.count());
+    for (const analysis::WindowReport& report : analyzer.Advance(kWallOffsetNs + judge_at)) {
+      WindowRecord rec;
+      rec.start_ns = report.start_ns - kWallOffsetNs;
+      rec.end_ns = report.end_ns - kWallOffsetNs;
+      if (rec.end_ns > config_.duration_ns) continue;
+      rec.results = report.results;
+      rec.hosts = static_cast<std::uint32_t>(report.present_hosts.size());
+      const std::vector<std::uint32_t>& map = analyzer.fleet_hosts();
+      rec.ours = OurVerdict(report, *fleet_, map);
+      rec.paper = PaperVerdict(report, map);
+      if (on_window) on_window(report, rec);
+      result.windows.push_back(std::move(rec));
+    }
+    if (memory_every > 0 && slice_index % memory_every == 0) {
+      MemorySample m;
+      m.at_ns = end;
+      m.rss_bytes = ProcessRssBytes();
+      m.path_table_bytes = analyzer.analysis().paths().memory_bytes();
+      m.path_table_entries = analyzer.analysis().paths().size();
+      m.open_window_bytes = analyzer.analysis().open_window_bytes();
+      result.memory.push_back(m);
+    }
+  }
+  result.host_of = analyzer.fleet_hosts();
+  result.incidents = OurIncidents(analyzer.incidents().all(), result.host_of, kWallOffsetNs);
+  result.raw_incidents = analyzer.incidents().all();
+  result.paths_resolved = analyzer.counts().paths_resolved;
+  result.paths_unresolved = analyzer.counts().paths_unresolved;
+  result.wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  return result;
+}
+
+}  // namespace hostmesh::sim

@@ -1,0 +1,80 @@
+#include "sim/verdicts.h"
+
+#include <algorithm>
+
+namespace hostmesh::sim {
+namespace {
+
+void Add(Verdict& v, ComponentKey key) {
+  if (std::find(v.named.begin(), v.named.end(), key) == v.named.end()) v.named.push_back(key);
+}
+
+ComponentKey KeyOf(Category c, const analysis::Component& comp,
+                   const std::vector<std::uint32_t>& host_of) {
+  if (comp.kind == analysis::Component::Kind::kLink) return LinkKey(c, comp.link);
+  const std::uint32_t host = comp.host < host_of.size() ? host_of[comp.host] : comp.host;
+  return RnicKey(c, host, comp.nic);
+}
+
+// Algorithm 1 as a verdict: the links with the most votes.
+void TopVoted(Verdict& v, Category c, const std::vector<analysis::LinkRank>& baseline,
+              ComponentKey* top) {
+  std::uint64_t best = 0;
+  for (const auto& rank : baseline) best = std::max(best, rank.votes);
+  if (best == 0) return;
+  for (const auto& rank : baseline) {
+    if (rank.votes != best) continue;
+    const ComponentKey key = LinkKey(c, rank.link);
+    if (top != nullptr && *top == 0) *top = key;
+    Add(v, key);
+  }
+}
+
+}  // namespace
+
+Verdict OurVerdict(const analysis::WindowReport& report, const Fleet& fleet,
+                   const std::vector<std::uint32_t>& host_of) {
+  Verdict v;
+  for (const analysis::Suspect& s : report.loss.culprits) {
+    Add(v, KeyOf(Category::kLoss, s.component, host_of));
+  }
+  for (const analysis::SwitchId sw : report.loss.culprit_switches) {
+    Add(v, SwitchKey(Category::kLoss, sw));
+  }
+  if (!report.loss.culprits.empty()) {
+    v.top_loss = KeyOf(Category::kLoss, report.loss.culprits.front().component, host_of);
+    const analysis::Component& first = report.loss.culprits.front().component;
+    if (first.kind == analysis::Component::Kind::kLink) {
+      for (const analysis::SwitchId sw : report.loss.culprit_switches) {
+        if (fleet.lower_device(first.link) == sw || fleet.upper_device(first.link) == sw) {
+          v.top_loss = SwitchKey(Category::kLoss, sw);
+        }
+      }
+    }
+  }
+  for (const analysis::Suspect& s : report.latency.culprits) {
+    Add(v, KeyOf(Category::kLatency, s.component, host_of));
+  }
+  for (const analysis::ProcessingFlag& f : report.processing_flags) {
+    Add(v, HostKey(f.host < host_of.size() ? host_of[f.host] : f.host));
+  }
+  return v;
+}
+
+Verdict PaperVerdict(const analysis::WindowReport& report,
+                     const std::vector<std::uint32_t>& host_of) {
+  Verdict v;
+  for (const analysis::RnicStatus& r : report.rnics) {
+    if (!r.paper_anomalous) continue;
+    const std::uint32_t host = r.host < host_of.size() ? host_of[r.host] : r.host;
+    const ComponentKey key = RnicKey(Category::kLoss, host, r.nic);
+    if (v.top_loss == 0) v.top_loss = key;
+    Add(v, key);
+  }
+  if (report.sla.cluster.network_drops > 0)
+    TopVoted(v, Category::kLoss, report.loss.baseline, &v.top_loss);
+  TopVoted(v, Category::kLatency, report.latency.baseline, nullptr);
+  return v;
+}
+
+}  // namespace hostmesh::sim
