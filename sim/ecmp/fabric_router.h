@@ -66,7 +66,7 @@ class FabricRouter {
   // The links the packet crosses, the source NIC's link first and the
   // destination NIC's last, written to `out`; returns how many (0: unroutable:
   // an address that is not a NIC, the same NIC twice, a dead NIC link, or no
-  // live path). `dead` (nullable) is the state after reconvergence.
+  // live path). `dead` (nullable) is this router's Reconverge() result.
   std::size_t Route(Ipv4 src_nic, Ipv4 dst_nic, std::uint16_t src_port, std::uint16_t dst_port,
                     const DeadLinks* dead, PathLinks& out) const;
 
