@@ -14,15 +14,19 @@ std::int64_t Exponential(agent::Rng& rng, std::int64_t mean_ns) {
   return static_cast<std::int64_t>(-std::log(u) * static_cast<double>(mean_ns));
 }
 
-PacketModel::PacketModel(const Fleet& fleet, const FaultSet& faults, const FabricRouter& router,
-                         LatencyModel latency)
-    : fleet_(fleet), faults_(faults), router_(router), latency_(latency) {}
+PacketModel::PacketModel(const Fleet& fleet, const FaultSet& faults,
+                         const ecmp::FabricRouter& router, LatencyModel latency)
+    : fleet_(fleet), faults_(faults), router_(router), latency_(latency) {
+  for (const FleetHost& h : fleet_.hosts()) {
+    auto& nics = router_nic_.emplace_back();
+    for (const Ipv4 ip : h.nic_ips) nics.push_back(router_.FindNic(ip));
+  }
+}
 
 std::size_t PacketModel::Route(std::uint32_t host, std::uint32_t src_nic, std::uint32_t dst_nic,
-                               std::uint16_t sport, std::uint16_t dport,
-                               std::span<LinkId, kMaxPathLinks> out) const {
-  const FleetHost& h = fleet_.hosts()[host];
-  return router_.Route(h.nic_ips[src_nic], h.nic_ips[dst_nic], sport, dport, dead_, out);
+                               std::uint16_t sport, std::uint16_t dport, PathLinks& out) const {
+  const auto& nics = router_nic_[host];
+  return router_.RouteNics(nics[src_nic], nics[dst_nic], sport, dport, dead_, out);
 }
 
 std::int64_t PacketModel::HopLatency(LinkId link, bool up, std::int64_t t, agent::Rng& rng) const {

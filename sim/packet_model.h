@@ -33,7 +33,8 @@ struct LatencyModel {
   std::int64_t host_stall_mean_ns = 200'000;
 };
 
-inline constexpr std::size_t kMaxPathLinks = 16;
+using ecmp::kMaxPathLinks;
+using ecmp::PathLinks;
 
 struct Passage {
   bool delivered = false;
@@ -46,16 +47,16 @@ std::int64_t Exponential(agent::Rng& rng, std::int64_t mean_ns);
 
 class PacketModel {
  public:
-  PacketModel(const Fleet& fleet, const FaultSet& faults, const FabricRouter& router,
+  PacketModel(const Fleet& fleet, const FaultSet& faults, const ecmp::FabricRouter& router,
               LatencyModel latency);
 
-  // Between time slices only: the links routing avoids from now on.
-  void SetDeadLinks(const std::vector<std::uint8_t>* dead) { dead_ = dead; }
+  // Between time slices only: the links routing avoids from now on (the
+  // router's Reconverge result; null: none).
+  void SetDeadLinks(const ecmp::DeadLinks* dead) { dead_ = dead; }
 
   // The links of this 5-tuple from NIC to NIC; 0 when unroutable.
   std::size_t Route(std::uint32_t host, std::uint32_t src_nic, std::uint32_t dst_nic,
-                    std::uint16_t sport, std::uint16_t dport,
-                    std::span<LinkId, kMaxPathLinks> out) const;
+                    std::uint16_t sport, std::uint16_t dport, PathLinks& out) const;
 
   // Sends one packet over links[0..limit) of a path of `count` links (the
   // first half up, the second down). The source NIC's drop applies always, the
@@ -81,9 +82,10 @@ class PacketModel {
 
   const Fleet& fleet_;
   const FaultSet& faults_;
-  const FabricRouter& router_;
+  const ecmp::FabricRouter& router_;
   LatencyModel latency_;
-  const std::vector<std::uint8_t>* dead_ = nullptr;
+  const ecmp::DeadLinks* dead_ = nullptr;
+  std::vector<std::vector<std::uint32_t>> router_nic_;  // [host][nic] -> the router's NIC index
 };
 
 }  // namespace hostmesh::sim

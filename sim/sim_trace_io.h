@@ -62,7 +62,7 @@ class SimTraceIo final : public tracer::TraceIo {
   tracer::FiveTuple tuple_;
   std::uint32_t src_nic_ = 0, dst_nic_ = 0;
   bool routed_ = false;
-  std::array<LinkId, kMaxPathLinks> links_{};
+  PathLinks links_{};
   std::size_t count_ = 0;
   std::multimap<MonoTime, std::vector<std::uint8_t>> pending_;
   std::uint64_t rate_limited_ = 0;

@@ -29,7 +29,7 @@ agent::SendResult SimTransport::Send(const agent::ProbeOrder& order,
   out.nic_send = {nic_send, agent::TimestampSource::kHardware};
   ++sent_;
 
-  std::array<LinkId, kMaxPathLinks> links{};
+  PathLinks links{};
   const std::size_t count =
       model_.Route(host_, order.src, order.dst, order.src_port, order.dst_port, links);
   if (count == 0) return out;  // no route: lost like a drop

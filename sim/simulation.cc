@@ -33,8 +33,8 @@ std::size_t ProcessRssBytes() {
 Simulation::Simulation(SimConfig config) : config_(std::move(config)) {
   fleet_ = std::make_unique<Fleet>(config_.shape);
   faults_ = std::make_unique<FaultSet>(*fleet_, config_.faults, config_.background, config_.seed);
-  router_ = std::make_unique<FabricRouter>(fleet_->topology(),
-                                           SwitchSeeds(*fleet_, config_.hash_seed, config_.seed));
+  router_ = std::make_unique<ecmp::FabricRouter>(
+      fleet_->topology(), SwitchSeeds(*fleet_, config_.hash_seed, config_.seed));
   model_ = std::make_unique<PacketModel>(*fleet_, *faults_, *router_, config_.latency);
 }
 
@@ -53,6 +53,8 @@ SimResult Simulation::Run(const WindowObserver& on_window, const UploadObserver&
   AnalyzerSide analyzer(*fleet_, config_.analysis);
   std::vector<HostOutput> uploads(n);
   std::vector<std::uint8_t> dead;
+  std::vector<LinkId> dead_list, last_dead_list;
+  ecmp::DeadLinks dead_state;
   SimResult result;
   // Run past the end by the probe timeout, so the last window's timeouts arrive.
   const std::int64_t run_until =
@@ -63,7 +65,15 @@ SimResult Simulation::Run(const WindowObserver& on_window, const UploadObserver&
   for (std::int64_t t = 0; t < run_until; t += config_.slice_ns, ++slice_index) {
     const std::int64_t end = t + config_.slice_ns;
     faults_->DeadLinksAt(t, dead);
-    model_->SetDeadLinks(&dead);
+    dead_list.clear();
+    for (LinkId l = 0; l < dead.size(); ++l) {
+      if (dead[l]) dead_list.push_back(l);
+    }
+    if (dead_list != last_dead_list) {
+      dead_state = router_->Reconverge(dead_list);
+      last_dead_list = dead_list;
+    }
+    model_->SetDeadLinks(dead_list.empty() ? nullptr : &dead_state);
     const bool probing = t < config_.duration_ns;
     for (std::uint32_t h = 0; h < n; ++h) {
       HostAgent& a = *agents[h];

@@ -83,7 +83,7 @@ class Simulation {
   SimConfig config_;
   std::unique_ptr<Fleet> fleet_;
   std::unique_ptr<FaultSet> faults_;
-  std::unique_ptr<FabricRouter> router_;
+  std::unique_ptr<ecmp::FabricRouter> router_;
   std::unique_ptr<PacketModel> model_;
 };
 
