@@ -13,8 +13,12 @@ packages=(
   libcli11-dev libcivetweb-dev libgtest-dev libgmock-dev libbenchmark-dev
   libnetfilter-queue-dev libmnl-dev libsystemd-dev
   # testbed and test tools
-  python3 iproute2 nftables iptables stress-ng traceroute iputils-ping procps
+  python3 python3-yaml iproute2 nftables iptables stress-ng traceroute iputils-ping procps
   prometheus socat jq curl
+  # operator-facing checks: systemd-analyze for the units, dpkg-dev for the
+  # Debian packages' dependencies, chromium for the on-call page (driven by
+  # playwright-core from npm, with the machine's Node.js and npm)
+  systemd dpkg-dev chromium
 )
 
 missing=()
