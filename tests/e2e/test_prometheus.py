@@ -320,6 +320,8 @@ class Prometheus(e2e.FabricTestCase):
              f"http://{L.ANALYZER_IP}:{L.ANALYZER_HTTP_PORT}/", out_dir],
             env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             text=True, start_new_session=True)
+        for pipe in (page.stdin, page.stdout, page.stderr):
+            self.addCleanup(pipe.close)  # after stop(): cleanups run last-in first-out
         self.addCleanup(stop, page)
 
         live = self.read_phase(page, "live", 90)
