@@ -4,6 +4,7 @@ find_package(Threads REQUIRED)
 
 pkg_check_modules(IBVERBS REQUIRED IMPORTED_TARGET libibverbs)
 pkg_check_modules(NETFILTER_QUEUE REQUIRED IMPORTED_TARGET libnetfilter_queue)
+pkg_check_modules(SYSTEMD REQUIRED IMPORTED_TARGET libsystemd)
 
 find_package(Protobuf REQUIRED)
 find_package(gRPC CONFIG REQUIRED)

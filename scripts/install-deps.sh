@@ -11,10 +11,14 @@ packages=(
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   librocksdb-dev libboost-graph-dev libspdlog-dev libfmt-dev libyaml-cpp-dev
   libcli11-dev nlohmann-json3-dev libcivetweb-dev libgtest-dev libgmock-dev libbenchmark-dev
-  libnetfilter-queue-dev libmnl-dev
+  libnetfilter-queue-dev libmnl-dev libsystemd-dev
   # testbed and test tools
-  python3 iproute2 nftables iptables stress-ng traceroute iputils-ping procps
+  python3 python3-yaml iproute2 nftables iptables stress-ng traceroute iputils-ping procps
   prometheus socat jq curl
+  # operator-facing checks: systemd-analyze for the units, dpkg-dev for the
+  # Debian packages' dependencies, chromium for the on-call page (driven by
+  # playwright-core from npm, with the machine's Node.js and npm)
+  systemd dpkg-dev chromium
 )
 
 missing=()

@@ -291,6 +291,7 @@ bool AgentApp::Run(int stop_fd) {
     MonoTime wake = core_->prober.RunOnce();
     HandTraceTargets();
     MonoTime now = clock_.MonotonicNow();
+    if (options_.heartbeat) options_.heartbeat(now);
     if (now >= next_publish) {
       const bool coverage = now >= next_coverage;
       Publish(coverage);

@@ -62,6 +62,8 @@ struct AgentAppOptions {
   // cannot open. Empty: tracer::KernelTraceIo (raw ICMP, needs CAP_NET_RAW).
   std::function<std::unique_ptr<tracer::TraceIo>(const Clock&, std::string& error)> make_trace_io;
   bool serve_metrics = true;
+  // Called at every turn of the main loop: the systemd watchdog's proof of life.
+  std::function<void(MonoTime)> heartbeat;
 };
 
 class AgentApp {

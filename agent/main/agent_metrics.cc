@@ -5,8 +5,8 @@
 #include <utility>
 
 #include "agent/core/probe_codec.h"
-#include "agent/main/proc_stats.h"
 #include "agent/main/wiring.h"
+#include "common/base/proc_stats.h"
 #include "common/metrics/buckets.h"
 
 namespace hostmesh::agent::app {

@@ -13,6 +13,7 @@
 #include "agent/main/agent_app.h"
 #include "agent/main/wiring.h"
 #include "common/base/logging.h"
+#include "common/base/service_notify.h"
 #include "common/base/stop_signals.h"
 #include "common/config/config_error.h"
 #include "common/config/load_for_main.h"
@@ -70,12 +71,15 @@ int main(int argc, char** argv) {
   metrics::Registry registry;
   agent::app::AgentAppOptions options;
   options.version = HOSTMESH_VERSION;
+  ServiceNotifier systemd;
+  options.heartbeat = [&systemd](MonoTime now) { systemd.Alive(now); };
   agent::app::AgentApp app(std::move(config), std::move(options), clock, registry);
   std::string error;
   if (!app.Start(&error)) {
     GetLogger("agent")->critical("cannot start: {}", error);
     return 1;
   }
+  systemd.Ready("probing");
   app.Run(stop_fd);  // unacknowledged results at exit are logged, not an error
   ::close(stop_fd);
   return 0;

@@ -1,12 +1,16 @@
 #include "analyzer/api/dashboard.h"
 
+#include <string>
+
+#include "analyzer/api/dashboard_parts.h"
+
 namespace hostmesh::analyzer::api {
 namespace {
 
 // API paths are relative, so the page also works behind a reverse proxy that
 // serves the analyzer under a prefix ending in '/'. Text from the API only ever
 // reaches the page through textContent, never as HTML.
-constexpr std::string_view kHtml = R"html(<!DOCTYPE html>
+constexpr std::string_view kHead = R"html(<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -14,12 +18,13 @@ constexpr std::string_view kHtml = R"html(<!DOCTYPE html>
 <title>hostmesh analyzer</title>
 <style>
 :root { --fg:#1b1f24; --muted:#5b6570; --line:#d8dee4; --bg:#f6f8fa; --bad:#b42318;
-        --badbg:#fde8e7; --warn:#8a5300; --warnbg:#fff4d6; --ok:#1a7f37; --okbg:#e6f4ea; }
+        --badbg:#fde8e7; --warn:#8a5300; --warnbg:#fff4d6; --ok:#1a7f37; --okbg:#e6f4ea;
+        --hot:#e8a317; --blind:#eceff2; }
 * { box-sizing: border-box; }
 body { margin:0; font:14px/1.4 system-ui, -apple-system, "Segoe UI", sans-serif; color:var(--fg);
        background:#fff; }
 header { display:flex; align-items:center; gap:16px; padding:10px 20px; background:var(--bg);
-         border-bottom:1px solid var(--line); position:sticky; top:0; }
+         border-bottom:1px solid var(--line); position:sticky; top:0; z-index:2; }
 header h1 { font-size:18px; margin:0; }
 #badge { padding:3px 10px; border-radius:12px; font-weight:600; font-size:13px; }
 #badge.live { background:var(--okbg); color:var(--ok); }
@@ -53,6 +58,39 @@ tr.warn td { background:var(--warnbg); }
 .tag.warn { background:var(--warnbg); color:var(--warn); }
 .tag.ok { background:var(--okbg); color:var(--ok); }
 .sub { color:var(--muted); font-size:12px; }
+details { margin-top:6px; }
+h2.gap { margin-top:12px; }
+details summary { cursor:pointer; color:var(--muted); font-size:13px; }
+.pictures { display:flex; flex-wrap:wrap; gap:28px; align-items:flex-start; }
+.picture h3 { font-size:13px; margin:0 0 4px; font-weight:600; }
+.grid { display:grid; gap:2px; align-items:center; font-size:11px; }
+.grid .hdr { color:var(--muted); white-space:nowrap; padding-right:4px; }
+.grid .hdr.col { writing-mode:vertical-rl; transform:rotate(180deg); padding:0 0 4px; }
+.grid .hdr.suspect { color:var(--bad); font-weight:700; }
+.cell { width:14px; height:14px; border-radius:2px; background:var(--okbg);
+        border:1px solid #b7dfc3; }
+.cell.blind { background:var(--blind); border:1px dashed #9aa4ae; }
+.cell.hotspot { background:var(--hot); border-color:var(--warn); }
+.cell.lossy { background:var(--hot); border-color:var(--warn); }
+.cell.culprit, .cell.down { background:var(--bad); border-color:var(--bad); }
+.cell.absent { visibility:hidden; }
+.legend { display:flex; gap:14px; flex-wrap:wrap; font-size:12px; color:var(--muted);
+          margin:4px 0 8px; }
+.legend .cell { display:inline-block; vertical-align:middle; margin-right:4px; }
+.timeline { border:1px solid var(--line); border-radius:6px; padding:6px 8px; }
+.tl-row { display:flex; align-items:center; height:20px; }
+.tl-label { width:280px; flex:none; font-size:12px; overflow:hidden; text-overflow:ellipsis;
+            white-space:nowrap; padding-right:8px; }
+.tl-track { position:relative; flex:1; height:14px; background:var(--bg); border-radius:3px; }
+.tl-bar { position:absolute; top:1px; height:12px; border-radius:3px; min-width:3px; }
+.tl-bar.open { background:var(--bad); }
+.tl-bar.resolved { background:#9aa4ae; }
+.tl-win { position:absolute; top:0; height:14px; min-width:2px; }
+.tl-win.ok { background:#b7dfc3; }
+.tl-win.warn { background:var(--hot); }
+.tl-win.bad { background:var(--bad); }
+.tl-axis { display:flex; justify-content:space-between; margin-left:280px; font-size:11px;
+           color:var(--muted); }
 footer { color:var(--muted); font-size:12px; padding:0 20px 16px; }
 </style>
 </head>
@@ -65,10 +103,20 @@ footer { color:var(--muted); font-size:12px; padding:0 20px 16px; }
 <main id="main">
   <div id="banner">analyzer unreachable</div>
   <section id="status"><div class="cards" id="cards"></div></section>
+  <section><h2>Fabric <span class="n" id="n-fabric"></span></h2>
+    <div class="legend"><span><span class="cell"></span>fine</span>
+      <span><span class="cell culprit"></span>blamed for loss / RNIC down</span>
+      <span><span class="cell hotspot"></span>latency hotspot / RNIC lossy</span>
+      <span><span class="cell blind"></span>not crossed by a traced probe</span></div>
+    <div class="pictures" id="fabric"></div></section>
   <section><h2>Open incidents <span class="n" id="n-incidents"></span></h2>
-    <div id="incidents"></div></section>
-  <section><h2>RNICs flagged <span class="n" id="n-rnics"></span></h2>
-    <div id="rnics"></div></section>
+    <div id="incidents"></div>
+    <h2 class="gap">Timeline, up to the last hour <span class="n" id="n-timeline"></span></h2>
+    <div id="timeline" class="timeline"></div></section>
+  <section><h2>RNICs <span class="n" id="n-rnics"></span></h2>
+    <div id="rnics"></div>
+    <details id="all-rnics-box"><summary id="all-rnics-summary">every RNIC</summary>
+      <div id="all-rnics"></div></details></section>
   <section><h2>Suspicious links (loss) <span class="n" id="n-links"></span></h2>
     <div id="links"></div></section>
   <section><h2>Latency hotspots <span class="n" id="n-hotspots"></span></h2>
@@ -80,211 +128,17 @@ footer { color:var(--muted); font-size:12px; padding:0 20px 16px; }
   <a href="api/v1/status">api/v1/status</a>, <a href="api/v1/rnics">rnics</a>,
   <a href="api/v1/links?suspicious">links?suspicious</a>,
   <a href="api/v1/links?kind=latency&amp;suspicious">links?kind=latency&amp;suspicious</a>,
-  <a href="api/v1/incidents">incidents</a>, <a href="api/v1/sla">sla</a>;
-  also <a href="api/v1/switches">switches</a>, <a href="api/v1/coverage">coverage</a>,
-  <a href="api/v1/topology">topology</a>, <a href="metrics">metrics</a>.</footer>
+  <a href="api/v1/incidents">incidents</a>, <a href="api/v1/sla">sla</a>,
+  <a href="api/v1/sla/history">sla/history</a>, <a href="api/v1/coverage">coverage</a>,
+  <a href="api/v1/topology">topology</a>; also <a href="api/v1/switches">switches</a>,
+  <a href="metrics">metrics</a>.</footer>
 <script>
 "use strict";
-const PERIOD_MS = 10000, TIMEOUT_MS = 5000;
-const PATHS = { status: "api/v1/status", rnics: "api/v1/rnics",
-                links: "api/v1/links?suspicious", hotspots: "api/v1/links?kind=latency&suspicious",
-                incidents: "api/v1/incidents", sla: "api/v1/sla" };
-let lastOk = null;
+)html";
 
-function el(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined && text !== null) e.textContent = String(text);
-  return e;
-}
-function fmtNs(v) {
-  if (v === null || v === undefined) return "-";
-  if (v >= 1e9) return (v / 1e9).toFixed(2) + " s";
-  if (v >= 1e6) return (v / 1e6).toFixed(2) + " ms";
-  if (v >= 1e3) return (v / 1e3).toFixed(1) + " \u00b5s";
-  return Math.round(v) + " ns";
-}
-function pct(x) {
-  if (x === null || x === undefined) return "-";
-  return x === 0 ? "0%" : (x * 100).toPrecision(3) + "%";
-}
-function secs(x) { return x === null || x === undefined ? "-" : x.toFixed(1) + " s"; }
-function clock(ns) { return ns ? new Date(ns / 1e6).toLocaleTimeString() : "-"; }
-function ago(ns) {
-  if (!ns) return "";
-  const s = Math.max(0, Math.round((Date.now() - ns / 1e6) / 1000));
-  return s < 120 ? s + " s ago" : s < 7200 ? Math.round(s / 60) + " min ago"
-                                            : Math.round(s / 3600) + " h ago";
-}
-function linkName(l) {
-  if (!l.ends) return l.name;
-  return l.name + "  (" + l.ends.map(e => e.ip).join(" - ") + ")";
-}
-
-// cols: [header, cell(row) -> string | Node, "num"?]; rowClass(row) -> "" | "bad" | "warn"
-function table(target, rows, cols, empty, rowClass) {
-  const box = document.getElementById(target);
-  box.replaceChildren();
-  if (!rows.length) { box.appendChild(el("div", "empty", empty)); return; }
-  const t = el("table"), head = el("tr");
-  for (const [h, , kind] of cols) head.appendChild(el("th", kind || "", h));
-  t.appendChild(el("thead")).appendChild(head);
-  const body = t.appendChild(el("tbody"));
-  for (const r of rows) {
-    const tr = el("tr", rowClass ? rowClass(r) : "");
-    for (const [, cell, kind] of cols) {
-      const v = cell(r), td = el("td", kind || "");
-      if (v instanceof Node) td.appendChild(v); else td.textContent = v;
-      tr.appendChild(td);
-    }
-    body.appendChild(tr);
-  }
-  box.appendChild(t);
-}
-function count(id, text) { document.getElementById(id).textContent = text; }
-function tag(cls, text) { return el("span", "tag " + cls, text); }
-
-function suspectText(s) {
-  if (s.nic !== undefined) return s.host + " " + (s.nic_name || "nic " + s.nic) +
-                                  (s.ip ? " (" + s.ip + ")" : "") + " rail " + s.rail;
-  if (s.switch !== undefined) return "switch " + (s.name || s.switch);
-  if (s.link !== undefined) return linkName(s);
-  return s.host || "?";
-}
-
-function evidenceText(i) {
-  const e = i.evidence;
-  if (i.kind === "host_processing_delay")
-    return "processing p90 " + fmtNs(e.processing_p90_ns) + " vs fleet median " +
-           fmtNs(e.fleet_median_p90_ns);
-  const votes = ", paper votes " + e.votes;
-  if (i.kind === "switch")
-    return e.links.length + " links blamed: " + e.links.map(l => l.name).join(", ") + votes;
-  const what = i.kind === "latency_hotspot" ? "slow " : "failed ";
-  return what + e.failures + ", fine " + e.good + ", loss " + pct(e.loss) +
-         (i.suspect.link !== undefined ? votes : "");
-}
-
-function card(k, v, bad) {
-  const c = el("div", "card" + (bad ? " bad" : ""));
-  c.appendChild(el("div", "k", k));
-  c.appendChild(el("div", "v", v));
-  return c;
-}
-
-function render(d) {
-  const st = d.status, cards = document.getElementById("cards");
-  const cl = d.sla.cluster;
-  cards.replaceChildren(
-    card("open incidents", st.open_incidents, st.open_incidents > 0),
-    card("agents present / known", st.agents_present + " / " + st.agents_known,
-         st.agents_present < st.agents_known),
-    card("window lag", secs(st.window_lag_seconds),
-         st.window_lag_seconds !== null &&
-         st.window_lag_seconds > 2 * (st.window_seconds + st.grace_seconds)),
-    card("RNIC drop rate", cl ? pct(cl.rnic_drop_rate) : "-", cl && cl.rnic_drop_rate > 0),
-    card("network drop rate", cl ? pct(cl.network_drop_rate) : "-",
-         cl && cl.network_drop_rate > 0),
-    card("latency p99", cl ? fmtNs(cl.latency_ns.p99) : "-"),
-    card("window", st.window ? clock(st.window.start_ns) + " + " + st.window_seconds + " s"
-                             : "none judged yet"),
-    card("version", st.version + (st.inventory_loaded ? "" : " (no inventory)")));
-
-  const open = d.incidents.open;
-  count("n-incidents", "(" + open.length + " open, " + d.incidents.resolved.length +
-        " recently resolved)");
-  table("incidents", open, [
-    ["kind", i => tag(i.kind.startsWith("rnic") ? "bad" : "warn", i.kind)],
-    ["suspect", i => suspectText(i.suspect), "wrap"],
-    ["confidence", i => i.confidence.toFixed(2), "num"],
-    ["since", i => clock(i.first_seen_ns) + " (" +
-                   ago(i.first_seen_ns) + ")"],
-    ["last seen", i => clock(i.last_seen_ns)],
-    ["windows", i => i.windows, "num"],
-    ["evidence", i => evidenceText(i), "wrap"],
-  ], "no open incidents", () => "");
-
-  const all = d.rnics.rnics;
-  const bad = all.filter(r => r.state !== "ok" || r.paper_anomalous);
-  const ours = bad.filter(r => r.state !== "ok").length;
-  count("n-rnics", "(" + ours + " anomalous, " + (bad.length - ours) +
-        " only by the paper's timeout rule; " + all.length + " RNICs judged)");
-  table("rnics", bad, [
-    ["host", r => r.host], ["nic", r => r.nic_name || String(r.nic)], ["ip", r => r.ip],
-    ["rail", r => r.rail, "num"],
-    ["state", r => tag(r.state === "ok" ? "ok" : r.state === "down" ? "bad" : "warn", r.state)],
-    ["paper rule", r => r.paper_anomalous ? tag("warn", "anomalous") : "ok"],
-    ["loss", r => pct(r.loss), "num"],
-    ["timeouts / probes", r => r.timeouts + " / " + r.probes, "num"],
-    ["sticky until", r => r.anomalous_until_ns ? clock(r.anomalous_until_ns) : "-"],
-  ], all.length ? "all " + all.length + " RNICs ok" : "no RNICs judged yet",
-     r => r.state === "down" ? "bad" : r.state === "lossy" ? "warn" : "");
-
-  const linkCols = (what, share) => [
-    ["rank", l => l.rank, "num"], ["link", l => l.name],
-    ["ends", l => l.ends ? l.ends.map(e => e.ip).join(" - ") : "-"],
-    [share, l => pct(l.loss), "num"],
-    [what + " / good", l => l.failures + " / " + l.good, "num"],
-    ["score", l => l.score.toFixed(2), "num"], ["paper votes", l => l.votes, "num"]];
-  count("n-links", "(" + d.links.links.length + ")");
-  table("links", d.links.links, linkCols("failed", "loss"), "no link blamed", () => "bad");
-  count("n-hotspots", "(" + d.hotspots.links.length + (d.hotspots.slow_threshold_ns
-        ? ", slow above " + fmtNs(d.hotspots.slow_threshold_ns) : "") + ")");
-  table("hotspots", d.hotspots.links, linkCols("slow", "slow share"), "no latency hotspot", () => "warn");
-
-  const sla = d.sla;
-  const rows = sla.cluster ? [Object.assign({ scope: "cluster" }, sla.cluster)] : [];
-  for (const r of sla.rails) rows.push(Object.assign({ scope: "rail " + r.rail }, r));
-  count("n-sla", "(" + sla.hosts.length + (sla.hosts.length === 1 ? " host" : " hosts") +
-        "; per host in api/v1/sla)");
-  table("sla", rows, [
-    ["scope", r => r.scope], ["probes", r => r.probes, "num"],
-    ["RNIC drops", r => pct(r.rnic_drop_rate), "num"],
-    ["network drops", r => pct(r.network_drop_rate), "num"],
-    ["latency p50", r => fmtNs(r.latency_ns.p50), "num"],
-    ["p90", r => fmtNs(r.latency_ns.p90), "num"],
-    ["p99", r => fmtNs(r.latency_ns.p99), "num"],
-    ["p99.9", r => fmtNs(r.latency_ns.p999), "num"],
-    ["processing p50", r => fmtNs(r.processing_ns.p50), "num"],
-    ["p99", r => fmtNs(r.processing_ns.p99), "num"],
-  ], "no window judged yet",
-     r => r.rnic_drop_rate > 0 || r.network_drop_rate > 0 ? "warn" : "");
-}
-
-async function getJson(path) {
-  const ctl = new AbortController();
-  const timer = setTimeout(() => ctl.abort(), TIMEOUT_MS);
-  try {
-    const r = await fetch(path, { signal: ctl.signal, cache: "no-store" });
-    if (!r.ok) throw new Error(path + ": HTTP " + r.status);
-    return await r.json();
-  } finally { clearTimeout(timer); }
-}
-
-async function refresh() {
-  const main = document.getElementById("main"), badge = document.getElementById("badge");
-  try {
-    const keys = Object.keys(PATHS);
-    const values = await Promise.all(keys.map(k => getJson(PATHS[k])));
-    const d = {};
-    keys.forEach((k, i) => { d[k] = values[i]; });
-    render(d);
-    lastOk = new Date();
-    main.classList.remove("stale");
-    badge.className = "live";
-    badge.textContent = "live";
-    document.getElementById("updated").textContent =
-        "updated " + lastOk.toLocaleTimeString() + ", every 10 s";
-  } catch (e) {
-    main.classList.add("stale");
-    badge.className = "down";
-    badge.textContent = "analyzer unreachable";
-    document.getElementById("banner").textContent = "analyzer unreachable (" +
-        (e && e.message ? e.message : e) + "); " +
-        (lastOk ? "showing data from " + lastOk.toLocaleTimeString()
-                : "no data received yet") + "; retrying every 10 s";
-  }
-}
+// After every part: the script's functions and state are all declared.
+constexpr std::string_view kTail = R"html(
+document.getElementById("all-rnics-box").addEventListener("toggle", renderAllRnics);
 refresh();
 setInterval(refresh, PERIOD_MS);
 </script>
@@ -295,7 +149,9 @@ setInterval(refresh, PERIOD_MS);
 }  // namespace
 
 std::string_view DashboardHtml() {
-  return kHtml;
+  static const std::string page = std::string(kHead) + std::string(DashboardCoreScript()) +
+                                  std::string(DashboardPictureScript()) + std::string(kTail);
+  return page;
 }
 
 }  // namespace hostmesh::analyzer::api

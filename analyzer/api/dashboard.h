@@ -1,7 +1,9 @@
 // The on-call page served at "/": one self-contained HTML document (inline CSS
 // and script, no external assets, no build step) that polls the JSON API every
-// 10 s and renders status, incidents, anomalous RNICs, suspicious links,
-// latency hotspots and SLA, and says so when the analyzer stops answering.
+// 10 s and renders the SLA at a glance, the fabric as rails by spines with the
+// suspects coloured, open incidents with their evidence and a timeline, RNIC
+// and link tables, latency hotspots and SLA per rail, and says so when the
+// analyzer stops answering (keeping the last data, greyed).
 #pragma once
 
 #include <string_view>

@@ -199,6 +199,7 @@ void AnalyzerApp::Run(int stop_fd) {
     pollfd pfd{stop_fd, POLLIN, 0};
     const int ready = ::poll(&pfd, 1, wait.count() > 0 ? static_cast<int>(wait.count()) : 0);
     if (ready > 0) break;
+    if (options_.heartbeat) options_.heartbeat(clock_.MonotonicNow());
     if (clock_.MonotonicNow() >= next) {
       Tick();
       next += tick_ms;

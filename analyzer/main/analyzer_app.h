@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -31,6 +32,8 @@ struct AnalyzerAppOptions {
   std::chrono::nanoseconds retention_period = std::chrono::hours{1};
   // Resolved incidents stay visible in the API this long.
   std::chrono::nanoseconds resolved_visible = std::chrono::hours{24};
+  // Called at every turn of the main loop: the systemd watchdog's proof of life.
+  std::function<void(MonoTime)> heartbeat;
 };
 
 class AnalyzerApp {

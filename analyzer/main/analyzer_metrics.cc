@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "analyzer/api/render.h"
+#include "common/base/proc_stats.h"
 
 namespace hostmesh::analyzer::app {
 namespace {
@@ -137,6 +138,47 @@ void RegisterAnalyzerMetrics(metrics::Registry& registry, const api::SnapshotHol
         return out;
       });
   registry.AddCallbackFamily(
+      MetricType::kGauge, "hostmesh_analyzer_suspect_link_ratio",
+      "Links the latest judged window blames, by ranking: loss (share of the traced probes "
+      "through the link that were lost) or latency (share that were slow). Only blamed links "
+      "have a series: a healthy fabric has none.",
+      {"link", "ranking"}, [&holder] {
+        std::vector<ScrapedValue> out;
+        const auto s = holder.Get();
+        if (!s || !s->report) return out;
+        for (const auto& [ranking, loc] :
+             {std::pair{"loss", &s->report->loss}, std::pair{"latency", &s->report->latency}}) {
+          for (const analysis::LinkRank& l : loc->links) {
+            if (!l.culprit) continue;
+            std::string name = l.link < s->links().size() ? s->links()[l.link].name
+                                                          : "link " + std::to_string(l.link);
+            out.push_back({{std::move(name), ranking}, l.loss});
+          }
+        }
+        return out;
+      });
+  registry.AddCallbackFamily(
+      MetricType::kGauge, "hostmesh_analyzer_anomalous_rnic_loss_ratio",
+      "RNICs the latest judged window finds lossy or down, with their own loss estimate. Only "
+      "those have a series.",
+      {"host", "nic", "rail", "state"}, [&holder] {
+        std::vector<ScrapedValue> out;
+        const auto s = holder.Get();
+        if (!s || !s->report) return out;
+        for (const analysis::RnicStatus& r : s->report->rnics) {
+          if (r.state == analysis::RnicState::kOk) continue;
+          const api::HostInfo* host = r.host < s->hosts().size() ? &s->hosts()[r.host] : nullptr;
+          const api::NicInfo* nic =
+              host != nullptr && r.nic < host->nics.size() ? &host->nics[r.nic] : nullptr;
+          out.push_back({{host != nullptr ? host->host : "host-" + std::to_string(r.host),
+                          nic != nullptr ? nic->name : "nic" + std::to_string(r.nic),
+                          std::to_string(nic != nullptr ? nic->rail : -1),
+                          std::string(api::RnicStateName(r.state))},
+                         r.loss});
+        }
+        return out;
+      });
+  registry.AddCallbackFamily(
       MetricType::kGauge, "hostmesh_analyzer_window_lag_seconds",
       "Now minus the end of the latest judged window (window + grace when healthy).", {},
       [&holder, &clock] {
@@ -210,6 +252,16 @@ void RegisterAnalyzerMetrics(metrics::Registry& registry, const api::SnapshotHol
         const auto s = holder.Get();
         return s ? static_cast<double>(s->state_write_errors) : 0.0;
       });
+  registry.AddCallbackCounter("hostmesh_analyzer_process_cpu_seconds_total",
+                              "User and system CPU time of the analyzer process.", [] {
+                                const auto stats = ReadSelfProcStats();
+                                return stats ? stats->cpu_seconds : 0.0;
+                              });
+  registry.AddCallbackGauge("hostmesh_analyzer_process_resident_memory_bytes",
+                            "Resident memory of the analyzer process.", [] {
+                              const auto stats = ReadSelfProcStats();
+                              return stats ? stats->resident_bytes : 0.0;
+                            });
 }
 
 }  // namespace hostmesh::analyzer::app

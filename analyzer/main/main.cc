@@ -13,6 +13,7 @@
 #include "analyzer/main/analyzer_app.h"
 #include "analyzer/main/audit_store.h"
 #include "common/base/logging.h"
+#include "common/base/service_notify.h"
 #include "common/base/stop_signals.h"
 #include "common/config/config_error.h"
 #include "common/config/load_for_main.h"
@@ -73,12 +74,15 @@ int main(int argc, char** argv) {
   metrics::Registry registry;  // before the app: the app's series read its snapshot
   analyzer::app::AnalyzerAppOptions options;
   options.version = HOSTMESH_VERSION;
+  ServiceNotifier systemd;
+  options.heartbeat = [&systemd](MonoTime now) { systemd.Alive(now); };
   analyzer::app::AnalyzerApp app(std::move(config), std::move(options), clock, registry);
   std::string error;
   if (!app.Start(&error)) {
     GetLogger("analyzer")->critical("cannot start: {}", error);
     return 1;
   }
+  systemd.Ready("judging windows");
   app.Run(stop_fd);
   ::close(stop_fd);
   return 0;

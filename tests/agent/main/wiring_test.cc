@@ -1,13 +1,11 @@
 // The agent process's pure wiring: config -> options, transport choice,
-// results -> hostmesh.v1, the hello, /proc parsing.
+// results -> hostmesh.v1, the hello.
 #include "agent/main/wiring.h"
 
 #include <gtest/gtest.h>
 
 #include <set>
 #include <string>
-
-#include "agent/main/proc_stats.h"
 
 namespace hostmesh::agent::app {
 namespace {
@@ -196,20 +194,6 @@ TEST(agent_wiring, SummaryIsOneLine) {
   EXPECT_EQ(summary.find('\n'), std::string::npos);
   EXPECT_NE(summary.find("3 NICs"), std::string::npos) << summary;
   EXPECT_NE(summary.find("transport auto"), std::string::npos) << summary;
-}
-
-TEST(agent_proc_stats, ParsesCpuAndRss) {
-  // A command name with spaces and parentheses must not shift the fields.
-  const std::string stat =
-      "4242 (host mesh) (x)) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 3 0 "
-      "12345 123456789 1000 18446744073709551615";
-  const auto stats = ParseProcStat(stat, 100, 4096);
-  ASSERT_TRUE(stats);
-  EXPECT_DOUBLE_EQ(stats->cpu_seconds, 3.0);
-  EXPECT_DOUBLE_EQ(stats->resident_bytes, 1000.0 * 4096);
-  EXPECT_FALSE(ParseProcStat("4242 (short) S 1 2", 100, 4096));
-  EXPECT_FALSE(ParseProcStat("no parenthesis", 100, 4096));
-  EXPECT_TRUE(ReadSelfProcStats());
 }
 
 }  // namespace

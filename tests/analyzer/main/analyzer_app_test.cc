@@ -124,6 +124,15 @@ TEST(AnalyzerApp, OneNicTimingOutIsReportedDownAndMetricsPassPromtool) {
   EXPECT_NE(metrics->body.find("hostmesh_analyzer_cluster_drop_ratio{cause=\"rnic\"}"),
             std::string::npos);
   EXPECT_NE(metrics->body.find("hostmesh_ingest_batches_accepted_total"), std::string::npos);
+  // The down RNIC by name, for the dashboards' drill-down.
+  EXPECT_NE(
+      metrics->body.find("hostmesh_analyzer_anomalous_rnic_loss_ratio{host=\"h1\",nic=\"nic2\","),
+      std::string::npos);
+  EXPECT_NE(metrics->body.find(",state=\"down\"} "), std::string::npos);
+  // The operators' dashboards chart the analyzer's own cost.
+  EXPECT_NE(metrics->body.find("hostmesh_analyzer_process_resident_memory_bytes "),
+            std::string::npos);
+  EXPECT_NE(metrics->body.find("hostmesh_analyzer_process_cpu_seconds_total "), std::string::npos);
   if (!std::string(HOSTMESH_PROMTOOL_PATH).empty()) {
     int exit_status = 0;
     const std::string out = RunPromtool(metrics->body, &exit_status);

@@ -1,4 +1,4 @@
-#include "agent/main/proc_stats.h"
+#include "common/base/proc_stats.h"
 
 #include <unistd.h>
 
@@ -7,7 +7,7 @@
 #include <iterator>
 #include <string>
 
-namespace hostmesh::agent::app {
+namespace hostmesh {
 
 std::optional<ProcStats> ParseProcStat(std::string_view stat, long ticks_per_second,
                                        long page_size) {
@@ -46,4 +46,4 @@ std::optional<ProcStats> ReadSelfProcStats() {
   return ParseProcStat(text, ::sysconf(_SC_CLK_TCK), ::sysconf(_SC_PAGESIZE));
 }
 
-}  // namespace hostmesh::agent::app
+}  // namespace hostmesh

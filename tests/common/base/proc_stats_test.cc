@@ -1,0 +1,25 @@
+#include "common/base/proc_stats.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace hostmesh {
+namespace {
+
+TEST(ProcStats, ParsesCpuAndRss) {
+  // A command name with spaces and parentheses must not shift the fields.
+  const std::string stat =
+      "4242 (host mesh) (x)) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 3 0 "
+      "12345 123456789 1000 18446744073709551615";
+  const auto stats = ParseProcStat(stat, 100, 4096);
+  ASSERT_TRUE(stats);
+  EXPECT_DOUBLE_EQ(stats->cpu_seconds, 3.0);
+  EXPECT_DOUBLE_EQ(stats->resident_bytes, 1000.0 * 4096);
+  EXPECT_FALSE(ParseProcStat("4242 (short) S 1 2", 100, 4096));
+  EXPECT_FALSE(ParseProcStat("no parenthesis", 100, 4096));
+  EXPECT_TRUE(ReadSelfProcStats());
+}
+
+}  // namespace
+}  // namespace hostmesh
