@@ -24,13 +24,24 @@ struct AnalysisConfig {
   // Blamed RNICs losing at least this share are "down" rather than "lossy".
   double rnic_down_ratio = 0.90;
 
-  // Inference acceptance: a component is blamed only when it explains at least
-  // this many failures and its loss is this many standard deviations above the
-  // background loss rate.
+  // Loss localization across windows (sequential_inference.h). A component is
+  // a culprit once its accumulated evidence shows it losing at least
+  // `min_loss` more than the ambient path loss (estimated from the data,
+  // starting from `prior_background_loss`), with false culprits held near
+  // `false_alarms_per_window` for the whole fleet; or at once when one window
+  // alone is conclusive (Poisson tail below window_alpha over all components,
+  // with at least min_failures failures).
+  double min_loss = 0.003;
+  double prior_background_loss = 1e-4;
+  double false_alarms_per_window = 1e-4;
+  double window_alpha = 1e-4;
   std::uint32_t min_failures = 3;
-  double background_loss = 0.001;
-  double min_z = 4.0;
   std::uint32_t max_culprits = 64;  // per window and kind
+
+  // Latency inference (one window): a component is blamed when it explains at
+  // least min_failures slow probes, this many standard deviations above the
+  // background share of slow probes.
+  double min_z = 4.0;
 
   // A probe is slow when its network latency (t3-t2) exceeds
   // max(slow_latency_floor, slow_latency_factor x the last window's P50).

@@ -18,6 +18,17 @@ std::string Describe(const Component& c, bool is_switch, bool is_host) {
 
 }  // namespace
 
+std::string_view LinkDirectionName(std::uint8_t direction) {
+  switch (direction) {
+    case kUpward:
+      return "up";
+    case kDownward:
+      return "down";
+    default:
+      return "both";
+  }
+}
+
 std::string_view IncidentKindName(IncidentKind kind) {
   switch (kind) {
     case IncidentKind::kRnicDown:
@@ -86,10 +97,9 @@ std::vector<std::uint64_t> IncidentTracker::Update(const WindowReport& report) {
         f.key = s.component.link;
         f.kind = latency ? IncidentKind::kLatencyHotspot : IncidentKind::kLinkLoss;
       } else {
-        // An RNIC at or below the anomalous ratio is judged "lossy, network
-        // drops" (window_judge): an incident would contradict that verdict and
-        // page on call for RNICs that a link fault's leftovers touched.
-        if (!latency && s.loss <= config_.rnic_anomalous_ratio) continue;
+        // The inference only blames an RNIC on conclusive evidence after the
+        // links and switches on its paths took what they explain, so a lossy
+        // RNIC (1-10%: a corrupting cable or NIC) is an incident of its own.
         f.category = latency ? Category::kLatencyRnic : Category::kRnic;
         f.key = RnicKey(s.component.host, s.component.nic);
         f.kind = latency                             ? IncidentKind::kLatencyHotspot
@@ -101,16 +111,16 @@ std::vector<std::uint64_t> IncidentTracker::Update(const WindowReport& report) {
   };
   add_suspects(report.loss, false);
   add_suspects(report.latency, true);
-  for (SwitchId s : report.loss.culprit_switches) {
+  for (const SwitchRank& r : report.loss.switches) {
+    if (!r.culprit) continue;
     Finding f{};
     f.category = Category::kSwitch;
-    f.key = s;
+    f.key = r.id;
     f.kind = IncidentKind::kSwitch;
-    f.suspect.link = s;
-    f.confidence = 0.5;  // two or more of its links blamed; one could be chance
-    for (const auto& r : report.loss.switches) {
-      if (r.id == s && r.culprit_links >= 3) f.confidence = 0.8;
-    }
+    f.suspect.link = r.id;
+    f.confidence = report.evidence_threshold > 0
+                       ? std::min(1.0, r.evidence / (2 * report.evidence_threshold))
+                       : 0.5;
     findings.push_back(f);
   }
   for (const auto& p : report.processing_flags) {
@@ -148,6 +158,10 @@ std::vector<std::uint64_t> IncidentTracker::Update(const WindowReport& report) {
     auto& ev = inc->evidence;
     ev.last_seen_ns = report.end_ns;
     ++ev.windows;
+    if (f.evidence && f.suspect.kind == Component::Kind::kLink) {
+      ev.directions |=
+          f.suspect.direction == kBothWays ? (kUpward | kDownward) : f.suspect.direction;
+    }
     if (f.evidence) {
       ev.failures += f.evidence->explained;
       ev.good += f.evidence->good;
@@ -165,7 +179,9 @@ std::vector<std::uint64_t> IncidentTracker::Update(const WindowReport& report) {
     }
     if (f.category == Category::kSwitch) {
       for (const auto& r : report.loss.switches) {
-        if (r.id == f.key) ev.votes += r.votes;
+        if (r.id != f.key) continue;
+        ev.votes += r.votes;
+        ev.loss = r.loss;
       }
     }
     if (f.category == Category::kHost) {

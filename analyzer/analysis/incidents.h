@@ -34,6 +34,7 @@ struct IncidentEvidence {
   std::uint64_t good = 0;        // fine probes through the suspect, summed
   std::uint64_t votes = 0;       // paper Algorithm 1 votes, summed (links, switches)
   double loss = 0;               // last window's estimate
+  std::uint8_t directions = 0;   // links: kUpward | kDownward seen failing
   double processing_p90_ns = 0;  // host processing delay: last window
   double fleet_median_p90_ns = 0;
   std::vector<std::vector<LinkId>> example_paths;

@@ -36,11 +36,33 @@ void Finish(SlaRow* row) {
 }  // namespace
 
 struct WindowJudge::Index {
+  // Components: each link three times (climbing, coming down, and both ways:
+  // a one-way fault is explained best by its direction, a bad cable by the
+  // link), then the switches, then the RNICs of the window.
   std::size_t links = 0;
+  std::size_t switches = 0;
   FlatMap rnic{256};
   std::vector<std::uint64_t> rnic_keys;
   FlatMap pair{256};
 
+  std::size_t network() const { return 3 * links + switches; }
+  std::size_t components() const { return network() + rnic_keys.size(); }
+  std::uint32_t LinkComponent(LinkId l, bool up) const {
+    return static_cast<std::uint32_t>(2 * l + (up ? 0 : 1));
+  }
+  std::uint32_t BothWaysComponent(LinkId l) const {
+    return static_cast<std::uint32_t>(2 * links + l);
+  }
+  std::uint32_t SwitchComponent(SwitchId s) const {
+    return static_cast<std::uint32_t>(3 * links + s);
+  }
+  bool IsLink(std::uint32_t c) const { return c < 3 * links; }
+  bool IsSwitch(std::uint32_t c) const { return c >= 3 * links && c < network(); }
+  bool IsRnic(std::uint32_t c) const { return c >= network(); }
+  LinkId LinkOf(std::uint32_t c) const {
+    return static_cast<LinkId>(c < 2 * links ? c / 2 : c - 2 * links);
+  }
+  SwitchId SwitchOf(std::uint32_t c) const { return static_cast<SwitchId>(c - 3 * links); }
   std::uint32_t Rnic(HostId host, NicId nic) {
     auto [v, inserted] =
         rnic.Insert(RnicKey(host, nic), static_cast<std::uint32_t>(rnic_keys.size()));
@@ -48,39 +70,70 @@ struct WindowJudge::Index {
     return *v;
   }
   std::uint32_t RnicComponent(HostId host, NicId nic) const {
-    return static_cast<std::uint32_t>(links) + *rnic.Find(RnicKey(host, nic));
+    return static_cast<std::uint32_t>(network()) + *rnic.Find(RnicKey(host, nic));
   }
+  std::uint64_t RnicKeyOf(std::uint32_t c) const { return rnic_keys[c - network()]; }
   std::uint32_t Pair(HostId host, NicId src, NicId dst) const {
     return *pair.Find((std::uint64_t{host} << 10) | (src << 5) | dst);
   }
   Component ComponentOf(std::uint32_t c) const {
     Component out;
-    if (c < links) {
-      out.link = c;
+    if (IsLink(c)) {
+      out.link = LinkOf(c);
+      out.direction = c >= 2 * links ? kBothWays : c % 2 == 0 ? kUpward : kDownward;
       return out;
     }
-    const auto key = rnic_keys[c - links];
+    const auto key = RnicKeyOf(c);
     out.kind = Component::Kind::kRnic;
     out.host = static_cast<HostId>(key / kMaxNics);
     out.nic = static_cast<NicId>(key % kMaxNics);
     return out;
   }
+  // The same component in every window: the key of its evidence.
+  std::uint64_t StableKey(std::uint32_t c) const {
+    if (c < 2 * links) return (std::uint64_t{1} << 60) | c;
+    if (IsLink(c)) return (std::uint64_t{4} << 60) | LinkOf(c);
+    if (IsSwitch(c)) return (std::uint64_t{2} << 60) | SwitchOf(c);
+    return (std::uint64_t{3} << 60) | RnicKeyOf(c);
+  }
 };
 
 namespace {
 
+// The network components a fabric path crosses: each link one way (by
+// position: the first half climbs, the second comes down) and both ways, and
+// the switches.
+void MiddleComponents(std::span<const LinkId> middle, const FabricMap& fabric, const auto& ix,
+                      std::vector<std::uint32_t>& out) {
+  out.clear();
+  const std::size_t half = middle.size() / 2;
+  for (std::size_t i = 0; i < middle.size(); ++i) {
+    const LinkId l = middle[i];
+    if (l == kUnknown || l >= ix.links) continue;
+    out.push_back(ix.LinkComponent(l, i < half));
+    out.push_back(ix.BothWaysComponent(l));
+    if (l >= fabric.links.size()) continue;
+    for (SwitchId s : {fabric.links[l].lower, fabric.links[l].upper}) {
+      if (s >= ix.switches) continue;
+      const std::uint32_t c = ix.SwitchComponent(s);
+      if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+    }
+  }
+}
+
 // Fills problem with one kind of failure: timeouts (slow=false) or slow probes.
-void BuildProblem(const WindowAccumulator& w, const PathTable& paths, const auto& ix,
-                  const FailureGroups& groups, bool slow, InferenceProblem* p) {
-  p->Reset(ix.links + ix.rnic_keys.size());
-  std::fill(p->is_link.begin(), p->is_link.begin() + static_cast<std::ptrdiff_t>(ix.links), true);
+void BuildProblem(const WindowAccumulator& w, const PathTable& paths, const FabricMap& fabric,
+                  const auto& ix, const FailureGroups& groups, bool slow, InferenceProblem* p) {
+  p->Reset(ix.components());
+  std::fill(p->is_link.begin(), p->is_link.begin() + static_cast<std::ptrdiff_t>(ix.network()),
+            true);
   const auto& ok = w.middle_ok();
+  std::vector<std::uint32_t> comps;
   for (std::size_t m = 0; m < ok.size(); ++m) {
     const std::uint64_t good = slow ? ok[m] - w.middle_slow()[m] : ok[m];
     if (good == 0) continue;
-    for (LinkId l : paths.Middle(static_cast<MiddleId>(m))) {
-      if (l != kUnknown && l < ix.links) p->good[l] += good;
-    }
+    MiddleComponents(paths.Middle(static_cast<MiddleId>(m)), fabric, ix, comps);
+    for (const std::uint32_t c : comps) p->good[c] += good;
   }
   p->pairs.resize(ix.pair.size());
   const auto& hosts = w.hosts();
@@ -105,21 +158,31 @@ void BuildProblem(const WindowAccumulator& w, const PathTable& paths, const auto
       }
     }
   }
-  std::vector<std::uint32_t> comps;
+  std::vector<std::uint32_t> middle;
   for (std::size_t i = 0; i < groups.keys.size(); ++i) {
     const GroupKey g = Decode(groups.keys[i]);
     comps.assign({ix.RnicComponent(g.host, g.src), ix.RnicComponent(g.host, g.dst)});
     const bool traced = g.middle != PathTable::kNoPath;
     if (traced) {
-      for (LinkId l : paths.Middle(g.middle)) {
-        if (l != kUnknown && l < ix.links) comps.push_back(l);
-      }
+      MiddleComponents(paths.Middle(g.middle), fabric, ix, middle);
+      comps.insert(comps.end(), middle.begin(), middle.end());
     }
     p->AddGroup(ix.Pair(g.host, g.src, g.dst), groups.counts[i], traced, comps);
   }
 }
 
 }  // namespace
+
+SequentialParams SequentialParamsFrom(const AnalysisConfig& config) {
+  SequentialParams p;
+  p.min_loss = config.min_loss;
+  p.prior_background = config.prior_background_loss;
+  p.false_alarms_per_window = config.false_alarms_per_window;
+  p.window_alpha = config.window_alpha;
+  p.min_failures = config.min_failures;
+  p.max_culprits = config.max_culprits;
+  return p;
+}
 
 std::vector<LinkId> WindowJudge::FullPath(HostId host, NicId src, NicId dst,
                                           MiddleId middle) const {
@@ -153,6 +216,7 @@ WindowReport WindowJudge::Judge(const WindowAccumulator& w) {
 
   Index ix;
   ix.links = std::max(fabric_.links.size(), paths_.link_span());
+  ix.switches = fabric_.switch_count;
   for (HostId h : out.present_hosts) {
     const auto& hw = hosts[h];
     for (NicId s = 0; s < hw.nics; ++s) {
@@ -166,20 +230,39 @@ WindowReport WindowJudge::Judge(const WindowAccumulator& w) {
     }
   }
 
-  const InferenceParams loss_params{config_.min_failures, config_.background_loss, config_.min_z,
-                                    config_.max_culprits};
   InferenceProblem loss_problem;
-  BuildProblem(w, paths_, ix, w.timeouts(), false, &loss_problem);
-  const InferenceResult loss = Infer(loss_problem, loss_params);
+  BuildProblem(w, paths_, fabric_, ix, w.timeouts(), false, &loss_problem);
+  std::vector<std::uint64_t> keys(ix.components());
+  for (std::uint32_t c = 0; c < keys.size(); ++c) keys[c] = ix.StableKey(c);
+  // A switch's parts: the fabric links on it (both ways) and the RNICs under it.
+  std::vector<std::vector<std::uint32_t>> parts(ix.components());
+  for (const std::uint64_t key : ix.rnic_keys) {
+    const HostId h = static_cast<HostId>(key / kMaxNics);
+    const NicId n = static_cast<NicId>(key % kMaxNics);
+    const LinkId l = paths_.NicLink(h, n);
+    if (l >= fabric_.links.size() || fabric_.links[l].upper >= ix.switches) continue;
+    parts[ix.SwitchComponent(fabric_.links[l].upper)].push_back(ix.RnicComponent(h, n));
+  }
+  for (LinkId l = 0; l < fabric_.links.size() && l < ix.links; ++l) {
+    const auto& ends = fabric_.links[l];
+    if (ends.lower == kUnknown || ends.upper == kUnknown) continue;  // a NIC link
+    for (const SwitchId s : {ends.lower, ends.upper}) {
+      if (s < ix.switches) parts[ix.SwitchComponent(s)].push_back(ix.BothWaysComponent(l));
+    }
+  }
+  SequentialResult sequential = InferSequential(loss_problem, keys, parts, sequential_, evidence_);
+  const InferenceResult& loss = sequential.inference;
+  out.background_loss = sequential.background;
+  out.evidence_threshold = sequential.threshold;
 
   JudgeRnics(w, ix, loss, &out);
   SplitDrops(w, ix, &out);
   out.loss = Localize(w, ix, w.timeouts(), loss_problem, loss, true);
 
-  InferenceParams slow_params = loss_params;
-  slow_params.background = config_.background_slow;
+  const InferenceParams slow_params{config_.min_failures, config_.background_slow, config_.min_z,
+                                    config_.max_culprits};
   InferenceProblem slow_problem;
-  BuildProblem(w, paths_, ix, w.slow(), true, &slow_problem);
+  BuildProblem(w, paths_, fabric_, ix, w.slow(), true, &slow_problem);
   const InferenceResult slow = Infer(slow_problem, slow_params);
   out.latency = Localize(w, ix, w.slow(), slow_problem, slow, false);
 
@@ -192,7 +275,9 @@ void WindowJudge::JudgeRnics(const WindowAccumulator& w, const Index& ix,
                              const InferenceResult& loss, WindowReport* out) {
   std::unordered_map<std::uint64_t, const Culprit*> blamed;
   for (const auto& c : loss.culprits) {
-    if (c.component >= ix.links) blamed.emplace(ix.rnic_keys[c.component - ix.links], &c);
+    if (ix.IsRnic(c.component)) {
+      blamed.emplace(ix.RnicKeyOf(c.component), &c);
+    }
   }
   const auto sticky = config_.rnic_sticky.count();
   for (std::uint64_t key : ix.rnic_keys) {
@@ -286,10 +371,28 @@ Localization WindowJudge::Localize(const WindowAccumulator& w, const Index& ix,
   (void)w;
   Localization out;
   std::vector<char> culprit(problem.components, 0);
-  for (const auto& c : result.culprits) {
+  std::vector<char> link_culprit(ix.links, 0);
+  std::vector<std::size_t> link_order(ix.links, result.culprits.size());
+  for (std::size_t i = 0; i < result.culprits.size(); ++i) {
+    const Culprit& c = result.culprits[i];
     culprit[c.component] = 1;
+    if (ix.IsSwitch(c.component)) continue;  // reported with the switches below
     Suspect s;
     s.component = ix.ComponentOf(c.component);
+    if (ix.IsLink(c.component)) {
+      // One suspect per link: a link blamed one way and then the other reads "both".
+      const LinkId l = s.component.link;
+      if (link_culprit[l]) {
+        for (Suspect& earlier : out.culprits) {
+          if (earlier.component.kind == Component::Kind::kLink && earlier.component.link == l) {
+            earlier.component.direction = kBothWays;
+          }
+        }
+        continue;
+      }
+      link_culprit[s.component.link] = 1;
+      link_order[s.component.link] = std::min(link_order[s.component.link], i);
+    }
     s.explained = c.explained;
     s.failures = c.failures;
     s.good = c.good;
@@ -307,22 +410,25 @@ Localization WindowJudge::Localize(const WindowAccumulator& w, const Index& ix,
     out.culprits.push_back(std::move(s));
   }
 
-  // Better method's ranking: culprits in the order chosen, then by residual score.
+  // Better method's ranking, per link (both ways): culprits in the order
+  // chosen, then by residual score.
   for (std::uint32_t l = 0; l < ix.links; ++l) {
-    if (result.failures[l] == 0 && !culprit[l]) continue;
+    const std::uint32_t up = ix.LinkComponent(l, true), down = ix.LinkComponent(l, false);
+    const std::uint32_t both = ix.BothWaysComponent(l);
+    const std::uint64_t failures = result.failures[both];
+    if (failures == 0 && !link_culprit[l]) continue;
     LinkRank r;
     r.link = l;
-    r.failures = result.failures[l];
-    r.good = problem.good[l];
-    r.loss = static_cast<double>(r.failures) / static_cast<double>(r.failures + r.good);
-    r.score = result.score[l];
-    r.culprit = culprit[l];
+    r.failures = failures;
+    r.good = problem.good[both];
+    r.loss = static_cast<double>(r.failures) /
+             static_cast<double>(std::max<std::uint64_t>(1, r.failures + r.good));
+    r.score = std::max({result.score[up], result.score[down], result.score[both]});
+    r.culprit = link_culprit[l];
     out.links.push_back(r);
   }
-  std::vector<std::size_t> order(problem.components, result.culprits.size());
-  for (std::size_t i = 0; i < result.culprits.size(); ++i) order[result.culprits[i].component] = i;
   std::sort(out.links.begin(), out.links.end(), [&](const LinkRank& a, const LinkRank& b) {
-    if (order[a.link] != order[b.link]) return order[a.link] < order[b.link];
+    if (link_order[a.link] != link_order[b.link]) return link_order[a.link] < link_order[b.link];
     if (a.score != b.score) return a.score > b.score;
     return a.link < b.link;
   });
@@ -373,20 +479,33 @@ Localization WindowJudge::Localize(const WindowAccumulator& w, const Index& ix,
     return a.votes != b.votes ? a.votes > b.votes : a.link < b.link;
   });
 
-  // A switch whose several links are blamed is itself the suspect.
+  // Switches: blamed when the inference found the switch itself a better
+  // explanation than any of its links (sequential_inference.h).
   std::vector<std::uint32_t> culprit_links(fabric_.switch_count, 0);
   for (const auto& c : result.culprits) {
-    if (c.component >= fabric_.links.size()) continue;
-    for (SwitchId s : {fabric_.links[c.component].lower, fabric_.links[c.component].upper}) {
+    if (!ix.IsLink(c.component) || ix.LinkOf(c.component) >= fabric_.links.size()) continue;
+    const LinkId l = ix.LinkOf(c.component);
+    for (SwitchId s : {fabric_.links[l].lower, fabric_.links[l].upper}) {
       if (s < culprit_links.size()) ++culprit_links[s];
     }
   }
+  std::vector<const Culprit*> switch_culprit(fabric_.switch_count, nullptr);
+  for (const auto& c : result.culprits) {
+    if (ix.IsSwitch(c.component)) switch_culprit[ix.SwitchOf(c.component)] = &c;
+  }
   for (SwitchId s = 0; s < fabric_.switch_count; ++s) {
-    if (switch_votes[s] == 0 && culprit_links[s] == 0) continue;
-    out.switches.push_back({s, switch_votes[s], culprit_links[s]});
-    if (culprit_links[s] >= 2) out.culprit_switches.push_back(s);
+    if (switch_votes[s] == 0 && culprit_links[s] == 0 && !switch_culprit[s]) continue;
+    SwitchRank r{s, switch_votes[s], culprit_links[s]};
+    if (const Culprit* c = switch_culprit[s]) {
+      r.culprit = true;
+      r.loss = c->loss;
+      r.evidence = c->z;
+      out.culprit_switches.push_back(s);
+    }
+    out.switches.push_back(r);
   }
   std::sort(out.switches.begin(), out.switches.end(), [](const SwitchRank& a, const SwitchRank& b) {
+    if (a.culprit != b.culprit) return a.culprit;
     if (a.culprit_links != b.culprit_links) return a.culprit_links > b.culprit_links;
     return a.votes != b.votes ? a.votes > b.votes : a.id < b.id;
   });

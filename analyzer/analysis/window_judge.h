@@ -13,16 +13,23 @@
 #include "analyzer/analysis/config.h"
 #include "analyzer/analysis/loss_inference.h"
 #include "analyzer/analysis/path_table.h"
+#include "analyzer/analysis/sequential_inference.h"
 #include "analyzer/analysis/types.h"
 #include "analyzer/analysis/window_accumulator.h"
 #include "analyzer/analysis/window_report.h"
 
 namespace hostmesh::analysis {
 
+SequentialParams SequentialParamsFrom(const AnalysisConfig& config);
+
 class WindowJudge {
  public:
   WindowJudge(const AnalysisConfig& config, const FabricMap& fabric, const PathTable& paths)
-      : config_(config), fabric_(fabric), paths_(paths) {}
+      : config_(config),
+        fabric_(fabric),
+        paths_(paths),
+        sequential_(SequentialParamsFrom(config)),
+        evidence_(config.prior_background_loss) {}
 
   WindowReport Judge(const WindowAccumulator& window);
 
@@ -53,6 +60,9 @@ class WindowJudge {
   // RNIC key (host * kMaxNics + nic) -> end of its sticky anomaly.
   std::unordered_map<std::uint64_t, std::int64_t> verdict_until_;
   std::unordered_map<std::uint64_t, std::int64_t> paper_until_;
+  // Loss evidence of every component across windows.
+  SequentialParams sequential_;
+  EvidenceBook evidence_;
 };
 
 }  // namespace hostmesh::analysis

@@ -4,6 +4,7 @@
 // /metrics and the incident tracker.
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "analyzer/analysis/types.h"
@@ -59,12 +60,19 @@ struct RnicStatus {
   double loss = 0;                      // its own loss estimate when blamed
 };
 
+// Which way probes cross a link: up is from its lower end (a rail switch) to
+// its upper end (a spine). Same-host paths climb from the source's rail switch
+// and come down to the destination's, so a link's position tells the way.
+enum LinkDirection : std::uint8_t { kBothWays = 0, kUpward = 1, kDownward = 2 };
+std::string_view LinkDirectionName(std::uint8_t direction);  // "both", "up", "down"
+
 // A component of a path: a fabric link, or an RNIC (with its NIC link).
 struct Component {
   enum class Kind : std::uint8_t { kLink, kRnic } kind = Kind::kLink;
   LinkId link = kUnknown;
   HostId host = 0;
   NicId nic = 0;
+  std::uint8_t direction = kBothWays;  // links: the way its failing probes cross it
   friend bool operator==(const Component&, const Component&) = default;
 };
 
@@ -94,14 +102,17 @@ struct SwitchRank {
   SwitchId id = 0;
   std::uint64_t votes = 0;  // paper Algorithm 1
   std::uint32_t culprit_links = 0;
+  bool culprit = false;  // the inference blamed the switch itself
+  double loss = 0;       // its loss estimate when blamed
+  double evidence = 0;   // accumulated evidence (nats) when blamed
 };
 
 struct Localization {
   std::vector<Suspect> culprits;           // the verdict, most evident first
   std::vector<LinkRank> links;             // better method: culprits first, then by score
   std::vector<LinkRank> baseline;          // paper Algorithm 1: by votes
-  std::vector<SwitchRank> switches;        // by culprit links, then votes
-  std::vector<SwitchId> culprit_switches;  // two or more blamed links of one switch
+  std::vector<SwitchRank> switches;        // culprits first, then by culprit links, votes
+  std::vector<SwitchId> culprit_switches;  // switches the inference blamed themselves
 };
 
 struct ProcessingFlag {
@@ -127,8 +138,10 @@ struct WindowReport {
   std::vector<HostId> absent_hosts;  // reported before, silent in this window
   std::vector<RnicStatus> rnics;
   Sla sla;
-  Localization loss;     // timeouts
-  Localization latency;  // slow probes (latency hotspots)
+  Localization loss;              // timeouts
+  double background_loss = 0;     // ambient path loss the loss inference judged against
+  double evidence_threshold = 0;  // nats of evidence that make a culprit (sequential_inference.h)
+  Localization latency;           // slow probes (latency hotspots)
   std::int64_t slow_threshold_ns = 0;
   std::vector<ProcessingFlag> processing_flags;
   Coverage coverage;

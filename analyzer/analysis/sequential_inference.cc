@@ -1,0 +1,256 @@
+#include "analyzer/analysis/sequential_inference.h"
+
+#include <algorithm>
+#include <boost/math/special_functions/gamma.hpp>
+#include <cmath>
+
+namespace hostmesh::analysis {
+
+EvidenceBook::EvidenceBook(double prior_background)
+    // The prior weighs like 10,000 probes: a few windows of data overrule it.
+    : fail_(prior_background * 1e4), probes_(1e4) {}
+
+EvidenceBook::Entry& EvidenceBook::At(std::uint64_t key) {
+  auto [slot, inserted] = index_.Insert(key, static_cast<std::uint32_t>(entries_.size()));
+  if (inserted) entries_.emplace_back();
+  return entries_[*slot];
+}
+
+const EvidenceBook::Entry* EvidenceBook::Find(std::uint64_t key) const {
+  const auto* slot = index_.Find(key);
+  return slot ? &entries_[*slot] : nullptr;
+}
+
+double EvidenceBook::background(double floor) const {
+  return std::max(floor, probes_ > 0 ? fail_ / probes_ : floor);
+}
+
+void EvidenceBook::AddBackground(double failures, double probes, double decay) {
+  fail_ = fail_ * decay + failures;
+  probes_ = probes_ * decay + probes;
+}
+
+double LogLikelihoodRatio(double bad, double n, double p0, double p1) {
+  p1 = std::min(p1, 1.0 - 1e-9);
+  return bad * std::log(p1 / p0) + (n - bad) * std::log((1 - p1) / (1 - p0));
+}
+
+double PoissonTail(double k, double lambda) {
+  if (k <= 0) return 1.0;
+  if (lambda <= 0) return 0.0;
+  return boost::math::gamma_p(k, lambda);
+}
+
+SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint64_t> keys,
+                                 std::span<const std::vector<std::uint32_t>> parts,
+                                 const SequentialParams& params, EvidenceBook& book) {
+  const std::size_t n_comp = p.components;
+  SequentialResult result;
+  InferenceResult& out = result.inference;
+  const double p0 = book.background(params.background_floor);
+  const double h = std::log(static_cast<double>(std::max<std::size_t>(n_comp, 1))) +
+                   std::log(1.0 / params.false_alarms_per_window);
+  const double cap = h * params.cap_factor;
+  const double window_alpha =
+      params.window_alpha / static_cast<double>(std::max<std::size_t>(n_comp, 1));
+  result.background = p0;
+  result.threshold = h;
+
+  out.failures.assign(n_comp, 0);
+  std::vector<char> explained(p.groups.size(), 0);
+  std::vector<double> untraced_explained(p.groups.size(), 0);
+  std::vector<double> pair_link_failures(p.pairs.size(), 0);
+  std::vector<char> blamed(n_comp, 0);
+  std::vector<double> ub(n_comp, 0), ub_u(n_comp, 0), traced_n(n_comp, 0);
+  for (const auto& g : p.groups) {
+    if (!g.traced) continue;
+    for (std::uint32_t i = 0; i < g.size; ++i) traced_n[p.comps[g.first + i]] += g.bad;
+  }
+  for (std::size_t c = 0; c < n_comp; ++c) traced_n[c] += static_cast<double>(p.good[c]);
+  auto counts = [&](std::uint32_t c) -> std::pair<double, double> {
+    if (p.is_link[c] || traced_n[c] >= params.min_traced) {
+      return {ub[c], ub[c] + static_cast<double>(p.good[c])};
+    }
+    const double bad = ub[c] + ub_u[c];
+    return {bad, bad + static_cast<double>(p.good[c] + p.good_untraced[c])};
+  };
+  for (auto& g : p.groups) {
+    g.link_part = false;
+    for (std::uint32_t i = 0; i < g.size; ++i) out.failures[p.comps[g.first + i]] += g.bad;
+  }
+  auto unexplained = [&] {
+    std::fill(ub.begin(), ub.end(), 0.0);
+    std::fill(ub_u.begin(), ub_u.end(), 0.0);
+    for (std::size_t gi = 0; gi < p.groups.size(); ++gi) {
+      if (explained[gi]) continue;
+      const auto& g = p.groups[gi];
+      const double rest = g.bad - untraced_explained[gi];
+      if (rest <= 0) continue;
+      auto& into = g.traced ? ub : ub_u;
+      for (std::uint32_t i = 0; i < g.size; ++i) into[p.comps[g.first + i]] += rest;
+    }
+  };
+  auto explain = [&](std::uint32_t best) {
+    bool pairs_changed = false;
+    for (std::size_t gi = 0; gi < p.groups.size(); ++gi) {
+      auto& g = p.groups[gi];
+      const auto* begin = p.comps.data() + g.first;
+      if (std::find(begin, begin + g.size, best) == begin + g.size) continue;
+      explained[gi] = 1;
+      if (g.traced && p.is_link[best] && !g.link_part) {
+        g.link_part = true;
+        pair_link_failures[g.pair] += g.bad;
+        pairs_changed = true;
+      }
+    }
+    if (!pairs_changed) return;
+    for (std::size_t gi = 0; gi < p.groups.size(); ++gi) {
+      const auto& g = p.groups[gi];
+      if (g.traced) continue;
+      const auto& t = p.pairs[g.pair];
+      if (t.traced == 0) continue;
+      const double pair_share = pair_link_failures[g.pair] / static_cast<double>(t.traced);
+      untraced_explained[gi] =
+          std::min<double>(g.bad, pair_share * static_cast<double>(t.untraced));
+    }
+  };
+  auto h1_of = [&](const EvidenceBook::Entry* e) {
+    return e != nullptr && e->culprit ? std::max(p0 + params.min_loss, e->est)
+                                      : p0 + params.min_loss;
+  };
+
+  // Evidence in nats of `bad` failures in `n` probes, at their own loss rate.
+  auto gain = [&](double bad, double n) {
+    if (n <= 0 || bad <= 0) return 0.0;
+    return std::max(0.0, LogLikelihoodRatio(bad, n, p0, bad / n));
+  };
+  // A component made of parts (a switch: its links and RNICs) is blamed only
+  // when its failures are not concentrated on one part: without its strongest
+  // part it must keep at least half its evidence.
+  auto spread = [&](std::uint32_t c) {
+    if (c >= parts.size() || parts[c].empty()) return true;
+    const auto [bad, n] = counts(c);
+    double best_part = -1, part_bad = 0, part_n = 0;
+    for (const std::uint32_t part : parts[c]) {
+      const auto [pb, pn] = counts(part);
+      const double g = gain(pb, pn);
+      if (g > best_part) {
+        best_part = g;
+        part_bad = pb;
+        part_n = pn;
+      }
+    }
+    return gain(bad - part_bad, n - part_n) >= 0.5 * gain(bad, n);
+  };
+
+  // Greedy: the strongest candidate explains its failures, then the next.
+  // Strength is evidence in nats: the CUSUM once it reaches h, or this
+  // window's own log-likelihood ratio at the component's loss when the window
+  // alone is conclusive. Culprits of earlier windows compete like the rest
+  // (a wrong early pick loses its evidence once a better one explains it).
+  struct Chosen {
+    std::uint32_t c;
+    double bad, n;
+  };
+  std::vector<Chosen> chosen;
+  for (;;) {
+    unexplained();
+    if (chosen.size() >= params.max_culprits) break;
+    std::uint32_t best = 0;
+    double best_strength = -1;
+    for (std::uint32_t c = 0; c < n_comp; ++c) {
+      if (blamed[c]) continue;
+      const auto [bad, n] = counts(c);
+      if (n <= 0 || bad <= 0) continue;
+      const auto* e = book.Find(keys[c]);
+      const double s_new =
+          std::clamp((e ? e->s : 0.0) + LogLikelihoodRatio(bad, n, p0, h1_of(e)), 0.0, cap);
+      double strength = s_new >= h ? s_new : -1;
+      const double loss = bad / n;
+      if (bad >= params.min_failures && loss >= p0 + params.min_loss &&
+          PoissonTail(bad, n * p0) < window_alpha) {
+        strength = std::max(strength, LogLikelihoodRatio(bad, n, p0, loss));
+      }
+      if (strength > best_strength && spread(c)) {
+        best = c;
+        best_strength = strength;
+      }
+    }
+    if (best_strength < 0) break;
+    const auto [bad, n] = counts(best);
+    chosen.push_back({best, bad, n});
+    blamed[best] = 1;
+    explain(best);
+  }
+
+  // Update every component's evidence with what this window says of it:
+  // a chosen one with the failures it explained, the rest with what is left.
+  double explained_failures = 0;
+  auto report = [&](std::uint32_t c, double bad, double n, const EvidenceBook::Entry& e) {
+    explained_failures += bad;
+    Culprit cul;
+    cul.component = c;
+    cul.explained = static_cast<std::uint64_t>(std::llround(bad));
+    cul.failures = out.failures[c];
+    cul.good = static_cast<std::uint64_t>(std::llround(std::max(0.0, n - bad)));
+    cul.loss = e.est;
+    cul.z = e.s;
+    const double share = cul.failures ? bad / static_cast<double>(cul.failures) : 1.0;
+    cul.confidence = std::clamp(share, 0.0, 1.0) * std::min(1.0, e.s / h);
+    out.culprits.push_back(cul);
+  };
+  for (const Chosen& ch : chosen) {
+    EvidenceBook::Entry& e = book.At(keys[ch.c]);
+    const bool fresh = !e.culprit;
+    const double loss = ch.n > 0 ? ch.bad / ch.n : 0;
+    e.s = std::clamp(e.s + LogLikelihoodRatio(ch.bad, ch.n, p0, h1_of(&e)), 0.0, cap);
+    e.est = fresh ? loss : 0.5 * e.est + 0.5 * loss;
+    e.s = std::max(e.s, h);
+    e.culprit = true;
+    e.windows = fresh ? 1 : e.windows + 1;
+    e.unobserved = 0;
+    report(ch.c, ch.bad, ch.n, e);
+    result.fresh.push_back(fresh);
+  }
+  for (std::uint32_t c = 0; c < n_comp; ++c) {
+    if (blamed[c]) continue;
+    const auto [bad, n] = counts(c);
+    const auto* known = book.Find(keys[c]);
+    if (known == nullptr && (n <= 0 || bad <= 0)) continue;  // nothing to remember
+    EvidenceBook::Entry& e = book.At(keys[c]);
+    if (n <= 0) {
+      // Not observed: a culprit nobody's probes cross any more is held for a
+      // while (its incident stays open), then let go.
+      if (e.culprit && ++e.unobserved >= params.max_unobserved_windows) e.culprit = false;
+      if (e.culprit) report(c, 0, 0, e);
+      continue;
+    }
+    e.unobserved = 0;
+    e.s = std::clamp(e.s + LogLikelihoodRatio(bad, n, p0, h1_of(&e)), 0.0, cap);
+    if (e.culprit) {
+      // Held while the evidence holds (hysteresis), with what is left for it.
+      e.culprit = e.s >= h * params.off_fraction;
+      if (!e.culprit) continue;
+      e.est = 0.5 * e.est + 0.5 * (bad / n);
+      ++e.windows;
+      report(c, bad, n, e);
+      result.fresh.push_back(false);
+    }
+  }
+
+  double probes = 0, failures = 0;
+  for (const auto& t : p.pairs) probes += static_cast<double>(t.traced + t.untraced);
+  for (const auto& g : p.groups) failures += g.bad;
+  book.AddBackground(std::max(0.0, failures - explained_failures), probes, params.background_decay);
+
+  out.score.resize(n_comp);
+  for (std::uint32_t c = 0; c < n_comp; ++c) {
+    const auto [bad, n] = counts(c);
+    out.score[c] = n > 0 ? bad * (bad / n) : 0.0;
+  }
+  for (std::size_t c = 0; c < n_comp; ++c) ub[c] += ub_u[c];
+  out.residual = ub;
+  return result;
+}
+
+}  // namespace hostmesh::analysis

@@ -1,0 +1,115 @@
+#pragma once
+
+// Loss localization with evidence that accumulates across windows.
+//
+// One window rarely holds enough evidence for a small fault: a link losing
+// 0.5% of the 400 probes that cross it in a window loses two, which background
+// loss also explains. So every component (directed fabric link, switch, RNIC)
+// keeps a CUSUM of the log-likelihood ratio of its windows' evidence:
+//   H1: its probes fail at p0 + delta      H0: they fail at p0 (background)
+//   LLR(bad, n) = bad ln(p1/p0) + (n - bad) ln((1 - p1)/(1 - p0))
+//   S <- clamp(S + LLR, 0, cap)
+// and becomes a culprit when S reaches h, or at once when one window alone is
+// conclusive (Poisson tail P(X >= bad | n p0) below window_alpha / components,
+// and at least min_failures failures, and loss above p0 + delta). It stays one
+// while S stays above off_fraction x h: a culprit's H1 rate is its own loss
+// estimate (at least p0 + delta), so a window of healthy probes through a
+// fault that has ended pulls S down fast for a large fault (one clean window
+// for a gray link) and over a few windows for a small one.
+//
+// Per window, greedily (as the window inference, loss_inference.h), the
+// strongest candidate explains every failure through it before the next is
+// chosen, so a link fault does not also indict the RNICs and switches on its
+// paths, and a switch whose links all fail explains them better than any one
+// link (its loss is spread over more probes, but its evidence is larger).
+// Components already culprits explain first. Evidence of a component is what
+// remains unexplained when it is judged; untraced probes count as in
+// loss_inference.h.
+//
+// p0, the ambient path loss, is estimated from the data: failures not
+// explained by culprits over all probes, decayed over windows (per fleet; every
+// probe crosses the same number of links, so one rate serves every component).
+//
+// False alarms: h = ln(components) + ln(1 / false_alarms_per_window), so the
+// fleet-wide rate of false culprits stays near false_alarms_per_window (a
+// CUSUM's run length to a false alarm is about e^h windows per component).
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "analyzer/analysis/flat_map.h"
+#include "analyzer/analysis/loss_inference.h"
+
+namespace hostmesh::analysis {
+
+struct SequentialParams {
+  double min_loss = 0.003;  // delta: the smallest excess loss worth an incident
+  double prior_background = 1e-4;
+  double background_floor = 1e-6;
+  double background_decay = 0.9;  // per window
+  double false_alarms_per_window = 1e-4;
+  double window_alpha = 1e-4;
+  double off_fraction = 0.5;
+  double cap_factor = 1.5;
+  std::uint32_t max_unobserved_windows = 15;
+  std::uint32_t min_failures = 3;
+  std::uint32_t min_traced = 50;
+  std::uint32_t max_culprits = 64;
+};
+
+// What persists between windows: per component key (the caller's stable id),
+// its CUSUM and loss estimate; and the background.
+class EvidenceBook {
+ public:
+  struct Entry {
+    double s = 0;    // CUSUM, nats
+    double est = 0;  // loss estimate while a culprit
+    bool culprit = false;
+    std::uint32_t windows = 0;     // windows as a culprit, in a row
+    std::uint32_t unobserved = 0;  // windows in a row no probe crossed it
+  };
+
+  explicit EvidenceBook(double prior_background = 1e-4);
+  Entry& At(std::uint64_t key);
+  const Entry* Find(std::uint64_t key) const;
+  // The ambient path loss: decayed failures over decayed probes.
+  double background(double floor) const;
+  void AddBackground(double failures, double probes, double decay);
+  std::size_t size() const { return entries_.size(); }
+  std::size_t memory_bytes() const {
+    return index_.memory_bytes() + entries_.capacity() * sizeof(Entry);
+  }
+  template <typename F>
+  void ForEach(F&& f) {
+    index_.ForEach([&](std::uint64_t key, std::uint32_t slot) { f(key, entries_[slot]); });
+  }
+
+ private:
+  FlatMap index_;
+  std::vector<Entry> entries_;
+  double fail_ = 0;
+  double probes_ = 0;
+};
+
+struct SequentialResult {
+  InferenceResult inference;  // culprits in the order chosen; z = evidence S (nats)
+  std::vector<bool> fresh;    // per culprit: became one in this window
+  double background = 0;      // p0 used
+  double threshold = 0;       // h
+};
+
+// keys[c] is the stable id of component c of `problem`. parts[c], for a
+// component made of others (a switch: its links and RNICs), lists them: it is
+// blamed only when its failures are not concentrated on one part (without its
+// strongest part it keeps at least half its evidence), so a link fault, or a
+// link and an RNIC fault under one switch, are not the switch.
+SequentialResult InferSequential(InferenceProblem& problem, std::span<const std::uint64_t> keys,
+                                 std::span<const std::vector<std::uint32_t>> parts,
+                                 const SequentialParams& params, EvidenceBook& book);
+
+double LogLikelihoodRatio(double bad, double n, double p0, double p1);
+// P(X >= k) for X ~ Poisson(lambda).
+double PoissonTail(double k, double lambda);
+
+}  // namespace hostmesh::analysis
