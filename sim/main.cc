@@ -2,6 +2,7 @@
 // else takes config structs (sim/README.md).
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 
@@ -15,8 +16,35 @@ namespace hs = hostmesh::sim;
 
 namespace {
 
+// One line per culprit of every window: what the analyzer blamed and how sure.
+void Explain(const hs::Fleet& fleet, const hostmesh::analysis::WindowReport& r,
+             const hs::WindowRecord& rec, const std::vector<std::uint32_t>& host_of) {
+  std::printf("window %llds: background %.2e, threshold %.1f nats\n",
+              static_cast<long long>(rec.start_ns / 1'000'000'000), r.background_loss,
+              r.evidence_threshold);
+  const auto& topo = fleet.topology();
+  for (const auto& s : r.loss.culprits) {
+    std::string name;
+    if (s.component.kind == hostmesh::analysis::Component::Kind::kLink) {
+      name = topo.link(s.component.link).name + " " +
+             std::string(hostmesh::analysis::LinkDirectionName(s.component.direction));
+    } else {
+      const auto h = s.component.host < host_of.size() ? host_of[s.component.host] : 0;
+      name = fleet.hosts()[h].name + "/nic" + std::to_string(s.component.nic);
+    }
+    std::printf("  %-28s loss %.4f evidence %.1f explained %llu good %llu\n", name.c_str(), s.loss,
+                s.z, static_cast<unsigned long long>(s.explained),
+                static_cast<unsigned long long>(s.good));
+  }
+  for (const auto& sw : r.loss.switches) {
+    if (!sw.culprit) continue;
+    std::printf("  switch %-21s loss %.4f evidence %.1f\n", topo.device(sw.id).name.c_str(),
+                sw.loss, sw.evidence);
+  }
+}
+
 hs::ScenarioOutcome RunScenario(const hs::Scenario& scenario, const std::string& export_dir,
-                                bool windows) {
+                                bool windows, bool explain) {
   hs::Simulation sim(scenario.config);
   hs::ScenarioOutcome outcome;
   outcome.name = scenario.name;
@@ -31,7 +59,17 @@ hs::ScenarioOutcome RunScenario(const hs::Scenario& scenario, const std::string&
       exporter->Add(end, uploads);
     };
   }
-  outcome.result = sim.Run({}, on_upload);
+  hs::WindowObserver on_window;
+  std::vector<std::uint32_t> host_of;
+  if (explain) {
+    // Host ids are given in order of first upload: every host uploads in the
+    // first slice, in fleet order.
+    for (std::uint32_t h = 0; h < sim.fleet().hosts().size(); ++h) host_of.push_back(h);
+    on_window = [&](const hostmesh::analysis::WindowReport& r, const hs::WindowRecord& rec) {
+      Explain(sim.fleet(), r, rec, host_of);
+    };
+  }
+  outcome.result = sim.Run(on_window, on_upload);
   if (exporter) exporter->Finish();
   outcome.card = hs::ScoreRun(sim.fleet(), scenario.config.faults, outcome.result.windows,
                               outcome.result.incidents, scenario.config.analysis.window.count());
@@ -53,13 +91,15 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   std::string scenario_file, json_path, export_dir;
-  bool windows = false;
+  bool windows = false, explain = false;
+  std::string only;
   int threads = 2;
   auto* run = app.add_subcommand("run", "Run one scenario from a YAML file; print its scorecard");
   run->add_option("scenario", scenario_file, "scenario YAML (sim/README.md)")->required();
   run->add_option("--json", json_path, "write the outcome as JSON here");
   run->add_option("--export", export_dir, "write every window's probe flows and the topology here");
   run->add_flag("--windows", windows, "print truth and verdicts window by window");
+  run->add_flag("--explain", explain, "print every window's culprits with their evidence");
   run->add_option("--threads", threads, "host threads (results do not depend on it)");
 
   hs::SuiteOptions suite_options;
@@ -79,13 +119,15 @@ int main(int argc, char** argv) {
   suite->add_option("--json", json_path, "write every outcome as JSON here");
   suite->add_option("--threads", threads, "host threads");
   suite->add_flag("--windows", windows, "print truth and verdicts window by window");
+  suite->add_flag("--explain", explain, "print every window's culprits with their evidence");
+  suite->add_option("--only", only, "run only the scenario of this name (suite-SEED-N)");
 
   CLI11_PARSE(app, argc, argv);
   try {
     if (*run) {
       hs::Scenario scenario = hs::LoadScenarioFile(scenario_file);
       scenario.config.threads = threads;
-      const hs::ScenarioOutcome outcome = RunScenario(scenario, export_dir, windows);
+      const hs::ScenarioOutcome outcome = RunScenario(scenario, export_dir, windows, explain);
       const hs::Fleet fleet(scenario.config.shape);
       std::cout << scenario.name << ": " << hostmesh::topology::DescribeShape(scenario.config.shape)
                 << ", " << scenario.config.duration_ns / 1'000'000'000 << " s simulated in "
@@ -104,7 +146,8 @@ int main(int argc, char** argv) {
       nlohmann::json outcomes = nlohmann::json::array();
       double wall = 0;
       for (const hs::Scenario& s : scenarios) {
-        const hs::ScenarioOutcome outcome = RunScenario(s, "", windows);
+        if (!only.empty() && s.name != only) continue;
+        const hs::ScenarioOutcome outcome = RunScenario(s, "", windows, explain);
         total.ours += outcome.card.ours;
         total.paper += outcome.card.paper;
         wall += outcome.result.wall_seconds;
