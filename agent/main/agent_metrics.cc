@@ -33,16 +33,15 @@ AgentMetrics::AgentMetrics(metrics::Registry& r, std::vector<std::string> nic_na
   auto& latency = r.AddHistogramFamily(
       "hostmesh_agent_network_latency_seconds",
       "One-way network latency of received probes, NIC receive minus NIC send timestamp, by "
-      "sending NIC.",
-      {"src_nic"}, LatencyBuckets());
+      "sending NIC.");
   auto& processing = r.AddHistogramFamily(
       "hostmesh_agent_processing_delay_seconds",
       "End-host processing delay of received probes: application round minus network latency, "
-      "by sending NIC.",
-      {"src_nic"}, LatencyBuckets());
+      "by sending NIC.");
+  const std::vector<double> buckets = LatencyBuckets();
   for (const std::string& nic : nics_) {
-    latency_.push_back(&latency.WithLabels({nic}));
-    processing_.push_back(&processing.WithLabels({nic}));
+    latency_.push_back(&latency.Add({{"src_nic", nic}}, buckets));
+    processing_.push_back(&processing.Add({{"src_nic", nic}}, buckets));
   }
 
   AddPairCounter(r, "hostmesh_agent_probes_sent_total", "Probes sent, by NIC pair.",

@@ -54,8 +54,9 @@ class AgentMetrics {
                      std::function<double(const LoopSnapshot&, std::size_t)> value);
 
   std::vector<std::string> nics_;
-  std::vector<metrics::Histogram*> latency_;     // per source NIC
-  std::vector<metrics::Histogram*> processing_;  // per source NIC
+  // Resolved once per source NIC: the hot path never looks up labels.
+  std::vector<prometheus::Histogram*> latency_;
+  std::vector<prometheus::Histogram*> processing_;
 
   mutable std::mutex mu_;
   LoopSnapshot snapshot_;

@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <string>
 
-#include "common/metrics/text_format.h"
+#include "common/metrics/exposition.h"
 
 #ifndef HOSTMESH_PROMTOOL_PATH
 #define HOSTMESH_PROMTOOL_PATH ""
@@ -68,13 +68,12 @@ struct Fixture {
   AgentMetrics metrics;
 };
 
-std::size_t Series(const std::vector<metrics::FamilySnapshot>& families) {
+std::size_t Series(const std::vector<prometheus::MetricFamily>& families) {
   std::size_t n = 0;
   for (const auto& f : families) {
-    // A histogram series is buckets + _sum + _count lines in Prometheus.
-    for (const auto& s : f.series) {
-      n += f.type == metrics::MetricType::kHistogram ? f.bucket_bounds.size() + 3 : 1;
-      (void)s;
+    // A histogram series is buckets (+Inf included) + _sum + _count lines in Prometheus.
+    for (const auto& m : f.metric) {
+      n += f.type == prometheus::MetricType::Histogram ? m.histogram.bucket.size() + 2 : 1;
     }
   }
   return n;
@@ -82,7 +81,7 @@ std::size_t Series(const std::vector<metrics::FamilySnapshot>& families) {
 
 TEST(agent_metrics, ValuesComeFromTheSnapshot) {
   Fixture f(4);
-  const std::string text = metrics::RenderText(f.registry.Collect());
+  const std::string text = metrics::RenderText(f.registry);
   for (const char* line : {
            "hostmesh_agent_probes_sent_total{src_nic=\"nic0\",dst_nic=\"nic1\"} 11",
            "hostmesh_agent_probes_received_total{src_nic=\"nic1\",dst_nic=\"nic0\"} 13",
@@ -115,7 +114,7 @@ TEST(agent_metrics, PromtoolAcceptsTheExposition) {
     GTEST_SKIP() << "promtool not found at configure time (Debian package 'prometheus')";
   }
   Fixture f(8);
-  const std::string text = metrics::RenderText(f.registry.Collect());
+  const std::string text = metrics::RenderText(f.registry);
   std::string path = ::testing::TempDir() + "hm_agent_metrics_XXXXXX";
   const int fd = ::mkstemp(path.data());
   ASSERT_GE(fd, 0);
