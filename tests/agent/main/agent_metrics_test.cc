@@ -54,7 +54,6 @@ struct Fixture {
           c.batches_acknowledged = 5;
           return c;
         }) {
-    metrics.Publish(Snapshot(nics));
     metrics.SetTimestampSources(std::vector<TimestampSource>(nics, TimestampSource::kKernel));
     ProbeResult r;
     r.src_nic = 1;
@@ -62,7 +61,8 @@ struct Fixture {
     r.nic_send_ns = 2000;
     r.nic_recv_ns = 12000;
     r.app_recv_ns = 15000;
-    metrics.ObserveResult(r);
+    metrics.ObserveResult(r);  // reaches the histograms with the next Publish
+    metrics.Publish(Snapshot(nics));
   }
   metrics::Registry registry;
   AgentMetrics metrics;
@@ -102,6 +102,40 @@ TEST(agent_metrics, ValuesComeFromTheSnapshot) {
   }
   // No self-pairs: a NIC never probes itself.
   EXPECT_EQ(text.find("src_nic=\"nic0\",dst_nic=\"nic0\""), std::string::npos);
+}
+
+TEST(agent_metrics, LatencyReachesTheHistogramBucketsWithEachPublish) {
+  Fixture f(2);
+  const auto count = [&f] {
+    const std::string text = metrics::RenderText(f.registry);
+    const std::string line = "hostmesh_agent_network_latency_seconds_count{src_nic=\"nic1\"} ";
+    const std::size_t at = text.find(line);
+    return at == std::string::npos ? std::string("none") : text.substr(at + line.size(), 1);
+  };
+  // The fixture's probe: 10 us on the wire, exactly a bound, so in le="1e-05".
+  const std::string text = metrics::RenderText(f.registry);
+  EXPECT_NE(
+      text.find("hostmesh_agent_network_latency_seconds_bucket{src_nic=\"nic1\",le=\"1e-05\"} 1"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(text.find("hostmesh_agent_network_latency_seconds_bucket{src_nic=\"nic1\",le=\"3."
+                      "16227766017e-06\"} 0"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("hostmesh_agent_network_latency_seconds_sum{src_nic=\"nic1\"} 1e-05"),
+            std::string::npos)
+      << text;
+
+  ProbeResult r;
+  r.src_nic = 1;
+  r.app_send_ns = 1'000;
+  r.nic_send_ns = 2'000;
+  r.nic_recv_ns = 2'002'000;
+  r.app_recv_ns = 2'003'000;
+  f.metrics.ObserveResult(r);
+  EXPECT_EQ(count(), "1");  // not before the loop publishes
+  f.metrics.Publish(Snapshot(2));
+  EXPECT_EQ(count(), "2");
 }
 
 TEST(agent_metrics, EightNicsStayUnderTheSeriesBudget) {
