@@ -134,11 +134,10 @@ void RunStream(const std::string& address, int index, const std::vector<v1::Uplo
 
 double HistogramMean(const hostmesh::metrics::Registry& registry, const std::string& name) {
   for (const auto& family : registry.Collect()) {
-    if (family.name != name || family.series.empty()) continue;
-    const auto& series = family.series.front();
-    const std::uint64_t count =
-        series.cumulative_counts.empty() ? 0 : series.cumulative_counts.back();
-    return count == 0 ? 0 : series.sum / static_cast<double>(count);
+    if (family.name != name || family.metric.empty()) continue;
+    const auto& histogram = family.metric.front().histogram;
+    const std::uint64_t count = histogram.sample_count;
+    return count == 0 ? 0 : histogram.sample_sum / static_cast<double>(count);
   }
   return 0;
 }

@@ -5,6 +5,11 @@ find_package(Threads REQUIRED)
 pkg_check_modules(IBVERBS REQUIRED IMPORTED_TARGET libibverbs)
 pkg_check_modules(NETFILTER_QUEUE REQUIRED IMPORTED_TARGET libnetfilter_queue)
 pkg_check_modules(SYSTEMD REQUIRED IMPORTED_TARGET libsystemd)
+# prometheus-cpp's core only (registry, metric types, text serializer), found
+# through pkg-config: its CMake config also looks for civetweb, CURL and ZLIB
+# for the pull and push parts we do not link, and would define a second
+# civetweb::civetweb target.
+pkg_check_modules(PROMETHEUS_CPP_CORE REQUIRED IMPORTED_TARGET prometheus-cpp-core)
 
 find_package(Protobuf REQUIRED)
 find_package(gRPC CONFIG REQUIRED)
@@ -14,6 +19,7 @@ find_package(spdlog CONFIG REQUIRED)
 find_package(yaml-cpp CONFIG REQUIRED)
 find_package(CLI11 CONFIG REQUIRED)
 find_package(nlohmann_json 3 CONFIG REQUIRED)
+find_package(CURL REQUIRED)
 # Debian 12's civetweb CMake config insists on /usr/bin/civetweb (another
 # package), so the library is found by hand under the same target name.
 find_library(HOSTMESH_CIVETWEB_LIB civetweb REQUIRED)

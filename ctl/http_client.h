@@ -1,7 +1,7 @@
-// A tiny blocking HTTP/1.1 GET client over one TCP connection, for hostmeshctl
-// talking to the analyzer's read-only API. No TLS, no keep-alive: it sends
-// `Connection: close` and reads the body by Content-Length, chunked encoding
-// or until the server closes.
+// A blocking HTTP GET for hostmeshctl talking to the analyzer's read-only API:
+// libcurl underneath, one easy handle per request. Plain http:// only, no
+// proxy (the analyzer sits on the management network, and an http_proxy meant
+// for the outside must not capture it), `Connection: close`.
 #pragma once
 
 #include <chrono>
@@ -30,7 +30,7 @@ std::optional<HttpEndpoint> ParseHttpEndpoint(std::string_view url, std::string*
 enum class HttpError {
   kNone,
   kUnreachable,  // name not resolved, connection refused or timed out, no answer in time
-  kBadResponse,  // not HTTP/1.x, malformed headers, truncated or oversized body
+  kBadResponse,  // no answer or not HTTP/1.x, truncated or oversized body
 };
 
 struct HttpResponse {
@@ -55,11 +55,5 @@ struct HttpOptions {
 // GET endpoint.prefix + path (path starts with '/', may carry a query).
 HttpResponse HttpGet(const HttpEndpoint& endpoint, std::string_view path,
                      const HttpOptions& options = {});
-
-// Parses a complete response as read from the socket up to EOF (`closed`
-// true) or so far (`closed` false: returns nullopt while more is needed).
-// Exposed for tests.
-std::optional<HttpResponse> ParseHttpResponse(std::string_view bytes, bool closed,
-                                              std::size_t max_body_bytes);
 
 }  // namespace hostmesh::ctl

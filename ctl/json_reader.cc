@@ -1,78 +1,76 @@
-// Boost 1.74's JSON parser includes <boost/bind.hpp>, which otherwise prints a
-// deprecation note about its global placeholders on every build.
-#define BOOST_BIND_GLOBAL_PLACEHOLDERS
-
 #include "ctl/json_reader.h"
 
-#include <boost/property_tree/json_parser.hpp>
-#include <charconv>
-#include <sstream>
+#include <algorithm>
 
 namespace hostmesh::ctl {
 
 std::optional<JsonNode> ParseJson(const std::string& text, std::string* error) {
-  std::istringstream in(text);
-  JsonNode root;
   try {
-    boost::property_tree::read_json(in, root);
-  } catch (const boost::property_tree::json_parser_error& e) {
-    *error = "invalid JSON at line " + std::to_string(e.line()) + ": " + e.message();
+    return JsonNode::parse(text);
+  } catch (const JsonNode::parse_error& e) {
+    // nlohmann's message says "parse error at line L, column C: why"; the byte
+    // offset gives the line without parsing the message.
+    const auto end = text.begin() + static_cast<std::ptrdiff_t>(std::min(e.byte, text.size()));
+    const auto line = 1 + std::count(text.begin(), end, '\n');
+    const std::string what = e.what();
+    const auto colon = what.find(": ", what.find("parse error"));
+    *error = "invalid JSON at line " + std::to_string(line) + ": " +
+             (colon == std::string::npos ? what : what.substr(colon + 2));
     return std::nullopt;
   }
-  return root;
 }
 
 const JsonNode* JsonChild(const JsonNode& node, const std::string& path) {
-  const auto child = node.get_child_optional(path);
-  return child ? &*child : nullptr;
+  const JsonNode* at = &node;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t dot = path.find('.', start);
+    if (!at->is_object()) return nullptr;
+    const auto it = at->find(path.substr(start, dot - start));
+    if (it == at->end()) return nullptr;
+    at = &*it;
+    if (dot == std::string::npos) return at;
+    start = dot + 1;
+  }
 }
 
 bool JsonIsNull(const JsonNode& node, const std::string& path) {
   const JsonNode* child = JsonChild(node, path);
-  return child == nullptr || (child->empty() && child->data() == "null");
+  return child == nullptr || child->is_null();
 }
 
 std::optional<std::string> JsonString(const JsonNode& node, const std::string& path) {
   const JsonNode* child = JsonChild(node, path);
-  if (child == nullptr || !child->empty() || JsonIsNull(node, path)) return std::nullopt;
-  return child->data();
+  if (child == nullptr) return std::nullopt;
+  if (child->is_string()) return child->get<std::string>();
+  if (child->is_number() || child->is_boolean()) return child->dump();
+  return std::nullopt;
 }
 
 std::optional<double> JsonNumber(const JsonNode& node, const std::string& path) {
-  const auto text = JsonString(node, path);
-  if (!text || text->empty()) return std::nullopt;
-  double value = 0;
-  const auto [ptr, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
-  if (ec != std::errc() || ptr != text->data() + text->size()) return std::nullopt;
-  return value;
+  const JsonNode* child = JsonChild(node, path);
+  if (child == nullptr || !child->is_number()) return std::nullopt;
+  return child->get<double>();
 }
 
 std::optional<std::int64_t> JsonInt(const JsonNode& node, const std::string& path) {
-  const auto text = JsonString(node, path);
-  if (!text || text->empty()) return std::nullopt;
-  std::int64_t value = 0;
-  const auto [ptr, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
-  if (ec == std::errc() && ptr == text->data() + text->size()) return value;
-  const auto number = JsonNumber(node, path);  // 1e9, 12.0
-  if (!number) return std::nullopt;
-  return static_cast<std::int64_t>(*number);
+  const JsonNode* child = JsonChild(node, path);
+  if (child == nullptr || !child->is_number()) return std::nullopt;
+  if (child->is_number_float()) return static_cast<std::int64_t>(child->get<double>());  // 1e9
+  return child->get<std::int64_t>();
 }
 
 std::optional<bool> JsonBool(const JsonNode& node, const std::string& path) {
-  const auto text = JsonString(node, path);
-  if (text == "true") return true;
-  if (text == "false") return false;
-  return std::nullopt;
+  const JsonNode* child = JsonChild(node, path);
+  if (child == nullptr || !child->is_boolean()) return std::nullopt;
+  return child->get<bool>();
 }
 
 std::vector<const JsonNode*> JsonArray(const JsonNode& node, const std::string& path) {
   std::vector<const JsonNode*> out;
   const JsonNode* child = JsonChild(node, path);
-  if (child == nullptr) return out;
-  for (const auto& [key, element] : *child) {
-    if (!key.empty()) return {};  // an object, not an array
-    out.push_back(&element);
-  }
+  if (child == nullptr || !child->is_array()) return out;
+  for (const JsonNode& element : *child) out.push_back(&element);
   return out;
 }
 

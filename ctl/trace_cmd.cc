@@ -10,8 +10,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
 #include <random>
@@ -80,37 +82,10 @@ const char* HopStatusName(tracer::HopStatus status) {
   return "?";
 }
 
-std::string JsonString(const std::string& text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\u%04x", static_cast<unsigned>(c));
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
+using Json = nlohmann::ordered_json;  // fields in the order they are set
 
-std::string JsonOrNull(const std::optional<std::string>& text) {
-  return text ? JsonString(*text) : "null";
+Json StringOrNull(const std::optional<std::string>& text) {
+  return text ? Json(*text) : Json(nullptr);
 }
 
 std::string Milliseconds(std::chrono::nanoseconds d) {
@@ -220,61 +195,55 @@ void PrintText(const TraceOptions& opt, const tracer::TraceResult& r,
 
 void PrintJson(const TraceOptions& opt, const tracer::TraceResult& r,
                const topology::Topology* topo, std::ostream& out) {
-  out << "{\n  \"src\": " << JsonString(r.tuple.src.ToString())
-      << ",\n  \"dst\": " << JsonString(r.tuple.dst.ToString())
-      << ",\n  \"sport\": " << r.tuple.sport << ",\n  \"dport\": " << r.tuple.dport
-      << ",\n  \"dev\": " << JsonOrNull(opt.dev.empty() ? std::nullopt : std::optional(opt.dev))
-      << ",\n  \"reached\": " << (r.reached_destination ? "true" : "false")
-      << ",\n  \"end\": " << JsonString(tracer::ToString(r.end))
-      << ",\n  \"probes_sent\": " << r.probes_sent << ",\n  \"hops\": [";
-  for (std::size_t i = 0; i < r.hops.size(); ++i) {
-    const tracer::Hop& hop = r.hops[i];
+  Json j = Json::object();
+  j["src"] = r.tuple.src.ToString();
+  j["dst"] = r.tuple.dst.ToString();
+  j["sport"] = r.tuple.sport;
+  j["dport"] = r.tuple.dport;
+  j["dev"] = StringOrNull(opt.dev.empty() ? std::nullopt : std::optional(opt.dev));
+  j["reached"] = r.reached_destination;
+  j["end"] = tracer::ToString(r.end);
+  j["probes_sent"] = r.probes_sent;
+  Json& hops = j["hops"] = Json::array();
+  for (const tracer::Hop& hop : r.hops) {
     const bool has_address = hop.status != tracer::HopStatus::kSilent && !hop.address.IsZero();
     const auto name = has_address ? NameOf(topo, hop.address) : std::nullopt;
-    out << (i ? "," : "") << "\n    {\"ttl\": " << hop.ttl << ", \"address\": "
-        << JsonOrNull(has_address ? std::optional(hop.address.ToString()) : std::nullopt)
-        << ", \"status\": " << JsonString(HopStatusName(hop.status))
-        << ", \"rtt_ms\": " << (hop.answered() ? Milliseconds(hop.rtt) : "null");
-    if (hop.status == tracer::HopStatus::kUnreachable) {
-      out << ", \"icmp_code\": " << static_cast<int>(hop.icmp_code);
-    }
+    Json& h = hops.emplace_back(Json::object());
+    h["ttl"] = hop.ttl;
+    h["address"] = StringOrNull(has_address ? std::optional(hop.address.ToString()) : std::nullopt);
+    h["status"] = HopStatusName(hop.status);
+    // Microsecond resolution, as the text output prints it.
+    h["rtt_ms"] = hop.answered()
+                      ? Json(std::round(static_cast<double>(hop.rtt.count()) / 1e3) / 1e3)
+                      : Json(nullptr);
+    if (hop.status == tracer::HopStatus::kUnreachable) h["icmp_code"] = hop.icmp_code;
     if (topo != nullptr) {
-      out << ", \"device\": " << JsonOrNull(name ? std::optional(name->device) : std::nullopt)
-          << ", \"interface\": "
-          << JsonOrNull(name ? std::optional(name->interface) : std::nullopt);
+      h["device"] = StringOrNull(name ? std::optional(name->device) : std::nullopt);
+      h["interface"] = StringOrNull(name ? std::optional(name->interface) : std::nullopt);
     }
-    out << "}";
   }
-  out << (r.hops.empty() ? "]" : "\n  ]");
   if (topo != nullptr) {
     const topology::ResolvedPath path = Resolve(*topo, r);
-    out << ",\n  \"path\": {\"status\": "
-        << JsonString(std::string(topology::PathStatusName(path.status)))
-        << ", \"filled\": " << path.filled << ", \"problem\": "
-        << JsonOrNull(path.problem.empty() ? std::nullopt : std::optional(path.problem))
-        << ", \"links\": [";
+    Json& p = j["path"] = Json::object();
+    p["status"] = topology::PathStatusName(path.status);
+    p["filled"] = path.filled;
+    p["problem"] = StringOrNull(path.problem.empty() ? std::nullopt : std::optional(path.problem));
+    Json& links = p["links"] = Json::array();
     for (std::size_t i = 0; i < path.links.size(); ++i) {
       const topology::LinkId id = path.links[i];
-      out << (i ? ", " : "");
       if (id != topology::kNone) {
-        out << JsonString(topo->link(id).name);
+        links.push_back(topo->link(id).name);
         continue;
       }
       // Ambiguous: the candidate links of this position.
-      out << "[";
-      bool first = true;
+      Json& candidates = links.emplace_back(Json::array());
       for (const topology::LinkCandidates& c : path.candidates) {
         if (c.position != i) continue;
-        for (const topology::LinkId l : c.links) {
-          out << (first ? "" : ", ") << JsonString(topo->link(l).name);
-          first = false;
-        }
+        for (const topology::LinkId l : c.links) candidates.push_back(topo->link(l).name);
       }
-      out << "]";
     }
-    out << "]}";
   }
-  out << "\n}\n";
+  out << j.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
 }
 
 bool IsPermissionError(int err, const std::string& message) {

@@ -10,7 +10,8 @@ packages=(
   libibverbs-dev ibverbs-providers
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   librocksdb-dev libboost-graph-dev libspdlog-dev libfmt-dev libyaml-cpp-dev
-  libcli11-dev nlohmann-json3-dev libcivetweb-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libcli11-dev libcivetweb-dev libgtest-dev libgmock-dev libbenchmark-dev
+  prometheus-cpp-dev nlohmann-json3-dev libcurl4-openssl-dev
   libnetfilter-queue-dev libmnl-dev libsystemd-dev
   # testbed and test tools
   python3 python3-yaml iproute2 nftables iptables stress-ng traceroute iputils-ping procps

@@ -1,7 +1,5 @@
 #include "topology/inventory_loader.h"
 
-#include <yaml-cpp/yaml.h>
-
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -10,8 +8,6 @@
 
 #include "common/config/config_error.h"
 #include "common/config/yaml_loader.h"
-#include "topology/block_yaml.h"
-#include "topology/block_yaml_reader.h"
 #include "topology/inventory_schema.h"
 
 namespace hostmesh::topology {
@@ -40,33 +36,15 @@ void WalkPath(std::string_view path, KeyFn on_key, IndexFn on_index) {
   }
 }
 
-Locator BlockLocator(std::shared_ptr<const BlockYaml> doc) {
+// Positions of key paths in the parsed document, for the cross-reference
+// issues found after the read.
+Locator DocumentLocator(std::shared_ptr<const config::YamlDocument> doc) {
   return [doc = std::move(doc)](std::string_view path) {
-    std::uint32_t node = doc->root();
-    const auto step = [&](std::uint32_t next) {
-      if (next == BlockYaml::kNil) return false;  // keep the deepest node found
-      node = next;
-      return true;
-    };
-    WalkPath(
-        path, [&](std::string_view key) { return step(doc->Child(node, key)); },
-        [&](size_t index) { return step(doc->Item(node, index)); });
-    return std::pair{doc->node(node).line, doc->node(node).column};
-  };
-}
-
-// Parses the text again, once, only when an issue needs a position: this path
-// serves documents outside BlockYaml's subset, which are small hand-written ones.
-Locator YamlLocator(std::string text) {
-  auto root = std::make_shared<std::optional<YAML::Node>>();
-  return [root, text = std::move(text)](std::string_view path) {
-    if (!*root) *root = YAML::Load(text);
-    YAML::Node node = **root;
+    if (doc == nullptr) return std::pair{0, 0};
+    config::YamlNode node = doc->root();
     YAML::Mark mark = node.Mark();
-    const auto step = [&](const YAML::Node& next) {
-      if (!next.IsDefined()) return false;
-      // yaml-cpp's node handles share identity; reset() rebinds instead of assigning.
-      node.reset(next);
+    const auto step = [&](const config::YamlNode& next) {
+      node = next;
       if (!node.IsNull()) mark = node.Mark();
       return true;
     };
@@ -74,43 +52,30 @@ Locator YamlLocator(std::string text) {
         path,
         [&](std::string_view key) {
           if (!node.IsMap()) return false;
-          for (const auto& entry : node) {
-            if (entry.first.Scalar() == key) {
-              mark = entry.first.Mark();  // a null value has no position of its own
-              return step(entry.second);
+          for (const auto& [k, v] : node.Entries()) {
+            if (k.Scalar() == key) {
+              mark = k.Mark();  // a null value has no position of its own
+              return step(v);
             }
           }
           return false;
         },
         [&](size_t index) {
-          return node.IsSequence() && index < node.size() && step(node[index]);
+          if (!node.IsSequence()) return false;
+          const std::vector<config::YamlNode> items = node.Items();
+          return index < items.size() && step(items[index]);
         });
     if (mark.line < 0) return std::pair{0, 0};
     return std::pair{mark.line + 1, mark.column + 1};
   };
 }
 
-// The schema read: fast when the text is in BlockYaml's subset and right,
-// through MapReader (which throws with every issue) otherwise.
 Inventory Parse(std::string_view text, std::string_view source_name, Locator* locate) {
   Inventory inventory;
-  auto doc = std::make_shared<std::optional<BlockYaml>>(BlockYaml::Parse(text));
-  bool failed = !doc->has_value();
-  if (!failed) {
-    BlockYamlReader reader(**doc, (*doc)->root(), &failed);
-    schema::ReadInventory(reader, &inventory);
-    reader.Finish();
-  }
-  if (!failed) {
-    if (locate != nullptr) {
-      *locate = BlockLocator(std::shared_ptr<const BlockYaml>(doc, &**doc));
-    }
-    return inventory;
-  }
-  inventory = {};
-  config::ReadYaml(text, source_name,
-                   [&](config::MapReader& r) { schema::ReadInventory(r, &inventory); });
-  if (locate != nullptr) *locate = YamlLocator(std::string(text));
+  std::shared_ptr<const config::YamlDocument> doc;
+  config::ReadYaml(
+      text, source_name, [&](config::MapReader& r) { schema::ReadInventory(r, &inventory); }, &doc);
+  if (locate != nullptr) *locate = DocumentLocator(std::move(doc));
   return inventory;
 }
 

@@ -1,8 +1,7 @@
 #pragma once
 
-// The inventory's keys, written once for two readers with the same interface:
-// config::MapReader (any YAML, precise messages) and BlockYamlReader (the
-// block-style subset the generators print, fast, gives up on anything else).
+// The inventory's keys, read with config::MapReader (yaml-cpp's parser under
+// it: any YAML, every problem with its line, column and key path).
 
 #include <array>
 #include <optional>

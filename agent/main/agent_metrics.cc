@@ -1,5 +1,6 @@
 #include "agent/main/agent_metrics.h"
 
+#include <algorithm>
 #include <array>
 #include <string_view>
 #include <utility>
@@ -33,16 +34,16 @@ AgentMetrics::AgentMetrics(metrics::Registry& r, std::vector<std::string> nic_na
   auto& latency = r.AddHistogramFamily(
       "hostmesh_agent_network_latency_seconds",
       "One-way network latency of received probes, NIC receive minus NIC send timestamp, by "
-      "sending NIC.",
-      {"src_nic"}, LatencyBuckets());
+      "sending NIC.");
   auto& processing = r.AddHistogramFamily(
       "hostmesh_agent_processing_delay_seconds",
       "End-host processing delay of received probes: application round minus network latency, "
-      "by sending NIC.",
-      {"src_nic"}, LatencyBuckets());
+      "by sending NIC.");
   for (const std::string& nic : nics_) {
-    latency_.push_back(&latency.WithLabels({nic}));
-    processing_.push_back(&processing.WithLabels({nic}));
+    latency_.push_back(
+        {&latency.Add({{"src_nic", nic}}, buckets_), std::vector<double>(buckets_.size() + 1)});
+    processing_.push_back(
+        {&processing.Add({{"src_nic", nic}}, buckets_), std::vector<double>(buckets_.size() + 1)});
   }
 
   AddPairCounter(r, "hostmesh_agent_probes_sent_total", "Probes sent, by NIC pair.",
@@ -221,8 +222,26 @@ void AgentMetrics::AddNicCounter(metrics::Registry& r, const char* name, const c
 }
 
 void AgentMetrics::Publish(LoopSnapshot snapshot) {
+  for (Pending& pending : latency_) Flush(pending);
+  for (Pending& pending : processing_) Flush(pending);
   std::lock_guard lock(mu_);
   snapshot_ = std::move(snapshot);
+}
+
+void AgentMetrics::Observe(Pending& pending, double seconds) {
+  // prometheus::Histogram::Observe's rule: the first bucket whose bound is >= v.
+  const auto bucket = std::lower_bound(buckets_.begin(), buckets_.end(), seconds);
+  pending.counts[static_cast<std::size_t>(bucket - buckets_.begin())] += 1;
+  pending.sum += seconds;
+  pending.any = true;
+}
+
+void AgentMetrics::Flush(Pending& pending) {
+  if (!pending.any) return;
+  pending.histogram->ObserveMultiple(pending.counts, pending.sum);
+  std::fill(pending.counts.begin(), pending.counts.end(), 0.0);
+  pending.sum = 0;
+  pending.any = false;
 }
 
 LoopSnapshot AgentMetrics::Read() const {
@@ -233,8 +252,8 @@ LoopSnapshot AgentMetrics::Read() const {
 void AgentMetrics::ObserveResult(const ProbeResult& result) {
   if (result.src_nic >= latency_.size()) return;
   double seconds = 0;
-  if (NetworkLatencySeconds(result, &seconds)) latency_[result.src_nic]->Observe(seconds);
-  if (ProcessingDelaySeconds(result, &seconds)) processing_[result.src_nic]->Observe(seconds);
+  if (NetworkLatencySeconds(result, &seconds)) Observe(latency_[result.src_nic], seconds);
+  if (ProcessingDelaySeconds(result, &seconds)) Observe(processing_[result.src_nic], seconds);
 }
 
 void AgentMetrics::SetTimestampSources(const std::vector<TimestampSource>& sources) {

@@ -3,7 +3,12 @@
 // The agent's /metrics. The core keeps plain counters owned by the loop
 // thread; the loop publishes a copy now and then (Publish) and the scrape
 // callbacks read that copy, so nothing is counted twice and the hot path
-// takes no lock per probe. Latency histograms are observed per result.
+// takes no lock per probe. Latency histograms are prometheus-cpp's, fed the
+// same way: each result lands in a per-NIC array of bucket counts owned by
+// the loop, and Publish hands those to the histograms in one ObserveMultiple
+// per NIC (prometheus::Histogram::Observe takes a mutex and two
+// compare-and-swap loops per call, about 180 instructions; this is an array
+// increment).
 //
 // Cardinality (DESIGN 3, under 1,000 series with 8 NICs): counters per NIC
 // pair (4 x 56), histograms per source NIC (2 x 8 x 16), the rest per NIC.
@@ -37,7 +42,8 @@ class AgentMetrics {
   AgentMetrics(metrics::Registry& registry, std::vector<std::string> nic_names,
                std::function<upload::UploadCounters()> upload);
 
-  // Loop thread.
+  // Loop thread. Publish also hands the results observed since the last one
+  // to the latency histograms.
   void Publish(LoopSnapshot snapshot);
   void ObserveResult(const ProbeResult& result);
   // What each NIC's transport delivers (from OpenNic); exported as a 0/1 gauge.
@@ -54,8 +60,19 @@ class AgentMetrics {
                      std::function<double(const LoopSnapshot&, std::size_t)> value);
 
   std::vector<std::string> nics_;
-  std::vector<metrics::Histogram*> latency_;     // per source NIC
-  std::vector<metrics::Histogram*> processing_;  // per source NIC
+  // Observations not yet handed to a histogram; loop thread only.
+  struct Pending {
+    prometheus::Histogram* histogram = nullptr;  // resolved once: no label lookups
+    std::vector<double> counts;                  // per bucket, +Inf last
+    double sum = 0;
+    bool any = false;
+  };
+  void Observe(Pending& pending, double seconds);
+  static void Flush(Pending& pending);
+
+  const std::vector<double> buckets_ = LatencyBuckets();
+  std::vector<Pending> latency_;     // per source NIC
+  std::vector<Pending> processing_;  // per source NIC
 
   mutable std::mutex mu_;
   LoopSnapshot snapshot_;

@@ -4,29 +4,36 @@
 #include <cstdio>
 #include <unordered_map>
 
-#include "analyzer/api/json_writer.h"
 #include "analyzer/api/render_fields.h"
 
 namespace hostmesh::analyzer::api {
 
-void WriteQuantiles(JsonWriter& w, std::string_view key, const analysis::Quantiles& q) {
-  w.Key(key).BeginObject().Key("count").Uint(q.count).Key("p50").Double(q.p50);
-  w.Key("p90").Double(q.p90).Key("p99").Double(q.p99).Key("p999").Double(q.p999).EndObject();
+Json QuantilesJson(const analysis::Quantiles& q) {
+  Json j = Json::object();
+  j["count"] = q.count;
+  j["p50"] = JsonNumber(q.p50);
+  j["p90"] = JsonNumber(q.p90);
+  j["p99"] = JsonNumber(q.p99);
+  j["p999"] = JsonNumber(q.p999);
+  return j;
 }
 
-void WriteSlaFields(JsonWriter& w, const analysis::SlaRow& row) {
-  w.Key("probes").Uint(row.probes).Key("timeouts").Uint(row.timeouts);
-  w.Key("rnic_drops").Uint(row.rnic_drops).Key("network_drops").Uint(row.network_drops);
-  w.Key("rnic_drop_rate").Double(row.rnic_drop_rate);
-  w.Key("network_drop_rate").Double(row.network_drop_rate);
-  WriteQuantiles(w, "latency_ns", row.latency);
-  WriteQuantiles(w, "processing_ns", row.processing);
+void AddSlaFields(Json& row, const analysis::SlaRow& sla) {
+  row["probes"] = sla.probes;
+  row["timeouts"] = sla.timeouts;
+  row["rnic_drops"] = sla.rnic_drops;
+  row["network_drops"] = sla.network_drops;
+  row["rnic_drop_rate"] = JsonNumber(sla.rnic_drop_rate);
+  row["network_drop_rate"] = JsonNumber(sla.network_drop_rate);
+  row["latency_ns"] = QuantilesJson(sla.latency);
+  row["processing_ns"] = QuantilesJson(sla.processing);
 }
 
-void WriteLinkName(JsonWriter& w, const ApiSnapshot& s, analysis::LinkId link) {
-  w.BeginObject().Key("link").Uint(link).Key("name");
-  w.String(link < s.links().size() ? s.links()[link].name : "link " + std::to_string(link));
-  w.EndObject();
+Json LinkNameJson(const ApiSnapshot& s, analysis::LinkId link) {
+  Json j = Json::object();
+  j["link"] = link;
+  j["name"] = link < s.links().size() ? s.links()[link].name : "link " + std::to_string(link);
+  return j;
 }
 
 namespace {
@@ -49,53 +56,60 @@ std::string HostName(const ApiSnapshot& s, analysis::HostId host) {
   return h != nullptr ? h->host : "host-" + std::to_string(host);
 }
 
-void WriteWindow(JsonWriter& w, const WindowReport* report) {
-  w.Key("window");
+// "window": the judged window, null before the first.
+void AddWindow(Json& j, const WindowReport* report) {
   if (report == nullptr) {
-    w.Null();
+    j["window"] = nullptr;
     return;
   }
-  w.BeginObject().Key("start_ns").Int(report->start_ns).Key("end_ns").Int(report->end_ns);
-  w.Key("results").Uint(report->results).EndObject();
+  Json& w = j["window"] = Json::object();
+  w["start_ns"] = report->start_ns;
+  w["end_ns"] = report->end_ns;
+  w["results"] = report->results;
 }
 
-void WriteRnicRef(JsonWriter& w, const ApiSnapshot& s, analysis::HostId host, analysis::NicId nic) {
-  w.Key("host").String(HostName(s, host)).Key("nic").Uint(nic);
+void AddRnicRef(Json& j, const ApiSnapshot& s, analysis::HostId host, analysis::NicId nic) {
+  j["host"] = HostName(s, host);
+  j["nic"] = nic;
   const NicInfo* info = NicOf(s, host, nic);
-  w.Key("nic_name").String(info != nullptr ? info->name : "");
-  w.Key("ip").String(info != nullptr ? info->ip : "");
-  w.Key("rail").Int(info != nullptr ? info->rail : -1);
+  j["nic_name"] = info != nullptr ? info->name : "";
+  j["ip"] = info != nullptr ? info->ip : "";
+  j["rail"] = info != nullptr ? info->rail : -1;
 }
 
-void WriteLinkEnd(JsonWriter& w, const LinkEnd& end) {
-  w.BeginObject().Key("ip").String(end.ip).Key("device").String(end.device);
-  w.Key("port").String(end.port).EndObject();
+Json LinkEndJson(const LinkEnd& end) {
+  Json j = Json::object();
+  j["ip"] = end.ip;
+  j["device"] = end.device;
+  j["port"] = end.port;
+  return j;
 }
 
-void WriteLinkRef(JsonWriter& w, const ApiSnapshot& s, analysis::LinkId link) {
-  w.Key("link").Uint(link);
+void AddLinkRef(Json& j, const ApiSnapshot& s, analysis::LinkId link) {
+  j["link"] = link;
   if (link < s.links().size()) {
     const LinkInfo& info = s.links()[link];
-    w.Key("name").String(info.name).Key("ends").BeginArray();
-    WriteLinkEnd(w, info.lower);
-    WriteLinkEnd(w, info.upper);
-    w.EndArray();
+    j["name"] = info.name;
+    j["ends"] = Json::array({LinkEndJson(info.lower), LinkEndJson(info.upper)});
   } else {
-    w.Key("name").String("link " + std::to_string(link)).Key("ends").Null();
+    j["name"] = "link " + std::to_string(link);
+    j["ends"] = nullptr;
   }
 }
 
-// Compact form for long lists: id and name only.
-
-void WriteSwitchRef(JsonWriter& w, const ApiSnapshot& s, analysis::SwitchId id) {
-  w.Key("switch").Uint(id);
+void AddSwitchRef(Json& j, const ApiSnapshot& s, analysis::SwitchId id) {
+  j["switch"] = id;
   if (id < s.devices().size()) {
     const DeviceInfo& d = s.devices()[id];
-    w.Key("name").String(d.name).Key("tier").String(d.tier);
-    w.Key("pod").Int(d.pod).Key("rail").Int(d.rail);
+    j["name"] = d.name;
+    j["tier"] = d.tier;
+    j["pod"] = d.pod;
+    j["rail"] = d.rail;
   } else {
-    w.Key("name").String("switch " + std::to_string(id)).Key("tier").String("");
-    w.Key("pod").Int(-1).Key("rail").Int(-1);
+    j["name"] = "switch " + std::to_string(id);
+    j["tier"] = "";
+    j["pod"] = -1;
+    j["rail"] = -1;
   }
 }
 
@@ -165,49 +179,53 @@ std::string IncidentSummary(const ApiSnapshot& s, const analysis::Incident& inc)
   return inc.summary;
 }
 
-void WriteIncident(JsonWriter& w, const ApiSnapshot& s, const analysis::Incident& inc) {
+Json IncidentJson(const ApiSnapshot& s, const analysis::Incident& inc) {
   using analysis::IncidentKind;
-  w.BeginObject().Key("id").Uint(inc.id).Key("kind").String(analysis::IncidentKindName(inc.kind));
-  w.Key("summary").String(IncidentSummary(s, inc)).Key("suspect").BeginObject();
+  Json j = Json::object();
+  j["id"] = inc.id;
+  j["kind"] = analysis::IncidentKindName(inc.kind);
+  j["summary"] = IncidentSummary(s, inc);
+  Json& suspect = j["suspect"] = Json::object();
   switch (inc.kind) {
     case IncidentKind::kRnicDown:
     case IncidentKind::kRnicLossy:
-      WriteRnicRef(w, s, inc.suspect.host, inc.suspect.nic);
+      AddRnicRef(suspect, s, inc.suspect.host, inc.suspect.nic);
       break;
     case IncidentKind::kHostProcessing:
-      w.Key("host").String(HostName(s, inc.suspect.host));
+      suspect["host"] = HostName(s, inc.suspect.host);
       break;
     case IncidentKind::kSwitch:
-      WriteSwitchRef(w, s, inc.suspect.link);
+      AddSwitchRef(suspect, s, inc.suspect.link);
       break;
     case IncidentKind::kLinkLoss:
     case IncidentKind::kLatencyHotspot:
       if (inc.suspect.kind == analysis::Component::Kind::kRnic) {
-        WriteRnicRef(w, s, inc.suspect.host, inc.suspect.nic);
+        AddRnicRef(suspect, s, inc.suspect.host, inc.suspect.nic);
       } else {
-        WriteLinkRef(w, s, inc.suspect.link);
+        AddLinkRef(suspect, s, inc.suspect.link);
       }
       break;
   }
-  w.EndObject();
   const analysis::IncidentEvidence& e = inc.evidence;
-  w.Key("confidence").Double(inc.confidence).Key("open").Bool(inc.open);
-  w.Key("first_seen_ns").Int(e.first_seen_ns).Key("last_seen_ns").Int(e.last_seen_ns);
-  w.Key("resolved_ns").Int(inc.resolved_ns).Key("windows").Int(e.windows);
-  w.Key("evidence").BeginObject().Key("failures").Uint(e.failures).Key("good").Uint(e.good);
-  w.Key("votes").Uint(e.votes).Key("loss").Double(e.loss);
-  w.Key("processing_p90_ns").Double(e.processing_p90_ns);
-  w.Key("fleet_median_p90_ns").Double(e.fleet_median_p90_ns);
-  w.Key("example_paths").BeginArray();
-  for (const auto& path : e.example_paths) {
-    w.BeginArray();
-    for (const analysis::LinkId link : path) w.Uint(link);
-    w.EndArray();
-  }
+  j["confidence"] = JsonNumber(inc.confidence);
+  j["open"] = inc.open;
+  j["first_seen_ns"] = e.first_seen_ns;
+  j["last_seen_ns"] = e.last_seen_ns;
+  j["resolved_ns"] = inc.resolved_ns;
+  j["windows"] = e.windows;
+  Json& evidence = j["evidence"] = Json::object();
+  evidence["failures"] = e.failures;
+  evidence["good"] = e.good;
+  evidence["votes"] = e.votes;
+  evidence["loss"] = JsonNumber(e.loss);
+  evidence["processing_p90_ns"] = JsonNumber(e.processing_p90_ns);
+  evidence["fleet_median_p90_ns"] = JsonNumber(e.fleet_median_p90_ns);
+  Json& paths = evidence["example_paths"] = Json::array();
+  for (const auto& path : e.example_paths) paths.push_back(path);
   // A switch's blamed links.
-  w.EndArray().Key("links").BeginArray();
-  for (const analysis::LinkId link : e.links) WriteLinkName(w, s, link);
-  w.EndArray().EndObject().EndObject();
+  Json& links = evidence["links"] = Json::array();
+  for (const analysis::LinkId link : e.links) links.push_back(LinkNameJson(s, link));
+  return j;
 }
 
 }  // namespace
@@ -225,68 +243,64 @@ std::string_view RnicStateName(analysis::RnicState state) {
 }
 
 std::string RenderStatus(const ApiSnapshot& s, std::int64_t now_ns) {
-  JsonWriter w;
   const WindowReport* report = s.report.get();
-  w.BeginObject().Key("version").String(s.version);
-  w.Key("uptime_seconds").Double(static_cast<double>(now_ns - s.started_ns) / 1e9);
-  w.Key("window_seconds").Double(static_cast<double>(s.window_ns) / 1e9);
-  w.Key("grace_seconds").Double(static_cast<double>(s.grace_ns) / 1e9);
-  w.Key("inventory_loaded").Bool(s.inventory_loaded);
-  w.Key("agents_known").Uint(s.hosts().size());
-  w.Key("agents_present").Uint(report != nullptr ? report->present_hosts.size() : 0);
-  WriteWindow(w, report);
+  Json j = Json::object();
+  j["version"] = s.version;
+  j["uptime_seconds"] = JsonNumber(static_cast<double>(now_ns - s.started_ns) / 1e9);
+  j["window_seconds"] = JsonNumber(static_cast<double>(s.window_ns) / 1e9);
+  j["grace_seconds"] = JsonNumber(static_cast<double>(s.grace_ns) / 1e9);
+  j["inventory_loaded"] = s.inventory_loaded;
+  j["agents_known"] = s.hosts().size();
+  j["agents_present"] = report != nullptr ? report->present_hosts.size() : 0;
+  AddWindow(j, report);
   // How far the judged state trails now: window + grace when all is well.
-  w.Key("window_lag_seconds");
-  if (report != nullptr) {
-    w.Double(static_cast<double>(now_ns - report->end_ns) / 1e9);
-  } else {
-    w.Null();
-  }
+  j["window_lag_seconds"] =
+      report != nullptr ? JsonNumber(static_cast<double>(now_ns - report->end_ns) / 1e9) : nullptr;
   std::size_t open = 0;
   for (const auto& inc : s.incidents) open += inc.open ? 1 : 0;
-  w.Key("open_incidents").Uint(open).EndObject();
-  return w.Take();
+  j["open_incidents"] = open;
+  return DumpJson(j);
 }
 
 std::string RenderRnics(const ApiSnapshot& s) {
-  JsonWriter w;
   const WindowReport* report = s.report.get();
-  w.BeginObject();
-  WriteWindow(w, report);
-  w.Key("rnics").BeginArray();
+  Json j = Json::object();
+  AddWindow(j, report);
+  Json& rnics = j["rnics"] = Json::array();
   if (report != nullptr) {
     for (const analysis::RnicStatus& r : report->rnics) {
-      w.BeginObject();
-      WriteRnicRef(w, s, r.host, r.nic);
-      w.Key("state").String(RnicStateName(r.state)).Key("anomalous").Bool(r.anomalous);
-      w.Key("paper_anomalous").Bool(r.paper_anomalous);
-      w.Key("anomalous_until_ns").Int(r.anomalous_until_ns).Key("loss").Double(r.loss);
-      w.Key("probes").Uint(r.probes).Key("timeouts").Uint(r.timeouts);
-      w.Key("probes_to").Uint(r.probes_to).Key("timeouts_to").Uint(r.timeouts_to);
-      w.EndObject();
+      Json& rnic = rnics.emplace_back(Json::object());
+      AddRnicRef(rnic, s, r.host, r.nic);
+      rnic["state"] = RnicStateName(r.state);
+      rnic["anomalous"] = r.anomalous;
+      rnic["paper_anomalous"] = r.paper_anomalous;
+      rnic["anomalous_until_ns"] = r.anomalous_until_ns;
+      rnic["loss"] = JsonNumber(r.loss);
+      rnic["probes"] = r.probes;
+      rnic["timeouts"] = r.timeouts;
+      rnic["probes_to"] = r.probes_to;
+      rnic["timeouts_to"] = r.timeouts_to;
     }
   }
-  w.EndArray().EndObject();
-  return w.Take();
+  return DumpJson(j);
 }
 
 std::string RenderLinks(const ApiSnapshot& s, bool suspicious_only, LinkRanking ranking) {
-  JsonWriter w;
   const WindowReport* report = s.report.get();
   const bool latency = ranking == LinkRanking::kLatency;
-  w.BeginObject();
-  WriteWindow(w, report);
-  w.Key("kind").String(latency ? "latency" : "loss");
+  Json j = Json::object();
+  AddWindow(j, report);
+  j["kind"] = latency ? "latency" : "loss";
   if (latency) {
-    w.Key("method").String(
+    j["method"] =
         "greedy inference over slow probes (latency above slow_threshold_ns); "
-        "votes: paper Algorithm 1 over slow probes");
-    w.Key("slow_threshold_ns").Int(report != nullptr ? report->slow_threshold_ns : 0);
+        "votes: paper Algorithm 1 over slow probes";
+    j["slow_threshold_ns"] = report != nullptr ? report->slow_threshold_ns : 0;
   } else {
-    w.Key("method").String("greedy loss-weighted inference; votes: paper Algorithm 1");
+    j["method"] = "greedy loss-weighted inference; votes: paper Algorithm 1";
   }
   // For latency, "failures" are slow probes through the link and "loss" their share.
-  w.Key("links").BeginArray();
+  Json& links = j["links"] = Json::array();
   if (report != nullptr) {
     const analysis::Localization& loc = latency ? report->latency : report->loss;
     std::unordered_map<analysis::LinkId, std::uint64_t> votes;
@@ -295,27 +309,29 @@ std::string RenderLinks(const ApiSnapshot& s, bool suspicious_only, LinkRanking 
     for (const analysis::LinkRank& l : loc.links) {
       ++rank;
       if (suspicious_only && !l.culprit) continue;
-      w.BeginObject().Key("rank").Uint(rank);
-      WriteLinkRef(w, s, l.link);
+      Json& link = links.emplace_back(Json::object());
+      link["rank"] = rank;
+      AddLinkRef(link, s, l.link);
       const auto it = votes.find(l.link);
-      w.Key("culprit").Bool(l.culprit).Key("loss").Double(l.loss).Key("score").Double(l.score);
-      w.Key("failures").Uint(l.failures).Key("good").Uint(l.good);
-      w.Key("votes").Uint(it != votes.end() ? it->second : l.votes).EndObject();
+      link["culprit"] = l.culprit;
+      link["loss"] = JsonNumber(l.loss);
+      link["score"] = JsonNumber(l.score);
+      link["failures"] = l.failures;
+      link["good"] = l.good;
+      link["votes"] = it != votes.end() ? it->second : l.votes;
     }
   }
-  w.EndArray().EndObject();
-  return w.Take();
+  return DumpJson(j);
 }
 
 std::string RenderSwitches(const ApiSnapshot& s, bool suspicious_only) {
-  JsonWriter w;
   const WindowReport* report = s.report.get();
-  w.BeginObject();
-  WriteWindow(w, report);
-  w.Key("method").String(
+  Json j = Json::object();
+  AddWindow(j, report);
+  j["method"] =
       "links blamed by the greedy loss-weighted inference per switch (two or more: the switch "
-      "is the suspect); votes: paper Algorithm 1");
-  w.Key("switches").BeginArray();
+      "is the suspect); votes: paper Algorithm 1";
+  Json& switches = j["switches"] = Json::array();
   if (report != nullptr) {
     const analysis::Localization& loc = report->loss;
     // Paper rank: by votes alone, ties by id (switches without votes have none).
@@ -332,122 +348,120 @@ std::string RenderSwitches(const ApiSnapshot& s, bool suspicious_only) {
       const bool culprit = std::find(loc.culprit_switches.begin(), loc.culprit_switches.end(),
                                      r.id) != loc.culprit_switches.end();
       if (suspicious_only && !culprit) continue;
-      w.BeginObject().Key("rank").Uint(rank);
-      WriteSwitchRef(w, s, r.id);
-      w.Key("culprit").Bool(culprit).Key("culprit_links").Uint(r.culprit_links);
-      w.Key("votes").Uint(r.votes).Key("paper_rank");
+      Json& sw = switches.emplace_back(Json::object());
+      sw["rank"] = rank;
+      AddSwitchRef(sw, s, r.id);
+      sw["culprit"] = culprit;
+      sw["culprit_links"] = r.culprit_links;
+      sw["votes"] = r.votes;
       const auto at = std::find(by_votes.begin(), by_votes.end(), &r);
-      if (at != by_votes.end()) {
-        w.Uint(static_cast<std::uint64_t>(at - by_votes.begin()) + 1);
-      } else {
-        w.Null();
-      }
+      sw["paper_rank"] = at != by_votes.end()
+                             ? Json(static_cast<std::uint64_t>(at - by_votes.begin()) + 1)
+                             : Json(nullptr);
       // Evidence: its links the better method blamed.
-      w.Key("links").BeginArray();
+      Json& links = sw["links"] = Json::array();
       for (const analysis::LinkRank& l : loc.links) {
         if (!l.culprit || !Touches(s, l.link, r.id)) continue;
-        w.BeginObject();
-        WriteLinkRef(w, s, l.link);
-        w.Key("loss").Double(l.loss).Key("failures").Uint(l.failures).Key("good").Uint(l.good);
-        w.Key("votes").Uint(l.votes).EndObject();
+        Json& link = links.emplace_back(Json::object());
+        AddLinkRef(link, s, l.link);
+        link["loss"] = JsonNumber(l.loss);
+        link["failures"] = l.failures;
+        link["good"] = l.good;
+        link["votes"] = l.votes;
       }
-      w.EndArray().EndObject();
     }
   }
-  w.EndArray().EndObject();
-  return w.Take();
+  return DumpJson(j);
 }
 
 std::string RenderCoverage(const ApiSnapshot& s) {
-  JsonWriter w;
   const WindowReport* report = s.report.get();
-  w.BeginObject();
-  WriteWindow(w, report);
+  Json j = Json::object();
+  AddWindow(j, report);
   static const analysis::Coverage kEmpty;
   const analysis::Coverage& c = report != nullptr ? report->coverage : kEmpty;
-  w.Key("links_total").Uint(c.crossed.size() + c.never_crossed.size());
-  w.Key("crossed_count").Uint(c.crossed.size());
-  w.Key("never_crossed_count").Uint(c.never_crossed.size());
-  w.Key("fraction").Double(c.fraction);
-  w.Key("traced_probes").Uint(c.traced_probes).Key("untraced_probes").Uint(c.untraced_probes);
+  j["links_total"] = c.crossed.size() + c.never_crossed.size();
+  j["crossed_count"] = c.crossed.size();
+  j["never_crossed_count"] = c.never_crossed.size();
+  j["fraction"] = JsonNumber(c.fraction);
+  j["traced_probes"] = c.traced_probes;
+  j["untraced_probes"] = c.untraced_probes;
   // The blind spots in full (usually few); the crossed links by id and name.
-  w.Key("never_crossed").BeginArray();
+  Json& never = j["never_crossed"] = Json::array();
   for (const analysis::LinkId link : c.never_crossed) {
-    w.BeginObject();
-    WriteLinkRef(w, s, link);
-    w.EndObject();
+    AddLinkRef(never.emplace_back(Json::object()), s, link);
   }
-  w.EndArray().Key("crossed").BeginArray();
-  for (const analysis::LinkId link : c.crossed) WriteLinkName(w, s, link);
-  w.EndArray().EndObject();
-  return w.Take();
+  Json& crossed = j["crossed"] = Json::array();
+  for (const analysis::LinkId link : c.crossed) crossed.push_back(LinkNameJson(s, link));
+  return DumpJson(j);
 }
 
 std::string RenderTopology(const ApiSnapshot& s) {
-  JsonWriter w;
-  w.BeginObject().Key("device_count").Uint(s.devices().size());
-  w.Key("link_count").Uint(s.links().size()).Key("devices").BeginArray();
+  Json j = Json::object();
+  j["device_count"] = s.devices().size();
+  j["link_count"] = s.links().size();
+  Json& devices = j["devices"] = Json::array();
   for (std::size_t id = 0; id < s.devices().size(); ++id) {
     const DeviceInfo& d = s.devices()[id];
-    w.BeginObject().Key("id").Uint(id).Key("name").String(d.name).Key("tier").String(d.tier);
-    w.Key("pod").Int(d.pod).Key("rail").Int(d.rail).EndObject();
+    Json& device = devices.emplace_back(Json::object());
+    device["id"] = id;
+    device["name"] = d.name;
+    device["tier"] = d.tier;
+    device["pod"] = d.pod;
+    device["rail"] = d.rail;
   }
-  w.EndArray().Key("links").BeginArray();
+  Json& links = j["links"] = Json::array();
   for (std::size_t id = 0; id < s.links().size(); ++id) {
-    w.BeginObject();
-    WriteLinkRef(w, s, static_cast<analysis::LinkId>(id));
-    w.Key("kind").String(s.links()[id].kind).EndObject();
+    Json& link = links.emplace_back(Json::object());
+    AddLinkRef(link, s, static_cast<analysis::LinkId>(id));
+    link["kind"] = s.links()[id].kind;
   }
-  w.EndArray().EndObject();
-  return w.Take();
+  return DumpJson(j);
 }
 
 std::string RenderError(std::string_view message) {
-  JsonWriter w;
-  w.BeginObject().Key("error").String(message).EndObject();
-  return w.Take();
+  Json j = Json::object();
+  j["error"] = message;
+  return DumpJson(j);
 }
 
 std::string RenderIncidents(const ApiSnapshot& s) {
-  JsonWriter w;
-  w.BeginObject().Key("open").BeginArray();
+  Json j = Json::object();
+  Json& open = j["open"] = Json::array();
   for (const auto& inc : s.incidents) {
-    if (inc.open) WriteIncident(w, s, inc);
+    if (inc.open) open.push_back(IncidentJson(s, inc));
   }
-  w.EndArray().Key("resolved").BeginArray();
+  Json& resolved = j["resolved"] = Json::array();
   for (const auto& inc : s.incidents) {
-    if (!inc.open) WriteIncident(w, s, inc);
+    if (!inc.open) resolved.push_back(IncidentJson(s, inc));
   }
-  w.EndArray().EndObject();
-  return w.Take();
+  return DumpJson(j);
 }
 
 std::string RenderSla(const ApiSnapshot& s) {
-  JsonWriter w;
   const WindowReport* report = s.report.get();
-  w.BeginObject();
-  WriteWindow(w, report);
+  Json j = Json::object();
+  AddWindow(j, report);
   if (report == nullptr) {
-    w.Key("cluster").Null().Key("rails").BeginArray().EndArray();
-    w.Key("hosts").BeginArray().EndArray().EndObject();
-    return w.Take();
+    j["cluster"] = nullptr;
+    j["rails"] = Json::array();
+    j["hosts"] = Json::array();
+    return DumpJson(j);
   }
-  w.Key("cluster").BeginObject();
-  WriteSlaFields(w, report->sla.cluster);
-  w.EndObject().Key("rails").BeginArray();
+  AddSlaFields(j["cluster"] = Json::object(), report->sla.cluster);
+  Json& rails = j["rails"] = Json::array();
   for (const analysis::RailSla& r : report->sla.rails) {
-    w.BeginObject().Key("rail").Int(r.rail);
-    WriteSlaFields(w, r.sla);
-    w.EndObject();
+    Json& rail = rails.emplace_back(Json::object());
+    rail["rail"] = r.rail;
+    AddSlaFields(rail, r.sla);
   }
-  w.EndArray().Key("hosts").BeginArray();
+  Json& hosts = j["hosts"] = Json::array();
   for (const analysis::HostSla& h : report->sla.hosts) {
-    w.BeginObject().Key("host").String(HostName(s, h.host));
-    WriteSlaFields(w, h.sla);
-    w.EndObject();
+    Json& host = hosts.emplace_back(Json::object());
+    host["host"] = HostName(s, h.host);
+    AddSlaFields(host, h.sla);
   }
-  w.EndArray().EndObject();
-  return w.Take();
+  return DumpJson(j);
 }
 
 }  // namespace hostmesh::analyzer::api

@@ -7,36 +7,39 @@ namespace hostmesh::analyzer::api {
 
 std::string RenderSlaHistory(const std::vector<v1::state::WindowSummary>& windows,
                              const ApiSnapshot& names, bool truncated) {
-  JsonWriter w;
-  w.BeginObject().Key("count").Uint(windows.size()).Key("truncated").Bool(truncated);
-  w.Key("windows").BeginArray();
+  Json j = Json::object();
+  j["count"] = windows.size();
+  j["truncated"] = truncated;
+  Json& out = j["windows"] = Json::array();
   for (const v1::state::WindowSummary& win : windows) {
-    w.BeginObject().Key("start_ns").Int(win.start_ns()).Key("end_ns").Int(win.end_ns());
-    w.Key("results").Uint(win.results()).Key("agents_present").Uint(win.present_hosts());
-    w.Key("agents_absent").BeginArray();
-    for (const std::string& agent : win.absent_agents()) w.String(agent);
-    w.EndArray().Key("cluster").BeginObject();
-    WriteSlaFields(w, state::SlaRowOf(win.cluster()));
-    w.EndObject().Key("rails").BeginArray();
+    Json& w = out.emplace_back(Json::object());
+    w["start_ns"] = win.start_ns();
+    w["end_ns"] = win.end_ns();
+    w["results"] = win.results();
+    w["agents_present"] = win.present_hosts();
+    Json& absent = w["agents_absent"] = Json::array();
+    for (const std::string& agent : win.absent_agents()) absent.push_back(agent);
+    AddSlaFields(w["cluster"] = Json::object(), state::SlaRowOf(win.cluster()));
+    Json& rails = w["rails"] = Json::array();
     for (const v1::state::RailSla& rail : win.rails()) {
-      w.BeginObject().Key("rail").Int(rail.rail());
-      WriteSlaFields(w, state::SlaRowOf(rail.sla()));
-      w.EndObject();
+      Json& r = rails.emplace_back(Json::object());
+      r["rail"] = rail.rail();
+      AddSlaFields(r, state::SlaRowOf(rail.sla()));
     }
-    w.EndArray().Key("anomalous_rnics").BeginArray();
+    Json& rnics = w["anomalous_rnics"] = Json::array();
     for (const v1::state::RnicRef& rnic : win.anomalous_rnics()) {
-      w.BeginObject().Key("agent_id").String(rnic.agent_id()).Key("nic").Uint(rnic.nic());
-      w.Key("loss").Double(rnic.loss()).EndObject();
+      Json& r = rnics.emplace_back(Json::object());
+      r["agent_id"] = rnic.agent_id();
+      r["nic"] = rnic.nic();
+      r["loss"] = JsonNumber(rnic.loss());
     }
-    w.EndArray().Key("culprit_links").BeginArray();
-    for (std::uint32_t link : win.culprit_links()) WriteLinkName(w, names, link);
-    w.EndArray().Key("latency_hotspots").BeginArray();
-    for (std::uint32_t link : win.latency_links()) WriteLinkName(w, names, link);
-    w.EndArray().Key("coverage_fraction").Double(win.coverage_fraction());
-    w.EndObject();
+    Json& culprits = w["culprit_links"] = Json::array();
+    for (std::uint32_t link : win.culprit_links()) culprits.push_back(LinkNameJson(names, link));
+    Json& hotspots = w["latency_hotspots"] = Json::array();
+    for (std::uint32_t link : win.latency_links()) hotspots.push_back(LinkNameJson(names, link));
+    w["coverage_fraction"] = JsonNumber(win.coverage_fraction());
   }
-  w.EndArray().EndObject();
-  return w.Take();
+  return DumpJson(j);
 }
 
 }  // namespace hostmesh::analyzer::api

@@ -20,7 +20,7 @@ IngestStats::IngestStats(metrics::Registry& r)
       results_duplicate(r.AddCounter("hostmesh_ingest_results_duplicate_total",
                                      "Probe results in duplicate batches.")),
       batches_rejected(r.AddCounterFamily("hostmesh_ingest_batches_rejected_total",
-                                          "Batches rejected as invalid, by reason.", {"reason"})),
+                                          "Batches rejected as invalid, by reason.")),
       bytes(r.AddCounter("hostmesh_ingest_bytes_total",
                          "Encoded bytes of every upload batch received.")),
       store_failures(r.AddCounter("hostmesh_ingest_store_failures_total",
@@ -35,8 +35,8 @@ IngestStats::IngestStats(metrics::Registry& r)
                          metrics::ExponentialBuckets(1, 2, 10))),
       streams_open(r.AddGauge("hostmesh_ingest_streams_open", "Upload streams open now.")) {
   for (std::size_t i = 0; i < kRejectReasonCount; ++i) {
-    rejected_by_reason[i] =
-        &batches_rejected.WithLabels({RejectReasonName(static_cast<RejectReason>(i))});
+    rejected_by_reason[i] = &batches_rejected.Add(
+        {{"reason", std::string(RejectReasonName(static_cast<RejectReason>(i)))}});
   }
 }
 

@@ -11,24 +11,24 @@ namespace hostmesh::analyzer::ingest {
 struct IngestStats {
   explicit IngestStats(metrics::Registry& registry);
 
-  metrics::Counter& hellos;
-  metrics::Counter& hellos_refused;
-  metrics::Counter& batches_accepted;
-  metrics::Counter& results_accepted;
-  metrics::Counter& paths_accepted;
-  metrics::Counter& batches_duplicate;
-  metrics::Counter& results_duplicate;
-  metrics::Family<metrics::Counter>& batches_rejected;
+  prometheus::Counter& hellos;
+  prometheus::Counter& hellos_refused;
+  prometheus::Counter& batches_accepted;
+  prometheus::Counter& results_accepted;
+  prometheus::Counter& paths_accepted;
+  prometheus::Counter& batches_duplicate;
+  prometheus::Counter& results_duplicate;
+  prometheus::Family<prometheus::Counter>& batches_rejected;
   // Children of batches_rejected, one per reason, made up front so every
   // reason is exported (as 0) and the hot path takes no lock.
-  std::array<metrics::Counter*, kRejectReasonCount> rejected_by_reason{};
-  metrics::Counter& bytes;  // of every batch received, encoded size
-  metrics::Counter& store_failures;
-  metrics::Histogram& store_write_seconds;  // from submit to durable, per batch
-  metrics::Histogram& commit_group_batches;
-  metrics::Gauge& streams_open;
+  std::array<prometheus::Counter*, kRejectReasonCount> rejected_by_reason{};
+  prometheus::Counter& bytes;  // of every batch received, encoded size
+  prometheus::Counter& store_failures;
+  prometheus::Histogram& store_write_seconds;  // from submit to durable, per batch
+  prometheus::Histogram& commit_group_batches;
+  prometheus::Gauge& streams_open;
 
-  metrics::Counter& Rejected(RejectReason reason) const {
+  prometheus::Counter& Rejected(RejectReason reason) const {
     return *rejected_by_reason[static_cast<std::size_t>(reason)];
   }
 };

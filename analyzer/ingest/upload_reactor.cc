@@ -5,7 +5,7 @@
 namespace hostmesh::analyzer::ingest {
 
 UploadReactor::UploadReactor(IngestHandler& handler) : handler_(handler) {
-  handler_.stats().streams_open.Inc();
+  handler_.stats().streams_open.Increment();
   reading_ = true;
   StartRead(&read_buffer_);
 }
@@ -78,7 +78,7 @@ void UploadReactor::OnWriteDone(bool ok) {
 }
 
 void UploadReactor::OnDone() {
-  handler_.stats().streams_open.Dec();
+  handler_.stats().streams_open.Decrement();
   delete this;
 }
 

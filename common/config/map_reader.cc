@@ -64,12 +64,11 @@ std::pair<int, int> Position(const YAML::Mark& mark) {
 
 }  // namespace
 
-MapReader::MapReader(const YAML::Node& node, std::string path, const YAML::Mark& anchor,
+MapReader::MapReader(const YamlNode& node, std::string path, const YAML::Mark& anchor,
                      IssueSink* sink)
     : node_(node), path_(std::move(path)), anchor_(anchor), sink_(sink) {
   if (!node_.IsMap()) return;
-  for (const auto& pair : node_) {
-    const YAML::Node& key = pair.first;
+  for (const auto& [key, value] : node_.Entries()) {
     if (!key.IsScalar()) {
       ReportAt(key.Mark(), path_, "keys must be plain strings, got " + Kind(key));
       continue;
@@ -77,13 +76,13 @@ MapReader::MapReader(const YAML::Node& node, std::string path, const YAML::Mark&
     const auto duplicate = std::find_if(entries_.begin(), entries_.end(),
                                         [&](const Entry& e) { return e.key == key.Scalar(); });
     if (duplicate != entries_.end()) {
-      // yaml-cpp keeps both; which one wins would be a guess, so refuse.
+      // The parser reports both; which one wins would be a guess, so refuse.
       ReportAt(key.Mark(), PathOf(key.Scalar()),
                "duplicate key (first at line " +
                    std::to_string(Position(duplicate->key_node.Mark()).first) + ")");
       continue;
     }
-    entries_.push_back({key.Scalar(), key, pair.second});
+    entries_.push_back({key.Scalar(), key, value});
   }
 }
 
@@ -131,10 +130,10 @@ void MapReader::Finish() {
   }
 }
 
-std::optional<std::string> MapReader::ScalarText(const YAML::Node& value, const YAML::Node& near,
+std::optional<std::string> MapReader::ScalarText(const YamlNode& value, const YamlNode& near,
                                                  const std::string& path,
                                                  std::string_view expected) {
-  if (value.IsScalar()) return value.Scalar();
+  if (value.IsScalar()) return std::string(value.Scalar());
   if (value.IsNull()) {
     Report(value, near, path, "has no value; expected " + std::string(expected));
   } else {
@@ -143,11 +142,11 @@ std::optional<std::string> MapReader::ScalarText(const YAML::Node& value, const 
   return std::nullopt;
 }
 
-void MapReader::Report(const YAML::Node& value, const YAML::Node& near, std::string path,
+void MapReader::Report(const YamlNode& value, const YamlNode& near, std::string path,
                        std::string message) {
   // A null value has no text of its own; yaml-cpp marks it where the next token
   // starts, often the following line, so point at its key instead.
-  const YAML::Mark mark = value.IsDefined() && !value.IsNull() ? value.Mark() : near.Mark();
+  const YAML::Mark mark = !value.IsNull() ? value.Mark() : near.Mark();
   ReportAt(mark, std::move(path), std::move(message));
 }
 
@@ -181,7 +180,7 @@ bool MapReader::ReadList(std::string_view key, const ReadFn& read_item, bool req
     return false;
   }
   size_t index = 0;
-  for (const YAML::Node& item : entry->value) {
+  for (const YamlNode& item : entry->value.Items()) {
     const std::string item_path = path + "[" + std::to_string(index++) + "]";
     if (!item.IsMap()) {
       Report(item, entry->key_node, item_path, "expected a map, got " + Kind(item));
@@ -194,16 +193,15 @@ bool MapReader::ReadList(std::string_view key, const ReadFn& read_item, bool req
   return true;
 }
 
-std::string MapReader::Kind(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Map:
+std::string MapReader::Kind(const YamlNode& node) {
+  switch (node.kind()) {
+    case YamlNode::Kind::kMap:
       return "a map";
-    case YAML::NodeType::Sequence:
+    case YamlNode::Kind::kSequence:
       return "a list";
-    case YAML::NodeType::Scalar:
+    case YamlNode::Kind::kScalar:
       return Quote(node.Scalar());
-    case YAML::NodeType::Null:
-    case YAML::NodeType::Undefined:
+    case YamlNode::Kind::kNull:
       break;
   }
   return "nothing";

@@ -13,8 +13,6 @@
 // loader must ask for every key it accepts on every run (Optional does that even
 // when the key is absent).
 
-#include <yaml-cpp/yaml.h>
-
 #include <algorithm>
 #include <chrono>
 #include <concepts>
@@ -31,6 +29,7 @@
 #include "common/config/config_error.h"
 #include "common/config/value_parsers.h"
 #include "common/config/value_types.h"
+#include "common/config/yaml_document.h"
 
 namespace hostmesh::config {
 
@@ -163,7 +162,7 @@ class MapReader {
   // A reader over `node` (a map, or null for an empty one) whose keys are
   // reported under `path`; `anchor` locates the map itself, for missing keys.
   // ReadYaml builds the root reader; Map and List build the nested ones.
-  MapReader(const YAML::Node& node, std::string path, const YAML::Mark& anchor, IssueSink* sink);
+  MapReader(const YamlNode& node, std::string path, const YAML::Mark& anchor, IssueSink* sink);
 
   MapReader(const MapReader&) = delete;
   MapReader& operator=(const MapReader&) = delete;
@@ -234,18 +233,17 @@ class MapReader {
 
  private:
   struct Entry {
-    std::string key;
-    YAML::Node key_node;
-    YAML::Node value;
+    std::string_view key;
+    YamlNode key_node;
+    YamlNode value;
   };
 
   // Finds `key`, remembering it as known; reports it as missing if required.
   const Entry* Lookup(std::string_view key, bool required);
   // The text of a scalar value, or nullopt after reporting what was expected.
-  std::optional<std::string> ScalarText(const YAML::Node& value, const YAML::Node& near,
+  std::optional<std::string> ScalarText(const YamlNode& value, const YamlNode& near,
                                         const std::string& path, std::string_view expected);
-  void Report(const YAML::Node& value, const YAML::Node& near, std::string path,
-              std::string message);
+  void Report(const YamlNode& value, const YamlNode& near, std::string path, std::string message);
   void ReportAt(const YAML::Mark& mark, std::string path, std::string message);
   bool ReadMap(std::string_view key, const ReadFn& read, bool required);
   bool ReadList(std::string_view key, const ReadFn& read_item, bool required);
@@ -274,7 +272,7 @@ class MapReader {
     std::vector<T> items;
     bool ok = true;
     size_t index = 0;
-    for (const YAML::Node& node : entry->value) {
+    for (const YamlNode& node : entry->value.Items()) {
       T item{};
       if (Decode(node, node, path + "[" + std::to_string(index++) + "]", &item,
                  static_cast<const Range<T>*>(nullptr))) {
@@ -288,7 +286,7 @@ class MapReader {
   }
 
   template <typename T>
-  bool Decode(const YAML::Node& value, const YAML::Node& near, const std::string& path, T* out,
+  bool Decode(const YamlNode& value, const YamlNode& near, const std::string& path, T* out,
               const Range<T>* range) {
     using Codec = detail::Codec<T>;
     const std::optional<std::string> text = ScalarText(value, near, path, Codec::kExpected);
@@ -352,12 +350,12 @@ class MapReader {
     return false;
   }
 
-  static std::string Kind(const YAML::Node& node);
+  static std::string Kind(const YamlNode& node);
   // `one of "verbs", "udp", "auto"`.
   static std::string DescribeChoices(const std::vector<std::string>& choices);
   static std::string UnknownChoice(std::string_view text, const std::vector<std::string>& choices);
 
-  YAML::Node node_;
+  YamlNode node_;
   std::string path_;
   YAML::Mark anchor_;
   IssueSink* sink_;

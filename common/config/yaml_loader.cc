@@ -1,5 +1,7 @@
 #include "common/config/yaml_loader.h"
 
+#include <yaml-cpp/exceptions.h>
+
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -8,11 +10,12 @@
 
 namespace hostmesh::config {
 
-void ReadYaml(std::string_view text, std::string_view source_name, const MapReader::ReadFn& read) {
+void ReadYaml(std::string_view text, std::string_view source_name, const MapReader::ReadFn& read,
+              std::shared_ptr<const YamlDocument>* parsed) {
   IssueSink sink{std::string(source_name)};
-  std::vector<YAML::Node> documents;
+  std::vector<std::shared_ptr<const YamlDocument>> documents;
   try {
-    documents = YAML::LoadAll(std::string(text));
+    documents = YamlDocument::ParseAll(text);
   } catch (const YAML::Exception& e) {
     const bool known = e.mark.line >= 0;
     sink.Add(known ? e.mark.line + 1 : 0, known ? e.mark.column + 1 : 0, "",
@@ -21,11 +24,11 @@ void ReadYaml(std::string_view text, std::string_view source_name, const MapRead
   }
   if (documents.size() > 1) {
     // A second document would be silently ignored; say so instead.
-    const YAML::Mark mark = documents[1].Mark();
+    const YAML::Mark mark = documents[1]->root().Mark();
     sink.Add(mark.line + 1, mark.column + 1, "", "only one YAML document is allowed");
   }
   // An empty file is an empty map: the reader then names each missing required key.
-  const YAML::Node root = documents.empty() ? YAML::Node(YAML::NodeType::Map) : documents[0];
+  const YamlNode root = documents.empty() ? YamlDocument::EmptyMap() : documents[0]->root();
   if (!root.IsMap() && !root.IsNull()) {
     const YAML::Mark mark = root.Mark();
     sink.Add(mark.line + 1, mark.column + 1, "", "the top level must be a map of keys");
@@ -35,6 +38,7 @@ void ReadYaml(std::string_view text, std::string_view source_name, const MapRead
   read(reader);
   reader.Finish();
   sink.ThrowIfAny();
+  if (parsed != nullptr && !documents.empty()) *parsed = documents[0];
 }
 
 void ReadYamlFile(const std::filesystem::path& path, const MapReader::ReadFn& read) {

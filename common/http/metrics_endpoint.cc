@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "common/metrics/text_format.h"
+#include "common/metrics/exposition.h"
 
 namespace hostmesh::http {
 
@@ -10,7 +10,7 @@ void MountMetrics(Router& router, const metrics::Registry& registry, std::string
   router.Get(std::move(path), [&registry](const Request&) {
     Response response;
     response.content_type = std::string(metrics::kTextFormatContentType);
-    response.body = metrics::RenderText(registry.Collect());
+    response.body = metrics::RenderText(registry);
     return response;
   });
 }

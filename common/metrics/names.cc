@@ -4,8 +4,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "common/metrics/buckets.h"
-
 namespace hostmesh::metrics {
 namespace {
 
@@ -27,8 +25,8 @@ bool IsValidName(std::string_view name, bool allow_colon) {
   return true;
 }
 
-void Fail(const FamilySnapshot& family, const std::string& why) {
-  throw std::invalid_argument("metric '" + family.name + "': " + why);
+[[noreturn]] void Fail(std::string_view name, const std::string& why) {
+  throw std::invalid_argument("metric '" + std::string(name) + "': " + why);
 }
 
 }  // namespace
@@ -41,42 +39,35 @@ bool IsValidLabelName(std::string_view name) {
   return IsValidName(name, /*allow_colon=*/false);
 }
 
-void ValidateFamilyDeclaration(const FamilySnapshot& family) {
-  const std::string_view name = family.name;
-  if (!IsValidMetricName(name)) Fail(family, "name must match [a-zA-Z_:][a-zA-Z0-9_:]*");
-  if (family.help.empty()) Fail(family, "help text is empty");
+void ValidateFamilyDeclaration(std::string_view name, std::string_view help, MetricType type,
+                               const std::vector<std::string>& label_names) {
+  if (!IsValidMetricName(name)) Fail(name, "name must match [a-zA-Z_:][a-zA-Z0-9_:]*");
+  if (help.empty()) Fail(name, "help text is empty");
+  if (help.find_first_of("\\\n") != std::string_view::npos) {
+    Fail(name, "help text holds a backslash or a newline (written unescaped)");
+  }
 
-  const bool is_counter = family.type == MetricType::kCounter;
-  const bool is_histogram = family.type == MetricType::kHistogram;
+  const bool is_counter = type == MetricType::kCounter;
+  const bool is_histogram = type == MetricType::kHistogram;
   if (is_counter != name.ends_with("_total")) {
-    Fail(family, is_counter ? "counter names end in _total" : "only counter names end in _total");
+    Fail(name, is_counter ? "counter names end in _total" : "only counter names end in _total");
   }
   if (!is_histogram) {
     for (std::string_view suffix : {"_bucket", "_sum", "_count"}) {
       if (name.ends_with(suffix)) {
-        Fail(family, "suffix " + std::string(suffix) + " is reserved for histograms");
+        Fail(name, "suffix " + std::string(suffix) + " is reserved for histograms");
       }
     }
   }
 
   std::set<std::string_view> seen;
-  for (const std::string& label : family.label_names) {
+  for (const std::string& label : label_names) {
     if (!IsValidLabelName(label)) {
-      Fail(family, "label '" + label + "' must match [a-zA-Z_][a-zA-Z0-9_]*");
+      Fail(name, "label '" + label + "' must match [a-zA-Z_][a-zA-Z0-9_]*");
     }
-    if (label.starts_with("__")) Fail(family, "label '" + label + "' is reserved (__ prefix)");
-    if (is_histogram && label == "le") Fail(family, "label 'le' is reserved for histogram buckets");
-    if (!seen.insert(label).second) Fail(family, "label '" + label + "' is repeated");
-  }
-
-  if (is_histogram) {
-    try {
-      ValidateBucketBounds(family.bucket_bounds);
-    } catch (const std::invalid_argument& e) {
-      Fail(family, e.what());
-    }
-  } else if (!family.bucket_bounds.empty()) {
-    Fail(family, "only histograms have bucket bounds");
+    if (label.starts_with("__")) Fail(name, "label '" + label + "' is reserved (__ prefix)");
+    if (is_histogram && label == "le") Fail(name, "label 'le' is reserved for histogram buckets");
+    if (!seen.insert(label).second) Fail(name, "label '" + label + "' is repeated");
   }
 }
 

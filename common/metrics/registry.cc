@@ -1,30 +1,19 @@
 #include "common/metrics/registry.h"
 
+#include <prometheus/client_metric.h>
+
 #include <algorithm>
 #include <stdexcept>
 #include <utility>
 
-#include "common/metrics/names.h"
+#include "common/metrics/buckets.h"
 
 namespace hostmesh::metrics {
 namespace {
 
-FamilySnapshot Declare(MetricType type, std::string name, std::string help,
-                       std::vector<std::string> label_names,
-                       std::vector<double> bucket_bounds = {}) {
-  FamilySnapshot declaration;
-  declaration.name = std::move(name);
-  declaration.help = std::move(help);
-  declaration.type = type;
-  declaration.label_names = std::move(label_names);
-  declaration.bucket_bounds = std::move(bucket_bounds);
-  return declaration;
-}
-
-std::vector<std::string> SampleNames(const FamilySnapshot& declaration) {
-  if (declaration.type != MetricType::kHistogram) return {declaration.name};
-  return {declaration.name, declaration.name + "_bucket", declaration.name + "_sum",
-          declaration.name + "_count"};
+std::vector<std::string> SampleNames(const std::string& name, MetricType type) {
+  if (type != MetricType::kHistogram) return {name};
+  return {name, name + "_bucket", name + "_sum", name + "_count"};
 }
 
 ScrapeCallback UnlabelledCallback(const std::string& name, std::function<double()> value) {
@@ -32,99 +21,110 @@ ScrapeCallback UnlabelledCallback(const std::string& name, std::function<double(
   return [value = std::move(value)] { return std::vector<ScrapedValue>{{{}, value()}}; };
 }
 
-class CallbackFamily final : public FamilyBase {
- public:
-  CallbackFamily(FamilySnapshot declaration, ScrapeCallback callback)
-      : declaration_(std::move(declaration)), callback_(std::move(callback)) {}
+bool ByLabels(const prometheus::ClientMetric& a, const prometheus::ClientMetric& b) {
+  return a.label < b.label;
+}
 
-  FamilySnapshot Collect() const override {
-    FamilySnapshot out = declaration_;
+}  // namespace
+
+class Registry::CallbackFamily {
+ public:
+  CallbackFamily(MetricType type, std::string name, std::string help,
+                 std::vector<std::string> label_names, ScrapeCallback callback)
+      : type_(type),
+        name_(std::move(name)),
+        help_(std::move(help)),
+        label_names_(std::move(label_names)),
+        callback_(std::move(callback)) {}
+
+  prometheus::MetricFamily Collect() const {
+    prometheus::MetricFamily family;
+    family.name = name_;
+    family.help = help_;
+    family.type = type_ == MetricType::kCounter ? prometheus::MetricType::Counter
+                                                : prometheus::MetricType::Gauge;
     for (ScrapedValue& scraped : callback_()) {
-      if (scraped.label_values.size() != out.label_names.size()) {
-        throw std::invalid_argument("callback for metric '" + out.name +
+      if (scraped.label_values.size() != label_names_.size()) {
+        throw std::invalid_argument("callback for metric '" + name_ +
                                     "' returned the wrong number of label values");
       }
-      SeriesSnapshot& series = out.series.emplace_back();
-      series.label_values = std::move(scraped.label_values);
-      series.value = scraped.value;
+      prometheus::ClientMetric& metric = family.metric.emplace_back();
+      for (std::size_t i = 0; i < label_names_.size(); ++i) {
+        metric.label.push_back({label_names_[i], std::move(scraped.label_values[i])});
+      }
+      (type_ == MetricType::kCounter ? metric.counter.value : metric.gauge.value) = scraped.value;
     }
-    auto by_labels = [](const SeriesSnapshot& a, const SeriesSnapshot& b) {
-      return a.label_values < b.label_values;
+    std::sort(family.metric.begin(), family.metric.end(), ByLabels);
+    const auto same = [](const prometheus::ClientMetric& a, const prometheus::ClientMetric& b) {
+      return a.label == b.label;
     };
-    std::sort(out.series.begin(), out.series.end(), by_labels);
-    auto same_labels = [](const SeriesSnapshot& a, const SeriesSnapshot& b) {
-      return a.label_values == b.label_values;
-    };
-    if (std::adjacent_find(out.series.begin(), out.series.end(), same_labels) != out.series.end()) {
-      throw std::invalid_argument("callback for metric '" + out.name +
+    if (std::adjacent_find(family.metric.begin(), family.metric.end(), same) !=
+        family.metric.end()) {
+      throw std::invalid_argument("callback for metric '" + name_ +
                                   "' returned the same label values twice");
     }
-    return out;
+    return family;
   }
 
  private:
-  const FamilySnapshot declaration_;
+  const MetricType type_;
+  const std::string name_;
+  const std::string help_;
+  const std::vector<std::string> label_names_;
   const ScrapeCallback callback_;
 };
-
-}  // namespace
 
 Registry::Registry() = default;
 Registry::~Registry() = default;
 
-template <typename T>
-Family<T>& Registry::AddFamily(FamilySnapshot declaration) {
-  auto family = std::make_unique<Family<T>>(declaration);
-  Family<T>& ref = *family;
-  Register(std::move(family), declaration);
-  return ref;
-}
-
-void Registry::Register(std::unique_ptr<FamilyBase> family, const FamilySnapshot& declaration) {
-  ValidateFamilyDeclaration(declaration);
-  const std::vector<std::string> names = SampleNames(declaration);
+void Registry::Claim(const std::string& name, const std::string& help, MetricType type,
+                     const std::vector<std::string>& label_names) {
+  ValidateFamilyDeclaration(name, help, type, label_names);
+  const std::vector<std::string> names = SampleNames(name, type);
   std::lock_guard lock(mu_);
-  for (const std::string& name : names) {
-    if (sample_names_.contains(name)) {
-      throw std::invalid_argument("metric '" + declaration.name + "' clashes with '" + name +
+  for (const std::string& sample : names) {
+    if (sample_names_.contains(sample)) {
+      throw std::invalid_argument("metric '" + name + "' clashes with '" + sample +
                                   "', already registered");
     }
   }
   sample_names_.insert(names.begin(), names.end());
-  families_.push_back(std::move(family));
 }
 
-Family<Counter>& Registry::AddCounterFamily(std::string name, std::string help,
-                                            std::vector<std::string> label_names) {
-  return AddFamily<Counter>(
-      Declare(MetricType::kCounter, std::move(name), std::move(help), std::move(label_names)));
+prometheus::Family<prometheus::Counter>& Registry::AddCounterFamily(const std::string& name,
+                                                                    const std::string& help) {
+  Claim(name, help, MetricType::kCounter);
+  return prometheus::BuildCounter().Name(name).Help(help).Register(registry_);
 }
 
-Family<Gauge>& Registry::AddGaugeFamily(std::string name, std::string help,
-                                        std::vector<std::string> label_names) {
-  return AddFamily<Gauge>(
-      Declare(MetricType::kGauge, std::move(name), std::move(help), std::move(label_names)));
+prometheus::Family<prometheus::Gauge>& Registry::AddGaugeFamily(const std::string& name,
+                                                                const std::string& help) {
+  Claim(name, help, MetricType::kGauge);
+  return prometheus::BuildGauge().Name(name).Help(help).Register(registry_);
 }
 
-Family<Histogram>& Registry::AddHistogramFamily(std::string name, std::string help,
-                                                std::vector<std::string> label_names,
-                                                std::vector<double> bucket_bounds) {
-  return AddFamily<Histogram>(Declare(MetricType::kHistogram, std::move(name), std::move(help),
-                                      std::move(label_names), std::move(bucket_bounds)));
+prometheus::Family<prometheus::Histogram>& Registry::AddHistogramFamily(const std::string& name,
+                                                                        const std::string& help) {
+  Claim(name, help, MetricType::kHistogram);
+  return prometheus::BuildHistogram().Name(name).Help(help).Register(registry_);
 }
 
-Counter& Registry::AddCounter(std::string name, std::string help) {
-  return AddCounterFamily(std::move(name), std::move(help), {}).WithLabels({});
+prometheus::Counter& Registry::AddCounter(const std::string& name, const std::string& help) {
+  return AddCounterFamily(name, help).Add({});
 }
 
-Gauge& Registry::AddGauge(std::string name, std::string help) {
-  return AddGaugeFamily(std::move(name), std::move(help), {}).WithLabels({});
+prometheus::Gauge& Registry::AddGauge(const std::string& name, const std::string& help) {
+  return AddGaugeFamily(name, help).Add({});
 }
 
-Histogram& Registry::AddHistogram(std::string name, std::string help,
-                                  std::vector<double> bucket_bounds) {
-  return AddHistogramFamily(std::move(name), std::move(help), {}, std::move(bucket_bounds))
-      .WithLabels({});
+prometheus::Histogram& Registry::AddHistogram(const std::string& name, const std::string& help,
+                                              const std::vector<double>& bounds) {
+  try {
+    ValidateBucketBounds(bounds);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument("metric '" + name + "': " + e.what());
+  }
+  return AddHistogramFamily(name, help).Add({}, bounds);
 }
 
 void Registry::AddCallbackFamily(MetricType type, std::string name, std::string help,
@@ -133,9 +133,11 @@ void Registry::AddCallbackFamily(MetricType type, std::string name, std::string 
     throw std::invalid_argument("metric '" + name + "': callback families are counters or gauges");
   }
   if (!callback) throw std::invalid_argument("metric '" + name + "': callback is empty");
-  FamilySnapshot declaration =
-      Declare(type, std::move(name), std::move(help), std::move(label_names));
-  Register(std::make_unique<CallbackFamily>(declaration, std::move(callback)), declaration);
+  Claim(name, help, type, label_names);
+  auto family = std::make_unique<CallbackFamily>(type, std::move(name), std::move(help),
+                                                 std::move(label_names), std::move(callback));
+  std::lock_guard lock(mu_);
+  callbacks_.push_back(std::move(family));
 }
 
 void Registry::AddCallbackCounter(std::string name, std::string help,
@@ -150,20 +152,26 @@ void Registry::AddCallbackGauge(std::string name, std::string help, std::functio
   AddCallbackFamily(MetricType::kGauge, std::move(name), std::move(help), {}, std::move(callback));
 }
 
-std::vector<FamilySnapshot> Registry::Collect() const {
-  // Families are never removed, so the pointers outlive the lock; collecting
-  // without it keeps slow callbacks from blocking registration.
-  std::vector<const FamilyBase*> families;
+std::vector<prometheus::MetricFamily> Registry::Collect() const {
+  // Callback families are never removed, so the pointers outlive the lock;
+  // collecting without it keeps slow callbacks from blocking registration.
+  std::vector<const CallbackFamily*> callbacks;
   {
     std::lock_guard lock(mu_);
-    families.reserve(families_.size());
-    for (const auto& family : families_) families.push_back(family.get());
+    for (const auto& family : callbacks_) callbacks.push_back(family.get());
   }
-  std::vector<FamilySnapshot> out;
-  out.reserve(families.size());
-  for (const FamilyBase* family : families) out.push_back(family->Collect());
+  std::vector<prometheus::MetricFamily> out = registry_.Collect();
+  for (prometheus::MetricFamily& family : out) {
+    std::sort(family.metric.begin(), family.metric.end(), ByLabels);
+  }
+  for (const CallbackFamily* family : callbacks) {
+    prometheus::MetricFamily collected = family->Collect();
+    if (!collected.metric.empty()) out.push_back(std::move(collected));
+  }
   std::sort(out.begin(), out.end(),
-            [](const FamilySnapshot& a, const FamilySnapshot& b) { return a.name < b.name; });
+            [](const prometheus::MetricFamily& a, const prometheus::MetricFamily& b) {
+              return a.name < b.name;
+            });
   return out;
 }
 

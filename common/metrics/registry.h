@@ -1,15 +1,26 @@
-// The one metrics registry of a process. Components declare their families
-// once, from a Registry& handed to them, and keep references to the children
-// they update; the /metrics handler calls Collect() and renders the result.
+// The one metrics registry of a process: prometheus-cpp's registry for the
+// counters, gauges and histograms a component updates itself, plus callback
+// families whose values live elsewhere and are read at scrape time (the
+// agent's loop snapshot, the analyzer's latest window). Components declare
+// their metrics once, from a Registry& handed to them, and keep references to
+// the children they update (prometheus-cpp's Family::Add takes a lock and
+// hashes the labels: never on a hot path).
 //
-//   struct TrackerStats {
-//     explicit TrackerStats(metrics::Registry& r)
-//         : timeouts(r.AddCounterFamily("hostmesh_probe_timeouts_total",
-//                                       "Probes that got no reply in time.", {"src", "dst"})) {}
-//     metrics::Family<metrics::Counter>& timeouts;
+//   struct Stats {
+//     explicit Stats(metrics::Registry& r)
+//         : drops(r.AddCounterFamily("hostmesh_drops_total", "Drops, by reason.")
+//                     .Add({{"reason", "full"}})) {}
+//     prometheus::Counter& drops;
 //   };
-//   stats.timeouts.WithLabels({"nic0", "nic1"}).Inc();
+//   stats.drops.Increment();
 #pragma once
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/metric_family.h>
+#include <prometheus/registry.h>
 
 #include <functional>
 #include <memory>
@@ -18,8 +29,7 @@
 #include <string>
 #include <vector>
 
-#include "common/metrics/family.h"
-#include "common/metrics/snapshot.h"
+#include "common/metrics/names.h"
 
 namespace hostmesh::metrics {
 
@@ -42,40 +52,45 @@ class Registry {
   Registry(const Registry&) = delete;
   Registry& operator=(const Registry&) = delete;
 
-  Family<Counter>& AddCounterFamily(std::string name, std::string help,
-                                    std::vector<std::string> label_names);
-  Family<Gauge>& AddGaugeFamily(std::string name, std::string help,
-                                std::vector<std::string> label_names);
-  Family<Histogram>& AddHistogramFamily(std::string name, std::string help,
-                                        std::vector<std::string> label_names,
-                                        std::vector<double> bucket_bounds);
+  // Families of prometheus-cpp; their children are made with Family::Add.
+  prometheus::Family<prometheus::Counter>& AddCounterFamily(const std::string& name,
+                                                            const std::string& help);
+  prometheus::Family<prometheus::Gauge>& AddGaugeFamily(const std::string& name,
+                                                        const std::string& help);
+  prometheus::Family<prometheus::Histogram>& AddHistogramFamily(const std::string& name,
+                                                                const std::string& help);
 
   // Unlabelled metrics: the single child exists (and is exported as 0) from
   // the start.
-  Counter& AddCounter(std::string name, std::string help);
-  Gauge& AddGauge(std::string name, std::string help);
-  Histogram& AddHistogram(std::string name, std::string help, std::vector<double> bucket_bounds);
+  prometheus::Counter& AddCounter(const std::string& name, const std::string& help);
+  prometheus::Gauge& AddGauge(const std::string& name, const std::string& help);
+  // bounds: finite and strictly ascending (buckets.h); +Inf is implied.
+  prometheus::Histogram& AddHistogram(const std::string& name, const std::string& help,
+                                      const std::vector<double>& bounds);
 
-  // Families whose values live elsewhere and are read at scrape time. type is
-  // kCounter or kGauge. A callback returning the wrong number of label values
-  // or the same label values twice makes Collect() throw std::invalid_argument.
+  // Families whose values are read at scrape time. type is kCounter or kGauge.
+  // Labels are exported in the order of label_names. A callback returning the
+  // wrong number of label values or the same label values twice makes
+  // Collect() throw std::invalid_argument.
   void AddCallbackFamily(MetricType type, std::string name, std::string help,
                          std::vector<std::string> label_names, ScrapeCallback callback);
   void AddCallbackCounter(std::string name, std::string help, std::function<double()> value);
   void AddCallbackGauge(std::string name, std::string help, std::function<double()> value);
 
-  // Every family sorted by name, its series sorted by label values.
-  std::vector<FamilySnapshot> Collect() const;
+  // Every family with at least one series, sorted by name, its series sorted
+  // by labels: what the text serializer writes (exposition.h).
+  std::vector<prometheus::MetricFamily> Collect() const;
 
  private:
-  template <typename T>
-  Family<T>& AddFamily(FamilySnapshot declaration);
-  void Register(std::unique_ptr<FamilyBase> family, const FamilySnapshot& declaration);
+  class CallbackFamily;
+  // Checks the conventions and that no family already exports these sample
+  // names (a histogram claims _bucket, _sum and _count).
+  void Claim(const std::string& name, const std::string& help, MetricType type,
+             const std::vector<std::string>& label_names = {});
 
+  prometheus::Registry registry_{prometheus::Registry::InsertBehavior::Throw};
   mutable std::mutex mu_;
-  std::vector<std::unique_ptr<FamilyBase>> families_;
-  // Every sample name exported (a histogram claims _bucket, _sum and _count),
-  // so that no two families can emit the same series name.
+  std::vector<std::unique_ptr<CallbackFamily>> callbacks_;
   std::set<std::string> sample_names_;
 };
 

@@ -57,10 +57,9 @@ class LoaderRejects : public ::testing::TestWithParam<BadCase> {};
 TEST_P(LoaderRejects, NamesLineAndProblem) {
   const BadCase& c = GetParam();
   const auto [text, line] = ReplaceLine(Base(), c.line, c.nth, c.replacement);
-  // The same issue whichever parser reads the text (a leading "---" makes the
-  // fast one give way to yaml-cpp; lines then shift by one).
+  // The same issue with and without a leading "---" (lines then shift by one).
   for (const bool yaml_cpp : {false, true}) {
-    SCOPED_TRACE(yaml_cpp ? "yaml-cpp" : "block reader");
+    SCOPED_TRACE(yaml_cpp ? "with ---" : "without ---");
     try {
       LoadInventory(yaml_cpp ? "---\n" + text : text, "inv.yaml");
       ADD_FAILURE() << "accepted";

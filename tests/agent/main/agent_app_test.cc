@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "agent/core/fake_transport.h"
-#include "common/metrics/text_format.h"
+#include "common/metrics/registry.h"
 #include "tests/agent/upload/fake_upload_channel.h"
 
 namespace hostmesh::agent::app {
@@ -37,7 +37,7 @@ double Value(const metrics::Registry& registry, const std::string& name) {
   double total = 0;
   for (const auto& family : registry.Collect()) {
     if (family.name != name) continue;
-    for (const auto& series : family.series) total += series.value;
+    for (const auto& m : family.metric) total += m.counter.value + m.gauge.value;
   }
   return total;
 }

@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <string>
 
-#include "common/metrics/text_format.h"
+#include "common/metrics/exposition.h"
 
 #ifndef HOSTMESH_PROMTOOL_PATH
 #define HOSTMESH_PROMTOOL_PATH ""
@@ -54,7 +54,6 @@ struct Fixture {
           c.batches_acknowledged = 5;
           return c;
         }) {
-    metrics.Publish(Snapshot(nics));
     metrics.SetTimestampSources(std::vector<TimestampSource>(nics, TimestampSource::kKernel));
     ProbeResult r;
     r.src_nic = 1;
@@ -62,19 +61,19 @@ struct Fixture {
     r.nic_send_ns = 2000;
     r.nic_recv_ns = 12000;
     r.app_recv_ns = 15000;
-    metrics.ObserveResult(r);
+    metrics.ObserveResult(r);  // reaches the histograms with the next Publish
+    metrics.Publish(Snapshot(nics));
   }
   metrics::Registry registry;
   AgentMetrics metrics;
 };
 
-std::size_t Series(const std::vector<metrics::FamilySnapshot>& families) {
+std::size_t Series(const std::vector<prometheus::MetricFamily>& families) {
   std::size_t n = 0;
   for (const auto& f : families) {
-    // A histogram series is buckets + _sum + _count lines in Prometheus.
-    for (const auto& s : f.series) {
-      n += f.type == metrics::MetricType::kHistogram ? f.bucket_bounds.size() + 3 : 1;
-      (void)s;
+    // A histogram series is buckets (+Inf included) + _sum + _count lines in Prometheus.
+    for (const auto& m : f.metric) {
+      n += f.type == prometheus::MetricType::Histogram ? m.histogram.bucket.size() + 2 : 1;
     }
   }
   return n;
@@ -82,7 +81,7 @@ std::size_t Series(const std::vector<metrics::FamilySnapshot>& families) {
 
 TEST(agent_metrics, ValuesComeFromTheSnapshot) {
   Fixture f(4);
-  const std::string text = metrics::RenderText(f.registry.Collect());
+  const std::string text = metrics::RenderText(f.registry);
   for (const char* line : {
            "hostmesh_agent_probes_sent_total{src_nic=\"nic0\",dst_nic=\"nic1\"} 11",
            "hostmesh_agent_probes_received_total{src_nic=\"nic1\",dst_nic=\"nic0\"} 13",
@@ -105,6 +104,40 @@ TEST(agent_metrics, ValuesComeFromTheSnapshot) {
   EXPECT_EQ(text.find("src_nic=\"nic0\",dst_nic=\"nic0\""), std::string::npos);
 }
 
+TEST(agent_metrics, LatencyReachesTheHistogramBucketsWithEachPublish) {
+  Fixture f(2);
+  const auto count = [&f] {
+    const std::string text = metrics::RenderText(f.registry);
+    const std::string line = "hostmesh_agent_network_latency_seconds_count{src_nic=\"nic1\"} ";
+    const std::size_t at = text.find(line);
+    return at == std::string::npos ? std::string("none") : text.substr(at + line.size(), 1);
+  };
+  // The fixture's probe: 10 us on the wire, exactly a bound, so in le="1e-05".
+  const std::string text = metrics::RenderText(f.registry);
+  EXPECT_NE(
+      text.find("hostmesh_agent_network_latency_seconds_bucket{src_nic=\"nic1\",le=\"1e-05\"} 1"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(text.find("hostmesh_agent_network_latency_seconds_bucket{src_nic=\"nic1\",le=\"3."
+                      "16227766017e-06\"} 0"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("hostmesh_agent_network_latency_seconds_sum{src_nic=\"nic1\"} 1e-05"),
+            std::string::npos)
+      << text;
+
+  ProbeResult r;
+  r.src_nic = 1;
+  r.app_send_ns = 1'000;
+  r.nic_send_ns = 2'000;
+  r.nic_recv_ns = 2'002'000;
+  r.app_recv_ns = 2'003'000;
+  f.metrics.ObserveResult(r);
+  EXPECT_EQ(count(), "1");  // not before the loop publishes
+  f.metrics.Publish(Snapshot(2));
+  EXPECT_EQ(count(), "2");
+}
+
 TEST(agent_metrics, EightNicsStayUnderTheSeriesBudget) {
   Fixture f(8);
   EXPECT_LT(Series(f.registry.Collect()), 1000U);
@@ -115,7 +148,7 @@ TEST(agent_metrics, PromtoolAcceptsTheExposition) {
     GTEST_SKIP() << "promtool not found at configure time (Debian package 'prometheus')";
   }
   Fixture f(8);
-  const std::string text = metrics::RenderText(f.registry.Collect());
+  const std::string text = metrics::RenderText(f.registry);
   std::string path = ::testing::TempDir() + "hm_agent_metrics_XXXXXX";
   const int fd = ::mkstemp(path.data());
   ASSERT_GE(fd, 0);

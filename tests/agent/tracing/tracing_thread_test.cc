@@ -150,7 +150,7 @@ TEST(tracing_thread, WithoutASocketItIsDownAndSaysSo) {
   RegisterTraceMetrics(registry, [&] { return tracer.Status(); });
   std::map<std::string, double> values;
   for (const auto& family : registry.Collect()) {
-    for (const auto& series : family.series) values[family.name] += series.value;
+    for (const auto& m : family.metric) values[family.name] += m.counter.value + m.gauge.value;
   }
   EXPECT_EQ(values.at("hostmesh_agent_tracer_up"), 0);
   EXPECT_EQ(values.at("hostmesh_agent_trace_unavailable_total"), 1);

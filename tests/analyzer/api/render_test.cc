@@ -11,7 +11,7 @@
 
 #include "analyzer/api/api_handlers.h"
 #include "analyzer/api/dashboard.h"
-#include "analyzer/api/json_writer.h"
+#include "analyzer/api/json_values.h"
 #include "common/base/clock.h"
 
 namespace hostmesh::analyzer::api {
@@ -84,12 +84,24 @@ std::shared_ptr<ApiSnapshot> Snapshot() {
   return s;
 }
 
-TEST(JsonWriter, EscapesAndPlacesCommas) {
-  JsonWriter w;
-  w.BeginObject().Key("a\"b").String("x\n\x01").Key("n").BeginArray().Int(-1).Double(0.5);
-  w.Double(std::numeric_limits<double>::quiet_NaN()).Double(400000).Double(-0.0);
-  w.Double(2.5e6).Double(1e20).Double(1e-7).EndArray().EndObject();
-  EXPECT_EQ(w.str(), R"({"a\"b":"x\n\u0001","n":[-1,0.5,null,400000,0,2500000,1e+20,1e-07]})");
+TEST(JsonValues, EscapesAndWritesNumbersAsBefore) {
+  Json j = Json::object();
+  j["a\"b"] = "x\n\x01";
+  Json& n = j["n"] = Json::array({-1, JsonNumber(0.5)});
+  for (double v : {std::numeric_limits<double>::quiet_NaN(), 400000.0, -0.0, 2.5e6, 1e20, 1e-7}) {
+    n.push_back(JsonNumber(v));
+  }
+  EXPECT_EQ(DumpJson(j), R"({"a\"b":"x\n\u0001","n":[-1,0.5,null,400000,0,2500000,1e+20,1e-07]})");
+}
+
+TEST(JsonValues, BytesThatAreNotUtf8BecomeReplacementCharacters) {
+  Json j = Json::object();
+  j["host"] =
+      "h\xff"
+      "0 caf\xc3\xa9";
+  EXPECT_EQ(DumpJson(j),
+            "{\"host\":\"h\xef\xbf\xbd"
+            "0 caf\xc3\xa9\"}");
 }
 
 TEST(Render, RnicsHaveEveryFieldAndThePaperVerdictBesideOurs) {

@@ -143,9 +143,9 @@ TEST_F(IngestHandlerTest, RejectionsAreCountedByReasonAndGoodBatchesStillPass) {
   EXPECT_EQ(stats_.Rejected(RejectReason::kTooLarge).Value(), 0u);
   EXPECT_EQ(store_->CountResultsByAgent().at("h1"), 10u) << "nothing of the rejected batches";
   // Every reason is exported, also those never seen.
-  for (const metrics::FamilySnapshot& family : registry_.Collect()) {
+  for (const prometheus::MetricFamily& family : registry_.Collect()) {
     if (family.name == "hostmesh_ingest_batches_rejected_total") {
-      EXPECT_EQ(family.series.size(), kRejectReasonCount);
+      EXPECT_EQ(family.metric.size(), kRejectReasonCount);
     }
   }
 }

@@ -11,7 +11,6 @@
 
 #include "common/http/metrics_endpoint.h"
 #include "common/metrics/registry.h"
-#include "common/metrics/text_format.h"
 #include "tests/common/http/http_test_client.h"
 
 namespace hostmesh::http {
@@ -46,9 +45,10 @@ HttpReply FetchOrDie(std::uint16_t port, std::string_view method, std::string_vi
 class HttpServer : public ::testing::Test {
  protected:
   void SetUp() override {
-    registry_.AddCounterFamily("hostmesh_probes_total", "Probes sent.", {"src", "dst"})
-        .WithLabels({"nic0", "nic1"})
-        .Inc(7);
+    registry_.AddCallbackFamily(metrics::MetricType::kCounter, "hostmesh_probes_total",
+                                "Probes sent.", {"src", "dst"}, [] {
+                                  return std::vector<metrics::ScrapedValue>{{{"nic0", "nic1"}, 7}};
+                                });
     Router router;
     MountMetrics(router, registry_);
     router.Get("/query",

@@ -1,27 +1,27 @@
-// Cost of the hot path (Inc, Observe) and of one scrape of 1000 series.
+// Cost of the hot path (Increment, Observe) and of one scrape of 1000 series.
 #include <benchmark/benchmark.h>
 
 #include <string>
 #include <vector>
 
 #include "common/metrics/buckets.h"
+#include "common/metrics/exposition.h"
 #include "common/metrics/registry.h"
-#include "common/metrics/text_format.h"
 
 namespace hostmesh::metrics {
 namespace {
 
-void BM_CounterInc(benchmark::State& state) {
+void BM_CounterIncrement(benchmark::State& state) {
   static Registry* registry = new Registry;  // shared by the benchmark's threads
-  static Counter& counter = registry->AddCounter("bench_probes_total", "h");
-  for (auto _ : state) counter.Inc();
+  static prometheus::Counter& counter = registry->AddCounter("bench_probes_total", "h");
+  for (auto _ : state) counter.Increment();
   benchmark::DoNotOptimize(counter.Value());
 }
-BENCHMARK(BM_CounterInc)->Threads(1)->Threads(4);
+BENCHMARK(BM_CounterIncrement)->Threads(1)->Threads(4);
 
 void BM_HistogramObserve(benchmark::State& state) {
   static Registry* registry = new Registry;
-  static Histogram& histogram =
+  static prometheus::Histogram& histogram =
       registry->AddHistogram("bench_rtt_seconds", "h", ExponentialBucketsRange(1e-6, 1, 13));
   double v = 1e-6;
   for (auto _ : state) {
@@ -31,20 +31,25 @@ void BM_HistogramObserve(benchmark::State& state) {
 }
 BENCHMARK(BM_HistogramObserve)->Threads(1)->Threads(4);
 
-// 1000 series: 10 counter families x 100 (src, dst) pairs, Collect + render.
+// 1000 series: 10 callback counter families x 100 (src, dst) pairs, as the
+// agent exports them; Collect + render.
 void BM_CollectAndRender1000Series(benchmark::State& state) {
   Registry registry;
   for (int f = 0; f < 10; ++f) {
-    Family<Counter>& family = registry.AddCounterFamily(
-        "bench_family" + std::to_string(f) + "_total", "Help text.", {"src", "dst"});
-    for (int i = 0; i < 100; ++i) {
-      family.WithLabels({"nic" + std::to_string(i / 10), "nic" + std::to_string(i % 10)})
-          .Inc(static_cast<std::uint64_t>(i) * 12345);
-    }
+    registry.AddCallbackFamily(
+        MetricType::kCounter, "bench_family" + std::to_string(f) + "_total", "Help text.",
+        {"src", "dst"}, [] {
+          std::vector<ScrapedValue> out;
+          for (int i = 0; i < 100; ++i) {
+            out.push_back(
+                {{"nic" + std::to_string(i / 10), "nic" + std::to_string(i % 10)}, i * 12345.0});
+          }
+          return out;
+        });
   }
   std::size_t bytes = 0;
   for (auto _ : state) {
-    const std::string text = RenderText(registry.Collect());
+    const std::string text = RenderText(registry);
     bytes = text.size();
     benchmark::DoNotOptimize(text.data());
   }
@@ -56,11 +61,13 @@ BENCHMARK(BM_CollectAndRender1000Series);
 // 1000 series as histogram lines: 64 histograms x 13 bounds (+Inf, sum, count).
 void BM_CollectAndRender64Histograms(benchmark::State& state) {
   Registry registry;
-  Family<Histogram>& family = registry.AddHistogramFamily("bench_rtt_seconds", "h", {"nic"},
-                                                          ExponentialBucketsRange(1e-6, 1, 13));
-  for (int i = 0; i < 64; ++i) family.WithLabels({"nic" + std::to_string(i)}).Observe(1e-3);
+  prometheus::Family<prometheus::Histogram>& family =
+      registry.AddHistogramFamily("bench_rtt_seconds", "h");
+  const std::vector<double> bounds = ExponentialBucketsRange(1e-6, 1, 13);
+  for (int i = 0; i < 64; ++i)
+    family.Add({{"nic", "nic" + std::to_string(i)}}, bounds).Observe(1e-3);
   for (auto _ : state) {
-    const std::string text = RenderText(registry.Collect());
+    const std::string text = RenderText(registry);
     benchmark::DoNotOptimize(text.data());
   }
   state.SetItemsProcessed(state.iterations() * 64 * 16);

@@ -1,4 +1,4 @@
-// Prometheus' own linter accepts what the renderer writes, with every feature
+// Prometheus' own linter accepts what prometheus-cpp's serializer writes, with every feature
 // in play. Skips when promtool (Debian package `prometheus`) is missing.
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "common/metrics/buckets.h"
+#include "common/metrics/exposition.h"
 #include "common/metrics/registry.h"
-#include "common/metrics/text_format.h"
 
 #ifndef HOSTMESH_PROMTOOL_PATH
 #define HOSTMESH_PROMTOOL_PATH ""
@@ -65,28 +65,29 @@ class MetricsPromtool : public ::testing::Test {
 TEST_F(MetricsPromtool, AcceptsEveryFeature) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
   Registry r;
-  Family<Counter>& drops =
-      r.AddCounterFamily("hostmesh_test_drops_total",
-                         "Drops; help with a back\\slash\nand a newline.", {"src", "dst"});
-  drops.WithLabels({"nic0", "back\\slash"}).Inc();
-  drops.WithLabels({"nic0", "\"quoted\""}).Inc(2);
-  drops.WithLabels({"nic0", "new\nline"}).Inc(3);
-  drops.WithLabels({"nic0", "caf\xc3\xa9"}).Inc(std::uint64_t{1} << 60);
-  drops.WithLabels({"nic0", ""});
-  r.AddCounter("hostmesh_test_probes_total", "Probes sent.").Inc(1'000'000);
+  prometheus::Family<prometheus::Counter>& drops =
+      r.AddCounterFamily("hostmesh_test_drops_total", "Drops; help with \"quotes\".");
+  drops.Add({{"src", "nic0"}, {"dst", "back\\slash"}}).Increment();
+  drops.Add({{"src", "nic0"}, {"dst", "\"quoted\""}}).Increment(2);
+  drops.Add({{"src", "nic0"}, {"dst", "new\nline"}}).Increment(3);
+  drops.Add({{"src", "nic0"}, {"dst", "caf\xc3\xa9"}}).Increment(static_cast<double>(1ULL << 60));
+  drops.Add({{"src", "nic0"}, {"dst", ""}});
+  r.AddCounter("hostmesh_test_probes_total", "Probes sent.").Increment(1'000'000);
 
-  Family<Gauge>& error =
-      r.AddGaugeFamily("hostmesh_test_clock_error_seconds", "Clock fit residual.", {"nic"});
-  error.WithLabels({"nic0"}).Set(std::numeric_limits<double>::quiet_NaN());
-  error.WithLabels({"nic1"}).Set(kInf);
-  error.WithLabels({"nic2"}).Set(-kInf);
-  error.WithLabels({"nic3"}).Set(-1.25e-9);
+  prometheus::Family<prometheus::Gauge>& error =
+      r.AddGaugeFamily("hostmesh_test_clock_error_seconds", "Clock fit residual.");
+  error.Add({{"nic", "nic0"}}).Set(std::numeric_limits<double>::quiet_NaN());
+  error.Add({{"nic", "nic1"}}).Set(kInf);
+  error.Add({{"nic", "nic2"}}).Set(-kInf);
+  error.Add({{"nic", "nic3"}}).Set(-1.25e-9);
   r.AddGauge("hostmesh_test_spool_bytes", "Spooled bytes.").Set(123456789012.0);
 
-  Family<Histogram>& rtt = r.AddHistogramFamily("hostmesh_test_rtt_seconds", "Round trip.", {"nic"},
-                                                ExponentialBucketsRange(1e-6, 1, 13));
-  for (double v : {0.0, 1e-6, 3e-6, 0.02, 1.0, 5.0, kInf}) rtt.WithLabels({"nic0"}).Observe(v);
-  rtt.WithLabels({"nic1"});
+  prometheus::Family<prometheus::Histogram>& rtt =
+      r.AddHistogramFamily("hostmesh_test_rtt_seconds", "Round trip.");
+  const std::vector<double> bounds = ExponentialBucketsRange(1e-6, 1, 13);
+  for (double v : {0.0, 1e-6, 3e-6, 0.02, 1.0, 5.0, kInf})
+    rtt.Add({{"nic", "nic0"}}, bounds).Observe(v);
+  rtt.Add({{"nic", "nic1"}}, bounds);
   r.AddHistogram("hostmesh_test_batch_size_bytes", "Batch size.", LinearBuckets(100, 100, 5))
       .Observe(250);
 
@@ -95,7 +96,7 @@ TEST_F(MetricsPromtool, AcceptsEveryFeature) {
     return std::vector<ScrapedValue>{{{"nic0"}, 1}, {{"nic1"}, 0}};
   });
 
-  const std::string text = RenderText(r.Collect());
+  const std::string text = RenderText(r);
   const CheckResult result = PromtoolCheckMetrics(text);
   EXPECT_EQ(result.exit_code, 0) << result.output << "\n--- input ---\n" << text;
   EXPECT_EQ(result.output, "") << "--- input ---\n" << text;
@@ -103,13 +104,12 @@ TEST_F(MetricsPromtool, AcceptsEveryFeature) {
 
 // Guards the harness: a lint problem must make the check fail.
 TEST_F(MetricsPromtool, RejectsACounterWithoutTotal) {
-  FamilySnapshot bad;
+  prometheus::MetricFamily bad;
   bad.name = "hostmesh_test_probes";
   bad.help = "Probes.";
-  bad.type = MetricType::kCounter;
-  bad.series.emplace_back().value = 1;
-  const std::vector<FamilySnapshot> families = {bad};
-  const CheckResult result = PromtoolCheckMetrics(RenderText(families));
+  bad.type = prometheus::MetricType::Counter;
+  bad.metric.emplace_back().counter.value = 1;
+  const CheckResult result = PromtoolCheckMetrics(RenderText({bad}));
   EXPECT_NE(result.exit_code, 0);
   EXPECT_NE(result.output.find("_total"), std::string::npos) << result.output;
 }
