@@ -32,7 +32,7 @@ struct AnalysisConfig {
   // alone is conclusive (Poisson tail below window_alpha over all components,
   // with at least min_failures failures).
   double min_loss = 0.003;
-  double prior_background_loss = 1e-4;
+  double prior_background_loss = 1e-3;  // conservative until the data speaks
   double false_alarms_per_window = 1e-4;
   double window_alpha = 1e-4;
   std::uint32_t min_failures = 3;

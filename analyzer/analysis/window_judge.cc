@@ -123,8 +123,10 @@ void MiddleComponents(std::span<const LinkId> middle, const FabricMap& fabric, c
 
 // Fills problem with one kind of failure: timeouts (slow=false) or slow probes.
 void BuildProblem(const WindowAccumulator& w, const PathTable& paths, const FabricMap& fabric,
-                  const auto& ix, const FailureGroups& groups, bool slow, InferenceProblem* p) {
+                  const auto& ix, const FailureGroups& groups, bool slow, InferenceProblem* p,
+                  const auto& rail_of) {
   p->Reset(ix.components());
+  p->rail_pairs = std::size_t{kMaxNics} * kMaxNics;
   std::fill(p->is_link.begin(), p->is_link.begin() + static_cast<std::ptrdiff_t>(ix.network()),
             true);
   const auto& ok = w.middle_ok();
@@ -136,6 +138,11 @@ void BuildProblem(const WindowAccumulator& w, const PathTable& paths, const Fabr
     for (const std::uint32_t c : comps) p->good[c] += good;
   }
   p->pairs.resize(ix.pair.size());
+  for (LinkId l = 0; l < ix.links && l < fabric.links.size(); ++l) {
+    if (fabric.links[l].lower == kUnknown) continue;  // a NIC link
+    p->ambient[ix.LinkComponent(l, true)] = true;
+    p->ambient[ix.LinkComponent(l, false)] = true;
+  }
   const auto& hosts = w.hosts();
   for (HostId h = 0; h < hosts.size(); ++h) {
     const auto& hw = hosts[h];
@@ -153,6 +160,7 @@ void BuildProblem(const WindowAccumulator& w, const PathTable& paths, const Fabr
           p->good_untraced[ix.RnicComponent(h, n)] += untraced;
         }
         auto& t = p->pairs[ix.Pair(h, s, d)];
+        t.rail_pair = static_cast<std::uint32_t>(rail_of(h, s) * kMaxNics + rail_of(h, d));
         t.traced = slow ? c.traced_ok : std::uint64_t{c.traced_ok} + c.traced_timeout;
         t.untraced = slow ? c.untraced_ok : std::uint64_t{c.untraced_ok} + c.untraced_timeout;
       }
@@ -230,8 +238,11 @@ WindowReport WindowJudge::Judge(const WindowAccumulator& w) {
     }
   }
 
+  const auto rail_of = [this](HostId h, NicId n) {
+    return static_cast<std::uint32_t>(std::clamp(RailOf(h, n), 0, static_cast<int>(kMaxNics) - 1));
+  };
   InferenceProblem loss_problem;
-  BuildProblem(w, paths_, fabric_, ix, w.timeouts(), false, &loss_problem);
+  BuildProblem(w, paths_, fabric_, ix, w.timeouts(), false, &loss_problem, rail_of);
   std::vector<std::uint64_t> keys(ix.components());
   for (std::uint32_t c = 0; c < keys.size(); ++c) keys[c] = ix.StableKey(c);
   // A switch's parts: the fabric links on it (both ways) and the RNICs under it.
@@ -262,7 +273,7 @@ WindowReport WindowJudge::Judge(const WindowAccumulator& w) {
   const InferenceParams slow_params{config_.min_failures, config_.background_slow, config_.min_z,
                                     config_.max_culprits};
   InferenceProblem slow_problem;
-  BuildProblem(w, paths_, fabric_, ix, w.slow(), true, &slow_problem);
+  BuildProblem(w, paths_, fabric_, ix, w.slow(), true, &slow_problem, rail_of);
   const InferenceResult slow = Infer(slow_problem, slow_params);
   out.latency = Localize(w, ix, w.slow(), slow_problem, slow, false);
 
