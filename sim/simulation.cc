@@ -121,7 +121,7 @@ SimResult Simulation::Run(const WindowObserver& on_window, const UploadObserver&
       rec.hosts = static_cast<std::uint32_t>(report.present_hosts.size());
       const std::vector<std::uint32_t>& map = analyzer.fleet_hosts();
       rec.ours = OurVerdict(report, *fleet_, map);
-      rec.paper = PaperVerdict(report, map);
+      rec.paper = PaperVerdict(report, *fleet_, map);
       if (on_window) on_window(report, rec);
       result.windows.push_back(std::move(rec));
     }

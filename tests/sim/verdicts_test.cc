@@ -102,8 +102,8 @@ TEST_F(VerdictsTest, AnEmptyReportNamesNothing) {
   const analysis::WindowReport r;
   EXPECT_TRUE(OurVerdict(r, fleet_, host_of_).named.empty());
   EXPECT_EQ(OurVerdict(r, fleet_, host_of_).top_loss, 0u);
-  EXPECT_TRUE(PaperVerdict(r, host_of_).named.empty());
-  EXPECT_EQ(PaperVerdict(r, host_of_).top_loss, 0u);
+  EXPECT_TRUE(PaperVerdict(r, fleet_, host_of_).named.empty());
+  EXPECT_EQ(PaperVerdict(r, fleet_, host_of_).top_loss, 0u);
 }
 
 TEST_F(VerdictsTest, PaperNamesRnicsOverTheTenPercentRuleFirst) {
@@ -111,7 +111,7 @@ TEST_F(VerdictsTest, PaperNamesRnicsOverTheTenPercentRuleFirst) {
   r.rnics = {Rnic(0, 0, false, true), Rnic(1, 1, true, false), Rnic(0, 1, true, true)};
   r.loss.baseline = {Votes(a_, 4)};
   r.sla.cluster.network_drops = 4;
-  const Verdict v = PaperVerdict(r, host_of_);
+  const Verdict v = PaperVerdict(r, fleet_, host_of_);
   EXPECT_EQ(v.named, (std::vector<ComponentKey>{RnicKey(Category::kLoss, 0, 1),
                                                 RnicKey(Category::kLoss, 3, 1), A}));
   EXPECT_EQ(v.top_loss, RnicKey(Category::kLoss, 0, 1));
@@ -122,7 +122,7 @@ TEST_F(VerdictsTest, PaperNamesEveryLinkWithTheMostVotes) {
   r.loss.baseline = {Votes(b_, 5), Votes(c_, 3), Votes(a_, 5)};
   r.sla.cluster.network_drops = 12;
   r.latency.baseline = {Votes(c_, 1), Votes(b_, 2), Votes(a_, 2)};
-  const Verdict v = PaperVerdict(r, host_of_);
+  const Verdict v = PaperVerdict(r, fleet_, host_of_);
   EXPECT_EQ(v.named, (std::vector<ComponentKey>{B, A, LinkKey(Category::kLatency, b_),
                                                 LinkKey(Category::kLatency, a_)}));
   EXPECT_EQ(v.top_loss, B);  // the first of the tie, in the ranking's order
@@ -132,10 +132,28 @@ TEST_F(VerdictsTest, PaperVotesCountOnlyWithNetworkDrops) {
   analysis::WindowReport r;
   r.loss.baseline = {Votes(a_, 5)};
   r.sla.cluster.network_drops = 0;  // every timeout was an RNIC's
-  EXPECT_TRUE(PaperVerdict(r, host_of_).named.empty());
+  EXPECT_TRUE(PaperVerdict(r, fleet_, host_of_).named.empty());
   r.loss.baseline = {Votes(a_, 0), Votes(b_, 0)};  // nothing voted
   r.sla.cluster.network_drops = 3;
-  EXPECT_TRUE(PaperVerdict(r, host_of_).named.empty());
+  EXPECT_TRUE(PaperVerdict(r, fleet_, host_of_).named.empty());
+}
+
+TEST_F(VerdictsTest, ANicsOwnLinkIsNamedAsItsRnicAsTheTruthNamesIt) {
+  // Algorithm 1 votes on whole paths: a NIC's link can top the ranking.
+  const LinkId nic_link = LinkNamed(fleet_, "h002.nic1-p0r1");
+  analysis::WindowReport r;
+  r.loss.baseline = {Votes(nic_link, 7), Votes(a_, 3)};
+  r.sla.cluster.network_drops = 7;
+  r.latency.baseline = {Votes(nic_link, 2)};
+  const Verdict v = PaperVerdict(r, fleet_, host_of_);
+  // By fleet host from the topology (no analyzer host id involved).
+  EXPECT_EQ(v.named, (std::vector<ComponentKey>{RnicKey(Category::kLoss, 2, 1),
+                                                RnicKey(Category::kLatency, 2, 1)}));
+  EXPECT_EQ(v.top_loss, RnicKey(Category::kLoss, 2, 1));
+  // Ours the same, should the analyzer ever blame a NIC link as a link.
+  r.loss.culprits = {LinkSuspect(nic_link)};
+  EXPECT_EQ(OurVerdict(r, fleet_, host_of_).named,
+            std::vector<ComponentKey>{RnicKey(Category::kLoss, 2, 1)});
 }
 
 TEST_F(VerdictsTest, PaperIgnoresOurInference) {
@@ -146,7 +164,7 @@ TEST_F(VerdictsTest, PaperIgnoresOurInference) {
   analysis::ProcessingFlag flag;
   flag.host = 1;
   r.processing_flags = {flag};
-  EXPECT_TRUE(PaperVerdict(r, host_of_).named.empty());
+  EXPECT_TRUE(PaperVerdict(r, fleet_, host_of_).named.empty());
 }
 
 }  // namespace
