@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include "common/config/config_error.h"
@@ -199,6 +200,25 @@ TEST(ScenarioTest, LoadsAFileAndNamesAMissingOne) {
         << e.what();
   }
   std::filesystem::remove_all(dir);
+}
+
+TEST(ScenarioTest, TheReadmesExamplesAreValid) {
+  std::ifstream in(HOSTMESH_SIM_README);
+  ASSERT_TRUE(in) << HOSTMESH_SIM_README;
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string readme = text.str();
+  const std::string open = "```yaml\n";
+  int blocks = 0;
+  for (auto at = readme.find(open); at != std::string::npos; at = readme.find(open, at)) {
+    at += open.size();
+    const auto end = readme.find("```", at);
+    ASSERT_NE(end, std::string::npos);
+    const Scenario s = ParseScenario(readme.substr(at, end - at), "sim/README.md");
+    EXPECT_FALSE(s.config.faults.empty());
+    ++blocks;
+  }
+  EXPECT_GE(blocks, 1);
 }
 
 // The issues of a bad text (all of them, in file order).

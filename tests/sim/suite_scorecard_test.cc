@@ -6,9 +6,10 @@
 // 2 minutes: the suite starts its faults after the first minute (when the
 // tracer has mapped the paths) and at 2 minutes all at 60 s, for 30-60 s; so
 // each scenario has 3 fault-free windows, then 2-3 judged windows of 1-5
-// concurrent faults. CPU: 36-39 s (at 3 minutes 48 s), most of it the first
-// minute's tracing; 70 s wall on the 2-core development machine at a load
-// average of 5-7 (3 minutes: 107 s, too close to the 120 s timeout).
+// concurrent faults. CPU: 34-39 s (at 3 minutes 48 s), most of it the first
+// minute's tracing; on the 2-core development machine 41 s wall at a load
+// average of 3, 60-72 s at 5.5-7 (3 minutes: 107 s, too close to the 120 s
+// timeout).
 
 #include <gtest/gtest.h>
 
