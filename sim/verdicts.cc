@@ -5,8 +5,15 @@
 namespace hostmesh::sim {
 namespace {
 
-void Add(Verdict& v, ComponentKey key) {
-  if (std::find(v.named.begin(), v.named.end(), key) == v.named.end()) v.named.push_back(key);
+void Add(Verdict& v, ComponentKey key, double confidence = 0) {
+  const auto it = std::find(v.named.begin(), v.named.end(), key);
+  if (it == v.named.end()) {
+    v.named.push_back(key);
+    v.confidence.push_back(confidence);
+  } else {
+    auto& c = v.confidence[static_cast<std::size_t>(it - v.named.begin())];
+    c = std::max(c, confidence);
+  }
 }
 
 // A NIC's own link is its RNIC, as the ground truth names it (scorecard.h):
@@ -44,28 +51,31 @@ void TopVoted(Verdict& v, const Fleet& fleet, Category c,
 Verdict OurVerdict(const analysis::WindowReport& report, const Fleet& fleet,
                    const std::vector<std::uint32_t>& host_of) {
   Verdict v;
+  // Top: the loss culprit (link, RNIC or switch) with the most evidence.
+  double top_evidence = -1;
   for (const analysis::Suspect& s : report.loss.culprits) {
-    Add(v, KeyOf(fleet, Category::kLoss, s.component, host_of));
+    const ComponentKey key = KeyOf(fleet, Category::kLoss, s.component, host_of);
+    Add(v, key, s.confidence);
+    if (s.z > top_evidence) {
+      top_evidence = s.z;
+      v.top_loss = key;
+    }
   }
-  for (const analysis::SwitchId sw : report.loss.culprit_switches) {
-    Add(v, SwitchKey(Category::kLoss, sw));
-  }
-  if (!report.loss.culprits.empty()) {
-    v.top_loss = KeyOf(fleet, Category::kLoss, report.loss.culprits.front().component, host_of);
-    const analysis::Component& first = report.loss.culprits.front().component;
-    if (first.kind == analysis::Component::Kind::kLink) {
-      for (const analysis::SwitchId sw : report.loss.culprit_switches) {
-        if (fleet.lower_device(first.link) == sw || fleet.upper_device(first.link) == sw) {
-          v.top_loss = SwitchKey(Category::kLoss, sw);
-        }
-      }
+  for (const analysis::SwitchRank& r : report.loss.switches) {
+    if (!r.culprit) continue;
+    const double confidence =
+        report.evidence_threshold > 0 ? std::min(1.0, r.evidence / report.evidence_threshold) : 0.5;
+    Add(v, SwitchKey(Category::kLoss, r.id), confidence);
+    if (r.evidence > top_evidence) {
+      top_evidence = r.evidence;
+      v.top_loss = SwitchKey(Category::kLoss, r.id);
     }
   }
   for (const analysis::Suspect& s : report.latency.culprits) {
-    Add(v, KeyOf(fleet, Category::kLatency, s.component, host_of));
+    Add(v, KeyOf(fleet, Category::kLatency, s.component, host_of), s.confidence);
   }
   for (const analysis::ProcessingFlag& f : report.processing_flags) {
-    Add(v, HostKey(f.host < host_of.size() ? host_of[f.host] : f.host));
+    Add(v, HostKey(f.host < host_of.size() ? host_of[f.host] : f.host), 1.0);
   }
   return v;
 }

@@ -25,6 +25,7 @@ namespace hostmesh::sim {
 
 struct Verdict {
   std::vector<ComponentKey> named;  // no duplicates
+  std::vector<double> confidence;   // parallel to named: the method's own (ours only)
   ComponentKey top_loss = 0;        // 0: nothing named for loss
 };
 

@@ -62,23 +62,37 @@ TEST_F(VerdictsTest, OursNamesCulpritsByFleetHostMostEvidentFirst) {
   EXPECT_EQ(v.top_loss, A);
 }
 
-TEST_F(VerdictsTest, OursTopIsTheSwitchOfItsFirstCulpritWhenTheSwitchIsBlamed) {
+TEST_F(VerdictsTest, OursTopIsTheLossCulpritWithTheMostEvidence) {
   analysis::WindowReport r;
-  r.loss.culprits = {LinkSuspect(a_), LinkSuspect(LinkNamed(fleet_, "p0r0-s01"))};
+  r.evidence_threshold = 10;
+  auto link = LinkSuspect(a_);
+  link.z = 12;
+  link.confidence = 0.9;
+  auto other = LinkSuspect(LinkNamed(fleet_, "p0r0-s01"));
+  other.z = 11;
+  r.loss.culprits = {link, other};
   const DeviceId rail = DeviceNamed(fleet_, "p0r0");
+  analysis::SwitchRank sw;
+  sw.id = rail;
+  sw.culprit = true;
+  sw.evidence = 15;  // the switch itself, blamed with more evidence than any link
+  r.loss.switches = {sw};
   r.loss.culprit_switches = {rail};
   Verdict v = OurVerdict(r, fleet_, host_of_);
-  EXPECT_EQ(v.named.size(), 3u);
+  ASSERT_EQ(v.named.size(), 3u);
   EXPECT_EQ(v.named.back(), SwitchKey(Category::kLoss, rail));
   EXPECT_EQ(v.top_loss, SwitchKey(Category::kLoss, rail));
+  EXPECT_DOUBLE_EQ(v.confidence[0], 0.9);
+  EXPECT_DOUBLE_EQ(v.confidence[2], 1.0);  // evidence over the threshold, capped
 
-  // A blamed switch the first culprit does not touch leaves the link on top.
-  r.loss.culprit_switches = {DeviceNamed(fleet_, "s01")};
+  // Less evidence than the first link: the link is on top.
+  r.loss.switches[0].evidence = 5;
   v = OurVerdict(r, fleet_, host_of_);
   EXPECT_EQ(v.top_loss, A);
-  // So does an RNIC first.
-  r.loss.culprits.insert(r.loss.culprits.begin(), RnicSuspect(2, 0));
-  r.loss.culprit_switches = {rail};
+  // An RNIC with the most evidence is on top.
+  auto rnic = RnicSuspect(2, 0);
+  rnic.z = 20;
+  r.loss.culprits.push_back(rnic);
   v = OurVerdict(r, fleet_, host_of_);
   EXPECT_EQ(v.top_loss, RnicKey(Category::kLoss, 2, 0));
 }
