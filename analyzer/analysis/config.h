@@ -43,7 +43,13 @@ struct AnalysisConfig {
   // background share of slow probes.
   double min_z = 4.0;
 
-  // A probe is slow when its network latency (t3-t2) exceeds
+  // A latency hotspot: a link whose paths' median network latency exceeds the
+  // fleet's by at least this much over the link's own baseline
+  // (latency_hotspots.h). RoCE congestion adds tens of microseconds.
+  nanoseconds hotspot_min_excess = std::chrono::microseconds{15};
+
+  // For the paper's voting on slow probes: a probe is slow when its network
+  // latency (t3-t2) exceeds
   // max(slow_latency_floor, slow_latency_factor x the last window's P50).
   nanoseconds slow_latency_floor = std::chrono::microseconds{500};
   double slow_latency_factor = 10.0;

@@ -113,6 +113,8 @@ class WindowAccumulator {
   // Traced probes per fabric path: not timed out, and of those slow.
   const std::vector<std::uint32_t>& middle_ok() const { return middle_ok_; }
   const std::vector<std::uint32_t>& middle_slow() const { return middle_slow_; }
+  // Network latency of the traced probes per fabric path (latency_hotspots.h).
+  const std::vector<QuantileSketch>& middle_latency() const { return middle_latency_; }
   const FailureGroups& timeouts() const { return timeouts_; }
   const FailureGroups& slow() const { return slow_; }
   const UntracedTuples& untraced() const { return untraced_; }
@@ -131,6 +133,7 @@ class WindowAccumulator {
   std::vector<QuantileSketch> rail_processing_;
   std::vector<std::uint32_t> middle_ok_;
   std::vector<std::uint32_t> middle_slow_;
+  std::vector<QuantileSketch> middle_latency_;
   FailureGroups timeouts_;
   FailureGroups slow_;
   UntracedTuples untraced_;

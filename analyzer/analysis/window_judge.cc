@@ -286,6 +286,33 @@ WindowReport WindowJudge::Judge(const WindowAccumulator& w) {
   BuildProblem(w, paths_, fabric_, ix, w.slow(), true, &slow_problem, rail_of);
   const InferenceResult slow = Infer(slow_problem, slow_params);
   out.latency = Localize(w, ix, w.slow(), slow_problem, slow, false);
+  // Our latency verdict: hotspots against each link's own baseline; the
+  // slow-probe ranking above stays for the paper's voting (baseline).
+  HotspotParams hot;
+  hot.min_excess_ns = static_cast<double>(config_.hotspot_min_excess.count());
+  out.latency.culprits.clear();
+  for (const Hotspot& h :
+       FindHotspots(w.middle_latency(), paths_, ix.links, latency_baselines_, hot)) {
+    Suspect s;
+    s.component.link = h.link;
+    s.component.direction = h.up ? kUpward : kDownward;
+    s.added_latency_ns = h.excess_ns;
+    s.good = h.probes;
+    s.z = h.excess_ns / hot.min_excess_ns;
+    s.confidence = h.consistency;
+    bool merged = false;
+    for (Suspect& earlier : out.latency.culprits) {
+      if (earlier.component.link == h.link) {
+        earlier.component.direction = kBothWays;
+        merged = true;
+      }
+    }
+    if (!merged) out.latency.culprits.push_back(std::move(s));
+  }
+  for (LinkRank& r : out.latency.links) {
+    r.culprit = std::any_of(out.latency.culprits.begin(), out.latency.culprits.end(),
+                            [&](const Suspect& s) { return s.component.link == r.link; });
+  }
 
   FlagProcessing(w, &out);
   CountCoverage(w, ix, &out);

@@ -87,6 +87,7 @@ struct Suspect {
   double confidence = 0;
   std::vector<std::vector<LinkId>> example_paths;  // NIC link to NIC link
   // Its failures came in bursts (flap_watch.h): down and up, not lossy.
+  double added_latency_ns = 0;  // latency hotspots: over the link's own baseline
   bool flapping = false;
   std::uint32_t flaps = 0;
   double flap_period_s = 0;
