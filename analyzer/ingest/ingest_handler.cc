@@ -70,6 +70,7 @@ void IngestHandler::Commit(std::shared_ptr<store::CommitLane> lane, v1::UploadBa
             stats_.batches_accepted.Inc();
             stats_.results_accepted.Inc(static_cast<std::uint64_t>(b.results_size()));
             stats_.paths_accepted.Inc(static_cast<std::uint64_t>(b.paths_size()));
+            stats_.telemetry_accepted.Inc(static_cast<std::uint64_t>(b.telemetry_size()));
             stats_.commit_group_batches.Observe(static_cast<double>(report.group_batches));
             ack.set_status(v1::UploadAck::STATUS_ACCEPTED);
             done(std::move(ack), {});

@@ -16,6 +16,7 @@ struct IngestStats {
   metrics::Counter& batches_accepted;
   metrics::Counter& results_accepted;
   metrics::Counter& paths_accepted;
+  metrics::Counter& telemetry_accepted;
   metrics::Counter& batches_duplicate;
   metrics::Counter& results_duplicate;
   metrics::Family<metrics::Counter>& batches_rejected;

@@ -21,7 +21,7 @@ namespace {
 
 // Order matches Store::Family.
 constexpr const char* kFamilyNames[] = {"default", "raw_results", "path_reports", "ledger",
-                                        "hellos",  "windows",     "incidents"};
+                                        "hellos",  "windows",     "incidents",    "nic_telemetry"};
 
 std::int64_t Ns(WallTime t) {
   return t.time_since_epoch().count();
@@ -103,6 +103,9 @@ StoreStatus Store::OpenDb() {
     o.compression = compression;
     RetentionRule rule;
     switch (f) {
+      case kTelemetry:
+        rule = {RecordTime::kKeyPrefix, options_.raw_retention, kRawBucket};
+        break;
       case kRawResults:
       case kPathReports:
         o.write_buffer_size = options_.raw_write_buffer_bytes;
@@ -130,7 +133,7 @@ StoreStatus Store::OpenDb() {
   };
 
   std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
-  for (int f = kDefault; f <= kIncidents; ++f) {
+  for (int f = kDefault; f <= kTelemetry; ++f) {
     descriptors.emplace_back(kFamilyNames[f], family_options(static_cast<Family>(f)));
   }
   // Families a newer version added must be opened too, or RocksDB refuses.
@@ -164,12 +167,16 @@ PreparedBatch Store::Prepare(const v1::UploadBatch& batch) {
   out.batch_seq = batch.batch_seq();
   out.results = static_cast<std::uint32_t>(batch.results_size());
   out.paths = static_cast<std::uint32_t>(batch.paths_size());
+  out.telemetry = static_cast<std::uint32_t>(batch.telemetry_size());
   AddChunks(
       batch.results(), [](const v1::ProbeResult& r) { return r.send_time_ns(); }, batch,
       out.result_chunks, out.bytes);
   AddChunks(
       batch.paths(), [](const v1::PathReport& p) { return p.time_ns(); }, batch, out.path_chunks,
       out.bytes);
+  AddChunks(
+      batch.telemetry(), [](const v1::NicTelemetry& t) { return t.end_ns(); }, batch,
+      out.telemetry_chunks, out.bytes);
   return out;
 }
 
@@ -197,6 +204,7 @@ std::vector<CommitOutcome> Store::Commit(std::span<const PreparedBatch* const> b
     }
     for (const auto& [key, value] : b.result_chunks) write.Put(cf(kRawResults), key, value);
     for (const auto& [key, value] : b.path_chunks) write.Put(cf(kPathReports), key, value);
+    for (const auto& [key, value] : b.telemetry_chunks) write.Put(cf(kTelemetry), key, value);
     std::string entry;
     AppendTime(entry, now);
     AppendU32(entry, b.results);
@@ -308,6 +316,29 @@ StoreStatus Store::ScanPaths(WallTime from, WallTime to,
             break;
           }
           if (path.time_ns() < Ns(from) || path.time_ns() >= Ns(to)) continue;
+          if (!visit(stored)) return false;
+        }
+        return true;
+      });
+  if (status.ok() && !error.empty()) status.error = error;
+  return status;
+}
+
+StoreStatus Store::ScanTelemetry(WallTime from, WallTime to,
+                                 const std::function<bool(const StoredTelemetry&)>& visit) const {
+  v1::NicTelemetry telemetry;
+  std::string error;
+  StoreStatus status =
+      ScanChunks(kTelemetry, from, to, [&](std::string_view key, std::string_view value) {
+        const auto parts = ParseChunkKey(key);
+        if (!parts) return true;
+        StoredTelemetry stored{parts->agent_id, parts->boot_id, parts->batch_seq, &telemetry};
+        while (!value.empty()) {
+          if (!ReadDelimited(value, telemetry)) {
+            error = "corrupt telemetry chunk of " + std::string(parts->agent_id);
+            break;
+          }
+          if (telemetry.end_ns() < Ns(from) || telemetry.end_ns() >= Ns(to)) continue;
           if (!visit(stored)) return false;
         }
         return true;
@@ -437,6 +468,7 @@ StoreStatus Store::EnforceRetention() {
   const Expiry expiries[] = {
       {kRawResults, now - options_.raw_retention.count() - kRawBucket.count()},
       {kPathReports, now - options_.raw_retention.count() - kRawBucket.count()},
+      {kTelemetry, now - options_.raw_retention.count() - kRawBucket.count()},
       {kWindows, now - options_.summary_retention.count()},
       {kIncidents, now - options_.summary_retention.count()},
   };
