@@ -276,75 +276,59 @@ StoreStatus Store::ScanChunks(
   return FromRocks(it->status(), "scan");
 }
 
-StoreStatus Store::ScanResults(WallTime from, WallTime to,
-                               const std::function<bool(const StoredResult&)>& visit) const {
-  v1::ProbeResult result;
+// The items of one chunked family whose time is in [from, to): each chunk's
+// key parsed, its delimited messages decoded and filtered. `visit` returns
+// false to stop.
+template <typename Message, typename TimeOf, typename Visit>
+StoreStatus Store::ScanItems(Family family, WallTime from, WallTime to, std::string_view what,
+                             TimeOf time_of, Visit visit) const {
+  Message item;
   std::string error;
   StoreStatus status =
-      ScanChunks(kRawResults, from, to, [&](std::string_view key, std::string_view value) {
+      ScanChunks(family, from, to, [&](std::string_view key, std::string_view value) {
         const auto parts = ParseChunkKey(key);
         if (!parts) return true;  // not a chunk key: skip, never crash a rebuild
-        StoredResult stored{parts->agent_id, parts->boot_id, parts->batch_seq, &result};
         while (!value.empty()) {
-          if (!ReadDelimited(value, result)) {
-            error = "corrupt result chunk of " + std::string(parts->agent_id) + " batch " +
-                    std::to_string(parts->batch_seq);
+          if (!ReadDelimited(value, item)) {
+            error = "corrupt " + std::string(what) + " chunk of " + std::string(parts->agent_id) +
+                    " batch " + std::to_string(parts->batch_seq);
             break;
           }
-          const std::int64_t t = result.send_time_ns();
+          const std::int64_t t = time_of(item);
           if (t < Ns(from) || t >= Ns(to)) continue;
-          if (!visit(stored)) return false;
+          if (!visit(*parts, item)) return false;
         }
         return true;
       });
   if (status.ok() && !error.empty()) status.error = error;
   return status;
+}
+
+StoreStatus Store::ScanResults(WallTime from, WallTime to,
+                               const std::function<bool(const StoredResult&)>& visit) const {
+  return ScanItems<v1::ProbeResult>(
+      kRawResults, from, to, "result", [](const v1::ProbeResult& r) { return r.send_time_ns(); },
+      [&](const ChunkKeyParts& parts, const v1::ProbeResult& r) {
+        return visit({parts.agent_id, parts.boot_id, parts.batch_seq, &r});
+      });
 }
 
 StoreStatus Store::ScanPaths(WallTime from, WallTime to,
                              const std::function<bool(const StoredPath&)>& visit) const {
-  v1::PathReport path;
-  std::string error;
-  StoreStatus status =
-      ScanChunks(kPathReports, from, to, [&](std::string_view key, std::string_view value) {
-        const auto parts = ParseChunkKey(key);
-        if (!parts) return true;
-        StoredPath stored{parts->agent_id, parts->boot_id, parts->batch_seq, &path};
-        while (!value.empty()) {
-          if (!ReadDelimited(value, path)) {
-            error = "corrupt path chunk of " + std::string(parts->agent_id);
-            break;
-          }
-          if (path.time_ns() < Ns(from) || path.time_ns() >= Ns(to)) continue;
-          if (!visit(stored)) return false;
-        }
-        return true;
+  return ScanItems<v1::PathReport>(
+      kPathReports, from, to, "path", [](const v1::PathReport& p) { return p.time_ns(); },
+      [&](const ChunkKeyParts& parts, const v1::PathReport& p) {
+        return visit({parts.agent_id, parts.boot_id, parts.batch_seq, &p});
       });
-  if (status.ok() && !error.empty()) status.error = error;
-  return status;
 }
 
 StoreStatus Store::ScanTelemetry(WallTime from, WallTime to,
                                  const std::function<bool(const StoredTelemetry&)>& visit) const {
-  v1::NicTelemetry telemetry;
-  std::string error;
-  StoreStatus status =
-      ScanChunks(kTelemetry, from, to, [&](std::string_view key, std::string_view value) {
-        const auto parts = ParseChunkKey(key);
-        if (!parts) return true;
-        StoredTelemetry stored{parts->agent_id, parts->boot_id, parts->batch_seq, &telemetry};
-        while (!value.empty()) {
-          if (!ReadDelimited(value, telemetry)) {
-            error = "corrupt telemetry chunk of " + std::string(parts->agent_id);
-            break;
-          }
-          if (telemetry.end_ns() < Ns(from) || telemetry.end_ns() >= Ns(to)) continue;
-          if (!visit(stored)) return false;
-        }
-        return true;
+  return ScanItems<v1::NicTelemetry>(
+      kTelemetry, from, to, "telemetry", [](const v1::NicTelemetry& t) { return t.end_ns(); },
+      [&](const ChunkKeyParts& parts, const v1::NicTelemetry& t) {
+        return visit({parts.agent_id, parts.boot_id, parts.batch_seq, &t});
       });
-  if (status.ok() && !error.empty()) status.error = error;
-  return status;
 }
 
 std::map<std::string, std::uint64_t> Store::CountResultsByAgent() const {

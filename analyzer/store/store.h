@@ -186,6 +186,9 @@ class Store {
   StoreStatus ScanChunks(
       Family family, WallTime from, WallTime to,
       const std::function<bool(std::string_view key, std::string_view value)>& visit) const;
+  template <typename Message, typename TimeOf, typename Visit>
+  StoreStatus ScanItems(Family family, WallTime from, WallTime to, std::string_view what,
+                        TimeOf time_of, Visit visit) const;
 
   const Clock& clock_;
   const StoreOptions options_;

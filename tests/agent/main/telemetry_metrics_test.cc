@@ -5,9 +5,6 @@
 #include "agent/main/telemetry_metrics.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <string>
@@ -15,6 +12,7 @@
 #include "agent/main/agent_metrics.h"
 #include "agent/main/tracing_thread.h"
 #include "common/metrics/text_format.h"
+#include "tests/support/promtool_check.h"
 
 #ifndef HOSTMESH_PROMTOOL_PATH
 #define HOSTMESH_PROMTOOL_PATH ""
@@ -191,23 +189,10 @@ TEST(telemetry_metrics, PromtoolAcceptsTheExposition) {
   }
   WholeAgent whole({3});
   const std::string text = metrics::RenderText(whole.registry.Collect());
-  std::string path = ::testing::TempDir() + "hm_telemetry_metrics_XXXXXX";
-  const int fd = ::mkstemp(path.data());
-  ASSERT_GE(fd, 0);
-  ASSERT_EQ(::write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
-  ::close(fd);
-  const std::string command =
-      std::string("'") + HOSTMESH_PROMTOOL_PATH + "' check metrics < '" + path + "' 2>&1";
-  FILE* pipe = ::popen(command.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  std::string output;
-  char buf[4096];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) output.append(buf, n);
-  const int status = ::pclose(pipe);
-  ::unlink(path.c_str());
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << output;
-  EXPECT_EQ(output, "");
+  const hostmesh::testing::PromtoolResult result =
+      hostmesh::testing::PromtoolCheck(HOSTMESH_PROMTOOL_PATH, text);
+  EXPECT_TRUE(result.ok) << result.output << "\n---\n" << text;
+  EXPECT_EQ(result.output, "") << text;
 }
 
 }  // namespace
