@@ -6,7 +6,8 @@
 //
 // The reads run in a forked child that enters the namespace (setns) and a
 // mount namespace of its own with a fresh sysfs, so the test process's
-// namespaces are never touched; the child reports through a pipe.
+// namespaces are never touched; the child reports through a pipe. It waits
+// for the kernel to settle operstate (linkwatch) before each read.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sched.h>
@@ -15,11 +16,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <map>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "agent/telemetry/ethtool_stats.h"
 #include "agent/telemetry/sysfs_tree.h"
@@ -38,6 +41,24 @@ bool Shell(const std::string& command) {
 }
 
 using Report = std::map<std::string, std::string>;
+
+// The kernel sets operstate from a work queue (linkwatch) after a carrier
+// change, so a busy machine shows the old state for a while: wait until
+// `netdev` reads `state`, for at most 5 s. False when it never did.
+bool AwaitOperstate(const std::string& sysfs_root, const std::string& netdev,
+                    const std::string& state) {
+  const SysfsTree sysfs(sysfs_root);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  std::string text;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (sysfs.ReadText("class/net/" + netdev + "/operstate", &text) == ReadStatus::kOk &&
+        text.substr(0, text.find_first_of(" \n")) == state) {
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
 
 // Runs in the child, inside the namespace: "key value" lines.
 std::string Probe(const std::string& sysfs_root) {
@@ -62,11 +83,15 @@ std::string Probe(const std::string& sysfs_root) {
 
   TelemetryCollector collector(sysfs_root, {{"nic0", "tA", "", 1}, {"nic1", "tB", "", 1}},
                                &ethtool);
+  if (!AwaitOperstate(sysfs_root, "tA", "up")) out << "settle_error tA never up\n";
   const TelemetrySample first = collector.Sample(1);
   out << "carrier_before " << static_cast<int>(first.readings[0].carrier) << "\n";
   Shell("ip link set tB down");
   Shell("ip link set tB up");
   Shell("ip link set tB down");
+  if (!AwaitOperstate(sysfs_root, "tA", "lowerlayerdown")) {
+    out << "settle_error tA not lowerlayerdown\n";
+  }
   const TelemetrySample second = collector.Sample(2);
   if (second.deltas[0] && (*second.deltas[0])[NicCounter::kCarrierChanges]) {
     out << "carrier_changes " << *(*second.deltas[0])[NicCounter::kCarrierChanges] << "\n";
@@ -139,6 +164,7 @@ TEST_F(TelemetryVeth, EthtoolIoctlAndSysfsReadTheRealDevice) {
   const Report r = InNamespace(ns_);
   ASSERT_EQ(r.count("error"), 0U) << r.at("error");
   ASSERT_EQ(r.count("ethtool_error"), 0U) << r.at("ethtool_error");
+  ASSERT_EQ(r.count("settle_error"), 0U) << r.at("settle_error");
   ASSERT_TRUE(r.count("stats") && r.count("peer_ifindex") && r.count("tB_ifindex"));
   EXPECT_GT(std::stoul(r.at("stats")), 1U);
   EXPECT_EQ(r.at("peer_ifindex"), r.at("tB_ifindex"));
