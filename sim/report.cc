@@ -109,6 +109,7 @@ nlohmann::json OutcomeJson(const Fleet& fleet, const Scenario& scenario,
   nlohmann::json incidents = nlohmann::json::array();
   for (const IncidentSpan& i : outcome.result.incidents) {
     incidents.push_back({{"suspect", DescribeKey(fleet, i.key)},
+                         {"kind", i.kind},
                          {"first_s", ToSeconds(i.first_ns)},
                          {"last_s", ToSeconds(i.last_ns)}});
   }

@@ -76,6 +76,11 @@ std::vector<IncidentSpan> OurIncidents(const std::vector<analysis::Incident>& in
       case analysis::IncidentKind::kLinkLoss:
         span.key = LinkKey(Category::kLoss, s.link);
         break;
+      case analysis::IncidentKind::kFlapping:
+        span.key = s.kind == analysis::Component::Kind::kLink
+                       ? LinkKey(Category::kLoss, s.link)
+                       : RnicKey(Category::kLoss, host(s.host), s.nic);
+        break;
       case analysis::IncidentKind::kSwitch:
         span.key = SwitchKey(Category::kLoss, s.link);
         break;
@@ -88,6 +93,7 @@ std::vector<IncidentSpan> OurIncidents(const std::vector<analysis::Incident>& in
         span.key = HostKey(host(s.host));
         break;
     }
+    span.kind = std::string(analysis::IncidentKindName(inc.kind));
     span.first_ns = inc.evidence.first_seen_ns - wall_offset_ns;
     span.last_ns = inc.evidence.last_seen_ns - wall_offset_ns;
     out.push_back(span);

@@ -53,6 +53,7 @@ struct IncidentSpan {
   ComponentKey key = 0;
   std::int64_t first_ns = 0;  // start of the first window that named it
   std::int64_t last_ns = 0;   // end of the last
+  std::string kind{};         // analysis::IncidentKindName; empty for the paper's runs
 };
 std::vector<IncidentSpan> OurIncidents(const std::vector<analysis::Incident>& incidents,
                                        const std::vector<std::uint32_t>& host_of,

@@ -40,7 +40,7 @@ WindowAccumulator& Analysis::WindowFor(std::int64_t start_ns) {
   auto& slot = windows_[start_ns];
   if (!slot) {
     slot = std::make_unique<WindowAccumulator>(start_ns, start_ns + config_.window.count(),
-                                               slow_threshold_ns_);
+                                               slow_threshold_ns_, flap_watch_);
   }
   last_ = slot.get();
   return *slot;
@@ -63,8 +63,13 @@ AddStatus Analysis::AddResult(const ProbeRecord& r) {
     return AddStatus::kLate;
   }
   const int rail = judge_.RailOf(r.host, r.src_nic);
-  WindowFor(start).Add(r, paths_.Lookup(r.host, r.src_nic, r.dst_nic, r.src_port),
-                       std::max(rail, 0));
+  const MiddleId middle = paths_.Lookup(r.host, r.src_nic, r.dst_nic, r.src_port);
+  WindowAccumulator& window = WindowFor(start);
+  window.Add(r, middle, std::max(rail, 0));
+  if (flap_watch_.size > 0) {
+    window.flaps().Record(
+        r, middle == PathTable::kNoPath ? std::span<const LinkId>{} : paths_.Middle(middle));
+  }
   ++stats_.accepted;
   return AddStatus::kAccepted;
 }
@@ -102,6 +107,16 @@ std::vector<WindowReport> Analysis::Advance(std::int64_t now_ns) {
       windows_.erase(it);
     }
     ++stats_.windows_judged;
+    // Culprits are watched for flapping from the next window opened on (the
+    // windows already open keep the list they were opened with).
+    flap_watch_.Clear();
+    for (const Suspect& c : reports.back().loss.culprits) {
+      if (c.component.kind == Component::Kind::kLink) {
+        flap_watch_.AddLink(c.component.link);
+      } else {
+        flap_watch_.AddRnic(c.component.host, c.component.nic);
+      }
+    }
     // The next windows flag probes slow relative to this one's median.
     const auto& latency = reports.back().sla.cluster.latency;
     if (latency.count > 0) {

@@ -85,6 +85,8 @@ class Analysis {
   std::int64_t now_ns_ = 0;            // last Advance; 0 before the first
   bool started_ = false;               // a window was judged
   std::int64_t slow_threshold_ns_;
+  // The last judged window's loss culprits, watched for flapping in new windows.
+  FlapWatchList flap_watch_;
   AnalysisStats stats_;
 };
 

@@ -43,14 +43,16 @@ std::string_view IncidentKindName(IncidentKind kind) {
       return "latency_hotspot";
     case IncidentKind::kHostProcessing:
       return "host_processing_delay";
+    case IncidentKind::kFlapping:
+      return "flapping";
   }
   return "unknown";
 }
 
 std::optional<IncidentKind> IncidentKindFromName(std::string_view name) {
-  for (auto kind :
-       {IncidentKind::kRnicDown, IncidentKind::kRnicLossy, IncidentKind::kLinkLoss,
-        IncidentKind::kSwitch, IncidentKind::kLatencyHotspot, IncidentKind::kHostProcessing}) {
+  for (auto kind : {IncidentKind::kRnicDown, IncidentKind::kRnicLossy, IncidentKind::kLinkLoss,
+                    IncidentKind::kSwitch, IncidentKind::kLatencyHotspot,
+                    IncidentKind::kHostProcessing, IncidentKind::kFlapping}) {
     if (IncidentKindName(kind) == name) return kind;
   }
   return std::nullopt;
@@ -151,7 +153,13 @@ std::vector<std::uint64_t> IncidentTracker::Update(const WindowReport& report) {
       inc = &incidents_.back();
     }
     seen[static_cast<std::size_t>(inc - incidents_.data())] = 1;
-    inc->kind = f.kind;
+    // A component seen flapping stays a flapping incident: its quiet windows
+    // are the up phases of the same fault.
+    const bool flapping =
+        inc->kind == IncidentKind::kFlapping || (f.evidence != nullptr && f.evidence->flapping);
+    inc->kind = flapping && (f.category == Category::kLink || f.category == Category::kRnic)
+                    ? IncidentKind::kFlapping
+                    : f.kind;
     inc->confidence = f.confidence;
     inc->clean_windows = 0;
     inc->unobserved_windows = 0;
@@ -161,6 +169,10 @@ std::vector<std::uint64_t> IncidentTracker::Update(const WindowReport& report) {
     if (f.evidence && f.suspect.kind == Component::Kind::kLink) {
       ev.directions |=
           f.suspect.direction == kBothWays ? (kUpward | kDownward) : f.suspect.direction;
+    }
+    if (f.evidence != nullptr && f.evidence->flapping) {
+      ev.flaps += f.evidence->flaps;
+      if (f.evidence->flap_period_s > 0) ev.flap_period_s = f.evidence->flap_period_s;
     }
     if (f.evidence) {
       ev.failures += f.evidence->explained;
@@ -227,6 +239,10 @@ std::pair<IncidentTracker::Category, std::uint64_t> IncidentTracker::KeyOf(const
                  : std::make_pair(Category::kLatencyRnic, RnicKey(c.host, c.nic));
     case IncidentKind::kHostProcessing:
       return {Category::kHost, c.host};
+    case IncidentKind::kFlapping:
+      return c.kind == Component::Kind::kLink
+                 ? std::make_pair(Category::kLink, std::uint64_t{c.link})
+                 : std::make_pair(Category::kRnic, RnicKey(c.host, c.nic));
   }
   return {Category::kLink, c.link};
 }

@@ -25,6 +25,7 @@ enum class IncidentKind : std::uint8_t {
   kSwitch,
   kLatencyHotspot,
   kHostProcessing,
+  kFlapping,  // a link or RNIC going down and up (suspect says which)
 };
 std::string_view IncidentKindName(IncidentKind kind);  // "rnic_down", ...
 std::optional<IncidentKind> IncidentKindFromName(std::string_view name);
@@ -35,6 +36,8 @@ struct IncidentEvidence {
   std::uint64_t votes = 0;       // paper Algorithm 1 votes, summed (links, switches)
   double loss = 0;               // last window's estimate
   std::uint8_t directions = 0;   // links: kUpward | kDownward seen failing
+  std::uint64_t flaps = 0;       // down episodes seen, summed over windows
+  double flap_period_s = 0;      // last estimate
   double processing_p90_ns = 0;  // host processing delay: last window
   double fleet_median_p90_ns = 0;
   std::vector<std::vector<LinkId>> example_paths;

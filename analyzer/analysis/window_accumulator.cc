@@ -115,11 +115,11 @@ std::uint64_t WindowAccumulator::ResolveLatePaths(const PathTable& paths) {
 }
 
 std::size_t WindowAccumulator::memory_bytes() const {
-  std::size_t bytes = sizeof(*this) + timeouts_.index.memory_bytes() + slow_.index.memory_bytes() +
-                      (timeouts_.keys.capacity() + slow_.keys.capacity()) * 12 +
-                      (middle_ok_.capacity() + middle_slow_.capacity()) * 4 +
-                      untraced_.index.memory_bytes() +
-                      untraced_.keys.capacity() * (8 + sizeof(UntracedTuples::Counts));
+  std::size_t bytes =
+      sizeof(*this) + flaps_.memory_bytes() + timeouts_.index.memory_bytes() +
+      slow_.index.memory_bytes() + (timeouts_.keys.capacity() + slow_.keys.capacity()) * 12 +
+      (middle_ok_.capacity() + middle_slow_.capacity()) * 4 + untraced_.index.memory_bytes() +
+      untraced_.keys.capacity() * (8 + sizeof(UntracedTuples::Counts));
   for (const auto& h : hosts_) {
     bytes += sizeof(h) + h.pairs.capacity() * sizeof(PairCounts) +
              (h.latency.bucket_span() + h.processing.bucket_span()) * 4;

@@ -269,6 +269,16 @@ WindowReport WindowJudge::Judge(const WindowAccumulator& w) {
   JudgeRnics(w, ix, loss, &out);
   SplitDrops(w, ix, &out);
   out.loss = Localize(w, ix, w.timeouts(), loss_problem, loss, true);
+  for (Suspect& s : out.loss.culprits) {
+    const auto flap =
+        s.component.kind == Component::Kind::kLink
+            ? w.flaps().JudgeLink(s.component.link, config_.window.count())
+            : w.flaps().JudgeRnic(s.component.host, s.component.nic, config_.window.count());
+    if (!flap || !flap->flapping) continue;
+    s.flapping = true;
+    s.flaps = flap->flaps;
+    s.flap_period_s = flap->period_s;
+  }
 
   const InferenceParams slow_params{config_.min_failures, config_.background_slow, config_.min_z,
                                     config_.max_culprits};
