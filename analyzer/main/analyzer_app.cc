@@ -6,6 +6,7 @@
 
 #include "analyzer/api/api_handlers.h"
 #include "analyzer/main/analyzer_metrics.h"
+#include "analyzer/main/telemetry_query.h"
 #include "common/base/logging.h"
 #include "common/http/metrics_endpoint.h"
 #include "topology/inventory_loader.h"
@@ -101,7 +102,8 @@ bool AnalyzerApp::Start(std::string* error) {
       router, [this] { return snapshots_.Get(); }, clock_,
       [this](std::int64_t from, std::int64_t to, std::size_t limit, bool* truncated) {
         return state_->History(from, to, limit, truncated);
-      });
+      },
+      [this](const api::TelemetryQuery& query) { return QueryTelemetry(*store_, query); });
   http::MountMetrics(router, registry_);
   http::ServerOptions http_options;
   http_options.listen_addresses = {config_.http_listen.ToString()};

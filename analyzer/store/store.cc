@@ -21,7 +21,7 @@ namespace {
 
 // Order matches Store::Family.
 constexpr const char* kFamilyNames[] = {"default", "raw_results", "path_reports", "ledger",
-                                        "hellos",  "windows",     "incidents"};
+                                        "hellos",  "windows",     "incidents",    "nic_telemetry"};
 
 std::int64_t Ns(WallTime t) {
   return t.time_since_epoch().count();
@@ -103,6 +103,9 @@ StoreStatus Store::OpenDb() {
     o.compression = compression;
     RetentionRule rule;
     switch (f) {
+      case kTelemetry:
+        rule = {RecordTime::kKeyPrefix, options_.raw_retention, kRawBucket};
+        break;
       case kRawResults:
       case kPathReports:
         o.write_buffer_size = options_.raw_write_buffer_bytes;
@@ -130,7 +133,7 @@ StoreStatus Store::OpenDb() {
   };
 
   std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
-  for (int f = kDefault; f <= kIncidents; ++f) {
+  for (int f = kDefault; f <= kTelemetry; ++f) {
     descriptors.emplace_back(kFamilyNames[f], family_options(static_cast<Family>(f)));
   }
   // Families a newer version added must be opened too, or RocksDB refuses.
@@ -164,12 +167,16 @@ PreparedBatch Store::Prepare(const v1::UploadBatch& batch) {
   out.batch_seq = batch.batch_seq();
   out.results = static_cast<std::uint32_t>(batch.results_size());
   out.paths = static_cast<std::uint32_t>(batch.paths_size());
+  out.telemetry = static_cast<std::uint32_t>(batch.telemetry_size());
   AddChunks(
       batch.results(), [](const v1::ProbeResult& r) { return r.send_time_ns(); }, batch,
       out.result_chunks, out.bytes);
   AddChunks(
       batch.paths(), [](const v1::PathReport& p) { return p.time_ns(); }, batch, out.path_chunks,
       out.bytes);
+  AddChunks(
+      batch.telemetry(), [](const v1::NicTelemetry& t) { return t.end_ns(); }, batch,
+      out.telemetry_chunks, out.bytes);
   return out;
 }
 
@@ -197,6 +204,7 @@ std::vector<CommitOutcome> Store::Commit(std::span<const PreparedBatch* const> b
     }
     for (const auto& [key, value] : b.result_chunks) write.Put(cf(kRawResults), key, value);
     for (const auto& [key, value] : b.path_chunks) write.Put(cf(kPathReports), key, value);
+    for (const auto& [key, value] : b.telemetry_chunks) write.Put(cf(kTelemetry), key, value);
     std::string entry;
     AppendTime(entry, now);
     AppendU32(entry, b.results);
@@ -268,24 +276,27 @@ StoreStatus Store::ScanChunks(
   return FromRocks(it->status(), "scan");
 }
 
-StoreStatus Store::ScanResults(WallTime from, WallTime to,
-                               const std::function<bool(const StoredResult&)>& visit) const {
-  v1::ProbeResult result;
+// The items of one chunked family whose time is in [from, to): each chunk's
+// key parsed, its delimited messages decoded and filtered. `visit` returns
+// false to stop.
+template <typename Message, typename TimeOf, typename Visit>
+StoreStatus Store::ScanItems(Family family, WallTime from, WallTime to, std::string_view what,
+                             TimeOf time_of, Visit visit) const {
+  Message item;
   std::string error;
   StoreStatus status =
-      ScanChunks(kRawResults, from, to, [&](std::string_view key, std::string_view value) {
+      ScanChunks(family, from, to, [&](std::string_view key, std::string_view value) {
         const auto parts = ParseChunkKey(key);
         if (!parts) return true;  // not a chunk key: skip, never crash a rebuild
-        StoredResult stored{parts->agent_id, parts->boot_id, parts->batch_seq, &result};
         while (!value.empty()) {
-          if (!ReadDelimited(value, result)) {
-            error = "corrupt result chunk of " + std::string(parts->agent_id) + " batch " +
-                    std::to_string(parts->batch_seq);
+          if (!ReadDelimited(value, item)) {
+            error = "corrupt " + std::string(what) + " chunk of " + std::string(parts->agent_id) +
+                    " batch " + std::to_string(parts->batch_seq);
             break;
           }
-          const std::int64_t t = result.send_time_ns();
+          const std::int64_t t = time_of(item);
           if (t < Ns(from) || t >= Ns(to)) continue;
-          if (!visit(stored)) return false;
+          if (!visit(*parts, item)) return false;
         }
         return true;
       });
@@ -293,27 +304,31 @@ StoreStatus Store::ScanResults(WallTime from, WallTime to,
   return status;
 }
 
+StoreStatus Store::ScanResults(WallTime from, WallTime to,
+                               const std::function<bool(const StoredResult&)>& visit) const {
+  return ScanItems<v1::ProbeResult>(
+      kRawResults, from, to, "result", [](const v1::ProbeResult& r) { return r.send_time_ns(); },
+      [&](const ChunkKeyParts& parts, const v1::ProbeResult& r) {
+        return visit({parts.agent_id, parts.boot_id, parts.batch_seq, &r});
+      });
+}
+
 StoreStatus Store::ScanPaths(WallTime from, WallTime to,
                              const std::function<bool(const StoredPath&)>& visit) const {
-  v1::PathReport path;
-  std::string error;
-  StoreStatus status =
-      ScanChunks(kPathReports, from, to, [&](std::string_view key, std::string_view value) {
-        const auto parts = ParseChunkKey(key);
-        if (!parts) return true;
-        StoredPath stored{parts->agent_id, parts->boot_id, parts->batch_seq, &path};
-        while (!value.empty()) {
-          if (!ReadDelimited(value, path)) {
-            error = "corrupt path chunk of " + std::string(parts->agent_id);
-            break;
-          }
-          if (path.time_ns() < Ns(from) || path.time_ns() >= Ns(to)) continue;
-          if (!visit(stored)) return false;
-        }
-        return true;
+  return ScanItems<v1::PathReport>(
+      kPathReports, from, to, "path", [](const v1::PathReport& p) { return p.time_ns(); },
+      [&](const ChunkKeyParts& parts, const v1::PathReport& p) {
+        return visit({parts.agent_id, parts.boot_id, parts.batch_seq, &p});
       });
-  if (status.ok() && !error.empty()) status.error = error;
-  return status;
+}
+
+StoreStatus Store::ScanTelemetry(WallTime from, WallTime to,
+                                 const std::function<bool(const StoredTelemetry&)>& visit) const {
+  return ScanItems<v1::NicTelemetry>(
+      kTelemetry, from, to, "telemetry", [](const v1::NicTelemetry& t) { return t.end_ns(); },
+      [&](const ChunkKeyParts& parts, const v1::NicTelemetry& t) {
+        return visit({parts.agent_id, parts.boot_id, parts.batch_seq, &t});
+      });
 }
 
 std::map<std::string, std::uint64_t> Store::CountResultsByAgent() const {
@@ -437,6 +452,7 @@ StoreStatus Store::EnforceRetention() {
   const Expiry expiries[] = {
       {kRawResults, now - options_.raw_retention.count() - kRawBucket.count()},
       {kPathReports, now - options_.raw_retention.count() - kRawBucket.count()},
+      {kTelemetry, now - options_.raw_retention.count() - kRawBucket.count()},
       {kWindows, now - options_.summary_retention.count()},
       {kIncidents, now - options_.summary_retention.count()},
   };

@@ -50,8 +50,10 @@ struct PreparedBatch {
   std::uint64_t batch_seq = 0;
   std::uint32_t results = 0;
   std::uint32_t paths = 0;
+  std::uint32_t telemetry = 0;
   std::vector<std::pair<std::string, std::string>> result_chunks;  // key, value
   std::vector<std::pair<std::string, std::string>> path_chunks;
+  std::vector<std::pair<std::string, std::string>> telemetry_chunks;
   std::size_t bytes = 0;  // keys plus values
 };
 
@@ -78,6 +80,12 @@ struct StoredPath {
   std::uint64_t boot_id = 0;
   std::uint64_t batch_seq = 0;
   const v1::PathReport* path = nullptr;
+};
+struct StoredTelemetry {
+  std::string_view agent_id;
+  std::uint64_t boot_id = 0;
+  std::uint64_t batch_seq = 0;
+  const v1::NicTelemetry* telemetry = nullptr;
 };
 
 // Errors on the data path are values: ok() or a message.
@@ -117,6 +125,9 @@ class Store {
                           const std::function<bool(const StoredResult&)>& visit) const;
   StoreStatus ScanPaths(WallTime from, WallTime to,
                         const std::function<bool(const StoredPath&)>& visit) const;
+  // NIC telemetry with from <= end_ns < to, in the same order.
+  StoreStatus ScanTelemetry(WallTime from, WallTime to,
+                            const std::function<bool(const StoredTelemetry&)>& visit) const;
   // Stored results per agent, over everything retained.
   std::map<std::string, std::uint64_t> CountResultsByAgent() const;
   // Copies per (agent, boot, src_nic, sequence): every value is 1 unless a
@@ -158,7 +169,16 @@ class Store {
   const StoreOptions& options() const { return options_; }
 
  private:
-  enum Family { kDefault, kRawResults, kPathReports, kLedger, kHellos, kWindows, kIncidents };
+  enum Family {
+    kDefault,
+    kRawResults,
+    kPathReports,
+    kLedger,
+    kHellos,
+    kWindows,
+    kIncidents,
+    kTelemetry,
+  };
   Store(const Clock& clock, StoreOptions options);
   StoreStatus OpenDb();
   rocksdb::ColumnFamilyHandle* cf(Family f) const { return handles_[f]; }
@@ -166,6 +186,9 @@ class Store {
   StoreStatus ScanChunks(
       Family family, WallTime from, WallTime to,
       const std::function<bool(std::string_view key, std::string_view value)>& visit) const;
+  template <typename Message, typename TimeOf, typename Visit>
+  StoreStatus ScanItems(Family family, WallTime from, WallTime to, std::string_view what,
+                        TimeOf time_of, Visit visit) const;
 
   const Clock& clock_;
   const StoreOptions options_;

@@ -148,6 +148,46 @@ TEST_F(StoreTest, PathReportsAreStoredAndScanned) {
   EXPECT_EQ(seen, 2);
 }
 
+TEST_F(StoreTest, NicTelemetryIsStoredOnceScannedByEndTimeAndExpiresWithRawData) {
+  v1::UploadBatch batch = MakeBatch("h1", 7, 1, 10, Now());
+  for (int i = 0; i < 3; ++i) {
+    v1::NicTelemetry* t = batch.add_telemetry();
+    t->set_nic(static_cast<std::uint32_t>(i));
+    t->set_start_ns((Now() + std::chrono::seconds{10 * i - 10}).time_since_epoch().count());
+    t->set_end_ns((Now() + std::chrono::seconds{10 * i}).time_since_epoch().count());
+    v1::CounterDelta* d = t->add_deltas();
+    d->set_counter(v1::NIC_COUNTER_SYMBOL_ERROR);
+    d->set_delta(100 + static_cast<std::uint64_t>(i));
+  }
+  const PreparedBatch prepared = Store::Prepare(batch);
+  EXPECT_EQ(prepared.telemetry, 3U);
+  EXPECT_EQ(prepared.telemetry_chunks.size(), 3U);  // one 10 s bucket each
+  ASSERT_EQ(store_->Commit(prepared).status, CommitStatus::kStored);
+  ASSERT_EQ(store_->Commit(prepared).status, CommitStatus::kDuplicate);
+  Reopen();
+
+  std::vector<std::uint64_t> seen;
+  const StoreStatus s =
+      store_->ScanTelemetry(Now() + 5s, Now() + 25s, [&](const StoredTelemetry& t) {
+        EXPECT_EQ(t.agent_id, "h1");
+        EXPECT_EQ(t.boot_id, 7U);
+        EXPECT_EQ(t.batch_seq, 1U);
+        seen.push_back(t.telemetry->deltas(0).delta());
+        return true;
+      });
+  ASSERT_TRUE(s.ok()) << s.error;
+  EXPECT_EQ(seen, (std::vector<std::uint64_t>{101, 102}));
+
+  clock_.Advance(25h);
+  ASSERT_TRUE(store_->EnforceRetention().ok());
+  int left = 0;
+  store_->ScanTelemetry(WallTime::min(), WallTime::max(), [&](const StoredTelemetry&) {
+    ++left;
+    return true;
+  });
+  EXPECT_EQ(left, 0) << "telemetry is kept as long as raw results";
+}
+
 TEST_F(StoreTest, HellosRoundTripAndSurviveReopen) {
   ASSERT_TRUE(store_->PutHello(MakeHello("h1", 7, 8)).ok());
   Reopen();
