@@ -30,7 +30,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-const std::string kPrefix = "hmu" + std::to_string(::getpid()) + "-";
+const std::string kPrefix = hostmesh::testing::TestPrefix("u");
 
 // Runs a command with the fabric prefix set; returns its stdout, or nullopt on failure.
 std::optional<std::string> Shell(const std::string& command) {
