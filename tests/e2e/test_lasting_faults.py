@@ -311,46 +311,43 @@ class LastingFaults(e2e.FabricTestCase):
                         for r in s.anomalous_rnics()})
         self.assertEqual(rnics, [], "RNICs blamed for fabric faults")
 
-    def test_2a_flapping_nic_one_flapping_incident_no_link_blamed(self):
-        t = self.tl.at["flap"]
+    def assertNicIncident(self, what: str, event: str, host: str, nic: str, link: str,
+                          kind: str) -> tuple[dict, dict[int, dict]]:
+        """A phase-2 fault of a NIC or its cable: one incident of `kind` about
+        the NIC or the cable, named within 5 minutes and held. Returns it and
+        every incident opened in phase 2."""
+        t = self.tl.at[event]
         windows = self.phase2()
         opened = self.tl.opened(windows, self.before(t))
-        related = self.about_nic(opened, FLAP_HOST, FLAP_NIC, FLAP_LINK)
+        related = self.about_nic(opened, host, nic, link)
 
         def named(s: e2e.Snapshot) -> bool:
-            return any(inc["id"] in related and inc["kind"] == "flapping"
+            return any(inc["id"] in related and inc["kind"] == kind
                        for inc in s.incidents["open"])
 
-        first = self.assertNamedAndHeld(f"{FLAP_HOST}.{FLAP_NIC} flapping", windows, t, named,
-                                        related)
-        self.assertOneIncident(f"{FLAP_HOST}.{FLAP_NIC} flapping", related, ("flapping",),
-                               first.end_s, windows[-1].end_s)
+        first = self.assertNamedAndHeld(what, windows, t, named, related)
+        inc = self.assertOneIncident(what, related, (kind,), first.end_s, windows[-1].end_s)
+        return inc, opened
+
+    def test_2a_flapping_nic_one_flapping_incident_no_link_blamed(self):
+        _, opened = self.assertNicIncident(f"{FLAP_HOST}.{FLAP_NIC} flapping", "flap", FLAP_HOST,
+                                           FLAP_NIC, FLAP_LINK, "flapping")
         links = [inc for inc in opened.values() if inc["kind"] in LINK_KINDS]
         self.assertEqual(describe(links), [], "link or switch incidents opened in phase 2")
-        self.assertEqual(self.unexpected_culprits(windows, nic_links=True), [],
+        self.assertEqual(self.unexpected_culprits(self.phase2(), nic_links=True), [],
                          "links blamed for a flapping NIC")
 
     def test_2b_lossy_access_link_is_a_lossy_rnic_no_fabric_link_blamed(self):
-        t = self.tl.at["lossy"]
-        windows = self.phase2()
-        opened = self.tl.opened(windows, self.before(t))
-        related = self.about_nic(opened, LOSSY_HOST, LOSSY_NIC, LOSSY_LINK)
-
-        def named(s: e2e.Snapshot) -> bool:
-            return any(inc["id"] in related and inc["kind"] == "rnic_lossy"
-                       for inc in s.incidents["open"])
-
-        first = self.assertNamedAndHeld(f"{LOSSY_HOST}.{LOSSY_NIC} ({LOSSY_PERCENT}% on its "
-                                        "access link)", windows, t, named, related)
-        inc = self.assertOneIncident(f"{LOSSY_HOST}.{LOSSY_NIC}", related, ("rnic_lossy",),
-                                     first.end_s, windows[-1].end_s)
+        inc, opened = self.assertNicIncident(
+            f"{LOSSY_HOST}.{LOSSY_NIC} ({LOSSY_PERCENT}% on its access link)", "lossy",
+            LOSSY_HOST, LOSSY_NIC, LOSSY_LINK, "rnic_lossy")
         # Every probe to or from the NIC crosses its cable once: about 5% of them lost.
         loss = inc["evidence"]["loss"]
         self.assertTrue(0.025 <= loss <= 0.10, f"loss estimate {loss} for a 5% loss: "
                                                f"{describe([inc])}")
         links = [inc for inc in opened.values() if inc["kind"] in LINK_KINDS]
         self.assertEqual(describe(links), [], "link or switch incidents opened in phase 2")
-        self.assertEqual(self.unexpected_culprits(windows, nic_links=False), [],
+        self.assertEqual(self.unexpected_culprits(self.phase2(), nic_links=False), [],
                          "fabric links blamed for a lossy NIC cable")
 
     def unexpected_culprits(self, windows: list[e2e.Snapshot], nic_links: bool) -> list[str]:
