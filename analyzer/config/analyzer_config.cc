@@ -1,5 +1,6 @@
 #include "analyzer/config/analyzer_config.h"
 
+#include <algorithm>
 #include <array>
 #include <string>
 
@@ -38,6 +39,15 @@ void ReadAnalyzer(MapReader& r, AnalyzerConfig& cfg) {
   const bool window_ok = r.Optional("window", &a.window, Range{1s, 1h});
   // Grace 0 is allowed: a test or a fleet with synced uploads may not need one.
   r.Optional("grace", &a.grace, Range{0s, 1h});
+  // A path must outlive the window its probes are counted in: an explicit
+  // path_ttl shorter than window + grace is an error, the default grows.
+  if (!r.Has("path_ttl")) {
+    a.path_ttl = std::max(a.path_ttl, a.window + a.grace);
+  } else if (r.Optional("path_ttl", &a.path_ttl, Range{1s, 24h}) &&
+             a.path_ttl < a.window + a.grace) {
+    r.Fail("path_ttl",
+           "must be at least window + grace (" + config::FormatDuration(a.window + a.grace) + ")");
+  }
   r.Map("thresholds", [&](MapReader& m) {
     m.Optional("rnic_timeout_fraction", &a.rnic_anomalous_ratio,
                Range{0.0, 1.0, LowerBound::kExclusive});

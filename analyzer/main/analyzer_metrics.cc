@@ -189,6 +189,27 @@ void RegisterAnalyzerMetrics(metrics::Registry& registry, const api::SnapshotHol
         const auto s = holder.Get();
         return s ? static_cast<double>(s->stats.untraced_overflow) : 0.0;
       });
+  registry.AddCallbackCounter(
+      "hostmesh_analyzer_paths_aged_out_total",
+      "Probe 5-tuples whose traced path was forgotten: neither reported nor probed for "
+      "path_ttl (their source port rotated out of the agent's pool).",
+      [&holder] {
+        const auto s = holder.Get();
+        return s ? static_cast<double>(s->stats.paths_aged_out) : 0.0;
+      });
+  registry.AddCallbackGauge("hostmesh_analyzer_path_table_entries",
+                            "Probe 5-tuples with a known path (the live port pools, plus "
+                            "path_ttl of rotation).",
+                            [&holder] {
+                              const auto s = holder.Get();
+                              return s ? static_cast<double>(s->stats.paths_live) : 0.0;
+                            });
+  registry.AddCallbackGauge("hostmesh_analyzer_path_table_bytes",
+                            "Memory of the path table (5-tuples, interned fabric paths).",
+                            [&holder] {
+                              const auto s = holder.Get();
+                              return s ? static_cast<double>(s->stats.path_table_bytes) : 0.0;
+                            });
   registry.AddCallbackFamily(
       MetricType::kCounter, "hostmesh_analyzer_feed_events_total",
       "Stored batches on their way into the analysis, by event: batches, path reports "
