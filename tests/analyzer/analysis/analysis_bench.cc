@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/analysis/incidents.h"
 #include "tests/analyzer/analysis/synthetic_fleet.h"
 
 namespace hostmesh::analysis::testing {
@@ -84,6 +85,106 @@ void BM_CloseWindow16M(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_CloseWindow16M)->Unit(benchmark::kMillisecond)->Iterations(2)->UseRealTime();
+
+// The same fleet with 20 concurrent faults: 12 rail-to-spine links and 8 RNICs,
+// losing 1% to 100% (two links on one spine, two on one rail). Counters: the
+// faults named (found, of 20), components blamed that were not faulty (false),
+// and failure groups the inference went through.
+void BM_CloseWindow16M_20Faults(benchmark::State& state) {
+  SyntheticFleet fleet(FleetShape{.hosts = 10'000, .rails = 8, .spines = 64, .ports = 8});
+  Analysis analysis(AnalysisConfig{}, fleet.Map());
+  fleet.TracePaths(analysis, kT0);
+  Faults faults;
+  const std::pair<std::uint32_t, std::uint32_t> links[] = {{0, 3},  {1, 17}, {2, 7},  {5, 7},
+                                                           {3, 40}, {4, 22}, {6, 63}, {7, 0},
+                                                           {2, 31}, {0, 50}, {1, 9},  {6, 12}};
+  const double link_rates[] = {1.0, 1.0, 0.5, 0.3, 0.2, 0.1, 0.05, 0.05, 0.03, 0.02, 0.01, 0.01};
+  for (std::size_t i = 0; i < 12; ++i) {
+    faults.link_loss[fleet.RailSpine(links[i].first, links[i].second)] = link_rates[i];
+  }
+  const std::pair<HostId, NicId> rnics[] = {{42, 3},   {1234, 0}, {2500, 7}, {5001, 5},
+                                            {6789, 1}, {8000, 2}, {9100, 4}, {9999, 6}};
+  const double rnic_rates[] = {1.0, 1.0, 0.5, 0.2, 0.1, 0.05, 0.02, 0.01};
+  for (std::size_t i = 0; i < 8; ++i) faults.nic_loss[rnics[i]] = rnic_rates[i];
+
+  std::int64_t start = kT0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::uint64_t n = 0;
+    fleet.Probe(start, 20, faults, [&](const ProbeRecord& r) {
+      analysis.AddResult(r);
+      ++n;
+    });
+    state.counters["results"] = static_cast<double>(n);
+    state.counters["window_MB"] = static_cast<double>(analysis.open_window_bytes()) / 1e6;
+    state.ResumeTiming();
+    const auto reports = analysis.Advance(start + 30 * kSecond);
+    state.PauseTiming();
+    if (reports.size() != 1) state.SkipWithError("no report");
+    int found = 0, wrong = 0;
+    for (const auto& c : reports.empty() ? std::vector<Suspect>{} : reports[0].loss.culprits) {
+      const bool faulty = c.component.kind == Component::Kind::kLink
+                              ? faults.link_loss.count(c.component.link) > 0
+                              : faults.nic_loss.count({c.component.host, c.component.nic}) > 0;
+      (faulty ? found : wrong) += 1;
+    }
+    state.counters["found"] = found;
+    state.counters["false"] = wrong;
+    state.counters["peak_rss_MB"] = static_cast<double>(PeakRssKb()) / 1e3;
+    start += 20 * kSecond;
+    state.ResumeTiming();
+  }
+}
+BENCHMARK(BM_CloseWindow16M_20Faults)->Unit(benchmark::kMillisecond)->Iterations(2)->UseRealTime();
+
+// Incident bookkeeping at fleet scale: 1,792 incidents open (14 windows of 64
+// RNIC and 64 link culprits, none seen since), then a window of 10,000 hosts x
+// 8 NICs with 20 culprits: each open incident is matched, or looked up as
+// observed or not, against that report.
+void BM_IncidentUpdate(benchmark::State& state) {
+  constexpr HostId kHosts = 10'000;
+  constexpr LinkId kLinks = kHosts * 8 + 8 * 64;
+  IncidentTracker filled;
+  for (int w = 0; w < 14; ++w) {
+    WindowReport r;
+    r.start_ns = kT0 + w * 20 * kSecond;
+    r.end_ns = r.start_ns + 20 * kSecond;
+    for (int i = 0; i < 64; ++i) {
+      Suspect rnic;
+      rnic.component = {Component::Kind::kRnic, kUnknown, static_cast<HostId>((w * 64 + i) * 11),
+                        1};
+      rnic.loss = 1.0;
+      r.loss.culprits.push_back(rnic);
+      Suspect link;
+      link.component.link = static_cast<LinkId>(w * 64 + i);
+      link.loss = 0.5;
+      r.loss.culprits.push_back(link);
+    }
+    filled.Update(r);
+  }
+  WindowReport report;
+  report.start_ns = kT0 + 14 * 20 * kSecond;
+  report.end_ns = report.start_ns + 20 * kSecond;
+  for (HostId h = 0; h < kHosts; ++h) {
+    report.present_hosts.push_back(h);
+    for (NicId n = 0; n < 8; ++n) report.rnics.push_back({.host = h, .nic = n, .probes = 400});
+  }
+  for (LinkId l = 0; l < kLinks; ++l) report.coverage.crossed.push_back(l);
+  for (int i = 0; i < 20; ++i) {
+    Suspect link;
+    link.component.link = static_cast<LinkId>(kHosts * 8 + i);
+    link.loss = 0.1;
+    report.loss.culprits.push_back(link);
+  }
+  for (auto _ : state) {
+    state.PauseTiming();
+    IncidentTracker tracker = filled;
+    state.ResumeTiming();
+    benchmark::DoNotOptimize(tracker.Update(report));
+  }
+  state.counters["open"] = static_cast<double>(filled.open().size());
+}
+BENCHMARK(BM_IncidentUpdate)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace hostmesh::analysis::testing
