@@ -5,6 +5,7 @@
 #include <benchmark/benchmark.h>
 
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -139,6 +140,64 @@ void BM_CloseWindow16M_20Faults(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_CloseWindow16M_20Faults)->Unit(benchmark::kMillisecond)->Iterations(2)->UseRealTime();
+
+// The path table in steady state at 10,000 hosts x 8 NICs with the agents'
+// defaults: pools of 16 ports, a quarter replaced every minute, every port
+// traced (reported) when it enters and probed until it leaves. Prints the
+// table's entries and memory once a virtual minute; counters: the last minute.
+void BM_PathTableSteadyState10k(benchmark::State& state) {
+  constexpr HostId kHosts = 10'000;
+  constexpr NicId kNics = 8;
+  constexpr int kMinutes = 20;
+  for (auto _ : state) {
+    PathTable table;  // default ttl
+    std::vector<std::uint16_t> pools(std::size_t{kHosts} * kNics * 16);
+    std::uint16_t next_port = 0;
+    auto each_dst = [&](HostId h, NicId n, std::uint16_t port, auto&& f) {
+      for (NicId d = 0; d < kNics; ++d) {
+        if (d != n)
+          f(PathRecord{h,
+                       n,
+                       d,
+                       port,
+                       4791,
+                       0,
+                       {h * kNics + n, 100'000 + n * 64 + port % 64, 100'000 + d * 64 + port % 64,
+                        h * kNics + d}});
+      }
+    };
+    for (std::size_t i = 0; i < pools.size(); ++i) {
+      pools[i] = next_port++;
+      each_dst(static_cast<HostId>(i / (kNics * 16)), static_cast<NicId>(i / 16 % kNics), pools[i],
+               [&](const PathRecord& p) { table.Add(p); });
+    }
+    for (int minute = 1; minute <= kMinutes; ++minute) {
+      const std::int64_t now = kT0 + std::int64_t{minute} * 60 * kSecond;
+      for (std::int64_t t = now - 59 * kSecond; t <= now; t += kSecond) table.AdvanceTo(t);
+      // A quarter of each pool leaves (its last probe now) and new ports enter.
+      for (std::size_t pool = 0; pool < pools.size() / 16; ++pool) {
+        const auto h = static_cast<HostId>(pool / kNics);
+        const auto n = static_cast<NicId>(pool % kNics);
+        for (int k = 0; k < 4; ++k) {
+          std::uint16_t& slot = pools[pool * 16 + static_cast<std::size_t>((minute * 4 + k) % 16)];
+          each_dst(h, n, slot, [&](const PathRecord& p) {
+            table.Use(p.host, p.src_nic, p.dst_nic, p.src_port);
+          });
+          slot = next_port++;
+          each_dst(h, n, slot, [&](const PathRecord& p) { table.Add(p); });
+        }
+      }
+      std::printf("  minute %2d: %5.1f M 5-tuples, %6.1f MB, %llu aged out\n", minute,
+                  static_cast<double>(table.size()) / 1e6,
+                  static_cast<double>(table.memory_bytes()) / 1e6,
+                  static_cast<unsigned long long>(table.aged_out()));
+    }
+    state.counters["tuples_M"] = static_cast<double>(table.size()) / 1e6;
+    state.counters["table_MB"] = static_cast<double>(table.memory_bytes()) / 1e6;
+    state.counters["per_host_B"] = static_cast<double>(table.memory_bytes()) / kHosts;
+  }
+}
+BENCHMARK(BM_PathTableSteadyState10k)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
 
 // Incident bookkeeping at fleet scale: 1,792 incidents open (14 windows of 64
 // RNIC and 64 link culprits, none seen since), then a window of 10,000 hosts x
