@@ -1,5 +1,7 @@
 #include "analyzer/store/group_committer.h"
 
+#include <pthread.h>
+
 #include <utility>
 #include <vector>
 
@@ -7,7 +9,10 @@ namespace hostmesh::analyzer::store {
 
 GroupCommitter::GroupCommitter(const Clock& clock, Store& store, GroupCommitOptions options)
     : clock_(clock), store_(store), options_(options) {
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "group-commit");  // for top -H and profiles
+    Run();
+  });
 }
 
 GroupCommitter::~GroupCommitter() {
