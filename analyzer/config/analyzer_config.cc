@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <string>
+#include <tuple>
 
 #include "common/config/map_reader.h"
 #include "common/config/yaml_loader.h"
@@ -60,10 +61,22 @@ void ReadAnalyzer(MapReader& r, AnalyzerConfig& cfg) {
       m.Fail("summaries", "must be at least the window (" + config::FormatDuration(a.window) + ")");
     }
   });
+  // A restart replays raw data: it cannot reach further back than it is kept.
+  // Explicit restore spans beyond retention.raw are errors, the defaults shrink.
+  bool paths_set = false, results_set = false;
   r.Map("restore", [&](MapReader& m) {
-    m.Optional("paths", &cfg.restore_paths, Range{0s, 24h});
-    m.Optional("results", &cfg.restore_results, Range{0s, 24h});
+    for (const auto& [key, span, set] :
+         {std::tuple{"paths", &cfg.restore_paths, &paths_set},
+          std::tuple{"results", &cfg.restore_results, &results_set}}) {
+      *set = m.Has(key);
+      if (m.Optional(key, span, Range{0s, 24h}) && *span > cfg.raw_retention) {
+        m.Fail(key, "must be at most retention.raw (" + config::FormatDuration(cfg.raw_retention) +
+                        "): a restart replays only what is kept");
+      }
+    }
   });
+  if (!paths_set) cfg.restore_paths = std::min(cfg.restore_paths, cfg.raw_retention);
+  if (!results_set) cfg.restore_results = std::min(cfg.restore_results, cfg.raw_retention);
 }
 
 }  // namespace

@@ -233,4 +233,20 @@ void RegisterAnalyzerMetrics(metrics::Registry& registry, const api::SnapshotHol
       });
 }
 
+void RegisterStoreMetrics(metrics::Registry& registry, const store::Store& store) {
+  registry.AddCallbackFamily(
+      MetricType::kGauge, "hostmesh_analyzer_store_bytes",
+      "Bytes of the store per column family: compressed files on disk (sst) and data not yet "
+      "flushed (memtable). raw_results and path_reports are kept retention.raw, windows and "
+      "incidents retention.summaries.",
+      {"family", "kind"}, [&store] {
+        std::vector<ScrapedValue> out;
+        for (const store::FamilyUsage& u : store.Usage()) {
+          out.push_back({{u.name, "sst"}, static_cast<double>(u.sst_bytes)});
+          out.push_back({{u.name, "memtable"}, static_cast<double>(u.memtable_bytes)});
+        }
+        return out;
+      });
+}
+
 }  // namespace hostmesh::analyzer::app

@@ -20,7 +20,7 @@ TEST(AnalyzerConfig, EmptyFileGivesTheDocumentedDefaults) {
   EXPECT_EQ(c.analysis.rnic_anomalous_ratio, 0.1);
   EXPECT_EQ(c.analysis.rnic_sticky, 60s);
   EXPECT_EQ(c.analysis.path_ttl, 5min);
-  EXPECT_EQ(c.raw_retention, 24h);
+  EXPECT_EQ(c.raw_retention, 6h);
   EXPECT_EQ(c.summary_retention, 720h);
   EXPECT_EQ(c.restore_paths, 15min);
   EXPECT_EQ(c.restore_results, 5min);
@@ -80,6 +80,20 @@ TEST(AnalyzerConfig, BadEndpointAndDurationAreReported) {
     EXPECT_EQ(e.issues()[0].line, 2);
     EXPECT_EQ(e.issues()[1].path, "window");
     EXPECT_EQ(e.issues()[1].line, 3);
+  }
+}
+
+TEST(AnalyzerConfig, ARestartReplaysNoFurtherBackThanRawRetention) {
+  const AnalyzerConfig c = ParseAnalyzerConfig("retention: {raw: 10m}\n", "a.yaml");
+  EXPECT_EQ(c.restore_paths, 10min);
+  EXPECT_EQ(c.restore_results, 5min);
+  try {
+    ParseAnalyzerConfig("retention: {raw: 10m}\nrestore:\n  paths: 15m\n", "a.yaml");
+    FAIL() << "accepted";
+  } catch (const config::ConfigError& e) {
+    ASSERT_EQ(e.issues().size(), 1u) << e.what();
+    EXPECT_EQ(e.issues()[0].path, "restore.paths");
+    EXPECT_EQ(e.issues()[0].line, 3);
   }
 }
 
