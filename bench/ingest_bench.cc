@@ -33,6 +33,7 @@
 #include "analyzer/ingest/ingest_handler.h"
 #include "analyzer/ingest/ingest_server.h"
 #include "analyzer/main/analysis_feed.h"
+#include "analyzer/main/process_tuning.h"
 #include "analyzer/store/group_committer.h"
 #include "analyzer/store/store.h"
 #include "bench/ingest_load.h"
@@ -158,6 +159,7 @@ bool ReadAll(int fd, void* data, std::size_t size) {
 // The agents: waits for the port, says when every stream said Hello, sends
 // its report and exits without running destructors of a forked gRPC.
 [[noreturn]] void RunClient(Args args, int port_fd, int report_fd) {
+  hostmesh::analyzer::app::TuneProcess();  // a lighter load generator, too
   int port = 0;
   if (!ReadAll(port_fd, &port, sizeof port)) _exit(1);
   args.load.address = "127.0.0.1:" + std::to_string(port);
@@ -198,6 +200,7 @@ int main(int argc, char** argv) {
   }
   close(to_client[0]);
   close(from_client[1]);
+  hostmesh::analyzer::app::TuneProcess();  // as hostmesh-analyzer's main does
 
   bool temporary = false;
   if (args.data_dir.empty()) {

@@ -43,8 +43,14 @@ Bodies MakeBodies(int count, int results_per_batch) {
                                .count();
   // One agent's batches of `results_per_batch` results (80 a second): the
   // span is chosen so the probes fit, and every batch starts a little back.
+  // The agent has traced its first pool already (steady state: about 4 path
+  // reports a second, not the 896 of a fresh start).
   const std::int64_t span = static_cast<std::int64_t>(results_per_batch) * 1'000'000'000 / 80;
-  FleetAgent agent(0, now - span * count - 1'000'000'000);
+  const std::int64_t warm_up = 20'000'000'000;
+  FleetAgent agent(0, now - span * count - warm_up - 1'000'000'000);
+  for (std::int64_t t = now - span * count - warm_up; t < now - span * count; t += 1'000'000'000) {
+    agent.Batch(t, t + 1'000'000'000);
+  }
   for (int i = 0; i < count; ++i) {
     const std::int64_t from = now - span * (count - i);
     v1::UploadBatch body = agent.Batch(from, from + span);

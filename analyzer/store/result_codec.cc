@@ -25,15 +25,19 @@ constexpr int kSendSourceShift = 1;
 constexpr int kRecvSourceShift = 3;
 constexpr std::uint32_t kSourceMask = 3;
 
-void PutVarint(std::string& out, std::uint64_t v) {
+// Results are written through a cursor into space reserved up front (no
+// per-byte capacity checks): this runs for every result at fleet rate.
+constexpr std::size_t kMaxResultBytes = 96;  // flags 2, nics 2, ports 7, 7 deltas 70, payload 5
+
+void PutVarint(char*& out, std::uint64_t v) {
   while (v >= 0x80) {
-    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    *out++ = static_cast<char>((v & 0x7f) | 0x80);
     v >>= 7;
   }
-  out.push_back(static_cast<char>(v));
+  *out++ = static_cast<char>(v);
 }
 // Differences wrap in unsigned arithmetic, so any two int64 values round-trip.
-void PutDelta(std::string& out, std::uint64_t value, std::uint64_t base) {
+void PutDelta(char*& out, std::uint64_t value, std::uint64_t base) {
   const auto d = static_cast<std::int64_t>(value - base);
   PutVarint(out, (static_cast<std::uint64_t>(d) << 1) ^ static_cast<std::uint64_t>(d >> 63));
 }
@@ -57,10 +61,11 @@ bool GetDelta(std::string_view& in, std::uint64_t base, std::uint64_t& value) {
 }
 
 bool FitsCompact(const v1::ProbeResult& r) {
+  static const google::protobuf::Reflection* const reflection = v1::ProbeResult::GetReflection();
   return r.src_nic() < kMaxNic && r.dst_nic() < kMaxNic && r.src_port() <= 0xffff &&
          static_cast<std::uint32_t>(r.send_timestamp_source()) <= kSourceMask &&
          static_cast<std::uint32_t>(r.recv_timestamp_source()) <= kSourceMask &&
-         r.GetReflection()->GetUnknownFields(r).empty();
+         reflection->GetUnknownFields(r).empty();
 }
 
 std::uint64_t U(std::int64_t v) {
@@ -76,9 +81,12 @@ void EncodeResultChunk(std::span<const v1::ProbeResult* const> results, std::str
       return;
     }
   }
-  out.push_back(kMarker);
-  out.push_back(kCompactVersion);
-  PutVarint(out, results.size());
+  const std::size_t start = out.size();
+  out.resize(start + 2 + 10 + results.size() * kMaxResultBytes);
+  char* cursor = out.data() + start;
+  *cursor++ = kMarker;
+  *cursor++ = kCompactVersion;
+  PutVarint(cursor, results.size());
   std::uint64_t prev_send = 0;
   std::uint64_t prev_seq[kMaxNic] = {};
   std::uint32_t prev_dst_port = kDefaultDstPort;
@@ -96,31 +104,32 @@ void EncodeResultChunk(std::span<const v1::ProbeResult* const> results, std::str
     if (r.timestamp_error_ns() != 0) flags |= kError;
     if (r.payload_bytes() != prev_payload) flags |= kPayload;
     if (r.dst_port() != prev_dst_port) flags |= kDstPort;
-    PutVarint(out, flags);
-    PutVarint(out, r.src_nic());
-    PutVarint(out, r.dst_nic());
-    out.push_back(static_cast<char>(r.src_port() & 0xff));
-    out.push_back(static_cast<char>(r.src_port() >> 8));
-    if (flags & kDstPort) PutVarint(out, r.dst_port());
-    PutDelta(out, r.sequence(), prev_seq[r.src_nic()]);
+    PutVarint(cursor, flags);
+    PutVarint(cursor, r.src_nic());
+    PutVarint(cursor, r.dst_nic());
+    *cursor++ = static_cast<char>(r.src_port() & 0xff);
+    *cursor++ = static_cast<char>(r.src_port() >> 8);
+    if (flags & kDstPort) PutVarint(cursor, r.dst_port());
+    PutDelta(cursor, r.sequence(), prev_seq[r.src_nic()]);
     const std::uint64_t send = U(r.send_time_ns());
-    PutDelta(out, send, prev_send);
+    PutDelta(cursor, send, prev_send);
     // Each timestamp from the last one present before it (send time first).
     std::uint64_t base = send;
     for (const auto& [flag, value] :
          {std::pair{kT1, r.app_send_ns()}, std::pair{kT2, r.nic_send_ns()},
           std::pair{kT3, r.nic_recv_ns()}, std::pair{kT4, r.app_recv_ns()}}) {
       if ((flags & flag) == 0) continue;
-      PutDelta(out, U(value), base);
+      PutDelta(cursor, U(value), base);
       base = U(value);
     }
-    if (flags & kError) PutDelta(out, U(r.timestamp_error_ns()), 0);
-    if (flags & kPayload) PutVarint(out, r.payload_bytes());
+    if (flags & kError) PutDelta(cursor, U(r.timestamp_error_ns()), 0);
+    if (flags & kPayload) PutVarint(cursor, r.payload_bytes());
     prev_seq[r.src_nic()] = r.sequence();
     prev_send = send;
     prev_dst_port = r.dst_port();
     prev_payload = r.payload_bytes();
   }
+  out.resize(static_cast<std::size_t>(cursor - out.data()));
 }
 
 ResultChunkReader::ResultChunkReader(std::string_view chunk) : in_(chunk) {
