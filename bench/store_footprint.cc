@@ -86,8 +86,8 @@ analysis::WindowReport Report(int hosts, std::int64_t start_ns, std::mt19937_64&
   auto quantiles = [&](std::lognormal_distribution<double>& d, std::uint64_t n) {
     analysis::QuantileSketch sketch;
     for (std::uint64_t i = 0; i < n; ++i) sketch.Add(d(rng));
-    return analysis::Quantiles{n, sketch.Quantile(0.5), sketch.Quantile(0.9),
-                               sketch.Quantile(0.99), sketch.Quantile(0.999)};
+    return analysis::Quantiles{n, sketch.Quantile(0.5), sketch.Quantile(0.9), sketch.Quantile(0.99),
+                               sketch.Quantile(0.999)};
   };
   auto row = [&](std::uint64_t probes) {
     analysis::SlaRow s;
@@ -233,6 +233,10 @@ int main(int argc, char** argv) {
   const double ledger_day = sst["ledger"] / host_seconds * day;
   const double summary_day = sst["windows"] / host_seconds * day;
   const double fleet = args.fleet;
+  // The ledger must outlive any resend from an agent's spool: it keeps its own retention.
+  const double ledger_hours =
+      std::chrono::duration<double, std::ratio<3600>>(store::StoreOptions{}.ledger_retention)
+          .count();
   std::printf(
       "store_footprint: %d hosts x %d min, raw compression %s, after full compaction\n"
       "  raw_results    %s for %llu results: %.1f B/result\n"
@@ -240,18 +244,19 @@ int main(int argc, char** argv) {
       "  ledger         %s for %llu batches: %.1f B/batch\n"
       "  windows        %s for %llu summaries: %.1f B/host/window\n"
       "per host per day: raw (results + paths) %s, ledger %s, window summaries %s\n"
-      "%d hosts, raw kept %.0f h (ledger as long), summaries %.0f days:\n"
+      "%d hosts, raw kept %.0f h, ledger %.0f h, summaries %.0f days:\n"
       "  raw %s + ledger %s + summaries %s = %s\n",
       args.hosts, args.minutes, args.compression.c_str(), Mb(sst["raw_results"]).c_str(),
       static_cast<unsigned long long>(results), per_result, Mb(sst["path_reports"]).c_str(),
       static_cast<unsigned long long>(paths), per_path, Mb(sst["ledger"]).c_str(),
       static_cast<unsigned long long>(batches), per_batch, Mb(sst["windows"]).c_str(),
       static_cast<unsigned long long>(summaries), per_summary_host, Mb(raw_day).c_str(),
-      Mb(ledger_day).c_str(), Mb(summary_day).c_str(), args.fleet, args.raw_hours,
+      Mb(ledger_day).c_str(), Mb(summary_day).c_str(), args.fleet, args.raw_hours, ledger_hours,
       args.summary_days, Gb(fleet * raw_day * args.raw_hours / 24).c_str(),
-      Gb(fleet * ledger_day * args.raw_hours / 24).c_str(),
+      Gb(fleet * ledger_day * ledger_hours / 24).c_str(),
       Gb(fleet * summary_day * args.summary_days).c_str(),
-      Gb(fleet * ((raw_day + ledger_day) * args.raw_hours / 24 + summary_day * args.summary_days))
+      Gb(fleet * (raw_day * args.raw_hours / 24 + ledger_day * ledger_hours / 24 +
+                  summary_day * args.summary_days))
           .c_str());
   return 0;
 }
