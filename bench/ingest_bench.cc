@@ -127,6 +127,15 @@ std::map<std::string, double> ThreadCpu() {
   return out;
 }
 
+// Peak resident memory of this process (the analyzer side), MB.
+double PeakRssMb() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1e3;
+  }
+  return 0;
+}
+
 double ProcessCpu() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
@@ -264,6 +273,7 @@ int main(int argc, char** argv) {
   const double cpu = ProcessCpu() - cpu0;
   auto threads = ThreadCpu();
   for (const auto& [name, s] : threads0) threads[name] -= s;
+  const double peak_rss_mb = PeakRssMb();
   int status = 0;
   waitpid(child, &status, 0);
   stop = true;
@@ -320,7 +330,8 @@ int main(int argc, char** argv) {
   for (const auto& [name, s] : threads) {
     if (s >= 0.05 * cpu && s > 0) std::printf("; %s %.1f s", name.c_str(), s);
   }
-  std::printf("\n  load generator CPU    %.2f cores\n", load.cpu_seconds / seconds);
+  std::printf("\n  analyzer peak RSS     %.0f MB\n", peak_rss_mb);
+  std::printf("  load generator CPU    %.2f cores\n", load.cpu_seconds / seconds);
   if (feed) std::printf("  windows judged        %llu\n", static_cast<unsigned long long>(windows));
   const bool ok = load.broken_streams == 0 && load.other == 0 && stored == load.results_sent &&
                   WIFEXITED(status) && WEXITSTATUS(status) == 0;
