@@ -66,6 +66,15 @@ struct AnalysisConfig {
   int resolve_after_clean_windows = 2;
   // ...or after this many windows with no observation of it at all.
   int resolve_after_unobserved_windows = 15;
+  // A probe 5-tuple's path is forgotten once no report and no probe touched it
+  // for this long (it is gone by 1.3 x path_ttl). Agents rotate source ports
+  // (a port lives 4 min in a pool by default) and re-report a live 5-tuple's
+  // path every few minutes (traceroute report period 5 min); a live 5-tuple is
+  // probed every pool_size x (NICs - 1) x interval (16 x 7 x 100 ms = 11 s by
+  // default). So 5 min keeps every live path and forgets a rotated-out one
+  // within minutes. At least window + grace: a path reported while a window is
+  // open must still be there when it is judged.
+  nanoseconds path_ttl = std::chrono::minutes{5};
   // Example paths kept in an incident's evidence.
   std::size_t max_example_paths = 3;
 };

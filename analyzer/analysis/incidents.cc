@@ -59,14 +59,19 @@ std::optional<IncidentKind> IncidentKindFromName(std::string_view name) {
 }
 
 Incident* IncidentTracker::FindOpen(Category category, std::uint64_t key) {
-  for (std::size_t i = incidents_.size(); i-- > 0;) {
-    if (incidents_[i].open && keys_[i] == std::make_pair(category, key)) return &incidents_[i];
-  }
-  return nullptr;
+  const auto it = open_index_.find(IndexKey(category, key));
+  return it == open_index_.end() ? nullptr : &incidents_[it->second];
 }
 
-bool IncidentTracker::Observed(const Incident& inc, Category category,
-                               const WindowReport& report) const {
+void IncidentTracker::RebuildIndex() {
+  open_index_.clear();
+  for (std::size_t i = 0; i < incidents_.size(); ++i) {
+    if (incidents_[i].open) open_index_[IndexKey(keys_[i].first, keys_[i].second)] = i;
+  }
+}
+
+bool IncidentTracker::Observed(const Incident& inc, Category category, const WindowReport& report,
+                               std::vector<std::uint64_t>& observed_rnics) const {
   switch (category) {
     case Category::kLink:
     case Category::kLatencyLink:
@@ -74,14 +79,19 @@ bool IncidentTracker::Observed(const Incident& inc, Category category,
                                 inc.suspect.link);
     case Category::kRnic:
     case Category::kLatencyRnic:
-      return std::any_of(report.rnics.begin(), report.rnics.end(), [&](const RnicStatus& r) {
-        return r.host == inc.suspect.host && r.nic == inc.suspect.nic && r.probes > 0;
-      });
+      if (observed_rnics.empty()) {
+        for (const RnicStatus& r : report.rnics) {
+          if (r.probes > 0) observed_rnics.push_back(RnicKey(r.host, r.nic));
+        }
+        std::sort(observed_rnics.begin(), observed_rnics.end());
+      }
+      return std::binary_search(observed_rnics.begin(), observed_rnics.end(),
+                                RnicKey(inc.suspect.host, inc.suspect.nic));
     case Category::kSwitch:
       return report.coverage.traced_probes > 0;
-    case Category::kHost:
-      return std::find(report.present_hosts.begin(), report.present_hosts.end(),
-                       inc.suspect.host) != report.present_hosts.end();
+    case Category::kHost:  // present_hosts is sorted
+      return std::binary_search(report.present_hosts.begin(), report.present_hosts.end(),
+                                inc.suspect.host);
   }
   return false;
 }
@@ -147,6 +157,7 @@ std::vector<std::uint64_t> IncidentTracker::Update(const WindowReport& report) {
       fresh.summary =
           Describe(f.suspect, f.category == Category::kSwitch, f.category == Category::kHost);
       fresh.evidence.first_seen_ns = report.start_ns;
+      open_index_[IndexKey(f.category, f.key)] = incidents_.size();
       incidents_.push_back(std::move(fresh));
       keys_.emplace_back(f.category, f.key);
       seen.push_back(0);
@@ -207,10 +218,11 @@ std::vector<std::uint64_t> IncidentTracker::Update(const WindowReport& report) {
     touched.push_back(inc->id);
   }
 
+  std::vector<std::uint64_t> observed_rnics;
   for (std::size_t i = 0; i < incidents_.size(); ++i) {
     Incident& inc = incidents_[i];
     if (!inc.open || seen[i]) continue;
-    if (Observed(inc, keys_[i].first, report)) {
+    if (Observed(inc, keys_[i].first, report, observed_rnics)) {
       inc.unobserved_windows = 0;
       if (++inc.clean_windows < config_.resolve_after_clean_windows) continue;
     } else if (++inc.unobserved_windows < config_.resolve_after_unobserved_windows) {
@@ -218,6 +230,7 @@ std::vector<std::uint64_t> IncidentTracker::Update(const WindowReport& report) {
     }
     inc.open = false;
     inc.resolved_ns = report.end_ns;
+    open_index_.erase(IndexKey(keys_[i].first, keys_[i].second));
     touched.push_back(inc.id);
   }
   return touched;
@@ -257,6 +270,7 @@ void IncidentTracker::Restore(std::vector<Incident> incidents, std::uint64_t nex
     keys_.push_back(KeyOf(inc));
     next_id_ = std::max(next_id_, inc.id + 1);
   }
+  RebuildIndex();
 }
 
 void IncidentTracker::Prune(std::int64_t before_ns) {
@@ -269,6 +283,7 @@ void IncidentTracker::Prune(std::int64_t before_ns) {
   }
   incidents_.resize(out);
   keys_.resize(out);
+  RebuildIndex();
 }
 
 const Incident* IncidentTracker::Find(std::uint64_t id) const {

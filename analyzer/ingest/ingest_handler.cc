@@ -56,7 +56,7 @@ std::optional<v1::UploadAck> IngestHandler::Screen(const v1::UploadBatch& batch)
   return ack;
 }
 
-void IngestHandler::Commit(std::shared_ptr<store::CommitLane> lane, v1::UploadBatch batch,
+void IngestHandler::Commit(std::shared_ptr<store::CommitLane> lane, store::OwnedBatch batch,
                            AckDone done) {
   committer_.Submit(
       std::move(lane), std::move(batch),

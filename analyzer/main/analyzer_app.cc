@@ -92,9 +92,12 @@ bool AnalyzerApp::Start(std::string* error) {
   ingest_stats_ = std::make_unique<ingest::IngestStats>(registry_);
   ingest::IngestOptions ingest_options;
   ingest_options.analyzer_version = "hostmesh-analyzer " + options_.version;
+  // Older than raw retention: it would be deleted on arrival.
+  ingest_options.limits.max_age = config_.raw_retention;
   handler_ = std::make_unique<ingest::IngestHandler>(clock_, *store_, *committer_, *ingest_stats_,
                                                      feed_.get(), ingest_options);
   RegisterAnalyzerMetrics(registry_, snapshots_, clock_);
+  RegisterStoreMetrics(registry_, *store_);
   Publish(nullptr);
 
   http::Router router;

@@ -133,6 +133,12 @@ TEST(AnalyzerApp, OneNicTimingOutIsReportedDownAndMetricsPassPromtool) {
   EXPECT_NE(metrics->body.find("hostmesh_analyzer_process_resident_memory_bytes "),
             std::string::npos);
   EXPECT_NE(metrics->body.find("hostmesh_analyzer_process_cpu_seconds_total "), std::string::npos);
+  // The store's size and the path table's ageing are exported.
+  EXPECT_NE(
+      metrics->body.find("hostmesh_analyzer_store_bytes{family=\"raw_results\",kind=\"memtable\"}"),
+      std::string::npos);
+  EXPECT_NE(metrics->body.find("hostmesh_analyzer_paths_aged_out_total 0"), std::string::npos);
+  EXPECT_NE(metrics->body.find("hostmesh_analyzer_path_table_entries"), std::string::npos);
   if (!std::string(HOSTMESH_PROMTOOL_PATH).empty()) {
     int exit_status = 0;
     const std::string out = RunPromtool(metrics->body, &exit_status);

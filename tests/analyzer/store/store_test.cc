@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <mutex>
 #include <thread>
 
 #include "analyzer/store/group_committer.h"
@@ -249,8 +250,12 @@ TEST_F(StoreTest, CompactionFiltersExpireRecordsWithoutDeleteRange) {
   clock_.Advance(25h);
   ASSERT_EQ(store_->Commit(Store::Prepare(MakeBatch("h1", 8, 1, 5, Now()))).status,
             CommitStatus::kStored);
-  // Only the filters act here: no DeleteRange was issued.
+  // Only the filters act here: no DeleteRange was issued. Raw results are a
+  // FIFO, never compacted: their files go by age on RocksDB's own clock, and
+  // EnforceRetention's range delete hides them on ours.
   ASSERT_TRUE(store_->Compact().ok());
+  EXPECT_EQ(CountResults(WallTime::min(), WallTime::max()), 55u);
+  ASSERT_TRUE(store_->EnforceRetention().ok());
   EXPECT_EQ(CountResults(WallTime::min(), WallTime::max()), 5u);
   EXPECT_EQ(store_->LastDurableBatchSeq("h1", 7), 0u) << "ledger entries age by when stored";
   EXPECT_EQ(store_->LastDurableBatchSeq("h1", 8), 1u);
@@ -293,6 +298,43 @@ TEST_F(StoreTest, GroupCommitterStoresConcurrentStreamsOnceEach) {
   EXPECT_LE(committer.groups_written(), static_cast<std::uint64_t>(2 * kStreams * kBatches));
   for (const auto& [identity, copies] : store_->CountResultCopies()) ASSERT_EQ(copies, 1u);
   EXPECT_EQ(store_->CountResultCopies().size(), static_cast<std::size_t>(kStreams * kBatches * 20));
+}
+
+TEST_F(StoreTest, AckingAGroupDoesNotHoldUpTheNextWrite) {
+  // The first batch's callback (an ack, the analysis feed) submits a second
+  // batch and stalls until it is durable: the committer writes it meanwhile,
+  // and the second callback still comes after the first.
+  GroupCommitter committer(clock_, *store_);
+  std::vector<int> order;
+  std::mutex mu;
+  bool written_meanwhile = false;
+  committer.Submit(nullptr, MakeBatch("h1", 1, 1, 5, Now()),
+                   [&](const CommitReport& report, v1::UploadBatch&) {
+                     EXPECT_EQ(report.outcome.status, CommitStatus::kStored);
+                     committer.Submit(nullptr, MakeBatch("h1", 1, 2, 5, Now()),
+                                      [&](const CommitReport& second, v1::UploadBatch&) {
+                                        EXPECT_EQ(second.outcome.status, CommitStatus::kStored);
+                                        std::lock_guard lock(mu);
+                                        order.push_back(2);
+                                      });
+                     const auto deadline = std::chrono::steady_clock::now() + 10s;
+                     while (store_->LastDurableBatchSeq("h1", 1) < 2 &&
+                            std::chrono::steady_clock::now() < deadline) {
+                       std::this_thread::yield();
+                     }
+                     written_meanwhile = store_->LastDurableBatchSeq("h1", 1) == 2;
+                     std::lock_guard lock(mu);
+                     order.push_back(1);
+                   });
+  // Stop commits everything queued and runs every callback before it returns;
+  // wait for the first callback to have queued the second batch first.
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (store_->LastDurableBatchSeq("h1", 1) < 2 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();
+  }
+  committer.Stop();
+  EXPECT_TRUE(written_meanwhile);
+  EXPECT_EQ(order, (std::vector<int>{1, 2}));
 }
 
 TEST_F(StoreTest, SubmitAfterStopFailsAtOnce) {
