@@ -84,8 +84,8 @@ int main(int argc, char** argv) {
     GetLogger("analyzer")->critical("cannot start: {}", error);
     return 1;
   }
-  GetLogger("analyzer")->info("open files limit {} (each agent holds a connection)",
-                              tuning.open_files);
+  GetLogger("analyzer")
+      ->info("open files limit {} (each agent holds a connection)", tuning.open_files);
   systemd.Ready("judging windows");
   app.Run(stop_fd);
   ::close(stop_fd);
