@@ -138,11 +138,14 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
     return std::max(0.0, LogLikelihoodRatio(bad, n, p0, bad / n));
   };
   // A component made of parts (a switch: its links and RNICs) is blamed only
-  // when its failures are not concentrated on one part: without its strongest
-  // part it must keep at least half its evidence.
+  // when its loss is spread over them: its strongest part loses at most 2.5
+  // times the switch's rate, and without that part the rest still loses at
+  // least half of it. A fault on one link or RNIC (or two) under a switch
+  // concentrates its loss; a lossy switch loses evenly everywhere.
   auto spread = [&](std::uint32_t c) {
     if (c >= parts.size() || parts[c].empty()) return true;
     const auto [bad, n] = counts(c);
+    if (n <= 0 || bad <= 0) return false;
     double best_part = -1, part_bad = 0, part_n = 0;
     for (const std::uint32_t part : parts[c]) {
       const auto [pb, pn] = counts(part);
@@ -153,7 +156,10 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
         part_n = pn;
       }
     }
-    return gain(bad - part_bad, n - part_n) >= 0.5 * gain(bad, n);
+    const double loss = bad / n;
+    if (part_n > 0 && part_bad / part_n > 2.5 * loss) return false;
+    if (n - part_n <= 0) return true;
+    return (bad - part_bad) / (n - part_n) >= 0.5 * loss;
   };
 
   // Greedy: the strongest candidate explains its failures, then the next.
@@ -178,12 +184,17 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
       const auto* e = book.Find(keys[c]);
       const double s_new =
           std::clamp((e ? e->s : 0.0) + LogLikelihoodRatio(bad, n, p0, h1_of(e, bad, n)), 0.0, cap);
-      double strength = s_new >= h ? s_new : -1;
+      // Eligible: conclusive over the windows (S reaches h) or in this window
+      // alone. Ranked by what it explains of this window (the log-likelihood
+      // ratio at its own loss): accumulated evidence saturates at the cap, so a
+      // switch and its links would otherwise tie.
       const double loss = bad / n;
-      if (bad >= params.min_failures && loss >= p0 + params.min_loss &&
-          PoissonTail(bad, n * p0) < window_alpha) {
-        strength = std::max(strength, LogLikelihoodRatio(bad, n, p0, loss));
+      bool eligible = s_new >= h;
+      if (!eligible && bad >= params.min_failures && loss >= p0 + params.min_loss) {
+        eligible = PoissonTail(bad, n * p0) < window_alpha;
       }
+      if (!eligible) continue;
+      const double strength = gain(bad, n);
       if (strength > best_strength && spread(c)) {
         best = c;
         best_strength = strength;

@@ -105,9 +105,9 @@ struct SequentialResult {
 
 // keys[c] is the stable id of component c of `problem`. parts[c], for a
 // component made of others (a switch: its links and RNICs), lists them: it is
-// blamed only when its failures are not concentrated on one part (without its
-// strongest part it keeps at least half its evidence), so a link fault, or a
-// link and an RNIC fault under one switch, are not the switch.
+// blamed only when its loss is spread over them (its strongest part loses at
+// most 2.5 times its rate, and the rest at least half of it), so a link fault,
+// or a link and an RNIC fault under one switch, are not the switch.
 SequentialResult InferSequential(InferenceProblem& problem, std::span<const std::uint64_t> keys,
                                  std::span<const std::vector<std::uint32_t>> parts,
                                  const SequentialParams& params, EvidenceBook& book);

@@ -475,8 +475,18 @@ Localization WindowJudge::Localize(const WindowAccumulator& w, const Index& ix,
     r.culprit = link_culprit[l];
     out.links.push_back(r);
   }
+  // Culprits first, the most evident (then the lossiest: a gray link whose
+  // traces no longer cross it keeps its place) before the rest by score.
+  std::vector<std::pair<double, double>> culprit_key(ix.links, {0.0, 0.0});
+  for (const Suspect& c : out.culprits) {
+    if (c.component.kind != Component::Kind::kLink) continue;
+    culprit_key[c.component.link] = std::max(culprit_key[c.component.link], {c.z, c.loss});
+  }
   std::sort(out.links.begin(), out.links.end(), [&](const LinkRank& a, const LinkRank& b) {
-    if (link_order[a.link] != link_order[b.link]) return link_order[a.link] < link_order[b.link];
+    if (a.culprit != b.culprit) return a.culprit;
+    if (a.culprit && culprit_key[a.link] != culprit_key[b.link]) {
+      return culprit_key[a.link] > culprit_key[b.link];
+    }
     if (a.score != b.score) return a.score > b.score;
     return a.link < b.link;
   });
