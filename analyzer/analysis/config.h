@@ -44,9 +44,11 @@ struct AnalysisConfig {
   double min_z = 4.0;
 
   // A latency hotspot: a link whose paths' median network latency exceeds the
-  // fleet's by at least this much over the link's own baseline
+  // fleet's by at least this much over the link's own baseline, and by
+  // hotspot_noise_z times the spread of all paths' excesses in the window
   // (latency_hotspots.h). RoCE congestion adds tens of microseconds.
   nanoseconds hotspot_min_excess = std::chrono::microseconds{15};
+  double hotspot_noise_z = 4.0;
 
   // For the paper's voting on slow probes: a probe is slow when its network
   // latency (t3-t2) exceeds

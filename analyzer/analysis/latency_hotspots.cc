@@ -1,6 +1,7 @@
 #include "analyzer/analysis/latency_hotspots.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace hostmesh::analysis {
 namespace {
@@ -14,14 +15,22 @@ double Median(std::vector<double> v) {
 
 }  // namespace
 
+double LatencyBaselines::Of(std::size_t directed) const {
+  if (directed >= baseline_.size()) return 0;
+  const double n = windows_[directed];
+  return baseline_[directed] * n / (n + kPriorWindows);
+}
+
 void LatencyBaselines::Learn(std::size_t directed, double excess_ns, double decay) {
   if (directed >= baseline_.size()) {
     baseline_.resize(directed + 1, 0);
-    seen_.resize(directed + 1, 0);
+    windows_.resize(directed + 1, 0);
   }
-  baseline_[directed] =
-      seen_[directed] ? decay * baseline_[directed] + (1 - decay) * excess_ns : excess_ns;
-  seen_[directed] = 1;
+  std::uint16_t& n = windows_[directed];
+  // The mean of the first windows, then an exponential average.
+  const double weight = std::max(1 - decay, 1.0 / (n + 1.0));
+  baseline_[directed] += weight * (excess_ns - baseline_[directed]);
+  if (n < UINT16_MAX) ++n;
 }
 
 std::vector<Hotspot> FindHotspots(const std::vector<QuantileSketch>& middle_latency,
@@ -52,10 +61,17 @@ std::vector<Hotspot> FindHotspots(const std::vector<QuantileSketch>& middle_late
   if (measured.size() < 4) return out;  // no fleet to compare with
   const double fleet = Median(medians);
   std::vector<std::vector<std::uint32_t>> through(2 * links);
+  std::vector<double> deviation;
   for (std::uint32_t i = 0; i < measured.size(); ++i) {
     measured[i].excess -= fleet;
+    deviation.push_back(std::abs(measured[i].excess));
     for (const std::uint32_t d : measured[i].directed) through[d].push_back(i);
   }
+  // 1.4826 x MAD estimates a standard deviation; a bucket of the sketch
+  // (2 alpha wide) is the finest difference it can show.
+  const double resolution = 2 * middle_latency.front().alpha() * fleet;
+  const double noise = std::max(1.4826 * Median(std::move(deviation)), resolution);
+  const double bar = std::max(params.min_excess_ns, params.noise_z * noise);
 
   std::vector<char> hot(2 * links, 0);
   std::vector<double> excess;
@@ -71,7 +87,7 @@ std::vector<Hotspot> FindHotspots(const std::vector<QuantileSketch>& middle_late
         probes += measured[i].probes;
       }
       const double e = Median(excess);
-      if (e < params.min_excess_ns || e <= best.excess_ns) continue;
+      if (e < bar || e <= best.excess_ns) continue;
       const auto consistent =
           std::count_if(excess.begin(), excess.end(), [&](double x) { return x >= e / 2; });
       const double share = static_cast<double>(consistent) / static_cast<double>(excess.size());
@@ -92,7 +108,7 @@ std::vector<Hotspot> FindHotspots(const std::vector<QuantileSketch>& middle_late
     excess.clear();
     for (const std::uint32_t i : through[d]) excess.push_back(measured[i].excess);
     const double e = Median(excess);
-    if (e < params.min_excess_ns / 2) baselines.Learn(d, e, params.baseline_decay);
+    if (e < bar / 2) baselines.Learn(d, e, params.baseline_decay);
   }
   return out;
 }

@@ -9,8 +9,12 @@
 // less the link's own baseline (its usual excess: a longer cable, a deeper
 // buffer), learned in windows it is not hot. A link is hot when that excess
 // is at least min_excess and consistent: most paths through it show at least
-// half of it. Greedily, the hottest link's excess is taken off its paths
-// before the next is judged, so two hotspots on one path are both found and a
+// half of it, and it stands out of the window's noise: noise_z times the
+// spread of all paths' excesses (robust: a median of absolute deviations), or
+// the latency sketch's resolution, whichever is larger. Sampling noise, a
+// sketch bucket and a jittery delay line all show in that spread; on a
+// fabric with microsecond paths it is far below min_excess. Greedily, the hottest link's excess is
+// taken off its paths before the next is judged, so two hotspots on one path are both found and a
 // hotspot does not heat the links it shares paths with.
 
 #include <cstdint>
@@ -26,6 +30,7 @@ struct HotspotParams {
   std::uint32_t min_probes_per_path = 8;
   std::uint32_t min_paths = 2;
   double consistency = 0.75;
+  double noise_z = 4.0;
   double baseline_decay = 0.9;
   std::size_t max_hotspots = 32;
 };
@@ -39,18 +44,22 @@ struct Hotspot {
   double consistency = 0;  // share of its paths showing at least half its excess
 };
 
-// Per directed link (2 * link + (up ? 0 : 1)): its usual excess.
+// Per directed link (2 * link + (up ? 0 : 1)): its usual excess. Until a
+// link has been seen in a few windows its baseline is shrunk towards the
+// fleet's (zero): one early window, with half the paths traced, must not set
+// a bar that a normal window later clears.
 class LatencyBaselines {
  public:
-  double Of(std::size_t directed) const {
-    return directed < baseline_.size() ? baseline_[directed] : 0;
-  }
+  static constexpr double kPriorWindows = 3;
+  double Of(std::size_t directed) const;
   void Learn(std::size_t directed, double excess_ns, double decay);
-  std::size_t memory_bytes() const { return baseline_.capacity() * sizeof(double); }
+  std::size_t memory_bytes() const {
+    return baseline_.capacity() * sizeof(double) + windows_.capacity() * sizeof(std::uint16_t);
+  }
 
  private:
   std::vector<double> baseline_;
-  std::vector<char> seen_;
+  std::vector<std::uint16_t> windows_;  // learned in, saturating
 };
 
 std::vector<Hotspot> FindHotspots(const std::vector<QuantileSketch>& middle_latency,

@@ -290,6 +290,7 @@ WindowReport WindowJudge::Judge(const WindowAccumulator& w) {
   // slow-probe ranking above stays for the paper's voting (baseline).
   HotspotParams hot;
   hot.min_excess_ns = static_cast<double>(config_.hotspot_min_excess.count());
+  hot.noise_z = config_.hotspot_noise_z;
   out.latency.culprits.clear();
   for (const Hotspot& h :
        FindHotspots(w.middle_latency(), paths_, ix.links, latency_baselines_, hot)) {

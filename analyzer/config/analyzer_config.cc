@@ -53,6 +53,21 @@ void ReadAnalyzer(MapReader& r, AnalyzerConfig& cfg) {
     m.Optional("rnic_timeout_fraction", &a.rnic_anomalous_ratio,
                Range{0.0, 1.0, LowerBound::kExclusive});
     m.Optional("rnic_sticky", &a.rnic_sticky, Range{0s, 24h});
+    m.Optional("rnic_down_fraction", &a.rnic_down_ratio, Range{0.0, 1.0, LowerBound::kExclusive});
+    // Evidence across windows (README "How the analyzer decides").
+    m.Optional("min_loss", &a.min_loss, Range{1e-6, 1.0});
+    m.Optional("prior_background_loss", &a.prior_background_loss, Range{0.0, 0.5});
+    m.Optional("false_alarms_per_window", &a.false_alarms_per_window,
+               Range{0.0, 1.0, LowerBound::kExclusive});
+    m.Optional("window_alpha", &a.window_alpha, Range{0.0, 1.0, LowerBound::kExclusive});
+    m.Optional("min_failures", &a.min_failures, Range<std::uint32_t>{1, 1'000'000});
+    m.Optional("hotspot_min_excess", &a.hotspot_min_excess, Range{0ns, 1s});
+    m.Optional("hotspot_noise_z", &a.hotspot_noise_z, Range{0.0, 100.0});
+    m.Optional("processing_factor", &a.proc_factor, Range{1.0, 1000.0});
+    m.Optional("processing_min_excess", &a.proc_min_excess, Range{0ns, 10s});
+    m.Optional("resolve_after_clean_windows", &a.resolve_after_clean_windows, Range{1, 1000});
+    m.Optional("resolve_after_unobserved_windows", &a.resolve_after_unobserved_windows,
+               Range{1, 100000});
   });
   r.Map("retention", [&](MapReader& m) {
     m.Optional("raw", &cfg.raw_retention, Range{1min, 24h * 365});

@@ -56,6 +56,49 @@ restore: {paths: 30m, results: 1m}
   EXPECT_EQ(c.restore_results, 1min);
 }
 
+TEST(AnalyzerConfig, EveryDecisionThresholdIsTheOperators) {
+  const AnalyzerConfig c = ParseAnalyzerConfig(R"(thresholds:
+  rnic_down_fraction: 0.8
+  min_loss: 0.001
+  prior_background_loss: 1e-5
+  false_alarms_per_window: 1e-6
+  window_alpha: 1e-5
+  min_failures: 5
+  hotspot_min_excess: 30us
+  hotspot_noise_z: 6
+  processing_factor: 5
+  processing_min_excess: 1ms
+  resolve_after_clean_windows: 4
+  resolve_after_unobserved_windows: 30
+)",
+                                               "a.yaml");
+  const analysis::AnalysisConfig& a = c.analysis;
+  EXPECT_EQ(a.rnic_down_ratio, 0.8);
+  EXPECT_EQ(a.min_loss, 0.001);
+  EXPECT_EQ(a.prior_background_loss, 1e-5);
+  EXPECT_EQ(a.false_alarms_per_window, 1e-6);
+  EXPECT_EQ(a.window_alpha, 1e-5);
+  EXPECT_EQ(a.min_failures, 5u);
+  EXPECT_EQ(a.hotspot_min_excess, 30us);
+  EXPECT_EQ(a.hotspot_noise_z, 6);
+  EXPECT_EQ(a.proc_factor, 5);
+  EXPECT_EQ(a.proc_min_excess, 1ms);
+  EXPECT_EQ(a.resolve_after_clean_windows, 4);
+  EXPECT_EQ(a.resolve_after_unobserved_windows, 30);
+}
+
+TEST(AnalyzerConfig, ADecisionThresholdOutOfRangeIsNamed) {
+  try {
+    ParseAnalyzerConfig("thresholds:\n  min_loss: 0\n  false_alarms_per_window: 0\n", "a.yaml");
+    FAIL() << "accepted";
+  } catch (const config::ConfigError& e) {
+    ASSERT_EQ(e.issues().size(), 2u) << e.what();
+    EXPECT_EQ(e.issues()[0].path, "thresholds.min_loss");
+    EXPECT_EQ(e.issues()[1].path, "thresholds.false_alarms_per_window");
+    EXPECT_EQ(e.issues()[1].line, 3);
+  }
+}
+
 TEST(AnalyzerConfig, ErrorsNameTheKeyAndTheLine) {
   try {
     ParseAnalyzerConfig("window: 2s\nthresholds:\n  rnic_timeout_fraction: 2\nwindoe: 3s\n",

@@ -1,0 +1,168 @@
+// FindHotspots on hand-made fabrics of R rails x S spines: one fabric part per
+// (rail, spine, rail), each path's latencies drawn around a median the test
+// sets, so the fleet's spread, a hot link and the baselines are exact.
+
+#include "analyzer/analysis/latency_hotspots.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <random>
+
+namespace hostmesh::analysis {
+namespace {
+
+class HotspotFabric {
+ public:
+  // The median latency of the path rail `from` -> spine -> rail `to`.
+  using Medians = std::function<double(int from, int spine, int to)>;
+
+  HotspotFabric(int rails, int spines) : rails_(rails), spines_(spines) {
+    for (int a = 0; a < rails; ++a) {
+      for (int b = 0; b < rails; ++b) {
+        if (a == b) continue;
+        for (int s = 0; s < spines; ++s) {
+          PathRecord p{.host = 0,
+                       .src_nic = static_cast<NicId>(a),
+                       .dst_nic = static_cast<NicId>(b),
+                       .src_port = static_cast<std::uint16_t>(1000 + s),
+                       .links = {NicLink(a), Uplink(a, s), Uplink(b, s), NicLink(b)}};
+          table_.Add(p);
+        }
+      }
+    }
+  }
+
+  LinkId Uplink(int rail, int spine) const { return static_cast<LinkId>(rail * spines_ + spine); }
+  std::size_t links() const { return static_cast<std::size_t>(rails_ * spines_); }
+
+  // One window of `probes` latencies per path: the path's median plus normal
+  // noise of `jitter_ns`.
+  std::vector<Hotspot> Window(const Medians& median, std::uint32_t probes, double jitter_ns) {
+    std::vector<QuantileSketch> sketches(table_.middle_count());
+    std::normal_distribution<double> noise(0, jitter_ns);
+    for (int a = 0; a < rails_; ++a) {
+      for (int b = 0; b < rails_; ++b) {
+        if (a == b) continue;
+        for (int s = 0; s < spines_; ++s) {
+          const MiddleId id = table_.Lookup(0, static_cast<NicId>(a), static_cast<NicId>(b),
+                                            static_cast<std::uint16_t>(1000 + s));
+          for (std::uint32_t i = 0; i < probes; ++i) {
+            sketches[id].Add(std::max(1.0, median(a, s, b) + noise(rng_)));
+          }
+        }
+      }
+    }
+    return FindHotspots(sketches, table_, links(), baselines_, params_);
+  }
+
+  std::mt19937& rng() { return rng_; }
+  HotspotParams& params() { return params_; }
+
+ private:
+  LinkId NicLink(int rail) const { return static_cast<LinkId>(links() + rail); }
+
+  int rails_;
+  int spines_;
+  PathTable table_;
+  LatencyBaselines baselines_;
+  HotspotParams params_;
+  std::mt19937 rng_{7};
+};
+
+// A test rig like the emulated fabric: every spine a delay line of 200 us
+// whose latency wanders from window to window (one offset for all its
+// packets), every path a little offset of its own, probes jittering by 30 us.
+struct JitteryRig {
+  explicit JitteryRig(HotspotFabric& f) : fabric(f) {}
+  HotspotFabric::Medians NextWindow(LinkId hot = kUnknown, double added_ns = 0) {
+    std::normal_distribution<double> drift(0, 8'000);
+    std::vector<double> spine(4);
+    for (double& d : spine) d = drift(fabric.rng());
+    return [=, this](int a, int s, int b) {
+      double m = 200'000 + spine[static_cast<std::size_t>(s)] + path_offset(a, s, b);
+      if (fabric.Uplink(a, s) == hot) m += added_ns;  // climbing to the spine
+      return m;
+    };
+  }
+  double path_offset(int a, int s, int b) const {
+    return 4'000 * std::sin(13.0 * a + 7.0 * s + 3.0 * b);  // fixed per path
+  }
+  HotspotFabric& fabric;
+};
+
+TEST(LatencyHotspots, AJitteryDelayLineRigHasNoHotspotWindowAfterWindow) {
+  // A spine's delay line drifting by 8 us (sigma) from window to window once
+  // cleared the fixed 15 us bar every few windows somewhere on the fabric.
+  HotspotFabric f(4, 4);
+  JitteryRig rig(f);
+  int hotspots = 0;
+  for (int w = 0; w < 300; ++w)
+    hotspots += static_cast<int>(f.Window(rig.NextWindow(), 60, 30'000).size());
+  EXPECT_EQ(hotspots, 0);
+}
+
+TEST(LatencyHotspots, ALinkWellAboveTheRigsNoiseIsStillAHotspot) {
+  HotspotFabric f(4, 4);
+  JitteryRig rig(f);
+  for (int w = 0; w < 5; ++w) f.Window(rig.NextWindow(), 60, 30'000);
+  const LinkId hot = f.Uplink(1, 2);
+  const auto found = f.Window(rig.NextWindow(hot, 200'000), 60, 30'000);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].link, hot);
+  EXPECT_TRUE(found[0].up);
+  EXPECT_NEAR(found[0].excess_ns, 200'000, 30'000);
+}
+
+// A RoCE fabric: paths of 5 us with cable differences of a few hundred ns.
+HotspotFabric::Medians Quiet(const HotspotFabric& f, LinkId hot = kUnknown, bool up = true,
+                             double added_ns = 0) {
+  return [&f, hot, up, added_ns](int a, int s, int b) {
+    double m = 5'000 + 300 * std::cos(5.0 * a + 11.0 * s + 2.0 * b);
+    if (up && f.Uplink(a, s) == hot) m += added_ns;
+    if (!up && f.Uplink(b, s) == hot) m += added_ns;
+    return m;
+  };
+}
+
+TEST(LatencyHotspots, TwentyMicrosecondsOfCongestionOnAQuietFabricIsFoundWithItsDirection) {
+  HotspotFabric f(8, 8);
+  for (int w = 0; w < 3; ++w) ASSERT_TRUE(f.Window(Quiet(f), 40, 1'000).empty());
+  const LinkId hot = f.Uplink(2, 5);
+  const auto found = f.Window(Quiet(f, hot, false, 20'000), 40, 1'000);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].link, hot);
+  EXPECT_FALSE(found[0].up);  // coming down from the spine
+  EXPECT_NEAR(found[0].excess_ns, 20'000, 1'000);
+  EXPECT_EQ(found[0].paths, 7u);  // from each other rail
+}
+
+TEST(LatencyHotspots, ALinkFastInItsFirstWindowIsNoHotspotWhenItIsOrdinaryAgain) {
+  // The first window a link is seen in (half the fleet traced, a cold cache)
+  // must not become its baseline: back at the fleet's latency it is no hotspot.
+  HotspotFabric f(4, 4);
+  const LinkId odd = f.Uplink(0, 1);
+  auto usual = [&](int a, int s, int b) { return 25'000 + Quiet(f)(a, s, b); };
+  auto fast = [&](int a, int s, int b) {
+    return usual(a, s, b) - (f.Uplink(a, s) == odd ? 16'000 : 0);
+  };
+  ASSERT_TRUE(f.Window(fast, 40, 1'000).empty());
+  for (int w = 0; w < 5; ++w) EXPECT_TRUE(f.Window(usual, 40, 1'000).empty()) << "window " << w;
+}
+
+TEST(LatencyHotspots, ALinksUsualExcessBecomesItsBaseline) {
+  // A link always 5 us slower than the fleet (a long cable, a deep buffer) is
+  // measured against that: 20 us of congestion on it shows as 20, not 25.
+  HotspotFabric f(8, 8);
+  const LinkId slow = f.Uplink(3, 3);
+  for (int w = 0; w < 30; ++w) {
+    ASSERT_TRUE(f.Window(Quiet(f, slow, true, 5'000), 40, 1'000).empty()) << "window " << w;
+  }
+  const auto found = f.Window(Quiet(f, slow, true, 25'000), 40, 1'000);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].link, slow);
+  EXPECT_NEAR(found[0].excess_ns, 20'000, 2'000);
+}
+
+}  // namespace
+}  // namespace hostmesh::analysis
