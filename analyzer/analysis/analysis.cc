@@ -112,8 +112,9 @@ std::vector<WindowReport> Analysis::Advance(std::int64_t now_ns) {
       windows_.erase(it);
     }
     ++stats_.windows_judged;
-    // Culprits are watched for flapping from the next window opened on (the
-    // windows already open keep the list they were opened with).
+    // Culprits are watched for flapping from now on, in the windows already
+    // open too (from part way through: a flap verdict and the timing of route
+    // churn need the window after a fault starts, not the one after that).
     flap_watch_.Clear();
     for (const Suspect& c : reports.back().loss.culprits) {
       if (c.component.kind == Component::Kind::kLink) {
@@ -121,7 +122,9 @@ std::vector<WindowReport> Analysis::Advance(std::int64_t now_ns) {
       } else {
         flap_watch_.AddRnic(c.component.host, c.component.nic);
       }
+      for (const LinkId shadow : c.churn_shadows) flap_watch_.AddLink(shadow);
     }
+    for (auto& [open_start, open] : windows_) open->flaps().Rewatch(flap_watch_);
     // The next windows flag probes slow relative to this one's median.
     const auto& latency = reports.back().sla.cluster.latency;
     if (latency.count > 0) {

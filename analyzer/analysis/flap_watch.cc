@@ -31,6 +31,19 @@ void FlapRecorder::Record(const ProbeRecord& r, std::span<const LinkId> middle) 
   }
 }
 
+void FlapRecorder::Rewatch(const FlapWatchList& watch) {
+  std::vector<Trail> trails(watch.size);
+  const auto carry = [&](const FlatMap& now, const FlatMap& before) {
+    now.ForEach([&](std::uint64_t key, std::uint32_t slot) {
+      if (const auto* old = before.Find(key)) trails[slot] = std::move(trails_[*old]);
+    });
+  };
+  carry(watch.rnics, watch_.rnics);
+  carry(watch.links, watch_.links);
+  watch_ = watch;
+  trails_ = std::move(trails);
+}
+
 std::optional<FlapVerdict> FlapRecorder::JudgeRnic(HostId host, NicId nic,
                                                    std::int64_t window_ns) const {
   const auto* slot = watch_.rnics.Find(std::uint64_t{host} * kMaxNics + nic);
@@ -44,13 +57,43 @@ std::optional<FlapVerdict> FlapRecorder::JudgeLink(LinkId link, std::int64_t win
   return Judge(trails_[*slot], window_ns);
 }
 
-std::optional<FlapVerdict> FlapRecorder::Judge(const Trail& trail, std::int64_t window_ns) const {
-  if (trail.size() < kMinOutcomes) return std::nullopt;
+FlapRecorder::Trail FlapRecorder::ByTime(const Trail& trail) {
   // By send time only: probes sent in the same millisecond keep the order they
   // arrived in (sorting by outcome too would make runs where there are none).
   Trail sorted = trail;
   std::stable_sort(sorted.begin(), sorted.end(),
                    [](std::uint32_t a, std::uint32_t b) { return (a >> 1) < (b >> 1); });
+  return sorted;
+}
+
+std::optional<ChurnOverlap> FlapRecorder::FailuresWhileDown(LinkId failing, LinkId down) const {
+  const auto* f = watch_.links.Find(failing);
+  const auto* d = watch_.links.Find(down);
+  if (f == nullptr || d == nullptr) return std::nullopt;
+  const Trail outcomes = ByTime(trails_[*d]);
+  ChurnOverlap o;
+  for (const std::uint32_t entry : trails_[*f]) {
+    if ((entry & 1) == 0) continue;
+    ++o.failures;
+    // Inside an episode when the down link's outcome just before or just
+    // after this send time (same millisecond included) is a failure.
+    const std::uint32_t ms = entry >> 1;
+    const auto after =
+        std::lower_bound(outcomes.begin(), outcomes.end(), ms,
+                         [](std::uint32_t e, std::uint32_t t) { return (e >> 1) < t; });
+    const auto last_by =
+        std::upper_bound(outcomes.begin(), outcomes.end(), ms,
+                         [](std::uint32_t t, std::uint32_t e) { return t < (e >> 1); });
+    const bool next_failed = after != outcomes.end() && (*after & 1) != 0;
+    const bool prev_failed = last_by != outcomes.begin() && (*std::prev(last_by) & 1) != 0;
+    if (next_failed || prev_failed) ++o.inside;
+  }
+  return o;
+}
+
+std::optional<FlapVerdict> FlapRecorder::Judge(const Trail& trail, std::int64_t window_ns) const {
+  if (trail.size() < kMinOutcomes) return std::nullopt;
+  const Trail sorted = ByTime(trail);
   // A plain array: std::vector<bool> has no contiguous storage for a span.
   std::unique_ptr<bool[]> failed(new bool[sorted.size()]);
   for (std::size_t i = 0; i < sorted.size(); ++i) failed[i] = (sorted[i] & 1) != 0;

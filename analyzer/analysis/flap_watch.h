@@ -47,6 +47,14 @@ struct FlapWatchList {
   }
 };
 
+// Route churn: how many of a component's failed probes were sent while a
+// link was down (inside one of its down episodes: between the last success
+// before a run of its failures and the first success after).
+struct ChurnOverlap {
+  std::uint32_t failures = 0;
+  std::uint32_t inside = 0;
+};
+
 // Outcomes of one window for the watched components.
 class FlapRecorder {
  public:
@@ -54,14 +62,21 @@ class FlapRecorder {
       : watch_(watch), start_ns_(window_start_ns), trails_(watch.size) {}
 
   void Record(const ProbeRecord& r, std::span<const LinkId> middle);
+  // Watch these from now on (a window judged meanwhile named new culprits):
+  // the trails of components watched before and still watched carry over.
+  void Rewatch(const FlapWatchList& watch);
   std::optional<FlapVerdict> JudgeRnic(HostId host, NicId nic, std::int64_t window_ns) const;
   std::optional<FlapVerdict> JudgeLink(LinkId link, std::int64_t window_ns) const;
+  bool Watches(LinkId link) const { return watch_.links.Find(link) != nullptr; }
+  // nullopt unless both links are watched.
+  std::optional<ChurnOverlap> FailuresWhileDown(LinkId failing, LinkId down) const;
   std::size_t memory_bytes() const;
 
  private:
   // (ms since the window start) << 1 | failed
   using Trail = std::vector<std::uint32_t>;
   std::optional<FlapVerdict> Judge(const Trail& trail, std::int64_t window_ns) const;
+  static Trail ByTime(const Trail& trail);
 
   FlapWatchList watch_;  // a copy: the list changes after each judged window
   std::int64_t start_ns_;

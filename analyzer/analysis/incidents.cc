@@ -184,6 +184,11 @@ std::vector<std::uint64_t> IncidentTracker::Update(const WindowReport& report) {
     if (f.evidence != nullptr && f.evidence->flapping) {
       ev.flaps += f.evidence->flaps;
       if (f.evidence->flap_period_s > 0) ev.flap_period_s = f.evidence->flap_period_s;
+      for (const LinkId l : f.evidence->churn_shadows) {
+        if (std::find(ev.churn_links.begin(), ev.churn_links.end(), l) == ev.churn_links.end()) {
+          ev.churn_links.push_back(l);
+        }
+      }
     }
     if (f.evidence) {
       ev.failures += f.evidence->explained;

@@ -42,10 +42,11 @@ struct IncidentEvidence {
   double processing_p90_ns = 0;  // host processing delay: last window
   double fleet_median_p90_ns = 0;
   std::vector<std::vector<LinkId>> example_paths;
-  std::vector<LinkId> links;       // a switch's blamed links
-  std::int64_t first_seen_ns = 0;  // start of the first window it was found in
-  std::int64_t last_seen_ns = 0;   // end of the last window it was found in
-  int windows = 0;                 // windows it was found in
+  std::vector<LinkId> links;        // a switch's blamed links
+  std::vector<LinkId> churn_links;  // flapping links: neighbours its route churn made fail
+  std::int64_t first_seen_ns = 0;   // start of the first window it was found in
+  std::int64_t last_seen_ns = 0;    // end of the last window it was found in
+  int windows = 0;                  // windows it was found in
 };
 
 struct Incident {

@@ -279,6 +279,7 @@ WindowReport WindowJudge::Judge(const WindowAccumulator& w) {
     s.flaps = flap->flaps;
     s.flap_period_s = flap->period_s;
   }
+  DropChurnShadows(w, &out.loss);
 
   const InferenceParams slow_params{config_.min_failures, config_.background_slow, config_.min_z,
                                     config_.max_culprits};
@@ -318,6 +319,62 @@ WindowReport WindowJudge::Judge(const WindowAccumulator& w) {
   FlagProcessing(w, &out);
   CountCoverage(w, ix, &out);
   return out;
+}
+
+bool WindowJudge::ShareASwitch(LinkId a, LinkId b) const {
+  if (a >= fabric_.links.size() || b >= fabric_.links.size()) return false;
+  const auto& x = fabric_.links[a];
+  const auto& y = fabric_.links[b];
+  for (const SwitchId s : {x.lower, x.upper}) {
+    if (s != kUnknown && (s == y.lower || s == y.upper)) return true;
+  }
+  return false;
+}
+
+// Route churn: while a flapping link is down, routing moves flows off it and
+// back, so a 5-tuple traced in one phase is probed in the other and its
+// failures land on a neighbour of the flapping link, exactly while that link
+// is down. A culprit link sharing a switch with a flapping culprit that
+// explains more, with (almost) all its failures sent while that one was down,
+// is its shadow: named with it, not alone. When neither has been watched yet
+// (the window a flap starts in: no flap verdict, no timing), the weaker is
+// held back so the next window can tell; a fault of its own fails outside
+// the flaps too and is named then, a window late.
+void WindowJudge::DropChurnShadows(const WindowAccumulator& w, Localization* loss) const {
+  constexpr double kInside = 0.9;
+  std::vector<Suspect>& culprits = loss->culprits;
+  std::vector<char> shadow(culprits.size(), 0);
+  for (std::size_t a = 0; a < culprits.size(); ++a) {
+    const Suspect& down = culprits[a];
+    if (down.component.kind != Component::Kind::kLink || shadow[a]) continue;
+    const bool unjudged = !w.flaps().Watches(down.component.link);
+    if (!down.flapping && !unjudged) continue;
+    for (std::size_t b = 0; b < culprits.size(); ++b) {
+      const Suspect& other = culprits[b];
+      if (b == a || shadow[b] || other.component.kind != Component::Kind::kLink ||
+          other.explained >= down.explained ||
+          !ShareASwitch(other.component.link, down.component.link)) {
+        continue;
+      }
+      if (unjudged && w.flaps().Watches(other.component.link)) continue;
+      const auto overlap = w.flaps().FailuresWhileDown(other.component.link, down.component.link);
+      if (overlap && overlap->inside < kInside * overlap->failures) continue;
+      shadow[b] = 1;
+      culprits[a].churn_shadows.push_back(other.component.link);
+    }
+  }
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < culprits.size(); ++i) {
+    if (!shadow[i]) {
+      if (kept != i) culprits[kept] = std::move(culprits[i]);  // never onto itself
+      ++kept;
+      continue;
+    }
+    for (LinkRank& r : loss->links) {
+      if (r.link == culprits[i].component.link) r.culprit = false;
+    }
+  }
+  culprits.resize(kept);
 }
 
 void WindowJudge::JudgeRnics(const WindowAccumulator& w, const Index& ix,

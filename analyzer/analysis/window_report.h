@@ -91,6 +91,9 @@ struct Suspect {
   bool flapping = false;
   std::uint32_t flaps = 0;
   double flap_period_s = 0;
+  // Flapping links: neighbours whose failures all fell while this one was
+  // down (route churn moved their traced flows onto it), not named alone.
+  std::vector<LinkId> churn_shadows;
 };
 
 struct LinkRank {

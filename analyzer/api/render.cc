@@ -189,6 +189,12 @@ std::string IncidentSummary(const ApiSnapshot& s, const analysis::Incident& inc)
                                    : LinkName(s, c.link);
       std::string line = what + " flapping: " + std::to_string(e.flaps) + " down episodes";
       if (e.flap_period_s > 0) line += ", about every " + Duration(e.flap_period_s * 1e9);
+      if (!e.churn_links.empty()) {
+        line += "; its route churn also failed probes traced over";
+        for (std::size_t i = 0; i < e.churn_links.size(); ++i) {
+          line += (i == 0 ? " " : ", ") + LinkName(s, e.churn_links[i]);
+        }
+      }
       return line;
     }
     case IncidentKind::kLatencyHotspot:
@@ -254,6 +260,8 @@ Json IncidentJson(const ApiSnapshot& s, const analysis::Incident& inc) {
   if (inc.kind == IncidentKind::kFlapping) {
     evidence["flaps"] = e.flaps;
     evidence["flap_period_s"] = JsonNumber(e.flap_period_s);
+    Json& churn = evidence["churn_links"] = Json::array();
+    for (const analysis::LinkId link : e.churn_links) churn.push_back(LinkNameJson(s, link));
   }
   Json& paths = evidence["example_paths"] = Json::array();
   for (const auto& path : e.example_paths) paths.push_back(path);

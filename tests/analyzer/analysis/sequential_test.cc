@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <memory>
 
 #include "analyzer/analysis/flap_watch.h"
@@ -124,6 +125,62 @@ TEST_F(SequentialTest, AFlappingNicIsOneFlappingIncident) {
   EXPECT_EQ(inc.suspect.host, 5u);
   EXPECT_GT(inc.evidence.flaps, 10u);
   EXPECT_NEAR(inc.evidence.flap_period_s, 2.0, 0.6);
+}
+
+// Link rail 2 - spine 1 down one second in two, probed second by second.
+// `neighbour_faults` are added in its down seconds, `always` in every second.
+void FlapRailSpine(SyntheticFleet& fleet, Analysis& analysis, int windows,
+                   const std::function<void(const WindowReport&, int)>& check,
+                   const Faults& always = {}, bool stale_paths = true) {
+  const LinkId flapping = fleet.RailSpine(2, 1);
+  const LinkId neighbour = fleet.RailSpine(2, 0);
+  for (int w = 0; w < windows; ++w) {
+    const std::int64_t start = FleetTest::kT0 + w * 20 * FleetTest::kSecond;
+    for (int s = 0; s < 20; ++s) {
+      Faults f = always;
+      if (s % 2 == 0) {
+        f.link_loss[flapping] = 1.0;
+        // Route churn: a few 5-tuples traced while the flapping link was
+        // withdrawn are on record over spine 0, and cross the flapping link
+        // (failing) whenever it is down.
+        for (std::uint32_t i = 0; stale_paths && i < 3; ++i) {
+          f.blackholes.insert({neighbour, fleet.Port(i)});
+        }
+      }
+      fleet.ProbeInto(analysis, start + s * FleetTest::kSecond, f, 1);
+    }
+    for (const auto& r : analysis.Advance(start + 30 * FleetTest::kSecond)) check(r, w);
+  }
+}
+
+TEST_F(SequentialTest, RouteChurnAroundAFlappingLinkBlamesTheFlappingLinkAlone) {
+  const LinkId flapping = fleet_.RailSpine(2, 1);
+  const LinkId neighbour = fleet_.RailSpine(2, 0);
+  int flagged = 0;
+  FlapRailSpine(fleet_, analysis_, 5, [&](const WindowReport& r, int w) {
+    EXPECT_TRUE(Blamed(r, flapping)) << "window " << w;
+    EXPECT_FALSE(Blamed(r, neighbour)) << "window " << w << ": a shadow of the flapping link";
+    for (const Suspect& s : r.loss.culprits) {
+      if (s.component.link != flapping || !s.flapping) continue;
+      ++flagged;
+      EXPECT_EQ(s.churn_shadows, std::vector<LinkId>{neighbour}) << "window " << w;
+    }
+  });
+  EXPECT_GE(flagged, 3) << "flapping once watched";
+}
+
+TEST_F(SequentialTest, ALossyNeighbourOfAFlappingLinkIsStillNamed) {
+  // Its failures fall in the flapping link's up seconds too: a fault of its own.
+  const LinkId neighbour = fleet_.RailSpine(2, 0);
+  int first = -1;
+  FlapRailSpine(
+      fleet_, analysis_, 5,
+      [&](const WindowReport& r, int w) {
+        if (first < 0 && Blamed(r, neighbour)) first = w;
+      },
+      Faults{.link_loss = {{neighbour, 0.05}}}, false);
+  EXPECT_GE(first, 0) << "never named";
+  EXPECT_LE(first, 2) << "held back more than the window a flap starts in";
 }
 
 }  // namespace
