@@ -51,21 +51,25 @@ struct LearnedFabric {
     Tier tier = Tier::kRail;
     int rail = -1;
     DeviceId merged_into = kNone;  // a switch found to be part of another
+    friend bool operator==(const Device&, const Device&) = default;
   };
   struct Port {
     Ipv4 ip{};
     DeviceId device = kNone;
     std::string name{};  // NICs: the agent's name; switch ports are named by address
     int rail = -1;       // NICs: from the agent's Hello
+    friend bool operator==(const Port&, const Port&) = default;
   };
   struct Link {
     Ipv4 lower{};  // the lower tier's end, as far as known
     Ipv4 upper{};
     LinkKind kind = LinkKind::kFabric;
+    friend bool operator==(const Link&, const Link&) = default;
   };
   std::vector<Device> devices{};  // by DeviceId
   std::vector<Port> ports{};      // every placed address
   std::vector<Link> links{};      // by LinkId
+  friend bool operator==(const LearnedFabric&, const LearnedFabric&) = default;
 };
 
 struct LearnerStats {

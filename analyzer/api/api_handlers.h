@@ -22,7 +22,8 @@ using SnapshotSource = std::function<std::shared_ptr<const ApiSnapshot>()>;
 using HistorySource = std::function<std::vector<v1::state::WindowSummary>(
     std::int64_t from_ns, std::int64_t to_ns, std::size_t limit, bool* truncated)>;
 
-// Mounts /api/v1/{status,rnics,links,switches,coverage,topology,incidents,sla}
+// Mounts /api/v1/{status,rnics,links,switches,coverage,topology,incidents,sla},
+// /api/v1/topology/disagreements
 // and the on-call page at "/", and /api/v1/sla/history when `history` is set.
 // `clock` (for uptime, window lag and the history's default period) must
 // outlive the router.

@@ -18,6 +18,16 @@ analysis::ProbeRecord ToProbeRecord(analysis::HostId host, const v1::ProbeResult
 
 enum class PathConversion : std::uint8_t { kResolved, kUnresolved };
 
+// A report's addresses: false when src or dst does not parse or there are more hops
+// than PathResolver::kMaxHops (a hop address that does not parse is silent).
+// `hops` holds kMaxHops; *count is set.
+bool ParseTrace(const v1::PathReport& report, topology::Ipv4* src, topology::Ipv4* dst,
+                topology::Hop* hops, std::size_t* count);
+
+// `report`'s identity and `resolved`'s links (kUnknown where ambiguous) into `out`.
+void FillPathRecord(analysis::HostId host, const v1::PathReport& report,
+                    const topology::ResolvedPath& resolved, analysis::PathRecord& out);
+
 // Resolves `report`'s hops onto the fabric into `out` (links in order, kUnknown
 // where ambiguous). kUnresolved: bad addresses, too many hops, or hops the
 // graph contradicts. `scratch` is reused between calls.

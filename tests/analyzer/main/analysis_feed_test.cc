@@ -1,5 +1,5 @@
 // AnalysisFeed: batches into the analysis with names from the stored Hello;
-// path reports resolved against an inventory, or skipped without one.
+// path reports resolved against an inventory (learned_feed_test.cc: without one).
 #include "analyzer/main/analysis_feed.h"
 
 #include <gtest/gtest.h>
@@ -52,7 +52,7 @@ v1::PathReport Path(const std::string& src, const std::string& dst, int silent_h
   return path;
 }
 
-TEST(AnalysisFeed, NamesComeFromTheHelloAndPathsAreSkippedWithoutInventory) {
+TEST(AnalysisFeed, NamesComeFromTheHelloAndASilentPathTeachesNothing) {
   Fixture f;
   v1::AgentHello hello = MakeHello("h1", 7, 4);
   hello.set_host("host-one");
@@ -72,7 +72,7 @@ TEST(AnalysisFeed, NamesComeFromTheHelloAndPathsAreSkippedWithoutInventory) {
   EXPECT_EQ(hosts[0].nics[2].ip, "10.0.2.1");
   EXPECT_EQ(hosts[0].nics[2].rail, 2);
   EXPECT_EQ(feed.analysis_stats().accepted, 40u);
-  EXPECT_EQ(feed.stats().paths_skipped, 1u);
+  EXPECT_EQ(feed.stats().paths_unresolved, 1u);  // learned fabric: no hop answered
   EXPECT_EQ(feed.stats().paths_resolved, 0u);
 }
 
@@ -90,7 +90,7 @@ TEST(AnalysisFeed, PathsResolveThroughTheInventoryAndBadOnesAreCounted) {
   feed.OnBatch(batch);
   EXPECT_EQ(feed.stats().paths_resolved, 1u);
   EXPECT_EQ(feed.stats().paths_unresolved, 1u);
-  EXPECT_EQ(feed.stats().paths_skipped, 0u);
+  EXPECT_EQ(feed.stats().paths_disagreeing, 0u);  // a bad report is no evidence
 }
 
 // Ingest only queues; the analysis sees the results when the loop drains the

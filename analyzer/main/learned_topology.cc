@@ -1,0 +1,50 @@
+#include "analyzer/main/learned_topology.h"
+
+#include "analyzer/main/feed_convert.h"
+
+namespace hostmesh::analyzer::app {
+
+bool LearnedTopology::Import(const topology::LearnedFabric& state, std::string* error) {
+  if (!learner_.Import(state, error)) return false;
+  Build();  // a replay of stored paths fills silent hops on it
+  return true;
+}
+
+void LearnedTopology::AddHello(std::string_view host, const v1::AgentHello& hello) {
+  for (const v1::Nic& nic : hello.nics()) {
+    if (const auto ip = topology::ParseIpv4(nic.ip())) {
+      learner_.AddNic(host, nic.name(), *ip, static_cast<int>(nic.rail()));
+    }
+  }
+}
+
+LearnedTopology::Outcome LearnedTopology::Convert(analysis::HostId host, std::string_view host_name,
+                                                  const v1::PathReport& report,
+                                                  analysis::PathRecord& out) {
+  topology::Ipv4 src, dst;
+  topology::Hop hops[topology::PathResolver::kMaxHops];
+  std::size_t n = 0;
+  if (!ParseTrace(report, &src, &dst, hops, &n)) return Outcome::kUnresolved;
+  learner_.Add(host_name, src, dst, std::span<const topology::Hop>(hops, n), graph_.get(),
+               &scratch_);
+  if (scratch_.status == topology::PathStatus::kInconsistent) {
+    return scratch_.truncated ? Outcome::kCutShort : Outcome::kUnresolved;
+  }
+  if (scratch_.truncated && scratch_.status != topology::PathStatus::kOk) return Outcome::kCutShort;
+  FillPathRecord(host, report, scratch_, out);
+  return Outcome::kResolved;
+}
+
+void LearnedTopology::Build() {
+  built_version_ = learner_.version();
+  graph_ = std::make_shared<const topology::Topology>(learner_.Build());
+}
+
+std::shared_ptr<const topology::Topology> LearnedTopology::Refresh() {
+  if (learner_.version() == handed_version_) return nullptr;  // 0: nothing learned yet
+  if (!graph_ || built_version_ != learner_.version()) Build();
+  handed_version_ = built_version_;
+  return graph_;
+}
+
+}  // namespace hostmesh::analyzer::app
