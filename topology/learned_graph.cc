@@ -204,13 +204,28 @@ void FabricLearner::Add(std::string_view host, Ipv4 src, Ipv4 dst, std::span<con
     }
   }
 
-  // Cut short: not reached, an even number of switches, or a last answer
-  // from above the rail tier (the inferred destination after a gray link).
+  // Cut short: not reached, or reached by the tracer's inference after a
+  // gray link ate the rest: an even number of switches, a last answer from
+  // above the rail tier or from another switch than the destination's, or
+  // one switch between NICs of two rails.
   const std::size_t m = hops.size();
   bool complete = reached && m % 2 == 1;
   if (complete && hops.back()) {
+    // (Another switch by its rail: while learning, one switch may still be
+    // known as several parts, which only its NICs' rails tell to be one.)
     const DeviceId last = DeviceOf(*hops.back());
-    if (last != kNone && devices_[last].tier > Tier::kRail) complete = false;
+    const DeviceId rail_switch = DeviceOf(dst.Peer31());
+    if (last != kNone &&
+        (devices_[last].tier > Tier::kRail ||
+         (rail_switch != kNone && devices_[last].rail >= 0 && devices_[rail_switch].rail >= 0 &&
+          devices_[last].rail != devices_[rail_switch].rail))) {
+      complete = false;
+    }
+  }
+  if (complete && m == 1) {
+    const auto a = nic_rails_.find(src);
+    const auto b = nic_rails_.find(dst);
+    if (a != nic_rails_.end() && b != nic_rails_.end() && a->second != b->second) complete = false;
   }
 
   if (hops[0]) PlaceAnswer(*hops[0]);

@@ -101,11 +101,14 @@ class FabricLearner {
   // link. `hops` are TTL 1..n, silent hops included; trailing silent hops and
   // the destination's own answer may be there. A silent hop is filled from
   // `graph` (the last Build; may be null) when it leaves one choice. A trace
-  // that did not reach the destination, or whose last answer is above the
-  // rail tier or leaves an even number of switches (between two NICs of one
-  // host a valley-free path climbs as far as it descends), was cut short:
-  // out->truncated, and the links after its last answer are the graph's
-  // shortest continuation (ambiguous where several fit).
+  // that did not reach the destination was cut short, and so was one the
+  // tracer ended by inferring the destination after a gray link ate the
+  // rest: it leaves an even number of switches (between two NICs of one host
+  // a valley-free path climbs as far as it descends), its last answer is
+  // above the rail tier or from another switch than the destination NIC's,
+  // or one switch joins NICs of two rails. Then out->truncated, and the
+  // links after its last answer are the graph's shortest continuation
+  // (ambiguous where several fit).
   void Add(std::string_view host, Ipv4 src_nic, Ipv4 dst_nic, std::span<const Hop> hops,
            const Topology* graph, ResolvedPath* out);
 

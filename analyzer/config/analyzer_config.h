@@ -18,7 +18,7 @@ struct AnalyzerConfig {
   config::Endpoint grpc_listen{"0.0.0.0", 50051};  // port 0: any free port
   config::Endpoint http_listen{"0.0.0.0", 8080};
   std::filesystem::path data_dir = "./hostmesh-data";
-  std::filesystem::path inventory;  // empty: no inventory, paths are not resolved
+  std::filesystem::path inventory;  // empty: no inventory, the fabric is learned from traces
   std::chrono::nanoseconds raw_retention = std::chrono::hours{24};
   std::chrono::nanoseconds summary_retention = std::chrono::hours{24 * 30};
   // On restart, path reports this far back are replayed (longer than the

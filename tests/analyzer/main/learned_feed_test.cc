@@ -9,25 +9,18 @@
 
 #include "analyzer/main/analysis_feed.h"
 #include "analyzer/state/learned_fabric_codec.h"
+#include "tests/analyzer/main/traced_fabric.h"
 #include "tests/analyzer/store/temp_dir.h"
-#include "tests/analyzer/store/test_batches.h"
 #include "tests/topology/inventory_edits.h"
-#include "topology/ecmp.h"
-#include "topology/generator.h"
-#include "topology/inventory_loader.h"
 
 namespace hostmesh::analyzer::app {
 namespace {
 
 using namespace std::chrono_literals;
-using topology::Hop;
-using topology::Ipv4;
 using topology::LinkId;
 
-constexpr topology::FabricShape kShape{.hosts = 1, .rails = 4, .spines = 4};
-constexpr int kRails = 4;
-constexpr int kPorts = 16;                               // per NIC pair: every ECMP path four times
-constexpr int kProbes = 4;                               // per port and batch
+constexpr auto kShape = analyzer::testing::TracedFabric::kShape;
+constexpr int kPorts = analyzer::testing::TracedFabric::kPorts;
 constexpr std::int64_t kT0 = 1'700'000'000'000'000'000;  // a window start
 
 analysis::AnalysisConfig Config() {
@@ -37,88 +30,14 @@ analysis::AnalysisConfig Config() {
   return config;
 }
 
-struct Fixture {
+struct Fixture : analyzer::testing::TracedFabric {
   Fixture() {
     std::string error;
     store::StoreOptions options;
     options.data_dir = dir.path() / "db";
     store = store::Store::Open(clock, options, error);
     EXPECT_TRUE(store) << error;
-    v1::AgentHello hello = analyzer::testing::MakeHello("h1", 7, kRails);
-    for (int r = 0; r < kRails; ++r) hello.mutable_nics(r)->set_ip(Nic(r).ToString());
-    EXPECT_TRUE(store->PutHello(hello).ok());
-  }
-
-  Ipv4 Nic(int rail) const {
-    const topology::Device& host = truth.device(0);
-    return truth.interface(host.interfaces[static_cast<std::size_t>(rail)]).ip;
-  }
-  LinkId Link(const std::string& inventory_name) const {
-    for (LinkId id = 0; id < truth.links().size(); ++id) {
-      if (truth.link(id).name == inventory_name) return id;
-    }
-    ADD_FAILURE() << "no link " << inventory_name;
-    return topology::kNone;
-  }
-  // The addresses of a link of the truth, lower end first: how a learned fabric names it.
-  std::string AddressName(LinkId id) const {
-    return truth.interface(truth.link(id).lower).ip.ToString() + "-" +
-           truth.interface(truth.link(id).upper).ip.ToString();
-  }
-
-  // Every NIC pair and port: the path report as a trace would see it with
-  // `gray` eating every probe that crosses it (answers up to the link, then
-  // silence), and kProbes results, timed out when their path crosses `gray`.
-  v1::UploadBatch Batch(std::uint64_t seq, std::int64_t t, LinkId gray) const {
-    v1::UploadBatch batch = analyzer::testing::MakeBatch("h1", 7, seq, 0, WallTime{});
-    std::uint64_t sequence = seq * 100'000;
-    for (int a = 0; a < kRails; ++a) {
-      for (int b = 0; b < kRails; ++b) {
-        if (a == b) continue;
-        const auto paths = topology::EnumerateEcmpPaths(truth, Nic(a), Nic(b));
-        for (int p = 0; p < kPorts; ++p) {
-          const auto& path = paths[static_cast<std::size_t>(p) % paths.size()];
-          const auto cut = std::find(path.begin(), path.end(), gray);
-          std::vector<Hop> hops = topology::ExpectedHops(truth, path, Nic(a));
-          if (cut == path.end()) {
-            hops.emplace_back(Nic(b));
-          } else {
-            hops.resize(static_cast<std::size_t>(cut - path.begin()));
-            hops.insert(hops.end(), 3, std::nullopt);
-          }
-          v1::PathReport* report = batch.add_paths();
-          report->set_src_ip(Nic(a).ToString());
-          report->set_dst_ip(Nic(b).ToString());
-          report->set_src_nic(static_cast<std::uint32_t>(a));
-          report->set_dst_nic(static_cast<std::uint32_t>(b));
-          report->set_src_port(static_cast<std::uint32_t>(49152 + p));
-          report->set_dst_port(4791);
-          report->set_time_ns(t);
-          for (const Hop& hop : hops) {
-            report->add_hops()->set_address(hop ? hop->ToString() : "");
-          }
-          for (int i = 0; i < kProbes; ++i) {
-            v1::ProbeResult* r = batch.add_results();
-            r->set_src_nic(static_cast<std::uint32_t>(a));
-            r->set_dst_nic(static_cast<std::uint32_t>(b));
-            r->set_src_port(static_cast<std::uint32_t>(49152 + p));
-            r->set_dst_port(4791);
-            r->set_sequence(++sequence);
-            const std::int64_t at = t + static_cast<std::int64_t>(sequence % 1000) * 1'000'000;
-            r->set_send_time_ns(at);
-            r->set_app_send_ns(at);
-            if (cut != path.end()) {
-              r->set_timeout(true);
-              continue;
-            }
-            r->set_nic_send_ns(at + 1000);
-            r->set_nic_recv_ns(at + 6000);
-            r->set_app_recv_ns(at + 9000);
-          }
-        }
-      }
-    }
-    return batch;
+    EXPECT_TRUE(store->PutHello(Hello()).ok());
   }
 
   // Judges the window starting at `start` (and any before it).
@@ -129,7 +48,6 @@ struct Fixture {
   analyzer::testing::TempDir dir;
   VirtualClock clock;
   std::unique_ptr<store::Store> store;
-  topology::Topology truth = topology::BuildTopology(topology::GenerateInventory(kShape));
 };
 
 std::vector<std::string> LinkNames(const api::InventoryView& view) {
