@@ -18,15 +18,6 @@ Tier TierAt(std::size_t j, std::size_t m) {
   return level == top ? Tier::kSpine : Tier::kAggregation;
 }
 
-void Reset(ResolvedPath* out) {
-  out->status = PathStatus::kInconsistent;
-  out->links.clear();
-  out->candidates.clear();
-  out->filled = 0;
-  out->problem.clear();
-  out->truncated = false;
-}
-
 }  // namespace
 
 DeviceId FabricLearner::DeviceOf(Ipv4 ip) const {
@@ -163,7 +154,7 @@ void FabricLearner::Merge(DeviceId keep, DeviceId gone) {
 
 void FabricLearner::Add(std::string_view host, Ipv4 src, Ipv4 dst, std::span<const Hop> hops,
                         const Topology* graph, ResolvedPath* out) {
-  Reset(out);
+  out->Clear();
   ++stats_.traces;
   const auto refuse = [&](std::string why) {
     ++stats_.refused;
@@ -228,6 +219,12 @@ void FabricLearner::Add(std::string_view host, Ipv4 src, Ipv4 dst, std::span<con
     if (a != nic_rails_.end() && b != nic_rails_.end() && a->second != b->second) complete = false;
   }
 
+  // An answer from a port not seen before joins the switch its egress on the
+  // path is known on, rather than founding a part to merge later.
+  for (std::size_t k = 0; k + 1 < m; ++k) {
+    if (!hops[k] || !hops[k + 1] || DeviceOf(*hops[k]) != kNone) continue;
+    if (const DeviceId d = DeviceOf(hops[k + 1]->Peer31()); d != kNone) Place(*hops[k], d);
+  }
   if (hops[0]) PlaceAnswer(*hops[0]);
   for (std::size_t k = 1; k < m; ++k) {
     if (!hops[k]) continue;

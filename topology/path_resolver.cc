@@ -100,12 +100,7 @@ class GapWalker {
 
 void PathResolver::Resolve(Ipv4 src_nic, Ipv4 dst_nic, std::span<const Hop> hops,
                            ResolvedPath* out) const {
-  out->status = PathStatus::kInconsistent;
-  out->links.clear();
-  out->candidates.clear();
-  out->filled = 0;
-  out->problem.clear();
-  out->truncated = false;
+  out->Clear();
 
   const auto nic = [&](Ipv4 ip) {
     const InterfaceId id = topo_.FindInterface(ip);

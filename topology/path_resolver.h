@@ -36,6 +36,16 @@ struct ResolvedPath {
   // The trace was cut short: the links after its last answer are the graph's
   // shortest continuation (ResolveTruncated), not what the probes crossed.
   bool truncated = false;
+
+  // Inconsistent and empty, keeping the buffers.
+  void Clear() {
+    status = PathStatus::kInconsistent;
+    links.clear();
+    candidates.clear();
+    filled = 0;
+    problem.clear();
+    truncated = false;
+  }
 };
 
 // Maps a probe's traceroute onto the fabric. `hops` are the answers for TTL
