@@ -177,15 +177,15 @@ void AnalysisFeed::ResumeAfter(std::int64_t end_ns) {
   analysis_.ResumeAfter(end_ns);
 }
 
-void AnalysisFeed::Drain() {
+void AnalysisFeed::Drain(std::int64_t now_ns) {
   std::shared_ptr<const topology::Topology> learned;
   std::uint64_t version = 0;
   {
     std::lock_guard lock(mu_);
     std::swap(queue_, applying_);
     warned_full_ = false;
-    if (learned_) {
-      learned = learned_->Refresh();  // holds every link the queued paths name
+    if (learned_ && now_ns != 0) {
+      learned = learned_->Refresh(now_ns);
       version = learned_->version();
     }
   }
@@ -227,7 +227,7 @@ void AnalysisFeed::ReplayResult(std::string_view agent_id, std::uint64_t boot_id
 
 std::vector<analysis::WindowReport> AnalysisFeed::Advance(std::int64_t now_ns) {
   std::lock_guard lock(analysis_mu_);
-  Drain();
+  Drain(now_ns);
   return analysis_.Advance(now_ns);
 }
 

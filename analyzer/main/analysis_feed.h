@@ -105,8 +105,9 @@ class AnalysisFeed final : public ingest::IngestSink {
     std::vector<analysis::PathRecord> paths;
     std::vector<analysis::ProbeRecord> results;
   };
-  // Under analysis_mu_: moves the queue into the analysis.
-  void Drain();
+  // Under analysis_mu_: moves the queue into the analysis; at `now_ns` (0:
+  // not now) also the learned fabric, if it changed and is due.
+  void Drain(std::int64_t now_ns = 0);
 
   // Dense id of the agent, its NIC table refreshed from the Hello of a new boot.
   analysis::HostId HostFor(std::string_view agent_id, std::uint64_t boot_id);

@@ -1,5 +1,7 @@
 #include "analyzer/main/learned_topology.h"
 
+#include <algorithm>
+
 #include "analyzer/main/feed_convert.h"
 
 namespace hostmesh::analyzer::app {
@@ -40,9 +42,15 @@ void LearnedTopology::Build() {
   graph_ = std::make_shared<const topology::Topology>(learner_.Build());
 }
 
-std::shared_ptr<const topology::Topology> LearnedTopology::Refresh() {
+std::shared_ptr<const topology::Topology> LearnedTopology::Refresh(std::int64_t now_ns) {
   if (learner_.version() == handed_version_) return nullptr;  // 0: nothing learned yet
-  if (!graph_ || built_version_ != learner_.version()) Build();
+  if (!graph_ || (built_version_ != learner_.version() && now_ns >= next_build_ns_)) {
+    Build();
+    next_build_ns_ =
+        now_ns + std::max(kMinRebuildInterval,
+                          static_cast<std::int64_t>(learner_.link_count()) * kRebuildPerLink);
+  }
+  if (built_version_ == handed_version_) return nullptr;
   handed_version_ = built_version_;
   return graph_;
 }

@@ -36,8 +36,15 @@ class LearnedTopology {
                   analysis::PathRecord& out);
 
   // The graph rebuilt when learning (or Import) changed it since the last
-  // call; null otherwise.
-  std::shared_ptr<const topology::Topology> Refresh();
+  // call; null otherwise. While a fabric is being learned it changes all the
+  // time, and a build costs about 2 us per link (70 ms at 33k links, under
+  // the feed's lock), so after a build the next waits kRebuildPerLink per
+  // link, at least a second: the analysis and the API trail by that much,
+  // the resolution of reports does not (it uses the learner itself, and the
+  // last build only to fill silent hops).
+  std::shared_ptr<const topology::Topology> Refresh(std::int64_t now_ns);
+  static constexpr std::int64_t kMinRebuildInterval = 1'000'000'000;
+  static constexpr std::int64_t kRebuildPerLink = 250'000;
 
   std::uint64_t version() const { return learner_.version(); }
   const topology::LearnerStats& stats() const { return learner_.stats(); }
@@ -50,6 +57,7 @@ class LearnedTopology {
   std::shared_ptr<const topology::Topology> graph_;  // the last build: fills silent hops
   std::uint64_t built_version_ = 0;
   std::uint64_t handed_version_ = 0;  // of the last graph Refresh returned
+  std::int64_t next_build_ns_ = 0;    // Refresh builds again from then on
   topology::ResolvedPath scratch_;
 };
 
