@@ -133,6 +133,30 @@ TEST(LearnedFeed, TheLearnedFabricKeepsItsIdsOverARestartThroughTheStore) {
   EXPECT_EQ(restarted.stats().paths_resolved, 12u * kPorts);
 }
 
+TEST(LearnedFeed, TheGraphIsRebuiltAtMostOnceASecondWhileLearning) {
+  const analyzer::testing::TracedFabric fabric;
+  LearnedTopology learned;
+  EXPECT_FALSE(learned.Refresh(kT0));  // nothing learned: nothing to hand out
+  learned.AddHello("h1", fabric.Hello());
+  analysis::PathRecord path;
+  const v1::UploadBatch batch = fabric.Batch(1, kT0, topology::kNone);
+  for (const v1::PathReport& report : batch.paths()) {
+    learned.Convert(0, "h1", report, path);
+  }
+  const auto first = learned.Refresh(kT0);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->links().size(), fabric.truth.links().size());
+  EXPECT_FALSE(learned.Refresh(kT0 + 1));  // nothing new
+
+  v1::AgentHello renamed = fabric.Hello();
+  renamed.mutable_nics(0)->set_name("eth0");
+  learned.AddHello("h1", renamed);
+  EXPECT_FALSE(learned.Refresh(kT0 + 999'999'999));  // changed, but built a moment ago
+  const auto second = learned.Refresh(kT0 + 1'000'000'000);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->interface(second->FindInterface(fabric.Nic(0))).name, "eth0");
+}
+
 TEST(LearnedFeed, TracesThatContradictTheInventoryAreKeptByPlaceAndCounted) {
   Fixture f;
   topology::Inventory wrong = topology::GenerateInventory(kShape);
