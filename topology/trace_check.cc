@@ -33,7 +33,8 @@ std::optional<TraceDisagreement> FindDisagreement(const Topology& topo, Ipv4 src
         Kind::kUnknownNic, ip.ToString(),
         id == kNone ? "NIC " + ip.ToString() + " probes, but the inventory does not have it"
                     : "NIC " + topo.DescribeInterface(id) +
-                          " probes, but the inventory lists it as no linked NIC"};
+                          " probes, but the inventory lists it as no linked NIC",
+        ip};
   };
   if (auto problem = nic_problem(src)) return problem;
   if (auto problem = nic_problem(dst)) return problem;
@@ -54,17 +55,19 @@ std::optional<TraceDisagreement> FindDisagreement(const Topology& topo, Ipv4 src
     if (id == kNone) {
       return TraceDisagreement{
           Kind::kUnknownAddress, ip.ToString(),
-          hop + ip.ToString() + ", an address the inventory does not have" + after};
+          hop + ip.ToString() + ", an address the inventory does not have" + after, ip};
     }
     if (topo.TierOf(topo.DeviceOf(id)) == Tier::kHost) {
       return TraceDisagreement{Kind::kUnknownAddress, ip.ToString(),
                                hop + topo.DescribeInterface(id) +
-                                   ", a host's address in the inventory, not a switch's" + after};
+                                   ", a host's address in the inventory, not a switch's" + after,
+                               ip};
     }
     if (topo.interface(id).link == kNone) {
       return TraceDisagreement{
           Kind::kUnlinkedPort, ip.ToString(),
-          hop + topo.DescribeInterface(id) + ", a port the inventory lists with no link" + after};
+          hop + topo.DescribeInterface(id) + ", a port the inventory lists with no link" + after,
+          ip};
     }
     at[k] = topo.DeviceOf(id);
     if (k == 0) {
@@ -74,7 +77,8 @@ std::optional<TraceDisagreement> FindDisagreement(const Topology& topo, Ipv4 src
                                  "NIC " + topo.DescribeInterface(src_itf) + " is cabled to " +
                                      topo.DescribeInterface(cabled) +
                                      " in the inventory, but its first hop answered from " +
-                                     topo.DescribeInterface(id)};
+                                     topo.DescribeInterface(id),
+                                 src};
       }
       continue;
     }
@@ -86,10 +90,20 @@ std::optional<TraceDisagreement> FindDisagreement(const Topology& topo, Ipv4 src
                                "traffic that reached " + reached + " (hop " + std::to_string(k) +
                                    ") next entered " + topo.DescribeInterface(id) +
                                    ", which the inventory cables to " +
-                                   topo.DescribeInterface(far) + ", not to " + reached};
+                                   topo.DescribeInterface(far) + ", not to " + reached,
+                               ip};
     }
   }
   return std::nullopt;
+}
+
+std::vector<Ipv4> AgreeingAddresses(Ipv4 src, std::span<const Hop> hops) {
+  std::vector<Ipv4> out;
+  if (!hops.empty() && hops[0]) out.push_back(src);
+  for (std::size_t k = 1; k < hops.size(); ++k) {
+    if (hops[k] && hops[k - 1]) out.push_back(*hops[k]);
+  }
+  return out;
 }
 
 }  // namespace hostmesh::topology

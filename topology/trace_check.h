@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "topology/path_resolver.h"
 #include "topology/topology.h"
@@ -33,11 +34,19 @@ struct TraceDisagreement {
   // The same for every trace showing the same fault (the addresses and devices involved).
   std::string key{};
   std::string description{};  // for on call, with inventory names
+  // The address it is about (the hop's, or the NIC's): a trace that answers
+  // from it in agreement with the inventory speaks against it (AgreeingAddresses).
+  Ipv4 where{};
 };
 
 // The first disagreement of the trace from src_nic to dst_nic (hops as for
 // PathResolver), or nullopt when its answers agree with the inventory.
 std::optional<TraceDisagreement> FindDisagreement(const Topology& inventory, Ipv4 src_nic,
                                                   Ipv4 dst_nic, std::span<const Hop> hops);
+
+// Of a trace that agrees with the inventory: the addresses it vouches for,
+// the source NIC when hop 1 answered and every answer after an answer (a
+// disagreement's `where` is one of these kinds).
+std::vector<Ipv4> AgreeingAddresses(Ipv4 src_nic, std::span<const Hop> hops);
 
 }  // namespace hostmesh::topology

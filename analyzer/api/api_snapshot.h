@@ -63,11 +63,12 @@ struct InventoryView {
 };
 
 // Where the traced fabric contradicts the inventory (topology/trace_check.h),
-// once two traces showed it.
+// once two traces showed it and they outnumber those that agree there.
 struct TopologyDisagreement {
   std::string kind;  // topology::DisagreementKindName: "miscabled_link", ...
   std::string description;
-  std::uint64_t traces = 0;  // that showed it
+  std::uint64_t traces = 0;           // that showed it
+  std::uint64_t agreeing_traces = 0;  // that answered from the same place as the inventory says
   std::int64_t first_seen_ns = 0;
   std::int64_t last_seen_ns = 0;
   // The latest trace that showed it.

@@ -433,6 +433,7 @@ std::string RenderDisagreements(const ApiSnapshot& s) {
     place["kind"] = d.kind;
     place["description"] = d.description;
     place["traces"] = d.traces;
+    place["agreeing_traces"] = d.agreeing_traces;
     place["first_seen_ns"] = d.first_seen_ns;
     place["last_seen_ns"] = d.last_seen_ns;
     Json& example = place["last_trace"] = Json::object();

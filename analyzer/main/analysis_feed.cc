@@ -95,9 +95,22 @@ void AnalysisFeed::AddPath(analysis::HostId host, const v1::PathReport& report) 
     ++stats_.paths_unresolved;
     CheckAgainstInventory(host, report);
     return;
+  } else if (disagreements_.watching()) {
+    VouchForInventory(report);
   }
   ++stats_.paths_resolved;
   queue_.paths.push_back(std::move(path));
+}
+
+void AnalysisFeed::VouchForInventory(const v1::PathReport& report) {
+  topology::Ipv4 src, dst;
+  topology::Hop hops[topology::PathResolver::kMaxHops];
+  std::size_t n = 0;
+  if (!ParseTrace(report, &src, &dst, hops, &n)) return;
+  for (const topology::Ipv4 where :
+       topology::AgreeingAddresses(src, std::span<const topology::Hop>(hops, n))) {
+    disagreements_.Agree(where);
+  }
 }
 
 void AnalysisFeed::CheckAgainstInventory(analysis::HostId host, const v1::PathReport& report) {

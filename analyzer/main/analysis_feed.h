@@ -114,6 +114,8 @@ class AnalysisFeed final : public ingest::IngestSink {
   void AddPath(analysis::HostId host, const v1::PathReport& report);
   // An unresolved report: what its answers say the inventory has wrong.
   void CheckAgainstInventory(analysis::HostId host, const v1::PathReport& report);
+  // A resolved one, while some place is in doubt: where it agrees.
+  void VouchForInventory(const v1::PathReport& report);
   void AddResult(analysis::HostId host, const v1::ProbeResult& result);
 
   store::Store& store_;

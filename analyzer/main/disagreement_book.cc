@@ -4,6 +4,12 @@
 
 namespace hostmesh::analyzer::app {
 
+bool DisagreementBook::Confirmed(const Place& place) const {
+  const auto agreeing = agreeing_.find(place.where);
+  return place.info.traces >= kConfirmingTraces &&
+         place.info.traces > (agreeing == agreeing_.end() ? 0 : agreeing->second);
+}
+
 bool DisagreementBook::Add(const topology::TraceDisagreement& d, const Trace& trace) {
   ++traces_[static_cast<std::size_t>(d.kind)];
   std::string key(topology::DisagreementKindName(d.kind));
@@ -15,29 +21,43 @@ bool DisagreementBook::Add(const topology::TraceDisagreement& d, const Trace& tr
       ++overflow_;
       return false;
     }
-    api::TopologyDisagreement place;
-    place.kind = std::string(topology::DisagreementKindName(d.kind));
-    place.description = d.description;
-    place.first_seen_ns = trace.time_ns;
+    Place place;
+    place.info.kind = std::string(topology::DisagreementKindName(d.kind));
+    place.info.description = d.description;
+    place.info.first_seen_ns = trace.time_ns;
+    place.where = d.where;
+    agreeing_.try_emplace(d.where, 0);
     it = places_.emplace(std::move(key), std::move(place)).first;
   }
-  api::TopologyDisagreement& place = it->second;
-  ++place.traces;
-  place.first_seen_ns = std::min(place.first_seen_ns, trace.time_ns);
-  place.last_seen_ns = std::max(place.last_seen_ns, trace.time_ns);
-  place.agent_id = trace.agent_id;
-  place.src_ip = trace.src_ip;
-  place.dst_ip = trace.dst_ip;
-  place.src_port = trace.src_port;
-  if (place.traces >= kConfirmingTraces) confirmed_.reset();
-  return place.traces == kConfirmingTraces;
+  Place& place = it->second;
+  api::TopologyDisagreement& info = place.info;
+  ++info.traces;
+  info.first_seen_ns = std::min(info.first_seen_ns, trace.time_ns);
+  info.last_seen_ns = std::max(info.last_seen_ns, trace.time_ns);
+  info.agent_id = trace.agent_id;
+  info.src_ip = trace.src_ip;
+  info.dst_ip = trace.dst_ip;
+  info.src_port = trace.src_port;
+  confirmed_.reset();
+  if (place.confirmed_once || !Confirmed(place)) return false;
+  place.confirmed_once = true;
+  return true;
+}
+
+void DisagreementBook::Agree(topology::Ipv4 where) {
+  const auto it = agreeing_.find(where);
+  if (it == agreeing_.end()) return;
+  ++it->second;
+  confirmed_.reset();
 }
 
 std::shared_ptr<const std::vector<api::TopologyDisagreement>> DisagreementBook::Confirmed() const {
   if (confirmed_) return confirmed_;
   std::vector<api::TopologyDisagreement> out;
   for (const auto& [key, place] : places_) {
-    if (place.traces >= kConfirmingTraces) out.push_back(place);
+    if (!Confirmed(place)) continue;
+    out.push_back(place.info);
+    out.back().agreeing_traces = agreeing_.at(place.where);
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
     if (a.traces != b.traces) return a.traces > b.traces;

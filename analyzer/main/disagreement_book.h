@@ -1,9 +1,11 @@
 // With an inventory: the places where traced paths contradict it
 // (topology/trace_check.h), each kept once by its key with how many traces
 // showed it and when. One trace is not enough to report a place: a route
-// that changes between a trace's probes mixes two paths, so a place is
-// confirmed by the second trace that shows it. Pure: the feed logs and
-// counts what Add returns.
+// that changes between a trace's probes mixes two paths, and a link that
+// flaps does so again and again. So a place is confirmed once two traces
+// showed it and more traces contradict the inventory there than agree with
+// it (a miscabled link shows in every trace through it, a mixed path in few).
+// Pure: the feed logs and counts what Add returns.
 #pragma once
 
 #include <array>
@@ -33,8 +35,12 @@ class DisagreementBook {
     std::int64_t time_ns = 0;
   };
 
-  // One trace showing `d`. True when it is the trace that confirms the place.
+  // One trace showing `d`. True when it confirms the place for the first time.
   bool Add(const topology::TraceDisagreement& d, const Trace& trace);
+  // A trace that agrees with the inventory at `where` (AgreeingAddresses).
+  void Agree(topology::Ipv4 where);
+  // Whether any place is kept, i.e. agreeing traces are worth telling.
+  bool watching() const { return !agreeing_.empty(); }
 
   // The confirmed places, most traces first; shared until the next change.
   std::shared_ptr<const std::vector<api::TopologyDisagreement>> Confirmed() const;
@@ -43,7 +49,16 @@ class DisagreementBook {
   std::uint64_t overflow() const { return overflow_; }
 
  private:
-  std::unordered_map<std::string, api::TopologyDisagreement> places_;  // by kind and key
+  struct Place {
+    api::TopologyDisagreement info;
+    topology::Ipv4 where;
+    bool confirmed_once = false;
+  };
+  bool Confirmed(const Place& place) const;
+
+  std::unordered_map<std::string, Place> places_;  // by kind and key
+  // Agreeing traces, for the addresses of the places only.
+  std::unordered_map<topology::Ipv4, std::uint64_t> agreeing_;
   std::array<std::uint64_t, topology::kDisagreementKinds> traces_{};
   std::uint64_t overflow_ = 0;
   mutable std::shared_ptr<const std::vector<api::TopologyDisagreement>> confirmed_;  // null: stale

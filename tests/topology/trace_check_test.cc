@@ -62,6 +62,7 @@ TEST_F(TraceCheckTest, AMiscabledLinkIsNamedWithBothEnds) {
   });
   ASSERT_NE(up, found.end());
   EXPECT_EQ(up->key, "198.19.0.1<p0r0");
+  EXPECT_EQ(up->where, *ParseIpv4("198.19.0.1"));
   EXPECT_EQ(up->description,
             "traffic that reached p0r0 (hop 1) next entered s00:p0r0 (198.19.0.1), which the "
             "inventory cables to p0r1:s01 (198.19.0.6), not to p0r0");
@@ -99,6 +100,14 @@ TEST_F(TraceCheckTest, ANicOnAnotherPortIsMiscabled) {
   EXPECT_EQ(found[0].key, NicIp(truth_, 0, 0).ToString());
   EXPECT_NE(found[0].description.find("is cabled to p0r0:"), std::string::npos)
       << found[0].description;
+}
+
+TEST_F(TraceCheckTest, ATraceVouchesForTheAnswersThatFollowAnAnswer) {
+  const Ipv4 src = NicIp(truth_, 0, 0);
+  const Ipv4 a{1}, b{2}, c{3};
+  EXPECT_EQ(AgreeingAddresses(src, std::vector<Hop>{a, b, std::nullopt, c}),
+            (std::vector<Ipv4>{src, b}));
+  EXPECT_EQ(AgreeingAddresses(src, std::vector<Hop>{std::nullopt, b, c}), (std::vector<Ipv4>{c}));
 }
 
 TEST_F(TraceCheckTest, AProbingNicTheInventoryLacks) {

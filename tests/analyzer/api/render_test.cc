@@ -456,7 +456,8 @@ TEST(Render, DisagreementsWithTheInventoryByPlaceAndByKind) {
   EXPECT_EQ(RenderDisagreements(*s),
             R"({"traces_by_kind":{"unknown_address":0,"miscabled_link":3},"disagreements":[)"
             R"({"kind":"miscabled_link","description":"traffic that reached r0 (hop 1) next )"
-            R"(entered s0:p0 (10.9.0.0), ...","traces":3,"first_seen_ns":5,"last_seen_ns":9,)"
+            R"(entered s0:p0 (10.9.0.0), ...","traces":3,"agreeing_traces":0,"first_seen_ns":5,)"
+            R"("last_seen_ns":9,)"
             R"("last_trace":{"agent_id":"h0","src_ip":"10.0.0.1","dst_ip":"10.0.1.1",)"
             R"("src_port":49152}}]})");
 }

@@ -9,8 +9,9 @@ namespace {
 
 using topology::DisagreementKind;
 
-topology::TraceDisagreement Miscabled(const std::string& key) {
-  return {DisagreementKind::kMiscabledLink, key, "link " + key + " is cabled elsewhere"};
+topology::TraceDisagreement Miscabled(const std::string& key, std::uint32_t where = 1) {
+  return {DisagreementKind::kMiscabledLink, key, "link " + key + " is cabled elsewhere",
+          topology::Ipv4{where}};
 }
 
 DisagreementBook::Trace At(std::int64_t t) {
@@ -39,6 +40,26 @@ TEST(DisagreementBook, APlaceIsConfirmedByItsSecondTrace) {
   EXPECT_EQ(book.traces()[static_cast<std::size_t>(DisagreementKind::kMiscabledLink)], 4u);
   EXPECT_EQ(book.traces()[static_cast<std::size_t>(DisagreementKind::kUnknownAddress)], 1u);
   EXPECT_EQ(book.Confirmed(), confirmed);  // shared until something changes
+}
+
+// A link that flaps makes traces that mix two paths, now and then: the place
+// they accuse is crossed in agreement with the inventory far more often.
+TEST(DisagreementBook, APlaceMostTracesAgreeWithIsNotReported) {
+  DisagreementBook book;
+  EXPECT_FALSE(book.watching());
+  EXPECT_FALSE(book.Add(Miscabled("mixed", 7), At(1)));
+  EXPECT_TRUE(book.watching());
+  for (int i = 0; i < 5; ++i) book.Agree(topology::Ipv4{7});
+  book.Agree(topology::Ipv4{8});  // another address: no place there
+  EXPECT_FALSE(book.Add(Miscabled("mixed", 7), At(2)));
+  EXPECT_TRUE(book.Confirmed()->empty());
+  for (int i = 0; i < 4; ++i) book.Add(Miscabled("mixed", 7), At(3));  // 6 against 5
+  const auto confirmed = book.Confirmed();
+  ASSERT_EQ(confirmed->size(), 1u);
+  EXPECT_EQ((*confirmed)[0].traces, 6u);
+  EXPECT_EQ((*confirmed)[0].agreeing_traces, 5u);
+  book.Agree(topology::Ipv4{7});  // 6 against 6: in doubt again
+  EXPECT_TRUE(book.Confirmed()->empty());
 }
 
 TEST(DisagreementBook, PlacesBeyondTheBoundAreCountedNotKept) {

@@ -189,5 +189,32 @@ TEST(LearnedFeed, TracesThatContradictTheInventoryAreKeptByPlaceAndCounted) {
   }));
 }
 
+// A route that changes between a trace's probes mixes two paths: such a
+// trace contradicts a right inventory, but the traces that agree with it at
+// the same place outnumber it, so nothing is reported.
+TEST(LearnedFeed, TracesMixingTwoPathsDoNotMakeARightInventoryWrong) {
+  Fixture f;
+  AnalysisFeed feed(*f.store, Config(), &f.truth);
+  const auto paths = topology::EnumerateEcmpPaths(f.truth, f.Nic(0), f.Nic(1));
+  const auto a = topology::ExpectedHops(f.truth, paths[0], f.Nic(0));
+  const auto b = topology::ExpectedHops(f.truth, paths[1], f.Nic(0));
+  v1::UploadBatch mixed = f.Batch(1, kT0, topology::kNone);
+  mixed.clear_results();
+  mixed.mutable_paths()->DeleteSubrange(1, mixed.paths_size() - 1);
+  v1::PathReport& report = *mixed.mutable_paths(0);
+  report.set_src_ip(f.Nic(0).ToString());
+  report.set_dst_ip(f.Nic(1).ToString());
+  report.clear_hops();
+  for (const topology::Hop& hop : {a[0], a[1], b[2]})
+    report.add_hops()->set_address(hop->ToString());
+
+  feed.OnBatch(mixed);  // the place is in doubt from now on
+  feed.OnBatch(f.Batch(2, kT0 + 1'000'000'000, topology::kNone));
+  mixed.set_batch_seq(3);
+  feed.OnBatch(mixed);
+  EXPECT_EQ(feed.stats().paths_disagreeing, 2u);
+  EXPECT_TRUE(feed.Disagreements()->empty());
+}
+
 }  // namespace
 }  // namespace hostmesh::analyzer::app
