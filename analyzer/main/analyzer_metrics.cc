@@ -262,8 +262,9 @@ void RegisterAnalyzerMetrics(metrics::Registry& registry, const api::SnapshotHol
       });
   registry.AddCallbackFamily(
       MetricType::kGauge, "hostmesh_analyzer_topology_disagreements",
-      "Places where the traced fabric contradicts the inventory, confirmed by two traces, by "
-      "kind (listed at /api/v1/topology/disagreements).",
+      "Places where the traced fabric contradicts the inventory, by kind: shown by two traces "
+      "or more, and by more than agree with it there (listed at "
+      "/api/v1/topology/disagreements).",
       {"kind"}, [&holder] {
         std::vector<ScrapedValue> out;
         const auto s = holder.Get();
