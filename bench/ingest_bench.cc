@@ -1,135 +1,146 @@
-// gRPC ingest into RocksDB: several concurrent Upload streams of batches of
-// 1000 results against the real AgentIngest service (validation, group commit
-// with fsync, acks). Clients run in this process, so they share the machine's
-// cores with the analyzer: the figure is a floor for a dedicated analyzer.
+// gRPC ingest into RocksDB against the real AgentIngest service (validation,
+// group commit with fsync, acks) and, unless --no-analysis, the analysis feed
+// with its loop judging windows as the analyzer does. The agents run in a
+// child process (bench/ingest_load.h: asynchronous streams sharing
+// connections), so the analyzer's CPU is measured on its own; both still
+// share this machine's cores.
 //
-// Usage: ingest_bench [--streams N] [--batches B] [--results R] [--data-dir DIR]
-//   defaults: 4 streams x 300 batches x 1000 results, data in a fresh temp dir.
-#include <grpcpp/grpcpp.h>
+// Usage: ingest_bench [--streams N] [--batches B] [--results R] [--channels C]
+//                     [--client-threads T] [--rate R] [--in-flight W]
+//                     [--no-analysis] [--data-dir DIR]
+//   defaults: 4 streams x 300 batches x 1000 results, one connection per
+//   stream up to the file limit, closed loop (8 in flight), data in a fresh
+//   temp dir. The fleet's shape: --streams 10000 --batches 20 --results 80
+//   --rate 1 (one batch a second per agent).
+#include <dirent.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
 #include <string>
 #include <thread>
-#include <vector>
 
 #include "analyzer/ingest/ingest_handler.h"
 #include "analyzer/ingest/ingest_server.h"
+#include "analyzer/main/analysis_feed.h"
+#include "analyzer/main/process_tuning.h"
 #include "analyzer/store/group_committer.h"
 #include "analyzer/store/store.h"
+#include "bench/ingest_load.h"
 #include "common/metrics/registry.h"
-#include "hostmesh/v1/ingest.grpc.pb.h"
 
 namespace {
 
-namespace v1 = hostmesh::v1;
 namespace store = hostmesh::analyzer::store;
 namespace ingest = hostmesh::analyzer::ingest;
+using hostmesh::bench::LoadOptions;
+using hostmesh::bench::LoadReport;
 
 struct Args {
-  int streams = 4;
-  int batches = 300;
-  int results = 1000;
+  LoadOptions load;
+  bool channels_set = false;
+  bool analysis = true;
   std::string data_dir;
 };
-
-v1::AgentHello Hello(const std::string& agent) {
-  v1::AgentHello hello;
-  hello.set_schema_version(v1::SCHEMA_VERSION_1);
-  hello.set_agent_id(agent);
-  hello.set_boot_id(1);
-  for (std::uint32_t i = 0; i < 8; ++i) hello.add_nics()->set_id(i);
-  return hello;
-}
-
-v1::UploadBatch Batch(const std::string& agent, std::uint64_t seq, int results,
-                      std::int64_t now_ns) {
-  v1::UploadBatch batch;
-  batch.set_schema_version(v1::SCHEMA_VERSION_1);
-  batch.set_agent_id(agent);
-  batch.set_boot_id(1);
-  batch.set_batch_seq(seq);
-  batch.set_created_ns(now_ns);
-  for (int i = 0; i < results; ++i) {
-    v1::ProbeResult* r = batch.add_results();
-    r->set_src_nic(static_cast<std::uint32_t>(i % 8));
-    r->set_dst_nic(static_cast<std::uint32_t>((i + 3) % 8));
-    r->set_src_port(49152 + static_cast<std::uint32_t>(i % 4096));
-    r->set_dst_port(4791);
-    r->set_sequence(seq * 1000 + static_cast<std::uint64_t>(i));
-    const std::int64_t t = now_ns + i * 100'000;
-    r->set_send_time_ns(t);
-    r->set_app_send_ns(t);
-    r->set_nic_send_ns(t + 2'000);
-    r->set_nic_recv_ns(t + 9'000);
-    r->set_app_recv_ns(t + 15'000);
-    r->set_send_timestamp_source(v1::TIMESTAMP_SOURCE_KERNEL);
-    r->set_recv_timestamp_source(v1::TIMESTAMP_SOURCE_KERNEL);
-    r->set_payload_bytes(50);
-  }
-  return batch;
-}
 
 bool ParseArgs(int argc, char** argv, Args& args) {
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
+    if (flag == "--no-analysis") {
+      args.analysis = false;
+      continue;
+    }
     if (i + 1 >= argc) return false;
     const char* value = argv[++i];
     if (flag == "--streams") {
-      args.streams = std::atoi(value);
+      args.load.streams = std::atoi(value);
     } else if (flag == "--batches") {
-      args.batches = std::atoi(value);
+      args.load.batches = std::atoi(value);
     } else if (flag == "--results") {
-      args.results = std::atoi(value);
+      args.load.results = std::atoi(value);
+    } else if (flag == "--channels") {
+      args.load.channels = std::atoi(value);
+      args.channels_set = true;
+    } else if (flag == "--client-threads") {
+      args.load.threads = std::atoi(value);
+    } else if (flag == "--rate") {
+      args.load.rate = std::atof(value);
+    } else if (flag == "--in-flight") {
+      args.load.in_flight = std::atoi(value);
     } else if (flag == "--data-dir") {
       args.data_dir = value;
     } else {
       return false;
     }
   }
-  return args.streams > 0 && args.batches > 0 && args.results > 0;
+  return args.load.streams > 0 && args.load.batches > 0 && args.load.results > 0 &&
+         args.load.channels > 0 && args.load.threads > 0 && args.load.rate >= 0 &&
+         args.load.in_flight > 0;
 }
 
-struct StreamResult {
-  std::uint64_t accepted = 0;
-  std::uint64_t other = 0;
-  bool ok = true;
-};
+// Each connection costs a descriptor at both ends, and both ends are on this
+// machine: raise the soft limit to the hard one and share connections beyond it.
+int ChannelsFor(int wanted) {
+  rlimit limit{};
+  getrlimit(RLIMIT_NOFILE, &limit);
+  limit.rlim_cur = limit.rlim_max;
+  setrlimit(RLIMIT_NOFILE, &limit);
+  const auto room = static_cast<long>(limit.rlim_cur) - 512;  // store files, pipes, epoll
+  return static_cast<int>(std::max<long>(1, std::min<long>(wanted, room / 2)));
+}
 
-// One agent: Hello, then write every batch while a second thread reads acks.
-void RunStream(const std::string& address, int index, const std::vector<v1::UploadBatch>& batches,
-               StreamResult& out) {
-  grpc::ChannelArguments channel_args;
-  channel_args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);  // one TCP connection per agent
-  auto stub = v1::AgentIngest::NewStub(
-      grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), channel_args));
-  const std::string agent = "bench" + std::to_string(index);
-  {
-    grpc::ClientContext context;
-    v1::HelloReply reply;
-    if (!stub->Hello(&context, Hello(agent), &reply).ok()) {
-      out.ok = false;
-      return;
+// CPU seconds per thread name (comm) of this process: where the analyzer's time goes.
+std::map<std::string, double> ThreadCpu() {
+  std::map<std::string, double> out;
+  const double tick = static_cast<double>(sysconf(_SC_CLK_TCK));
+  DIR* dir = opendir("/proc/self/task");
+  if (dir == nullptr) return out;
+  while (dirent* e = readdir(dir)) {
+    if (e->d_name[0] == '.') continue;
+    std::ifstream stat(std::string("/proc/self/task/") + e->d_name + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    const auto open = line.find('('), close = line.rfind(')');
+    if (open == std::string::npos || close == std::string::npos) continue;
+    std::string name = line.substr(open + 1, close - open - 1);
+    while (!name.empty() && std::isdigit(static_cast<unsigned char>(name.back()))) name.pop_back();
+    // Fields after the name: state is 3rd, utime 14th, stime 15th (1-based).
+    std::istringstream rest(line.substr(close + 2));
+    std::string field;
+    double ticks = 0;
+    for (int i = 3; i <= 15 && rest >> field; ++i) {
+      if (i >= 14) ticks += std::stod(field);
     }
+    out[name] += ticks / tick;
   }
-  grpc::ClientContext context;
-  auto stream = stub->Upload(&context);
-  std::thread reader([&] {
-    v1::UploadAck ack;
-    while (stream->Read(&ack)) {
-      (ack.status() == v1::UploadAck::STATUS_ACCEPTED ? out.accepted : out.other) += 1;
-      if (out.accepted + out.other == batches.size()) break;
-    }
-  });
-  for (const v1::UploadBatch& batch : batches) {
-    if (!stream->Write(batch)) break;
+  closedir(dir);
+  return out;
+}
+
+// Peak resident memory of this process (the analyzer side), MB.
+double PeakRssMb() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1e3;
   }
-  stream->WritesDone();
-  reader.join();
-  out.ok = stream->Finish().ok() && out.other == 0;
+  return 0;
+}
+
+double ProcessCpu() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
 double HistogramMean(const hostmesh::metrics::Registry& registry, const std::string& name) {
@@ -142,15 +153,63 @@ double HistogramMean(const hostmesh::metrics::Registry& registry, const std::str
   return 0;
 }
 
+bool ReadAll(int fd, void* data, std::size_t size) {
+  auto* p = static_cast<char*>(data);
+  while (size > 0) {
+    const ssize_t n = read(fd, p, size);
+    if (n <= 0) return false;
+    p += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+// The agents: waits for the port, says when every stream said Hello, sends
+// its report and exits without running destructors of a forked gRPC.
+[[noreturn]] void RunClient(Args args, int port_fd, int report_fd) {
+  hostmesh::analyzer::app::TuneProcess();  // a lighter load generator, too
+  int port = 0;
+  if (!ReadAll(port_fd, &port, sizeof port)) _exit(1);
+  args.load.address = "127.0.0.1:" + std::to_string(port);
+  const LoadReport report = hostmesh::bench::RunLoad(
+      args.load,
+      [](void* fd) {
+        const char ready = 'r';
+        if (write(*static_cast<int*>(fd), &ready, 1) != 1) _exit(1);
+      },
+      &report_fd);
+  if (write(report_fd, &report, sizeof report) != static_cast<ssize_t>(sizeof report)) _exit(1);
+  _exit(0);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Args args;
   if (!ParseArgs(argc, argv, args)) {
-    std::fprintf(stderr, "usage: %s [--streams N] [--batches B] [--results R] [--data-dir DIR]\n",
+    std::fprintf(stderr,
+                 "usage: %s [--streams N] [--batches B] [--results R] [--channels C] "
+                 "[--client-threads T] [--rate R] [--in-flight W] [--no-analysis] "
+                 "[--data-dir DIR]\n",
                  argv[0]);
     return 2;
   }
+  args.load.channels = ChannelsFor(args.channels_set ? args.load.channels : args.load.streams);
+
+  // Fork before anything starts a thread (gRPC, RocksDB).
+  int to_client[2], from_client[2];
+  if (pipe(to_client) != 0 || pipe(from_client) != 0) return 1;
+  const pid_t child = fork();
+  if (child < 0) return 1;
+  if (child == 0) {
+    close(to_client[1]);
+    close(from_client[0]);
+    RunClient(args, to_client[0], from_client[1]);
+  }
+  close(to_client[0]);
+  close(from_client[1]);
+  hostmesh::analyzer::app::TuneProcess();  // as hostmesh-analyzer's main does
+
   bool temporary = false;
   if (args.data_dir.empty()) {
     std::string pattern = (std::filesystem::temp_directory_path() / "hm_ingest_bench_XXXXXX");
@@ -171,74 +230,109 @@ int main(int argc, char** argv) {
   hostmesh::metrics::Registry registry;
   ingest::IngestStats stats(registry);
   store::GroupCommitter committer(clock, *db);
-  ingest::IngestHandler handler(clock, *db, committer, stats, nullptr, ingest::IngestOptions{});
+  std::unique_ptr<hostmesh::analyzer::app::AnalysisFeed> feed;
+  if (args.analysis) {
+    feed = std::make_unique<hostmesh::analyzer::app::AnalysisFeed>(
+        *db, hostmesh::analysis::AnalysisConfig{}, nullptr);
+  }
+  ingest::IngestHandler handler(clock, *db, committer, stats, feed.get(), ingest::IngestOptions{});
   std::unique_ptr<ingest::IngestServer> server =
       ingest::IngestServer::Start(handler, "127.0.0.1:0", error);
   if (!server) {
     std::fprintf(stderr, "ingest_bench: %s\n", error.c_str());
     return 1;
   }
-  const std::string address = "127.0.0.1:" + std::to_string(server->port());
-
-  // Built before the clock starts: an agent's batching is not the analyzer's cost.
-  const std::int64_t now_ns = clock.RealtimeNow().time_since_epoch().count();
-  std::vector<std::vector<v1::UploadBatch>> batches(static_cast<std::size_t>(args.streams));
-  std::size_t wire_bytes = 0;
-  for (int s = 0; s < args.streams; ++s) {
-    for (int b = 1; b <= args.batches; ++b) {
-      batches[static_cast<std::size_t>(s)].push_back(
-          Batch("bench" + std::to_string(s), static_cast<std::uint64_t>(b), args.results, now_ns));
-      wire_bytes += batches[static_cast<std::size_t>(s)].back().ByteSizeLong();
-    }
+  // The analyzer's loop: applies what ingest queued and judges windows, once a second.
+  std::atomic<bool> stop{false};
+  std::thread loop;
+  std::uint64_t windows = 0;
+  if (feed) {
+    loop = std::thread([&] {
+      pthread_setname_np(pthread_self(), "analysis-loop");
+      while (!stop.load()) {
+        windows += feed->Advance(clock.RealtimeNow().time_since_epoch().count()).size();
+        std::this_thread::sleep_for(std::chrono::seconds{1});
+      }
+    });
   }
 
-  std::vector<StreamResult> results(static_cast<std::size_t>(args.streams));
-  const auto start = std::chrono::steady_clock::now();
-  std::vector<std::thread> threads;
-  for (int s = 0; s < args.streams; ++s) {
-    threads.emplace_back(RunStream, std::cref(address), s,
-                         std::cref(batches[static_cast<std::size_t>(s)]),
-                         std::ref(results[static_cast<std::size_t>(s)]));
+  const int port = server->port();
+  if (write(to_client[1], &port, sizeof port) != static_cast<ssize_t>(sizeof port)) return 1;
+  char ready = 0;
+  if (!ReadAll(from_client[0], &ready, 1)) {
+    std::fprintf(stderr, "ingest_bench: the load generator failed before its first batch\n");
+    return 1;
   }
-  for (std::thread& t : threads) t.join();
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const auto threads0 = ThreadCpu();
+  const double cpu0 = ProcessCpu();
+  const auto t0 = std::chrono::steady_clock::now();
+  LoadReport load;
+  const bool reported = ReadAll(from_client[0], &load, sizeof load);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double cpu = ProcessCpu() - cpu0;
+  auto threads = ThreadCpu();
+  for (const auto& [name, s] : threads0) threads[name] -= s;
+  const double peak_rss_mb = PeakRssMb();
+  int status = 0;
+  waitpid(child, &status, 0);
+  stop = true;
+  if (loop.joinable()) loop.join();
+  if (!reported || load.error[0] != '\0') {
+    std::fprintf(stderr, "ingest_bench: load generator: %s\n", reported ? load.error : "no report");
+    return 1;
+  }
 
-  std::uint64_t accepted = 0;
-  bool ok = true;
-  for (const StreamResult& r : results) {
-    accepted += r.accepted;
-    ok = ok && r.ok;
-  }
-  const std::uint64_t total_results = accepted * static_cast<std::uint64_t>(args.results);
-  const std::uint64_t stored = [&] {
-    std::uint64_t n = 0;
-    for (const auto& [agent, count] : db->CountResultsByAgent()) n += count;
-    return n;
-  }();
+  std::uint64_t stored = 0;
+  db->ScanResults(hostmesh::WallTime::min(), hostmesh::WallTime::max(),
+                  [&](const store::StoredResult&) {
+                    ++stored;
+                    return true;
+                  });
   server->Shutdown();
   committer.Stop();
   const std::uint64_t groups = committer.groups_written();
+  const double durable_ms = 1e3 * HistogramMean(registry, "hostmesh_ingest_store_write_seconds");
+  feed.reset();
   db.reset();
   if (temporary) std::filesystem::remove_all(args.data_dir);
 
+  const double seconds = load.seconds;
   std::printf(
-      "ingest_bench: %d streams x %d batches x %d results over gRPC on 127.0.0.1, "
-      "RocksDB with a synced WAL (group commit)\n",
-      args.streams, args.batches, args.results);
-  std::printf("  accepted batches      %llu of %llu\n", static_cast<unsigned long long>(accepted),
-              static_cast<unsigned long long>(args.streams) * static_cast<unsigned>(args.batches));
+      "ingest_bench: %d streams over %d connections (%d client threads) x %d batches x ~%d "
+      "results, %s, gRPC on 127.0.0.1, RocksDB with a synced WAL (group commit)%s\n",
+      args.load.streams, args.load.channels, args.load.threads, args.load.batches,
+      args.load.results,
+      args.load.rate > 0
+          ? ("paced at " + std::to_string(args.load.rate) + " batches/s per stream").c_str()
+          : ("closed loop, " + std::to_string(args.load.in_flight) + " in flight per stream")
+                .c_str(),
+      feed ? ", analysis feed and loop" : "");
+  std::printf(
+      "  accepted batches      %llu of %llu (%llu other acks, %llu streams broken)\n",
+      static_cast<unsigned long long>(load.accepted),
+      static_cast<unsigned long long>(args.load.streams) * static_cast<unsigned>(args.load.batches),
+      static_cast<unsigned long long>(load.other),
+      static_cast<unsigned long long>(load.broken_streams));
   std::printf("  results stored        %llu\n", static_cast<unsigned long long>(stored));
   std::printf("  elapsed               %.3f s\n", seconds);
   std::printf("  throughput            %.0f results/s, %.0f batches/s, %.1f MB/s on the wire\n",
-              static_cast<double>(total_results) / seconds, static_cast<double>(accepted) / seconds,
-              static_cast<double>(wire_bytes) / seconds / 1e6);
+              static_cast<double>(load.results_sent) / seconds,
+              static_cast<double>(load.accepted) / seconds,
+              static_cast<double>(load.wire_bytes) / seconds / 1e6);
   std::printf("  synced writes         %llu (%.1f batches each)\n",
               static_cast<unsigned long long>(groups),
-              groups == 0 ? 0.0 : static_cast<double>(accepted) / static_cast<double>(groups));
-  std::printf("  submit-to-durable     %.2f ms mean\n",
-              1e3 * HistogramMean(registry, "hostmesh_ingest_store_write_seconds"));
-  std::printf("  target                >= 300000 results/s: %s\n",
-              static_cast<double>(total_results) / seconds >= 300000 ? "met" : "NOT met");
-  return ok && stored == total_results ? 0 : 1;
+              groups == 0 ? 0.0 : static_cast<double>(load.accepted) / static_cast<double>(groups));
+  std::printf("  submit-to-durable     %.2f ms mean (analyzer side)\n", durable_ms);
+  std::printf("  write-to-ack          %.2f ms mean, %.2f p50, %.2f p99, %.2f max (agent side)\n",
+              load.latency_mean_ms, load.latency_p50_ms, load.latency_p99_ms, load.latency_max_ms);
+  std::printf("  analyzer CPU          %.2f cores (%.1f s over %.1f s)", cpu / wall, cpu, wall);
+  for (const auto& [name, s] : threads) {
+    if (s >= 0.05 * cpu && s > 0) std::printf("; %s %.1f s", name.c_str(), s);
+  }
+  std::printf("\n  analyzer peak RSS     %.0f MB\n", peak_rss_mb);
+  std::printf("  load generator CPU    %.2f cores\n", load.cpu_seconds / seconds);
+  if (feed) std::printf("  windows judged        %llu\n", static_cast<unsigned long long>(windows));
+  const bool ok = load.broken_streams == 0 && load.other == 0 && stored == load.results_sent &&
+                  WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  return ok ? 0 : 1;
 }

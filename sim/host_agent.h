@@ -60,6 +60,10 @@ class HostAgent {
 
   std::uint64_t boots() const { return boots_; }
   std::size_t MemoryBytes() const;
+  // The current boot's transport and tracker (null while stopped): what was
+  // sent, delivered and decided, so a probe's fate can be accounted for.
+  const SimTransport* transport() const { return transport_.get(); }
+  const agent::Tracker* tracker() const { return tracker_.get(); }
 
  private:
   void RefreshTraceTargets();

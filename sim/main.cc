@@ -100,7 +100,8 @@ int main(int argc, char** argv) {
   run->add_option("--export", export_dir, "write every window's probe flows and the topology here");
   run->add_flag("--windows", windows, "print truth and verdicts window by window");
   run->add_flag("--explain", explain, "print every window's culprits with their evidence");
-  run->add_option("--threads", threads, "host threads (results do not depend on it)");
+  auto* run_threads =
+      run->add_option("--threads", threads, "host threads (results do not depend on it)");
 
   hs::SuiteOptions suite_options;
   auto* suite = app.add_subcommand("suite", "Run the built-in suite of random fault mixes");
@@ -126,7 +127,7 @@ int main(int argc, char** argv) {
   try {
     if (*run) {
       hs::Scenario scenario = hs::LoadScenarioFile(scenario_file);
-      scenario.config.threads = threads;
+      if (run_threads->count() > 0) scenario.config.threads = threads;
       const hs::ScenarioOutcome outcome = RunScenario(scenario, export_dir, windows, explain);
       const hs::Fleet fleet(scenario.config.shape);
       std::cout << scenario.name << ": " << hostmesh::topology::DescribeShape(scenario.config.shape)

@@ -56,6 +56,17 @@ void PrintScorecard(std::ostream& out, const Scorecard& card, const std::string&
       Fixed(p.false_incidents_per_khh(), 2));
   row("incidents per fault", Fixed(o.incidents_per_fault(), 2), Fixed(p.incidents_per_fault(), 2));
   row("(fault-free host-hours)", Fixed(o.fault_free_host_hours, 1), "");
+  out << "  calibration of hostmesh's confidence (verdicts right / named):\n";
+  for (std::size_t i = 0; i < o.named_by_confidence.size(); ++i) {
+    if (o.named_by_confidence[i] == 0) continue;
+    char buf[120];
+    std::snprintf(buf, sizeof buf, "    confidence %.1f-%.1f: %5.1f%% right of %llu\n",
+                  static_cast<double>(i) / 5.0, static_cast<double>(i + 1) / 5.0,
+                  100.0 * static_cast<double>(o.right_by_confidence[i]) /
+                      static_cast<double>(o.named_by_confidence[i]),
+                  static_cast<unsigned long long>(o.named_by_confidence[i]));
+    out << buf;
+  }
 }
 
 void PrintWindows(std::ostream& out, const Fleet& fleet, const std::vector<Fault>& faults,
@@ -90,6 +101,8 @@ nlohmann::json ScoreJson(const MethodScore& s) {
       {"tp", s.tp},
       {"fp", s.fp},
       {"fn", s.fn},
+      {"calibration_named", s.named_by_confidence},
+      {"calibration_right", s.right_by_confidence},
   };
 }
 
@@ -109,6 +122,7 @@ nlohmann::json OutcomeJson(const Fleet& fleet, const Scenario& scenario,
   nlohmann::json incidents = nlohmann::json::array();
   for (const IncidentSpan& i : outcome.result.incidents) {
     incidents.push_back({{"suspect", DescribeKey(fleet, i.key)},
+                         {"kind", i.kind},
                          {"first_s", ToSeconds(i.first_ns)},
                          {"last_s", ToSeconds(i.last_ns)}});
   }

@@ -49,16 +49,24 @@ class Reader {
     }
   }
 
+  // The text of a scalar; an issue (and nullopt) for a list, a map or nothing.
+  std::optional<std::string> Text(const YAML::Node& n, const std::string& path) {
+    if (n.IsScalar()) return n.Scalar();
+    Issue(n, path, n.IsNull() ? "needs a value" : "must be a single value, not a list or a map");
+    return std::nullopt;
+  }
+
   static std::string Join(const std::string& path, std::string_view key) {
     return path.empty() ? std::string(key) : path + "." + std::string(key);
   }
 
   std::int64_t Duration(const YAML::Node& n, const std::string& path, std::int64_t fallback) {
     if (!n) return fallback;
-    const auto d = config::ParseDuration(n.as<std::string>());
+    const auto text = Text(n, path);
+    if (!text) return fallback;
+    const auto d = config::ParseDuration(*text);
     if (!d) {
-      Issue(n, path,
-            "not a duration (for example 100ms, 20s, 5m): \"" + n.as<std::string>() + "\"");
+      Issue(n, path, "not a duration (for example 100ms, 20s, 5m): \"" + *text + "\"");
       return fallback;
     }
     return d->count();
@@ -66,11 +74,12 @@ class Reader {
   double Number(const YAML::Node& n, const std::string& path, double fallback, double lo,
                 double hi) {
     if (!n) return fallback;
-    const auto v = config::ParseDouble(n.as<std::string>());
+    const auto text = Text(n, path);
+    if (!text) return fallback;
+    const auto v = config::ParseDouble(*text);
     if (!v || *v < lo || *v > hi) {
       std::ostringstream m;
-      m << "must be a number in [" << lo << ", " << hi << "], got \"" << n.as<std::string>()
-        << "\"";
+      m << "must be a number in [" << lo << ", " << hi << "], got \"" << *text << "\"";
       Issue(n, path, m.str());
       return fallback;
     }
@@ -88,7 +97,9 @@ class Reader {
 // A rate: 0.005, or "0.5%".
 double Rate(Reader& r, const YAML::Node& n, const std::string& path, double fallback) {
   if (!n) return fallback;
-  std::string text = n.as<std::string>();
+  const auto given = r.Text(n, path);
+  if (!given) return fallback;
+  std::string text = *given;
   double scale = 1;
   if (!text.empty() && text.back() == '%') {
     text.pop_back();
@@ -96,8 +107,7 @@ double Rate(Reader& r, const YAML::Node& n, const std::string& path, double fall
   }
   const auto v = config::ParseDouble(text);
   if (!v || *v * scale <= 0 || *v * scale > 1) {
-    r.Issue(n, path,
-            "must be a rate in (0, 1] (0.005 or 0.5%), got \"" + n.as<std::string>() + "\"");
+    r.Issue(n, path, "must be a rate in (0, 1] (0.005 or 0.5%), got \"" + *given + "\"");
     return fallback;
   }
   return *v * scale;
@@ -117,7 +127,9 @@ void ParseFault(Reader& r, const Fleet& fleet, const YAML::Node& n, const std::s
              {"kind", "link", "direction", "host", "nic", "switch", "rate", "period", "ports",
               "added", "start", "end"});
   if (!n.IsMap()) return;
-  if (!n["kind"] || !FaultKindFromName(n["kind"].as<std::string>(), &f.kind)) {
+  const auto kind = n["kind"] ? r.Text(n["kind"], path + ".kind") : std::nullopt;
+  if (n["kind"] && !kind) return;
+  if (!kind || !FaultKindFromName(*kind, &f.kind)) {
     r.Issue(n["kind"] ? n["kind"] : n, path + ".kind",
             "must be one of link_loss, link_down, link_flap, rnic_down, rnic_loss, rnic_flap, "
             "switch_loss, blackhole, link_latency, host_processing, host_leave, agent_restart");
@@ -128,8 +140,7 @@ void ParseFault(Reader& r, const Fleet& fleet, const YAML::Node& n, const std::s
   if (f.end_ns <= f.start_ns)
     r.Issue(n["end"] ? n["end"] : n, path + ".end", "must be after start");
   const auto need = [&](const char* key) {
-    if (!n[key])
-      r.Issue(n, path + "." + key, std::string("required for ") + n["kind"].as<std::string>());
+    if (!n[key]) r.Issue(n, path + "." + key, "required for " + *kind);
     return static_cast<bool>(n[key]);
   };
   const bool on_link = f.kind == FaultKind::kLinkLoss || f.kind == FaultKind::kLinkDown ||
@@ -140,14 +151,15 @@ void ParseFault(Reader& r, const Fleet& fleet, const YAML::Node& n, const std::s
   const bool on_host = on_nic || f.kind == FaultKind::kHostProcessing ||
                        f.kind == FaultKind::kHostLeave || f.kind == FaultKind::kAgentRestart;
   if (on_link && need("link")) {
-    const std::string name = n["link"].as<std::string>();
-    if (const auto l = FindLink(fleet, name)) {
-      f.link = *l;
-    } else {
-      r.Issue(n["link"], path + ".link", "no link named \"" + name + "\" in this fabric");
+    if (const auto name = r.Text(n["link"], path + ".link")) {
+      if (const auto l = FindLink(fleet, *name)) {
+        f.link = *l;
+      } else {
+        r.Issue(n["link"], path + ".link", "no link named \"" + *name + "\" in this fabric");
+      }
     }
     if (n["direction"]) {
-      const std::string d = n["direction"].as<std::string>();
+      const std::string d = r.Text(n["direction"], path + ".direction").value_or("both");
       if (d == "up")
         f.direction = kUp;
       else if (d == "down")
@@ -159,25 +171,28 @@ void ParseFault(Reader& r, const Fleet& fleet, const YAML::Node& n, const std::s
     }
   }
   if (on_host && need("host")) {
-    const std::string name = n["host"].as<std::string>();
-    bool found = false;
+    const auto name = r.Text(n["host"], path + ".host");
+    bool found = !name;  // not a name: already reported
     for (std::uint32_t h = 0; h < fleet.hosts().size() && !found; ++h) {
-      if (fleet.hosts()[h].name == name) {
+      if (fleet.hosts()[h].name == *name) {
         f.host = h;
         found = true;
       }
     }
-    if (!found) r.Issue(n["host"], path + ".host", "no host named \"" + name + "\" in this fabric");
+    if (!found)
+      r.Issue(n["host"], path + ".host", "no host named \"" + *name + "\" in this fabric");
   }
   if (on_nic && need("nic")) {
     f.nic =
         static_cast<std::uint32_t>(r.Int(n["nic"], path + ".nic", 0, 0, fleet.shape().rails - 1));
   }
   if (f.kind == FaultKind::kSwitchLoss && need("switch")) {
-    const std::string name = n["switch"].as<std::string>();
-    const auto d = fleet.topology().FindDevice(name);
-    if (!d || !fleet.is_switch(*d)) {
-      r.Issue(n["switch"], path + ".switch", "no switch named \"" + name + "\" in this fabric");
+    const auto name = r.Text(n["switch"], path + ".switch");
+    const auto d = name ? fleet.topology().FindDevice(*name) : std::nullopt;
+    if (!name) {
+      // already reported
+    } else if (!d || !fleet.is_switch(*d)) {
+      r.Issue(n["switch"], path + ".switch", "no switch named \"" + *name + "\" in this fabric");
     } else {
       f.switch_id = *d;
     }
@@ -187,15 +202,20 @@ void ParseFault(Reader& r, const Fleet& fleet, const YAML::Node& n, const std::s
     if (need("rate")) f.rate = Rate(r, n["rate"], path + ".rate", 1.0);
   }
   if (f.kind == FaultKind::kLinkFlap || f.kind == FaultKind::kRnicFlap) {
-    if (need("period")) f.period_ns = r.Duration(n["period"], path + ".period", 0);
-    if (f.period_ns <= 0) r.Issue(n["period"], path + ".period", "must be more than 0");
+    if (need("period")) {
+      f.period_ns = r.Duration(n["period"], path + ".period", 1);
+      if (f.period_ns <= 0) r.Issue(n["period"], path + ".period", "must be more than 0");
+    }
   }
   if (f.kind == FaultKind::kBlackhole && need("ports")) {
-    const std::string text = n["ports"].as<std::string>();
+    const auto given = r.Text(n["ports"], path + ".ports");
+    const std::string text = given.value_or("");
     const auto dash = text.find('-');
     const auto lo = config::ParseUint64(text.substr(0, dash));
     const auto hi = dash == std::string::npos ? lo : config::ParseUint64(text.substr(dash + 1));
-    if (!lo || !hi || *lo > *hi || *hi > 65535) {
+    if (!given) {
+      // already reported
+    } else if (!lo || !hi || *lo > *hi || *hi > 65535) {
       r.Issue(n["ports"], path + ".ports",
               "must be a port or a range MIN-MAX, got \"" + text + "\"");
     } else {
@@ -225,10 +245,19 @@ Scenario ParseScenario(std::string_view text, std::string_view source_name) {
              {"name", "fabric", "duration", "seed", "hash_seed", "window", "threads", "agent",
               "background_loss", "faults"});
   r.Throw();
-  if (root["name"]) s.name = root["name"].as<std::string>();
+  if (root["fabric"])
+    r.OnlyKeys(root["fabric"], "fabric",
+               {"hosts", "rails", "spines", "pods", "tiers", "aggregations"});
+  if (root["agent"]) {
+    r.OnlyKeys(root["agent"], "agent",
+               {"interval", "timeout", "pool_size", "rotation_period", "trace_refresh",
+                "trace_rate", "traceroute"});
+  }
+  if (root["background_loss"])
+    r.OnlyKeys(root["background_loss"], "background_loss", {"min", "max"});
+  if (root["name"]) s.name = r.Text(root["name"], "name").value_or(s.name);
   SimConfig& c = s.config;
-  if (const auto f = root["fabric"]) {
-    r.OnlyKeys(f, "fabric", {"hosts", "rails", "spines", "pods", "tiers", "aggregations"});
+  if (const auto f = root["fabric"]; f && f.IsMap()) {
     c.shape.hosts = r.Int(f["hosts"], "fabric.hosts", c.shape.hosts, 2, 100000);
     c.shape.rails = r.Int(f["rails"], "fabric.rails", c.shape.rails, 2, 32);
     c.shape.spines = r.Int(f["spines"], "fabric.spines", c.shape.spines, 1, 1024);
@@ -243,10 +272,7 @@ Scenario ParseScenario(std::string_view text, std::string_view source_name) {
   c.threads = r.Int(root["threads"], "threads", c.threads, 1, 256);
   c.analysis.window =
       std::chrono::nanoseconds{r.Duration(root["window"], "window", c.analysis.window.count())};
-  if (const auto a = root["agent"]) {
-    r.OnlyKeys(a, "agent",
-               {"interval", "timeout", "pool_size", "rotation_period", "trace_refresh",
-                "trace_rate", "traceroute"});
+  if (const auto a = root["agent"]; a && a.IsMap()) {
     c.agent.probe.interval = std::chrono::nanoseconds{
         r.Duration(a["interval"], "agent.interval", c.agent.probe.interval.count())};
     c.agent.probe.timeout = std::chrono::nanoseconds{
@@ -259,10 +285,14 @@ Scenario ParseScenario(std::string_view text, std::string_view source_name) {
         a["trace_refresh"], "agent.trace_refresh", c.agent.traceroute.refresh_period.count())};
     c.agent.traceroute.rate_per_second = r.Number(a["trace_rate"], "agent.trace_rate",
                                                   c.agent.traceroute.rate_per_second, 0.1, 100000);
-    if (a["traceroute"]) c.agent.traceroute.enabled = a["traceroute"].as<std::string>() != "false";
+    if (a["traceroute"]) {
+      const auto given = r.Text(a["traceroute"], "agent.traceroute");
+      const auto on = given ? config::ParseBool(*given) : std::nullopt;
+      if (on) c.agent.traceroute.enabled = *on;
+      if (given && !on) r.Issue(a["traceroute"], "agent.traceroute", "must be true or false");
+    }
   }
-  if (const auto b = root["background_loss"]) {
-    r.OnlyKeys(b, "background_loss", {"min", "max"});
+  if (const auto b = root["background_loss"]; b && b.IsMap()) {
     c.background.min = r.Number(b["min"], "background_loss.min", 0, 0, 1);
     c.background.max = r.Number(b["max"], "background_loss.max", c.background.min, 0, 1);
     if (c.background.max < c.background.min) r.Issue(b, "background_loss", "max must be >= min");

@@ -76,6 +76,11 @@ std::vector<IncidentSpan> OurIncidents(const std::vector<analysis::Incident>& in
       case analysis::IncidentKind::kLinkLoss:
         span.key = LinkKey(Category::kLoss, s.link);
         break;
+      case analysis::IncidentKind::kFlapping:
+        span.key = s.kind == analysis::Component::Kind::kLink
+                       ? LinkKey(Category::kLoss, s.link)
+                       : RnicKey(Category::kLoss, host(s.host), s.nic);
+        break;
       case analysis::IncidentKind::kSwitch:
         span.key = SwitchKey(Category::kLoss, s.link);
         break;
@@ -88,6 +93,7 @@ std::vector<IncidentSpan> OurIncidents(const std::vector<analysis::Incident>& in
         span.key = HostKey(host(s.host));
         break;
     }
+    span.kind = std::string(analysis::IncidentKindName(inc.kind));
     span.first_ns = inc.evidence.first_seen_ns - wall_offset_ns;
     span.last_ns = inc.evidence.last_seen_ns - wall_offset_ns;
     out.push_back(span);
@@ -130,6 +136,10 @@ MethodScore& MethodScore::operator+=(const MethodScore& o) {
   fault_free_host_hours += o.fault_free_host_hours;
   incidents_per_fault_sum += o.incidents_per_fault_sum;
   faults_with_incident += o.faults_with_incident;
+  for (std::size_t i = 0; i < named_by_confidence.size(); ++i) {
+    named_by_confidence[i] += o.named_by_confidence[i];
+    right_by_confidence[i] += o.right_by_confidence[i];
+  }
   return *this;
 }
 
@@ -152,11 +162,18 @@ void ScoreMethod(const std::vector<Fault>& faults, const std::vector<FaultTruth>
       dont_care.insert(truths[i].dont_care.begin(), truths[i].dont_care.end());
     }
     const Verdict& v = paper ? rec.paper : rec.ours;
-    for (const ComponentKey k : v.named) {
-      if (truth.count(k)) {
+    for (std::size_t i = 0; i < v.named.size(); ++i) {
+      const ComponentKey k = v.named[i];
+      const bool right = truth.count(k) > 0;
+      if (right) {
         ++s.tp;
       } else if (!dont_care.count(k)) {
         ++s.fp;
+      }
+      if (i < v.confidence.size() && (right || !dont_care.count(k))) {
+        const auto bin = std::min<std::size_t>(4, static_cast<std::size_t>(v.confidence[i] * 5));
+        ++s.named_by_confidence[bin];
+        if (right) ++s.right_by_confidence[bin];
       }
     }
     for (const ComponentKey k : truth) {

@@ -21,6 +21,7 @@
 // Ours' incidents are the IncidentTracker's; the paper has no incidents, so a
 // run of consecutive windows naming a component counts as one.
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -53,6 +54,7 @@ struct IncidentSpan {
   ComponentKey key = 0;
   std::int64_t first_ns = 0;  // start of the first window that named it
   std::int64_t last_ns = 0;   // end of the last
+  std::string kind{};         // analysis::IncidentKindName; empty for the paper's runs
 };
 std::vector<IncidentSpan> OurIncidents(const std::vector<analysis::Incident>& incidents,
                                        const std::vector<std::uint32_t>& host_of,
@@ -69,6 +71,10 @@ struct MethodScore {
   double fault_free_host_hours = 0;
   double incidents_per_fault_sum = 0;
   std::uint64_t faults_with_incident = 0;
+  // Calibration: verdicts by the method's own confidence, in fifths, and how
+  // many of them were right (don't-care verdicts left out).
+  std::array<std::uint64_t, 5> named_by_confidence{};
+  std::array<std::uint64_t, 5> right_by_confidence{};
 
   double precision() const { return tp + fp == 0 ? 1.0 : double(tp) / double(tp + fp); }
   double recall() const { return tp + fn == 0 ? 1.0 : double(tp) / double(tp + fn); }

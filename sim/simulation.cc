@@ -56,9 +56,12 @@ SimResult Simulation::Run(const WindowObserver& on_window, const UploadObserver&
   std::vector<LinkId> dead_list, last_dead_list;
   ecmp::DeadLinks dead_state;
   SimResult result;
-  // Run past the end by the probe timeout, so the last window's timeouts arrive.
+  // Agents run past the end by the probe timeout, so the probes sent before it
+  // are all decided (what they send after it is dropped); the analyzer runs
+  // on until its grace has passed, so the last window is judged.
+  const std::int64_t timeout = config_.agent.probe.timeout.count();
   const std::int64_t run_until =
-      config_.duration_ns + config_.agent.probe.timeout.count() + config_.slice_ns;
+      config_.duration_ns + std::max(timeout, config_.analysis.grace.count()) + config_.slice_ns;
   const int threads = std::max(1, config_.threads);
 
   int slice_index = 0;
@@ -74,7 +77,7 @@ SimResult Simulation::Run(const WindowObserver& on_window, const UploadObserver&
       last_dead_list = dead_list;
     }
     model_->SetDeadLinks(dead_list.empty() ? nullptr : &dead_state);
-    const bool probing = t < config_.duration_ns;
+    const bool probing = t < config_.duration_ns + timeout;
     for (std::uint32_t h = 0; h < n; ++h) {
       HostAgent& a = *agents[h];
       const bool absent = !probing || faults_->HostAbsent(h, t);
@@ -94,6 +97,13 @@ SimResult Simulation::Run(const WindowObserver& on_window, const UploadObserver&
     run_range(0, n / threads);
     for (auto& w : workers) w.join();
 
+    if (end > config_.duration_ns) {
+      for (HostOutput& u : uploads) {
+        std::erase_if(u.results, [&](const agent::ProbeResult& r) {
+          return r.send_time_ns - kWallOffsetNs >= config_.duration_ns;
+        });
+      }
+    }
     if (on_upload) on_upload(end, uploads);
     for (std::uint32_t h = 0; h < n; ++h) {
       result.probes += uploads[h].results.size();
@@ -111,7 +121,7 @@ SimResult Simulation::Run(const WindowObserver& on_window, const UploadObserver&
       rec.hosts = static_cast<std::uint32_t>(report.present_hosts.size());
       const std::vector<std::uint32_t>& map = analyzer.fleet_hosts();
       rec.ours = OurVerdict(report, *fleet_, map);
-      rec.paper = PaperVerdict(report, map);
+      rec.paper = PaperVerdict(report, *fleet_, map);
       if (on_window) on_window(report, rec);
       result.windows.push_back(std::move(rec));
     }

@@ -5,26 +5,42 @@
 namespace hostmesh::sim {
 namespace {
 
-void Add(Verdict& v, ComponentKey key) {
-  if (std::find(v.named.begin(), v.named.end(), key) == v.named.end()) v.named.push_back(key);
+void Add(Verdict& v, ComponentKey key, double confidence = 0) {
+  const auto it = std::find(v.named.begin(), v.named.end(), key);
+  if (it == v.named.end()) {
+    v.named.push_back(key);
+    v.confidence.push_back(confidence);
+  } else {
+    auto& c = v.confidence[static_cast<std::size_t>(it - v.named.begin())];
+    c = std::max(c, confidence);
+  }
 }
 
-ComponentKey KeyOf(Category c, const analysis::Component& comp,
+// A NIC's own link is its RNIC, as the ground truth names it (scorecard.h):
+// Algorithm 1 votes on the whole path, NIC links included.
+ComponentKey LinkComponentKey(const Fleet& fleet, Category c, LinkId link) {
+  if (link < fleet.link_count() && fleet.is_nic_link(link)) {
+    return RnicKey(c, fleet.nic_link_host(link), fleet.nic_link_nic(link));
+  }
+  return LinkKey(c, link);
+}
+
+ComponentKey KeyOf(const Fleet& fleet, Category c, const analysis::Component& comp,
                    const std::vector<std::uint32_t>& host_of) {
-  if (comp.kind == analysis::Component::Kind::kLink) return LinkKey(c, comp.link);
+  if (comp.kind == analysis::Component::Kind::kLink) return LinkComponentKey(fleet, c, comp.link);
   const std::uint32_t host = comp.host < host_of.size() ? host_of[comp.host] : comp.host;
   return RnicKey(c, host, comp.nic);
 }
 
 // Algorithm 1 as a verdict: the links with the most votes.
-void TopVoted(Verdict& v, Category c, const std::vector<analysis::LinkRank>& baseline,
-              ComponentKey* top) {
+void TopVoted(Verdict& v, const Fleet& fleet, Category c,
+              const std::vector<analysis::LinkRank>& baseline, ComponentKey* top) {
   std::uint64_t best = 0;
   for (const auto& rank : baseline) best = std::max(best, rank.votes);
   if (best == 0) return;
   for (const auto& rank : baseline) {
     if (rank.votes != best) continue;
-    const ComponentKey key = LinkKey(c, rank.link);
+    const ComponentKey key = LinkComponentKey(fleet, c, rank.link);
     if (top != nullptr && *top == 0) *top = key;
     Add(v, key);
   }
@@ -35,33 +51,36 @@ void TopVoted(Verdict& v, Category c, const std::vector<analysis::LinkRank>& bas
 Verdict OurVerdict(const analysis::WindowReport& report, const Fleet& fleet,
                    const std::vector<std::uint32_t>& host_of) {
   Verdict v;
+  // Top: the loss culprit (link, RNIC or switch) with the most evidence.
+  double top_evidence = -1;
   for (const analysis::Suspect& s : report.loss.culprits) {
-    Add(v, KeyOf(Category::kLoss, s.component, host_of));
+    const ComponentKey key = KeyOf(fleet, Category::kLoss, s.component, host_of);
+    Add(v, key, s.confidence);
+    if (s.z > top_evidence) {
+      top_evidence = s.z;
+      v.top_loss = key;
+    }
   }
-  for (const analysis::SwitchId sw : report.loss.culprit_switches) {
-    Add(v, SwitchKey(Category::kLoss, sw));
-  }
-  if (!report.loss.culprits.empty()) {
-    v.top_loss = KeyOf(Category::kLoss, report.loss.culprits.front().component, host_of);
-    const analysis::Component& first = report.loss.culprits.front().component;
-    if (first.kind == analysis::Component::Kind::kLink) {
-      for (const analysis::SwitchId sw : report.loss.culprit_switches) {
-        if (fleet.lower_device(first.link) == sw || fleet.upper_device(first.link) == sw) {
-          v.top_loss = SwitchKey(Category::kLoss, sw);
-        }
-      }
+  for (const analysis::SwitchRank& r : report.loss.switches) {
+    if (!r.culprit) continue;
+    const double confidence =
+        report.evidence_threshold > 0 ? std::min(1.0, r.evidence / report.evidence_threshold) : 0.5;
+    Add(v, SwitchKey(Category::kLoss, r.id), confidence);
+    if (r.evidence > top_evidence) {
+      top_evidence = r.evidence;
+      v.top_loss = SwitchKey(Category::kLoss, r.id);
     }
   }
   for (const analysis::Suspect& s : report.latency.culprits) {
-    Add(v, KeyOf(Category::kLatency, s.component, host_of));
+    Add(v, KeyOf(fleet, Category::kLatency, s.component, host_of), s.confidence);
   }
   for (const analysis::ProcessingFlag& f : report.processing_flags) {
-    Add(v, HostKey(f.host < host_of.size() ? host_of[f.host] : f.host));
+    Add(v, HostKey(f.host < host_of.size() ? host_of[f.host] : f.host), 1.0);
   }
   return v;
 }
 
-Verdict PaperVerdict(const analysis::WindowReport& report,
+Verdict PaperVerdict(const analysis::WindowReport& report, const Fleet& fleet,
                      const std::vector<std::uint32_t>& host_of) {
   Verdict v;
   for (const analysis::RnicStatus& r : report.rnics) {
@@ -72,8 +91,8 @@ Verdict PaperVerdict(const analysis::WindowReport& report,
     Add(v, key);
   }
   if (report.sla.cluster.network_drops > 0)
-    TopVoted(v, Category::kLoss, report.loss.baseline, &v.top_loss);
-  TopVoted(v, Category::kLatency, report.latency.baseline, nullptr);
+    TopVoted(v, fleet, Category::kLoss, report.loss.baseline, &v.top_loss);
+  TopVoted(v, fleet, Category::kLatency, report.latency.baseline, nullptr);
   return v;
 }
 

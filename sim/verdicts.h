@@ -12,6 +12,8 @@
 // maximum vote count (ties included). It does not name switches or hosts.
 // Top: an anomalous RNIC first (the paper classifies RNICs first), else the
 // most-voted link.
+//
+// Both: a NIC's own link is named as its RNIC, as the truth names it.
 
 #include <cstdint>
 #include <vector>
@@ -23,13 +25,14 @@ namespace hostmesh::sim {
 
 struct Verdict {
   std::vector<ComponentKey> named;  // no duplicates
+  std::vector<double> confidence;   // parallel to named: the method's own (ours only)
   ComponentKey top_loss = 0;        // 0: nothing named for loss
 };
 
 // host_of[analyzer host id] = the fleet host.
 Verdict OurVerdict(const analysis::WindowReport& report, const Fleet& fleet,
                    const std::vector<std::uint32_t>& host_of);
-Verdict PaperVerdict(const analysis::WindowReport& report,
+Verdict PaperVerdict(const analysis::WindowReport& report, const Fleet& fleet,
                      const std::vector<std::uint32_t>& host_of);
 
 }  // namespace hostmesh::sim

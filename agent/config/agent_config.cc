@@ -1,5 +1,6 @@
 #include "agent/config/agent_config.h"
 
+#include <algorithm>
 #include <array>
 #include <optional>
 #include <utility>
@@ -106,6 +107,30 @@ void ReadUpload(MapReader& r, UploadConfig& upload) {
   }
 }
 
+void ReadTelemetry(MapReader& r, TelemetryConfig& telemetry) {
+  r.Optional("enabled", &telemetry.enabled);
+  r.Optional("period", &telemetry.period, Range{1s, 1h});
+  if (r.Optional("sysfs_root", &telemetry.sysfs_root) && telemetry.sysfs_root.front() != '/') {
+    r.Fail("sysfs_root", "must be an absolute path, got " + config::Quote(telemetry.sysfs_root));
+  }
+  r.Optional("ethtool", &telemetry.ethtool);
+  r.Optional("upload", &telemetry.upload);
+  if (r.Optional("pause_priorities", &telemetry.pause_priorities)) {
+    std::vector<std::uint32_t> seen;
+    for (std::uint32_t p : telemetry.pause_priorities) {
+      if (p > 7) {
+        r.Fail("pause_priorities", "PFC priorities are 0..7, got " + std::to_string(p));
+        return;
+      }
+      if (std::find(seen.begin(), seen.end(), p) != seen.end()) {
+        r.Fail("pause_priorities", "priority " + std::to_string(p) + " is listed twice");
+        return;
+      }
+      seen.push_back(p);
+    }
+  }
+}
+
 // Where a unique NIC attribute was first seen, to name both places in an error.
 template <typename T>
 struct FirstSeen {
@@ -181,6 +206,7 @@ void ReadAgent(MapReader& r, AgentConfig& cfg) {
   r.Map("ports", [&](MapReader& m) { ReadPorts(m, cfg.ports); });
   r.Map("traceroute", [&](MapReader& m) { ReadTraceroute(m, cfg.traceroute); });
   r.Map("upload", [&](MapReader& m) { ReadUpload(m, cfg.upload); });
+  r.Map("telemetry", [&](MapReader& m) { ReadTelemetry(m, cfg.telemetry); });
 
   NicUniqueness unique;
   size_t listed = 0;

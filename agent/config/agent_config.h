@@ -76,6 +76,20 @@ struct UploadConfig {
   std::chrono::nanoseconds backoff_max = std::chrono::seconds{30};
 };
 
+// NIC and host counters (sysfs, ethtool), sampled on their own period,
+// exported on /metrics and uploaded as deltas.
+struct TelemetryConfig {
+  bool enabled = true;
+  std::chrono::nanoseconds period = std::chrono::seconds{10};
+  std::string sysfs_root = "/sys";  // tests point it at a fake tree
+  bool ethtool = true;              // driver statistics through SIOCETHTOOL
+  bool upload = true;               // deltas to the analyzer in the batches
+  // PFC priorities with pause-frame series on /metrics (2 series per NIC
+  // each); the upload carries every priority the driver counts. 3 is the
+  // usual RoCE lossless class.
+  std::vector<std::uint32_t> pause_priorities = {3};
+};
+
 struct AgentConfig {
   std::string host;
   std::string agent_id;  // the host name unless set
@@ -87,6 +101,7 @@ struct AgentConfig {
   PortPoolConfig ports;
   TracerouteConfig traceroute;
   UploadConfig upload;
+  TelemetryConfig telemetry;
   std::vector<NicConfig> nics;
 };
 

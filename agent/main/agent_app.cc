@@ -12,9 +12,12 @@
 
 #include "agent/core/prober.h"
 #include "agent/main/agent_metrics.h"
+#include "agent/main/telemetry_metrics.h"
+#include "agent/main/telemetry_thread.h"
 #include "agent/main/tracing_glue.h"
 #include "agent/main/tracing_thread.h"
 #include "agent/main/wiring.h"
+#include "agent/telemetry/telemetry_proto.h"
 #include "agent/udp/udp_transport.h"
 #include "agent/verbs/device_discovery.h"
 #include "agent/verbs/verbs_transport.h"
@@ -219,11 +222,42 @@ bool AgentApp::Start(std::string* error) {
   }
   uploader_->Start();
   if (tracer_) tracer_->Start();
+  if (config_.telemetry.enabled) StartTelemetry();
   Log()->info("agent {} boot {:016x}: probing {} NICs every {} ms, analyzer {}", config_.agent_id,
               boot_id_, config_.nics.size(),
               std::chrono::duration_cast<std::chrono::milliseconds>(config_.probe.interval).count(),
               config_.analyzer.address.ToString());
   return true;
+}
+
+void AgentApp::StartTelemetry() {
+  const TelemetryConfig& cfg = config_.telemetry;
+  std::vector<telemetry::TelemetryNic> nics;
+  std::vector<TelemetryNicLabels> labels;
+  for (const NicConfig& nic : config_.nics) {
+    nics.push_back({nic.name, nic.netdev, nic.rdma_device, nic.rdma_port});
+    labels.push_back({nic.name, nic.netdev, nic.rdma_device, nic.rdma_port});
+  }
+  std::unique_ptr<telemetry::EthtoolStatsSource> ethtool;
+  if (cfg.ethtool) ethtool = std::make_unique<telemetry::IoctlEthtoolStats>();
+  auto collector = std::make_unique<telemetry::TelemetryCollector>(cfg.sysfs_root, std::move(nics),
+                                                                   ethtool.get());
+  telemetry_board_ = std::make_unique<TelemetryBoard>();
+  RegisterTelemetryMetrics(registry_, std::move(labels), cfg.pause_priorities, *telemetry_board_);
+  TelemetryThread::DeltaSink sink;
+  if (cfg.upload) {
+    upload::Uploader* uploader = uploader_.get();
+    sink = [uploader](std::uint32_t nic, const telemetry::NicDelta& delta) {
+      uploader->Append(telemetry::ToProto(nic, delta));
+    };
+  }
+  telemetry_ =
+      std::make_unique<TelemetryThread>(clock_, cfg.period, std::move(ethtool),
+                                        std::move(collector), *telemetry_board_, std::move(sink));
+  telemetry_->Start();
+  Log()->info("telemetry: reading {} NICs every {} s from {}{}{}", config_.nics.size(),
+              std::chrono::duration<double>(cfg.period).count(), cfg.sysfs_root,
+              cfg.ethtool ? " and ethtool" : "", cfg.upload ? ", uploading deltas" : "");
 }
 
 void AgentApp::OnResult(const ProbeResult& result) {
@@ -327,6 +361,7 @@ bool AgentApp::Run(int stop_fd) {
   }
   Publish(true);
   if (tracer_) tracer_->Stop();  // its last report goes into the flush below
+  if (telemetry_) telemetry_->Stop();
 
   const PairCounters totals = core_->tracker.Totals();
   Log()->info("probes: {} sent, {} received, {} timed out, {} late", totals.sent, totals.received,

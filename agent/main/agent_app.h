@@ -32,6 +32,8 @@ namespace hostmesh::agent::app {
 
 class AgentMetrics;
 class PathTracer;
+class TelemetryBoard;
+class TelemetryThread;
 
 // Per-NIC figures only the concrete transport knows.
 struct TransportNicStats {
@@ -93,6 +95,8 @@ class AgentApp {
   void OnResult(const ProbeResult& result);
   // Hands the tracer the pools' 5-tuples when a pool has rotated since last time.
   void HandTraceTargets();
+  // The telemetry thread and its /metrics (telemetry.enabled).
+  void StartTelemetry();
 
   AgentConfig config_;
   AgentAppOptions options_;
@@ -104,6 +108,9 @@ class AgentApp {
   std::unique_ptr<upload::Uploader> uploader_;
   // After uploader_: its reports go there, so it stops first.
   std::unique_ptr<PathTracer> tracer_;
+  // After uploader_ too: its deltas go there. The board outlives the thread.
+  std::unique_ptr<TelemetryBoard> telemetry_board_;
+  std::unique_ptr<TelemetryThread> telemetry_;
   std::vector<std::uint64_t> traced_generations_;
   std::unique_ptr<AgentMetrics> metrics_;
   std::unique_ptr<Core> core_;

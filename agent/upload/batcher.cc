@@ -41,6 +41,11 @@ SharedBatch Batcher::Add(const v1::PathReport& path) {
   return Added();
 }
 
+SharedBatch Batcher::Add(const v1::NicTelemetry& telemetry) {
+  *Open().add_telemetry() = telemetry;
+  return Added();
+}
+
 SharedBatch Batcher::Added() {
   if (items_++ == 0) first_item_at_ = clock_.MonotonicNow();
   if (items_ >= max_items_) return Close();

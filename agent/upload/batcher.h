@@ -21,8 +21,8 @@ struct BatchIdentity {
   std::uint64_t boot_id = 0;
 };
 
-// Groups probe results and path reports into UploadBatch messages. A batch closes
-// when it holds `max_items` items (results plus paths) or when its oldest item is
+// Groups probe results, path reports and NIC telemetry into UploadBatch messages.
+// A batch closes when it holds `max_items` items (all kinds together) or when its oldest item is
 // `max_age` old, so a quiet agent still uploads within max_age. Closed batches get
 // batch_seq 1, 2, 3, ... with no gaps: the analyzer reads a gap as lost data.
 // Each batch is built in a protobuf arena of its own: adding an item is a bump
@@ -37,6 +37,7 @@ class Batcher {
   // Each returns the batch this item filled, if it did (else null).
   SharedBatch Add(const v1::ProbeResult& result);
   SharedBatch Add(const v1::PathReport& path);
+  SharedBatch Add(const v1::NicTelemetry& telemetry);
 
   // When the open batch reaches max_age; nullopt while nothing is open. The I/O
   // loop sleeps until then.

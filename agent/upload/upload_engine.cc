@@ -48,6 +48,11 @@ bool UploadEngine::Accepted(SharedBatch closed, bool was_empty) {
   return true;
 }
 
+bool UploadEngine::Append(const v1::NicTelemetry& telemetry) {
+  const bool was_empty = batcher_.open_items() == 0;
+  return Accepted(batcher_.Add(telemetry), was_empty);
+}
+
 AckOutcome UploadEngine::Handle(const ChannelEvent& event) {
   using Kind = ChannelEvent::Kind;
   if (event.kind == Kind::kAck) {

@@ -62,6 +62,7 @@ class UploadEngine {
   // should Poll early (a batch closed, or a new batch started its age timer).
   bool Append(const v1::ProbeResult& result);
   bool Append(const v1::PathReport& path);
+  bool Append(const v1::NicTelemetry& telemetry);
 
   // Applies one event from the channel; events of a connection already given up
   // are ignored, except acks (an ack is true whichever stream brought it).

@@ -80,6 +80,15 @@ void Uploader::Append(const v1::PathReport& path) {
   if (wake) Poke();
 }
 
+void Uploader::Append(const v1::NicTelemetry& telemetry) {
+  bool wake = false;
+  {
+    std::lock_guard lock(mu_);
+    wake = engine_->Append(telemetry);
+  }
+  if (wake) Poke();
+}
+
 bool Uploader::Shutdown(MonoTime deadline) {
   {
     std::lock_guard lock(mu_);

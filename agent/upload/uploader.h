@@ -56,6 +56,7 @@ class Uploader {
   // Copied into the open batch's arena (a result is a few scalars).
   void Append(const v1::ProbeResult& result);
   void Append(const v1::PathReport& path);
+  void Append(const v1::NicTelemetry& telemetry);
 
   // Closes the batch still filling, keeps sending and reconnecting until every
   // batch is acknowledged or `deadline` passes, then closes the connection and

@@ -11,6 +11,7 @@ constexpr std::int64_t kMaxEmptyWindows = 1000;
 Analysis::Analysis(AnalysisConfig config, FabricMap fabric)
     : config_(config),
       fabric_(std::move(fabric)),
+      paths_(config_.path_ttl),
       judge_(config_, fabric_, paths_),
       slow_threshold_ns_(config_.slow_latency_floor.count()) {}
 
@@ -45,7 +46,7 @@ WindowAccumulator& Analysis::WindowFor(std::int64_t start_ns) {
   auto& slot = windows_[start_ns];
   if (!slot) {
     slot = std::make_unique<WindowAccumulator>(start_ns, start_ns + config_.window.count(),
-                                               slow_threshold_ns_);
+                                               slow_threshold_ns_, flap_watch_);
   }
   last_ = slot.get();
   return *slot;
@@ -68,14 +69,23 @@ AddStatus Analysis::AddResult(const ProbeRecord& r) {
     return AddStatus::kLate;
   }
   const int rail = judge_.RailOf(r.host, r.src_nic);
-  WindowFor(start).Add(r, paths_.Lookup(r.host, r.src_nic, r.dst_nic, r.src_port),
-                       std::max(rail, 0));
+  const MiddleId middle = paths_.Use(r.host, r.src_nic, r.dst_nic, r.src_port);
+  WindowAccumulator& window = WindowFor(start);
+  window.Add(r, middle, std::max(rail, 0));
+  if (flap_watch_.size > 0) {
+    window.flaps().Record(
+        r, middle == PathTable::kNoPath ? std::span<const LinkId>{} : paths_.Middle(middle));
+  }
   ++stats_.accepted;
   return AddStatus::kAccepted;
 }
 
 std::vector<WindowReport> Analysis::Advance(std::int64_t now_ns) {
   now_ns_ = std::max(now_ns_, now_ns);
+  // Ageing may orphan fabric paths that open windows count probes under: they
+  // stay readable until the newest window open now is judged.
+  paths_.AdvanceTo(now_ns_);
+  paths_.HoldOrphans(windows_.empty() ? PathTable::kNoWindow : windows_.rbegin()->first);
   const std::int64_t watermark = now_ns_ - config_.grace.count();
   std::vector<WindowReport> reports;
   const std::int64_t width = config_.window.count();
@@ -107,6 +117,16 @@ std::vector<WindowReport> Analysis::Advance(std::int64_t now_ns) {
       windows_.erase(it);
     }
     ++stats_.windows_judged;
+    // Culprits are watched for flapping from the next window opened on (the
+    // windows already open keep the list they were opened with).
+    flap_watch_.Clear();
+    for (const Suspect& c : reports.back().loss.culprits) {
+      if (c.component.kind == Component::Kind::kLink) {
+        flap_watch_.AddLink(c.component.link);
+      } else {
+        flap_watch_.AddRnic(c.component.host, c.component.nic);
+      }
+    }
     // The next windows flag probes slow relative to this one's median.
     const auto& latency = reports.back().sla.cluster.latency;
     if (latency.count > 0) {
@@ -119,6 +139,11 @@ std::vector<WindowReport> Analysis::Advance(std::int64_t now_ns) {
   // a report (before the first window there is nothing to report).
   const std::int64_t judged = watermark - ((watermark % width) + width) % width;  // floor
   judged_before_ns_ = std::max(judged_before_ns_, judged);
+  paths_.FreeOrphans(judged_before_ns_);
+  stats_.paths_aged_out = paths_.aged_out();
+  stats_.path_middles_freed = paths_.middles_freed();
+  stats_.paths_live = paths_.size();
+  stats_.path_table_bytes = paths_.memory_bytes();
   return reports;
 }
 

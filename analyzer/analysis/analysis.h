@@ -40,6 +40,13 @@ struct AnalysisStats {
   std::uint64_t resolved_late = 0;
   // Untraced results a window could not keep per 5-tuple (UntracedTuples::kMaxTuples).
   std::uint64_t untraced_overflow = 0;
+  // 5-tuples whose path was forgotten, neither reported nor probed for path_ttl.
+  std::uint64_t paths_aged_out = 0;
+  // Interned fabric paths freed once no 5-tuple and no open window used them.
+  std::uint64_t path_middles_freed = 0;
+  // Gauges as of the last Advance: 5-tuples with a path, and the path table's bytes.
+  std::uint64_t paths_live = 0;
+  std::uint64_t path_table_bytes = 0;
 };
 
 enum class AddStatus : std::uint8_t { kAccepted, kLate, kFuture, kInvalid };
@@ -65,7 +72,8 @@ class Analysis {
   void ResumeAfter(std::int64_t end_ns);
   AddStatus AddResult(const ProbeRecord& result);
 
-  // Judges every open window whose end + grace <= now_ns, oldest first.
+  // Judges every open window whose end + grace <= now_ns, oldest first, and
+  // ages the path table out by now_ns.
   std::vector<WindowReport> Advance(std::int64_t now_ns);
 
   // Start of the oldest window still open to results.
@@ -90,6 +98,8 @@ class Analysis {
   std::int64_t now_ns_ = 0;            // last Advance; 0 before the first
   bool started_ = false;               // a window was judged
   std::int64_t slow_threshold_ns_;
+  // The last judged window's loss culprits, watched for flapping in new windows.
+  FlapWatchList flap_watch_;
   AnalysisStats stats_;
 };
 

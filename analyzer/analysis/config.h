@@ -32,7 +32,7 @@ struct AnalysisConfig {
   // alone is conclusive (Poisson tail below window_alpha over all components,
   // with at least min_failures failures).
   double min_loss = 0.003;
-  double prior_background_loss = 1e-4;
+  double prior_background_loss = 1e-3;  // conservative until the data speaks
   double false_alarms_per_window = 1e-4;
   double window_alpha = 1e-4;
   std::uint32_t min_failures = 3;
@@ -43,7 +43,13 @@ struct AnalysisConfig {
   // background share of slow probes.
   double min_z = 4.0;
 
-  // A probe is slow when its network latency (t3-t2) exceeds
+  // A latency hotspot: a link whose paths' median network latency exceeds the
+  // fleet's by at least this much over the link's own baseline
+  // (latency_hotspots.h). RoCE congestion adds tens of microseconds.
+  nanoseconds hotspot_min_excess = std::chrono::microseconds{15};
+
+  // For the paper's voting on slow probes: a probe is slow when its network
+  // latency (t3-t2) exceeds
   // max(slow_latency_floor, slow_latency_factor x the last window's P50).
   nanoseconds slow_latency_floor = std::chrono::microseconds{500};
   double slow_latency_factor = 10.0;
@@ -60,6 +66,15 @@ struct AnalysisConfig {
   int resolve_after_clean_windows = 2;
   // ...or after this many windows with no observation of it at all.
   int resolve_after_unobserved_windows = 15;
+  // A probe 5-tuple's path is forgotten once no report and no probe touched it
+  // for this long (it is gone by 1.3 x path_ttl). Agents rotate source ports
+  // (a port lives 4 min in a pool by default) and re-report a live 5-tuple's
+  // path every few minutes (traceroute report period 5 min); a live 5-tuple is
+  // probed every pool_size x (NICs - 1) x interval (16 x 7 x 100 ms = 11 s by
+  // default). So 5 min keeps every live path and forgets a rotated-out one
+  // within minutes. At least window + grace: a path reported while a window is
+  // open must still be there when it is judged.
+  nanoseconds path_ttl = std::chrono::minutes{5};
   // Example paths kept in an incident's evidence.
   std::size_t max_example_paths = 3;
 };

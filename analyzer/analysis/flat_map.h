@@ -9,6 +9,24 @@
 
 namespace hostmesh::analysis {
 
+// Shared by the open-addressing tables (FlatMap, AgingMap).
+namespace open_addressing {
+// Slots for n keys at most 3/4 full: a power of two, at least 16.
+inline std::size_t CapacityFor(std::size_t n) {
+  std::size_t c = 16;
+  while (c * 3 < n * 4) c *= 2;
+  return c;
+}
+// The home slot of a key: murmur3's finalizer, since keys are packed ids
+// whose low bits are alike.
+inline std::size_t Home(std::uint64_t key, std::size_t mask) {
+  key ^= key >> 33;
+  key *= 0xff51afd7ed558ccdULL;
+  key ^= key >> 33;
+  return static_cast<std::size_t>(key) & mask;
+}
+}  // namespace open_addressing
+
 class FlatMap {
  public:
   static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};  // a key never used
@@ -46,17 +64,8 @@ class FlatMap {
   }
 
  private:
-  static std::size_t Capacity(std::size_t n) {
-    std::size_t c = 16;
-    while (c * 3 < n * 4) c *= 2;
-    return c;
-  }
-  std::size_t Slot(std::uint64_t key) const {
-    key ^= key >> 33;  // murmur3 finalizer: keys are packed ids, low bits alike
-    key *= 0xff51afd7ed558ccdULL;
-    key ^= key >> 33;
-    return static_cast<std::size_t>(key) & mask_;
-  }
+  static std::size_t Capacity(std::size_t n) { return open_addressing::CapacityFor(n); }
+  std::size_t Slot(std::uint64_t key) const { return open_addressing::Home(key, mask_); }
   void Rehash(std::size_t capacity) {
     std::vector<std::uint64_t> old_keys(capacity, kEmpty);
     std::vector<std::uint32_t> old_values(capacity);

@@ -43,28 +43,35 @@ std::string_view IncidentKindName(IncidentKind kind) {
       return "latency_hotspot";
     case IncidentKind::kHostProcessing:
       return "host_processing_delay";
+    case IncidentKind::kFlapping:
+      return "flapping";
   }
   return "unknown";
 }
 
 std::optional<IncidentKind> IncidentKindFromName(std::string_view name) {
-  for (auto kind :
-       {IncidentKind::kRnicDown, IncidentKind::kRnicLossy, IncidentKind::kLinkLoss,
-        IncidentKind::kSwitch, IncidentKind::kLatencyHotspot, IncidentKind::kHostProcessing}) {
+  for (auto kind : {IncidentKind::kRnicDown, IncidentKind::kRnicLossy, IncidentKind::kLinkLoss,
+                    IncidentKind::kSwitch, IncidentKind::kLatencyHotspot,
+                    IncidentKind::kHostProcessing, IncidentKind::kFlapping}) {
     if (IncidentKindName(kind) == name) return kind;
   }
   return std::nullopt;
 }
 
 Incident* IncidentTracker::FindOpen(Category category, std::uint64_t key) {
-  for (std::size_t i = incidents_.size(); i-- > 0;) {
-    if (incidents_[i].open && keys_[i] == std::make_pair(category, key)) return &incidents_[i];
-  }
-  return nullptr;
+  const auto it = open_index_.find(IndexKey(category, key));
+  return it == open_index_.end() ? nullptr : &incidents_[it->second];
 }
 
-bool IncidentTracker::Observed(const Incident& inc, Category category,
-                               const WindowReport& report) const {
+void IncidentTracker::RebuildIndex() {
+  open_index_.clear();
+  for (std::size_t i = 0; i < incidents_.size(); ++i) {
+    if (incidents_[i].open) open_index_[IndexKey(keys_[i].first, keys_[i].second)] = i;
+  }
+}
+
+bool IncidentTracker::Observed(const Incident& inc, Category category, const WindowReport& report,
+                               std::vector<std::uint64_t>& observed_rnics) const {
   switch (category) {
     case Category::kLink:
     case Category::kLatencyLink:
@@ -72,14 +79,19 @@ bool IncidentTracker::Observed(const Incident& inc, Category category,
                                 inc.suspect.link);
     case Category::kRnic:
     case Category::kLatencyRnic:
-      return std::any_of(report.rnics.begin(), report.rnics.end(), [&](const RnicStatus& r) {
-        return r.host == inc.suspect.host && r.nic == inc.suspect.nic && r.probes > 0;
-      });
+      if (observed_rnics.empty()) {
+        for (const RnicStatus& r : report.rnics) {
+          if (r.probes > 0) observed_rnics.push_back(RnicKey(r.host, r.nic));
+        }
+        std::sort(observed_rnics.begin(), observed_rnics.end());
+      }
+      return std::binary_search(observed_rnics.begin(), observed_rnics.end(),
+                                RnicKey(inc.suspect.host, inc.suspect.nic));
     case Category::kSwitch:
       return report.coverage.traced_probes > 0;
-    case Category::kHost:
-      return std::find(report.present_hosts.begin(), report.present_hosts.end(),
-                       inc.suspect.host) != report.present_hosts.end();
+    case Category::kHost:  // present_hosts is sorted
+      return std::binary_search(report.present_hosts.begin(), report.present_hosts.end(),
+                                inc.suspect.host);
   }
   return false;
 }
@@ -145,13 +157,20 @@ std::vector<std::uint64_t> IncidentTracker::Update(const WindowReport& report) {
       fresh.summary =
           Describe(f.suspect, f.category == Category::kSwitch, f.category == Category::kHost);
       fresh.evidence.first_seen_ns = report.start_ns;
+      open_index_[IndexKey(f.category, f.key)] = incidents_.size();
       incidents_.push_back(std::move(fresh));
       keys_.emplace_back(f.category, f.key);
       seen.push_back(0);
       inc = &incidents_.back();
     }
     seen[static_cast<std::size_t>(inc - incidents_.data())] = 1;
-    inc->kind = f.kind;
+    // A component seen flapping stays a flapping incident: its quiet windows
+    // are the up phases of the same fault.
+    const bool flapping =
+        inc->kind == IncidentKind::kFlapping || (f.evidence != nullptr && f.evidence->flapping);
+    inc->kind = flapping && (f.category == Category::kLink || f.category == Category::kRnic)
+                    ? IncidentKind::kFlapping
+                    : f.kind;
     inc->confidence = f.confidence;
     inc->clean_windows = 0;
     inc->unobserved_windows = 0;
@@ -161,6 +180,10 @@ std::vector<std::uint64_t> IncidentTracker::Update(const WindowReport& report) {
     if (f.evidence && f.suspect.kind == Component::Kind::kLink) {
       ev.directions |=
           f.suspect.direction == kBothWays ? (kUpward | kDownward) : f.suspect.direction;
+    }
+    if (f.evidence != nullptr && f.evidence->flapping) {
+      ev.flaps += f.evidence->flaps;
+      if (f.evidence->flap_period_s > 0) ev.flap_period_s = f.evidence->flap_period_s;
     }
     if (f.evidence) {
       ev.failures += f.evidence->explained;
@@ -195,10 +218,11 @@ std::vector<std::uint64_t> IncidentTracker::Update(const WindowReport& report) {
     touched.push_back(inc->id);
   }
 
+  std::vector<std::uint64_t> observed_rnics;
   for (std::size_t i = 0; i < incidents_.size(); ++i) {
     Incident& inc = incidents_[i];
     if (!inc.open || seen[i]) continue;
-    if (Observed(inc, keys_[i].first, report)) {
+    if (Observed(inc, keys_[i].first, report, observed_rnics)) {
       inc.unobserved_windows = 0;
       if (++inc.clean_windows < config_.resolve_after_clean_windows) continue;
     } else if (++inc.unobserved_windows < config_.resolve_after_unobserved_windows) {
@@ -206,6 +230,7 @@ std::vector<std::uint64_t> IncidentTracker::Update(const WindowReport& report) {
     }
     inc.open = false;
     inc.resolved_ns = report.end_ns;
+    open_index_.erase(IndexKey(keys_[i].first, keys_[i].second));
     touched.push_back(inc.id);
   }
   return touched;
@@ -227,6 +252,10 @@ std::pair<IncidentTracker::Category, std::uint64_t> IncidentTracker::KeyOf(const
                  : std::make_pair(Category::kLatencyRnic, RnicKey(c.host, c.nic));
     case IncidentKind::kHostProcessing:
       return {Category::kHost, c.host};
+    case IncidentKind::kFlapping:
+      return c.kind == Component::Kind::kLink
+                 ? std::make_pair(Category::kLink, std::uint64_t{c.link})
+                 : std::make_pair(Category::kRnic, RnicKey(c.host, c.nic));
   }
   return {Category::kLink, c.link};
 }
@@ -241,6 +270,7 @@ void IncidentTracker::Restore(std::vector<Incident> incidents, std::uint64_t nex
     keys_.push_back(KeyOf(inc));
     next_id_ = std::max(next_id_, inc.id + 1);
   }
+  RebuildIndex();
 }
 
 void IncidentTracker::Prune(std::int64_t before_ns) {
@@ -253,6 +283,7 @@ void IncidentTracker::Prune(std::int64_t before_ns) {
   }
   incidents_.resize(out);
   keys_.resize(out);
+  RebuildIndex();
 }
 
 const Incident* IncidentTracker::Find(std::uint64_t id) const {

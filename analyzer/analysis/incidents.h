@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -25,6 +26,7 @@ enum class IncidentKind : std::uint8_t {
   kSwitch,
   kLatencyHotspot,
   kHostProcessing,
+  kFlapping,  // a link or RNIC going down and up (suspect says which)
 };
 std::string_view IncidentKindName(IncidentKind kind);  // "rnic_down", ...
 std::optional<IncidentKind> IncidentKindFromName(std::string_view name);
@@ -35,6 +37,8 @@ struct IncidentEvidence {
   std::uint64_t votes = 0;       // paper Algorithm 1 votes, summed (links, switches)
   double loss = 0;               // last window's estimate
   std::uint8_t directions = 0;   // links: kUpward | kDownward seen failing
+  std::uint64_t flaps = 0;       // down episodes seen, summed over windows
+  double flap_period_s = 0;      // last estimate
   double processing_p90_ns = 0;  // host processing delay: last window
   double fleet_median_p90_ns = 0;
   std::vector<std::vector<LinkId>> example_paths;
@@ -87,12 +91,22 @@ class IncidentTracker {
     double confidence;
     const Suspect* evidence;  // nullptr for switches and hosts
   };
+  static std::uint64_t IndexKey(Category category, std::uint64_t key) {
+    return (std::uint64_t{static_cast<std::uint8_t>(category)} << 56) | key;
+  }
   Incident* FindOpen(Category category, std::uint64_t key);
-  bool Observed(const Incident& incident, Category category, const WindowReport& report) const;
+  void RebuildIndex();
+  // observed_rnics: the window's RNICs with probes (RnicKey), sorted; built on
+  // first need, so a window costs O(RNICs) once, not per open incident.
+  bool Observed(const Incident& incident, Category category, const WindowReport& report,
+                std::vector<std::uint64_t>& observed_rnics) const;
 
   AnalysisConfig config_;
   std::vector<Incident> incidents_;
   std::vector<std::pair<Category, std::uint64_t>> keys_;  // parallel to incidents_
+  // The open incident of each (category, key): lookups stay O(1) however many
+  // incidents a bad day leaves open or recently resolved.
+  std::unordered_map<std::uint64_t, std::size_t> open_index_;  // IndexKey -> position
   std::uint64_t next_id_ = 1;
 };
 

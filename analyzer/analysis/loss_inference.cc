@@ -10,6 +10,8 @@ void InferenceProblem::Reset(std::size_t component_count) {
   good.assign(component_count, 0);
   good_untraced.assign(component_count, 0);
   is_link.assign(component_count, false);
+  ambient.assign(component_count, false);
+  rail_pairs = 0;
   groups.clear();
   comps.clear();
   pairs.clear();

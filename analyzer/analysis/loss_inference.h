@@ -55,10 +55,15 @@ struct InferenceProblem {
   std::vector<bool> is_link;  // per component: links explain untraced probes
 
   struct PairTotals {
-    std::uint64_t traced = 0;    // all probes of the pair, traced
-    std::uint64_t untraced = 0;  // all probes of the pair, untraced
+    std::uint64_t traced = 0;     // all probes of the pair, traced
+    std::uint64_t untraced = 0;   // all probes of the pair, untraced
+    std::uint32_t rail_pair = 0;  // pairs of NICs on the same two rails share one
   };
   std::vector<PairTotals> pairs;
+  std::size_t rail_pairs = 0;
+  // Components whose unexplained loss rate estimates the ambient loss (the
+  // directed fabric links): sequential_inference.h.
+  std::vector<bool> ambient;
 
   void AddGroup(std::uint32_t pair, std::uint32_t bad, bool traced,
                 std::span<const std::uint32_t> group_comps);

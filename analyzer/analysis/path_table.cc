@@ -5,16 +5,43 @@
 
 namespace hostmesh::analysis {
 
+PathTable::PathTable(std::chrono::nanoseconds ttl)
+    : tick_ns_(std::max<std::int64_t>(1, ttl.count() / kTicksPerTtl)) {}
+
 MiddleId PathTable::Intern(std::span<const LinkId> middle) {
   std::string bytes(middle.size() * sizeof(LinkId), '\0');
   if (!middle.empty()) std::memcpy(bytes.data(), middle.data(), bytes.size());
   const auto it = middle_ids_.find(bytes);
-  if (it != middle_ids_.end()) return it->second;
-  if (middles_.size() >= kMaxMiddles) return kNoPath;
-  const auto id = static_cast<MiddleId>(middles_.size());
-  middles_.emplace_back(middle.begin(), middle.end());
+  if (it != middle_ids_.end()) return it->second;  // an orphan too: adopted back by Ref
+  MiddleId id = kNoPath;
+  if (!free_ids_.empty()) {
+    id = free_ids_.back();
+    free_ids_.pop_back();
+  } else if (middles_.size() < kMaxMiddles) {
+    id = static_cast<MiddleId>(middles_.size());
+    middles_.emplace_back();
+  } else {
+    return kNoPath;
+  }
+  middles_[id].links.assign(middle.begin(), middle.end());
   middle_ids_.emplace(std::move(bytes), id);
   return id;
+}
+
+void PathTable::Ref(MiddleId id) {
+  if (id != kNoPath) ++middles_[id].refs;
+}
+
+void PathTable::Unref(MiddleId id) {
+  if (id == kNoPath) return;
+  MiddleEntry& m = middles_[id];
+  if (--m.refs > 0) return;
+  // Windows opened since it was last held may count under it again.
+  m.hold = kUnheld;
+  if (!m.orphan_listed) {
+    m.orphan_listed = true;
+    orphans_.push_back(id);
+  }
 }
 
 void PathTable::Add(const PathRecord& path) {
@@ -30,12 +57,89 @@ void PathTable::Add(const PathRecord& path) {
     *nic_links_.Insert(std::uint64_t{path.host} * kMaxNics + path.dst_nic, 0).first = links.back();
   }
   const MiddleId id = Intern(std::span<const LinkId>(links).subspan(1, links.size() - 2));
-  *paths_.Insert(Key(path.host, path.src_nic, path.dst_nic, path.src_port), id).first = id;
+  Ref(id);  // before Unref of the old one: the same part must not pass through orphanhood
+  auto [value, inserted] =
+      paths_.Insert(Key(path.host, path.src_nic, path.dst_nic, path.src_port), id, tick_);
+  if (!inserted) {
+    Unref(*value);
+    *value = id;
+  }
+}
+
+void PathTable::AdvanceTo(std::int64_t now_ns) {
+  if (!started_) {
+    started_ = true;
+    origin_ns_ = now_ns;
+    now_ns_ = now_ns;
+    return;
+  }
+  if (now_ns <= now_ns_) return;
+  const std::int64_t elapsed = now_ns - now_ns_;
+  now_ns_ = now_ns;
+  const auto forget = [this](std::uint64_t, std::uint32_t middle) {
+    ++aged_out_;
+    Unref(middle);
+  };
+  if (elapsed >= tick_ns_ * kTicksPerTtl) {
+    // A jump longer than ttl (virtual time, a stalled caller): what was touched
+    // before the previous call is stale; what was touched since carries the
+    // previous tick and counts as touched now. The clock is re-based so ticks
+    // move on by one and stay well inside the 2^16 the stamps hold.
+    paths_.Sweep(paths_.capacity(), tick_, 0, forget);
+    ++ticks_;
+    origin_ns_ = now_ns_ - static_cast<std::int64_t>(ticks_) * tick_ns_;
+    tick_ = static_cast<AgingMap::Tick>(ticks_);
+    sweep_debt_ = 0;
+    return;
+  }
+  ticks_ = static_cast<std::uint64_t>((now_ns_ - origin_ns_) / tick_ns_);
+  tick_ = static_cast<AgingMap::Tick>(ticks_);
+  // A full pass over the slots every kSweepTicks, in slices as time goes.
+  sweep_debt_ += static_cast<double>(paths_.capacity()) * static_cast<double>(elapsed) /
+                 static_cast<double>(tick_ns_ * kSweepTicks);
+  sweep_debt_ = std::min(sweep_debt_, static_cast<double>(paths_.capacity()));
+  const auto slots = static_cast<std::size_t>(sweep_debt_);
+  if (slots == 0) return;
+  sweep_debt_ -= static_cast<double>(slots);
+  paths_.Sweep(slots, tick_, static_cast<AgingMap::Tick>(kTicksPerTtl), forget);
+}
+
+void PathTable::HoldOrphans(std::int64_t newest_open_window_start) {
+  for (MiddleId id : orphans_) {
+    MiddleEntry& m = middles_[id];
+    if (m.refs == 0 && m.hold == kUnheld) m.hold = newest_open_window_start;
+  }
+}
+
+void PathTable::FreeOrphans(std::int64_t judged_before_ns) {
+  std::size_t kept = 0;
+  for (MiddleId id : orphans_) {
+    MiddleEntry& m = middles_[id];
+    if (m.refs > 0) {
+      m.orphan_listed = false;  // adopted back
+      continue;
+    }
+    if (m.hold == kUnheld || m.hold >= judged_before_ns) {
+      orphans_[kept++] = id;
+      continue;
+    }
+    std::string bytes(m.links.size() * sizeof(LinkId), '\0');
+    if (!m.links.empty()) std::memcpy(bytes.data(), m.links.data(), bytes.size());
+    middle_ids_.erase(bytes);
+    m = MiddleEntry{};
+    free_ids_.push_back(id);
+    ++middles_freed_;
+  }
+  orphans_.resize(kept);
 }
 
 std::size_t PathTable::memory_bytes() const {
-  std::size_t bytes = paths_.memory_bytes() + nic_links_.memory_bytes();
-  for (const auto& m : middles_) bytes += m.capacity() * sizeof(LinkId) + 64;
+  std::size_t bytes = paths_.memory_bytes() + nic_links_.memory_bytes() +
+                      middles_.capacity() * sizeof(MiddleEntry) +
+                      (free_ids_.capacity() + orphans_.capacity()) * sizeof(MiddleId);
+  for (const auto& m : middles_) bytes += m.links.capacity() * sizeof(LinkId);
+  // The intern map: a node, a bucket and the key's bytes per fabric part.
+  for (const auto& [key, id] : middle_ids_) bytes += 64 + key.capacity();
   return bytes;
 }
 

@@ -60,6 +60,14 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
   std::vector<char> explained(p.groups.size(), 0);
   std::vector<double> untraced_explained(p.groups.size(), 0);
   std::vector<double> pair_link_failures(p.pairs.size(), 0);
+  // The same per pair of rails, over every host: a NIC pair with few traced
+  // probes of its own (an agent that just started, a pool just rotated) fails
+  // through blamed links as often as the other hosts' pairs of its rails do,
+  // since ECMP spreads every host's 5-tuples alike.
+  std::vector<double> rail_link_failures(p.rail_pairs, 0), rail_traced(p.rail_pairs, 0);
+  for (const auto& t : p.pairs) {
+    if (t.rail_pair < p.rail_pairs) rail_traced[t.rail_pair] += static_cast<double>(t.traced);
+  }
   std::vector<char> blamed(n_comp, 0);
   std::vector<double> ub(n_comp, 0), ub_u(n_comp, 0), traced_n(n_comp, 0);
   for (const auto& g : p.groups) {
@@ -114,9 +122,14 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
           std::min<double>(g.bad, pair_share * static_cast<double>(t.untraced));
     }
   };
-  auto h1_of = [&](const EvidenceBook::Entry* e) {
-    return e != nullptr && e->culprit ? std::max(p0 + params.min_loss, e->est)
-                                      : p0 + params.min_loss;
+  // H1: a culprit's own loss estimate; for the rest, halfway from p0 to this
+  // window's loss, and at least p0 + delta: a 3% fault gains evidence as a
+  // fault of its size (a damped generalized likelihood ratio), while the noise
+  // of a healthy component's windows rarely moves H1 off p0 + delta.
+  auto h1_of = [&](const EvidenceBook::Entry* e, double bad, double n) {
+    if (e != nullptr && e->culprit) return std::max(p0 + params.min_loss, e->est);
+    const double loss = n > 0 ? bad / n : 0.0;
+    return p0 + std::max(params.min_loss, (loss - p0) / 2);
   };
 
   // Evidence in nats of `bad` failures in `n` probes, at their own loss rate.
@@ -125,11 +138,14 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
     return std::max(0.0, LogLikelihoodRatio(bad, n, p0, bad / n));
   };
   // A component made of parts (a switch: its links and RNICs) is blamed only
-  // when its failures are not concentrated on one part: without its strongest
-  // part it must keep at least half its evidence.
+  // when its loss is spread over them: its strongest part loses at most 2.5
+  // times the switch's rate, and without that part the rest still loses at
+  // least half of it. A fault on one link or RNIC (or two) under a switch
+  // concentrates its loss; a lossy switch loses evenly everywhere.
   auto spread = [&](std::uint32_t c) {
     if (c >= parts.size() || parts[c].empty()) return true;
     const auto [bad, n] = counts(c);
+    if (n <= 0 || bad <= 0) return false;
     double best_part = -1, part_bad = 0, part_n = 0;
     for (const std::uint32_t part : parts[c]) {
       const auto [pb, pn] = counts(part);
@@ -140,7 +156,10 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
         part_n = pn;
       }
     }
-    return gain(bad - part_bad, n - part_n) >= 0.5 * gain(bad, n);
+    const double loss = bad / n;
+    if (part_n > 0 && part_bad / part_n > 2.5 * loss) return false;
+    if (n - part_n <= 0) return true;
+    return (bad - part_bad) / (n - part_n) >= 0.5 * loss;
   };
 
   // Greedy: the strongest candidate explains its failures, then the next.
@@ -164,13 +183,18 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
       if (n <= 0 || bad <= 0) continue;
       const auto* e = book.Find(keys[c]);
       const double s_new =
-          std::clamp((e ? e->s : 0.0) + LogLikelihoodRatio(bad, n, p0, h1_of(e)), 0.0, cap);
-      double strength = s_new >= h ? s_new : -1;
+          std::clamp((e ? e->s : 0.0) + LogLikelihoodRatio(bad, n, p0, h1_of(e, bad, n)), 0.0, cap);
+      // Eligible: conclusive over the windows (S reaches h) or in this window
+      // alone. Ranked by what it explains of this window (the log-likelihood
+      // ratio at its own loss): accumulated evidence saturates at the cap, so a
+      // switch and its links would otherwise tie.
       const double loss = bad / n;
-      if (bad >= params.min_failures && loss >= p0 + params.min_loss &&
-          PoissonTail(bad, n * p0) < window_alpha) {
-        strength = std::max(strength, LogLikelihoodRatio(bad, n, p0, loss));
+      bool eligible = s_new >= h;
+      if (!eligible && bad >= params.min_failures && loss >= p0 + params.min_loss) {
+        eligible = PoissonTail(bad, n * p0) < window_alpha;
       }
+      if (!eligible) continue;
+      const double strength = gain(bad, n);
       if (strength > best_strength && spread(c)) {
         best = c;
         best_strength = strength;
@@ -203,7 +227,7 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
     EvidenceBook::Entry& e = book.At(keys[ch.c]);
     const bool fresh = !e.culprit;
     const double loss = ch.n > 0 ? ch.bad / ch.n : 0;
-    e.s = std::clamp(e.s + LogLikelihoodRatio(ch.bad, ch.n, p0, h1_of(&e)), 0.0, cap);
+    e.s = std::clamp(e.s + LogLikelihoodRatio(ch.bad, ch.n, p0, h1_of(&e, ch.bad, ch.n)), 0.0, cap);
     e.est = fresh ? loss : 0.5 * e.est + 0.5 * loss;
     e.s = std::max(e.s, h);
     e.culprit = true;
@@ -226,7 +250,7 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
       continue;
     }
     e.unobserved = 0;
-    e.s = std::clamp(e.s + LogLikelihoodRatio(bad, n, p0, h1_of(&e)), 0.0, cap);
+    e.s = std::clamp(e.s + LogLikelihoodRatio(bad, n, p0, h1_of(&e, bad, n)), 0.0, cap);
     if (e.culprit) {
       // Held while the evidence holds (hysteresis), with what is left for it.
       e.culprit = e.s >= h * params.off_fraction;
@@ -238,10 +262,20 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
     }
   }
 
-  double probes = 0, failures = 0;
-  for (const auto& t : p.pairs) probes += static_cast<double>(t.traced + t.untraced);
-  for (const auto& g : p.groups) failures += g.bad;
-  book.AddBackground(std::max(0.0, failures - explained_failures), probes, params.background_decay);
+  // The ambient loss: the pooled unexplained loss rate of the directed fabric
+  // links, leaving out culprits and links gathering evidence (S above h/2):
+  // faults not yet conclusive must not raise the bar they are judged against.
+  double ambient_bad = 0, ambient_n = 0;
+  for (std::uint32_t c = 0; c < n_comp; ++c) {
+    if (!p.ambient[c] || blamed[c]) continue;
+    const auto* e = book.Find(keys[c]);
+    if (e != nullptr && (e->culprit || e->s > h / 2)) continue;
+    const auto [bad, n] = counts(c);
+    ambient_bad += bad;
+    ambient_n += n;
+  }
+  if (ambient_n > 0) book.AddBackground(ambient_bad, ambient_n, params.background_decay);
+  (void)explained_failures;
 
   out.score.resize(n_comp);
   for (std::uint32_t c = 0; c < n_comp; ++c) {

@@ -26,9 +26,10 @@
 // remains unexplained when it is judged; untraced probes count as in
 // loss_inference.h.
 //
-// p0, the ambient path loss, is estimated from the data: failures not
-// explained by culprits over all probes, decayed over windows (per fleet; every
-// probe crosses the same number of links, so one rate serves every component).
+// p0, the ambient path loss, is estimated from the data: the pooled loss rate
+// that culprits leave unexplained on the directed fabric links, without
+// links gathering evidence, decayed over windows (per fleet; every probe of a
+// same-host path crosses the same tiers, so one rate serves every component).
 //
 // False alarms: h = ln(components) + ln(1 / false_alarms_per_window), so the
 // fleet-wide rate of false culprits stays near false_alarms_per_window (a
@@ -45,7 +46,7 @@ namespace hostmesh::analysis {
 
 struct SequentialParams {
   double min_loss = 0.003;  // delta: the smallest excess loss worth an incident
-  double prior_background = 1e-4;
+  double prior_background = 1e-3;
   double background_floor = 1e-6;
   double background_decay = 0.9;  // per window
   double false_alarms_per_window = 1e-4;
@@ -55,6 +56,9 @@ struct SequentialParams {
   std::uint32_t max_unobserved_windows = 15;
   std::uint32_t min_failures = 3;
   std::uint32_t min_traced = 50;
+  // A NIC pair with fewer traced probes borrows its rails' share of failures
+  // through blamed links for its untraced probes.
+  std::uint32_t min_traced_pair = 20;
   std::uint32_t max_culprits = 64;
 };
 
@@ -101,9 +105,9 @@ struct SequentialResult {
 
 // keys[c] is the stable id of component c of `problem`. parts[c], for a
 // component made of others (a switch: its links and RNICs), lists them: it is
-// blamed only when its failures are not concentrated on one part (without its
-// strongest part it keeps at least half its evidence), so a link fault, or a
-// link and an RNIC fault under one switch, are not the switch.
+// blamed only when its loss is spread over them (its strongest part loses at
+// most 2.5 times its rate, and the rest at least half of it), so a link fault,
+// or a link and an RNIC fault under one switch, are not the switch.
 SequentialResult InferSequential(InferenceProblem& problem, std::span<const std::uint64_t> keys,
                                  std::span<const std::vector<std::uint32_t>> parts,
                                  const SequentialParams& params, EvidenceBook& book);

@@ -73,6 +73,10 @@ void WindowAccumulator::Add(const ProbeRecord& r, MiddleId middle, int rail) {
   }
   const int li = host.latency.Index(static_cast<double>(latency));
   host.latency.AddIndex(li);
+  if (traced) {
+    if (middle >= middle_latency_.size()) middle_latency_.resize(std::size_t{middle} + 1);
+    middle_latency_[middle].AddIndex(li);
+  }
   rail_latency_[r_index].AddIndex(li);
   if (r.t1_app_send_ns == 0 || r.t4_app_recv_ns == 0) return;
   const std::int64_t processing = (r.t4_app_recv_ns - r.t1_app_send_ns) - latency;
@@ -115,11 +119,13 @@ std::uint64_t WindowAccumulator::ResolveLatePaths(const PathTable& paths) {
 }
 
 std::size_t WindowAccumulator::memory_bytes() const {
-  std::size_t bytes = sizeof(*this) + timeouts_.index.memory_bytes() + slow_.index.memory_bytes() +
-                      (timeouts_.keys.capacity() + slow_.keys.capacity()) * 12 +
-                      (middle_ok_.capacity() + middle_slow_.capacity()) * 4 +
-                      untraced_.index.memory_bytes() +
-                      untraced_.keys.capacity() * (8 + sizeof(UntracedTuples::Counts));
+  std::size_t sketches = middle_latency_.capacity() * sizeof(QuantileSketch);
+  for (const auto& m : middle_latency_) sketches += m.bucket_span() * sizeof(std::uint32_t);
+  std::size_t bytes =
+      sketches + sizeof(*this) + flaps_.memory_bytes() + timeouts_.index.memory_bytes() +
+      slow_.index.memory_bytes() + (timeouts_.keys.capacity() + slow_.keys.capacity()) * 12 +
+      (middle_ok_.capacity() + middle_slow_.capacity()) * 4 + untraced_.index.memory_bytes() +
+      untraced_.keys.capacity() * (8 + sizeof(UntracedTuples::Counts));
   for (const auto& h : hosts_) {
     bytes += sizeof(h) + h.pairs.capacity() * sizeof(PairCounts) +
              (h.latency.bucket_span() + h.processing.bucket_span()) * 4;

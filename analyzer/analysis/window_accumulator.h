@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "analyzer/analysis/flap_watch.h"
 #include "analyzer/analysis/flat_map.h"
 #include "analyzer/analysis/path_table.h"
 #include "analyzer/analysis/quantile_sketch.h"
@@ -88,8 +89,12 @@ struct UntracedTuples {
 
 class WindowAccumulator {
  public:
-  WindowAccumulator(std::int64_t start_ns, std::int64_t end_ns, std::int64_t slow_threshold_ns)
-      : start_ns_(start_ns), end_ns_(end_ns), slow_threshold_ns_(slow_threshold_ns) {}
+  WindowAccumulator(std::int64_t start_ns, std::int64_t end_ns, std::int64_t slow_threshold_ns,
+                    const FlapWatchList& watch = {})
+      : start_ns_(start_ns),
+        end_ns_(end_ns),
+        slow_threshold_ns_(slow_threshold_ns),
+        flaps_(watch, start_ns) {}
 
   // Precondition: nic ids < kMaxNics, rail >= 0.
   void Add(const ProbeRecord& r, MiddleId middle, int rail);
@@ -108,9 +113,14 @@ class WindowAccumulator {
   // Traced probes per fabric path: not timed out, and of those slow.
   const std::vector<std::uint32_t>& middle_ok() const { return middle_ok_; }
   const std::vector<std::uint32_t>& middle_slow() const { return middle_slow_; }
+  // Network latency of the traced probes per fabric path (latency_hotspots.h).
+  const std::vector<QuantileSketch>& middle_latency() const { return middle_latency_; }
   const FailureGroups& timeouts() const { return timeouts_; }
   const FailureGroups& slow() const { return slow_; }
   const UntracedTuples& untraced() const { return untraced_; }
+  // Outcomes in time order of the components watched for flapping.
+  FlapRecorder& flaps() { return flaps_; }
+  const FlapRecorder& flaps() const { return flaps_; }
   std::size_t memory_bytes() const;
 
  private:
@@ -123,9 +133,11 @@ class WindowAccumulator {
   std::vector<QuantileSketch> rail_processing_;
   std::vector<std::uint32_t> middle_ok_;
   std::vector<std::uint32_t> middle_slow_;
+  std::vector<QuantileSketch> middle_latency_;
   FailureGroups timeouts_;
   FailureGroups slow_;
   UntracedTuples untraced_;
+  FlapRecorder flaps_;
 };
 
 }  // namespace hostmesh::analysis

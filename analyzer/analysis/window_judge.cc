@@ -123,8 +123,10 @@ void MiddleComponents(std::span<const LinkId> middle, const FabricMap& fabric, c
 
 // Fills problem with one kind of failure: timeouts (slow=false) or slow probes.
 void BuildProblem(const WindowAccumulator& w, const PathTable& paths, const FabricMap& fabric,
-                  const auto& ix, const FailureGroups& groups, bool slow, InferenceProblem* p) {
+                  const auto& ix, const FailureGroups& groups, bool slow, InferenceProblem* p,
+                  const auto& rail_of) {
   p->Reset(ix.components());
+  p->rail_pairs = std::size_t{kMaxNics} * kMaxNics;
   std::fill(p->is_link.begin(), p->is_link.begin() + static_cast<std::ptrdiff_t>(ix.network()),
             true);
   const auto& ok = w.middle_ok();
@@ -136,6 +138,11 @@ void BuildProblem(const WindowAccumulator& w, const PathTable& paths, const Fabr
     for (const std::uint32_t c : comps) p->good[c] += good;
   }
   p->pairs.resize(ix.pair.size());
+  for (LinkId l = 0; l < ix.links && l < fabric.links.size(); ++l) {
+    if (fabric.links[l].lower == kUnknown) continue;  // a NIC link
+    p->ambient[ix.LinkComponent(l, true)] = true;
+    p->ambient[ix.LinkComponent(l, false)] = true;
+  }
   const auto& hosts = w.hosts();
   for (HostId h = 0; h < hosts.size(); ++h) {
     const auto& hw = hosts[h];
@@ -153,6 +160,7 @@ void BuildProblem(const WindowAccumulator& w, const PathTable& paths, const Fabr
           p->good_untraced[ix.RnicComponent(h, n)] += untraced;
         }
         auto& t = p->pairs[ix.Pair(h, s, d)];
+        t.rail_pair = static_cast<std::uint32_t>(rail_of(h, s) * kMaxNics + rail_of(h, d));
         t.traced = slow ? c.traced_ok : std::uint64_t{c.traced_ok} + c.traced_timeout;
         t.untraced = slow ? c.untraced_ok : std::uint64_t{c.untraced_ok} + c.untraced_timeout;
       }
@@ -230,8 +238,11 @@ WindowReport WindowJudge::Judge(const WindowAccumulator& w) {
     }
   }
 
+  const auto rail_of = [this](HostId h, NicId n) {
+    return static_cast<std::uint32_t>(std::clamp(RailOf(h, n), 0, static_cast<int>(kMaxNics) - 1));
+  };
   InferenceProblem loss_problem;
-  BuildProblem(w, paths_, fabric_, ix, w.timeouts(), false, &loss_problem);
+  BuildProblem(w, paths_, fabric_, ix, w.timeouts(), false, &loss_problem, rail_of);
   std::vector<std::uint64_t> keys(ix.components());
   for (std::uint32_t c = 0; c < keys.size(); ++c) keys[c] = ix.StableKey(c);
   // A switch's parts: the fabric links on it (both ways) and the RNICs under it.
@@ -258,13 +269,50 @@ WindowReport WindowJudge::Judge(const WindowAccumulator& w) {
   JudgeRnics(w, ix, loss, &out);
   SplitDrops(w, ix, &out);
   out.loss = Localize(w, ix, w.timeouts(), loss_problem, loss, true);
+  for (Suspect& s : out.loss.culprits) {
+    const auto flap =
+        s.component.kind == Component::Kind::kLink
+            ? w.flaps().JudgeLink(s.component.link, config_.window.count())
+            : w.flaps().JudgeRnic(s.component.host, s.component.nic, config_.window.count());
+    if (!flap || !flap->flapping) continue;
+    s.flapping = true;
+    s.flaps = flap->flaps;
+    s.flap_period_s = flap->period_s;
+  }
 
   const InferenceParams slow_params{config_.min_failures, config_.background_slow, config_.min_z,
                                     config_.max_culprits};
   InferenceProblem slow_problem;
-  BuildProblem(w, paths_, fabric_, ix, w.slow(), true, &slow_problem);
+  BuildProblem(w, paths_, fabric_, ix, w.slow(), true, &slow_problem, rail_of);
   const InferenceResult slow = Infer(slow_problem, slow_params);
   out.latency = Localize(w, ix, w.slow(), slow_problem, slow, false);
+  // Our latency verdict: hotspots against each link's own baseline; the
+  // slow-probe ranking above stays for the paper's voting (baseline).
+  HotspotParams hot;
+  hot.min_excess_ns = static_cast<double>(config_.hotspot_min_excess.count());
+  out.latency.culprits.clear();
+  for (const Hotspot& h :
+       FindHotspots(w.middle_latency(), paths_, ix.links, latency_baselines_, hot)) {
+    Suspect s;
+    s.component.link = h.link;
+    s.component.direction = h.up ? kUpward : kDownward;
+    s.added_latency_ns = h.excess_ns;
+    s.good = h.probes;
+    s.z = h.excess_ns / hot.min_excess_ns;
+    s.confidence = h.consistency;
+    bool merged = false;
+    for (Suspect& earlier : out.latency.culprits) {
+      if (earlier.component.link == h.link) {
+        earlier.component.direction = kBothWays;
+        merged = true;
+      }
+    }
+    if (!merged) out.latency.culprits.push_back(std::move(s));
+  }
+  for (LinkRank& r : out.latency.links) {
+    r.culprit = std::any_of(out.latency.culprits.begin(), out.latency.culprits.end(),
+                            [&](const Suspect& s) { return s.component.link == r.link; });
+  }
 
   FlagProcessing(w, &out);
   CountCoverage(w, ix, &out);
@@ -427,8 +475,18 @@ Localization WindowJudge::Localize(const WindowAccumulator& w, const Index& ix,
     r.culprit = link_culprit[l];
     out.links.push_back(r);
   }
+  // Culprits first, the most evident (then the lossiest: a gray link whose
+  // traces no longer cross it keeps its place) before the rest by score.
+  std::vector<std::pair<double, double>> culprit_key(ix.links, {0.0, 0.0});
+  for (const Suspect& c : out.culprits) {
+    if (c.component.kind != Component::Kind::kLink) continue;
+    culprit_key[c.component.link] = std::max(culprit_key[c.component.link], {c.z, c.loss});
+  }
   std::sort(out.links.begin(), out.links.end(), [&](const LinkRank& a, const LinkRank& b) {
-    if (link_order[a.link] != link_order[b.link]) return link_order[a.link] < link_order[b.link];
+    if (a.culprit != b.culprit) return a.culprit;
+    if (a.culprit && culprit_key[a.link] != culprit_key[b.link]) {
+      return culprit_key[a.link] > culprit_key[b.link];
+    }
     if (a.score != b.score) return a.score > b.score;
     return a.link < b.link;
   });

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "analyzer/analysis/config.h"
+#include "analyzer/analysis/latency_hotspots.h"
 #include "analyzer/analysis/loss_inference.h"
 #include "analyzer/analysis/path_table.h"
 #include "analyzer/analysis/sequential_inference.h"
@@ -63,6 +64,8 @@ class WindowJudge {
   // Loss evidence of every component across windows.
   SequentialParams sequential_;
   EvidenceBook evidence_;
+  // Every directed link's usual latency excess.
+  LatencyBaselines latency_baselines_;
 };
 
 }  // namespace hostmesh::analysis

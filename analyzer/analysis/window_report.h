@@ -86,6 +86,11 @@ struct Suspect {
   double z = 0;
   double confidence = 0;
   std::vector<std::vector<LinkId>> example_paths;  // NIC link to NIC link
+  // Its failures came in bursts (flap_watch.h): down and up, not lossy.
+  double added_latency_ns = 0;  // latency hotspots: over the link's own baseline
+  bool flapping = false;
+  std::uint32_t flaps = 0;
+  double flap_period_s = 0;
 };
 
 struct LinkRank {

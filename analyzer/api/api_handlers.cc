@@ -62,10 +62,37 @@ http::Response History(const http::Request& request, const ApiSnapshot& names,
   return Json(RenderSlaHistory(windows, names, truncated));
 }
 
+// ?from=&to= (Unix seconds; default the last 5 minutes up to and including
+// now, so a sample that ended this very second is in) &agent= &nic= &limit=
+http::Response Telemetry(const http::Request& request, const TelemetrySource& telemetry,
+                         std::int64_t now_ns) {
+  std::string error;
+  const std::int64_t now_ceil = (now_ns + kNsPerSecond - 1) / kNsPerSecond;
+  const auto to = IntParam(request, "to", now_ceil, 0, kMaxSeconds, &error);
+  const auto from = to ? IntParam(request, "from", *to - 300, 0, kMaxSeconds, &error) : to;
+  const auto limit = from ? IntParam(request, "limit", 1000, 1, 100'000, &error) : from;
+  if (!limit) return Json(RenderError(error), 400);
+  if (*from > *to) return Json(RenderError("from must not be after to"), 400);
+  TelemetryQuery query;
+  query.from_ns = *from * kNsPerSecond;
+  query.to_ns = *to * kNsPerSecond;
+  query.agent_id = http::QueryParam(request.query, "agent").value_or("");
+  query.nic = http::QueryParam(request.query, "nic").value_or("");
+  query.limit = static_cast<std::size_t>(*limit);
+  const TelemetryAnswer answer = telemetry(query);
+  if (!answer.error.empty()) return Json(RenderError("store: " + answer.error), 500);
+  return Json(RenderTelemetry(query, answer));
+}
+
 }  // namespace
 
 void MountApi(http::Router& router, SnapshotSource source, const Clock& clock,
-              HistorySource history) {
+              HistorySource history, TelemetrySource telemetry) {
+  if (telemetry) {
+    router.Get("/api/v1/telemetry", [&clock, telemetry](const http::Request& request) {
+      return Telemetry(request, telemetry, clock.RealtimeNow().time_since_epoch().count());
+    });
+  }
   if (history) {
     router.Get("/api/v1/sla/history", [source, &clock, history](const http::Request& request) {
       return History(request, *Current(source), history,

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "analyzer/api/api_snapshot.h"
+#include "analyzer/api/render_telemetry.h"
 #include "common/base/clock.h"
 #include "common/http/router.h"
 #include "hostmesh/v1/analyzer_state.pb.h"
@@ -22,12 +23,15 @@ using SnapshotSource = std::function<std::shared_ptr<const ApiSnapshot>()>;
 using HistorySource = std::function<std::vector<v1::state::WindowSummary>(
     std::int64_t from_ns, std::int64_t to_ns, std::size_t limit, bool* truncated)>;
 
+// Per-NIC telemetry summed over a range (store scan). Called from server threads.
+using TelemetrySource = std::function<TelemetryAnswer(const TelemetryQuery& query)>;
+
 // Mounts /api/v1/{status,rnics,links,switches,coverage,topology,incidents,sla},
-// /api/v1/topology/disagreements
-// and the on-call page at "/", and /api/v1/sla/history when `history` is set.
-// `clock` (for uptime, window lag and the history's default period) must
-// outlive the router.
+// /api/v1/topology/disagreements and the on-call page at "/",
+// /api/v1/sla/history when `history` is set and /api/v1/telemetry when
+// `telemetry` is. `clock` (for uptime, window lag and the default periods)
+// must outlive the router.
 void MountApi(http::Router& router, SnapshotSource source, const Clock& clock,
-              HistorySource history = {});
+              HistorySource history = {}, TelemetrySource telemetry = {});
 
 }  // namespace hostmesh::analyzer::api

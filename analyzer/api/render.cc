@@ -149,6 +149,21 @@ std::string LinkName(const ApiSnapshot& s, analysis::LinkId link) {
   return "link " + (link < s.links().size() ? s.links()[link].name : std::to_string(link));
 }
 
+std::string DeviceName(const ApiSnapshot& s, std::uint32_t device) {
+  return device < s.devices().size() ? s.devices()[device].name : std::to_string(device);
+}
+
+// "from p0r0 to s01" when the failing probes cross the link one way only.
+std::string LinkWay(const ApiSnapshot& s, analysis::LinkId link, std::uint8_t directions) {
+  if (link >= s.links().size() ||
+      (directions != analysis::kUpward && directions != analysis::kDownward)) {
+    return "";
+  }
+  const LinkInfo& l = s.links()[link];
+  const bool up = directions == analysis::kUpward;
+  return " from " + (up ? l.lower : l.upper).device + " to " + (up ? l.upper : l.lower).device;
+}
+
 // One line for on call, with the names the snapshot knows (the stored
 // summary has only the analysis's ids).
 std::string IncidentSummary(const ApiSnapshot& s, const analysis::Incident& inc) {
@@ -160,12 +175,21 @@ std::string IncidentSummary(const ApiSnapshot& s, const analysis::Incident& inc)
       return RnicName(s, c.host, c.nic) + " down";
     case IncidentKind::kRnicLossy:
       return RnicName(s, c.host, c.nic) + " losing " + Percent(e.loss) + " of its probes";
-    case IncidentKind::kLinkLoss:
-      return LinkName(s, c.link) + " losing " + Percent(e.loss) + " of the probes through it";
-    case IncidentKind::kSwitch: {
-      const std::string name =
-          c.link < s.devices().size() ? s.devices()[c.link].name : std::to_string(c.link);
-      return "switch " + name + ": " + std::to_string(e.links.size()) + " of its links blamed";
+    case IncidentKind::kLinkLoss: {
+      const std::string way = LinkWay(s, c.link, e.directions);
+      return LinkName(s, c.link) + " losing " + Percent(e.loss) + " of the probes" +
+             (way.empty() ? " through it" : way);
+    }
+    case IncidentKind::kSwitch:
+      return "switch " + DeviceName(s, c.link) + " losing " + Percent(e.loss) +
+             " of the probes through it";
+    case IncidentKind::kFlapping: {
+      const std::string what = c.kind == analysis::Component::Kind::kRnic
+                                   ? RnicName(s, c.host, c.nic)
+                                   : LinkName(s, c.link);
+      std::string line = what + " flapping: " + std::to_string(e.flaps) + " down episodes";
+      if (e.flap_period_s > 0) line += ", about every " + Duration(e.flap_period_s * 1e9);
+      return line;
     }
     case IncidentKind::kLatencyHotspot:
       return "latency hotspot on " + (c.kind == analysis::Component::Kind::kRnic
@@ -199,6 +223,7 @@ Json IncidentJson(const ApiSnapshot& s, const analysis::Incident& inc) {
       break;
     case IncidentKind::kLinkLoss:
     case IncidentKind::kLatencyHotspot:
+    case IncidentKind::kFlapping:
       if (inc.suspect.kind == analysis::Component::Kind::kRnic) {
         AddRnicRef(suspect, s, inc.suspect.host, inc.suspect.nic);
       } else {
@@ -220,6 +245,16 @@ Json IncidentJson(const ApiSnapshot& s, const analysis::Incident& inc) {
   evidence["loss"] = JsonNumber(e.loss);
   evidence["processing_p90_ns"] = JsonNumber(e.processing_p90_ns);
   evidence["fleet_median_p90_ns"] = JsonNumber(e.fleet_median_p90_ns);
+  if (inc.suspect.kind == analysis::Component::Kind::kLink && e.directions != 0) {
+    evidence["direction"] =
+        analysis::LinkDirectionName(e.directions == (analysis::kUpward | analysis::kDownward)
+                                        ? std::uint8_t{analysis::kBothWays}
+                                        : e.directions);
+  }
+  if (inc.kind == IncidentKind::kFlapping) {
+    evidence["flaps"] = e.flaps;
+    evidence["flap_period_s"] = JsonNumber(e.flap_period_s);
+  }
   Json& paths = evidence["example_paths"] = Json::array();
   for (const auto& path : e.example_paths) paths.push_back(path);
   // A switch's blamed links.

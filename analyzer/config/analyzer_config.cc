@@ -1,7 +1,9 @@
 #include "analyzer/config/analyzer_config.h"
 
+#include <algorithm>
 #include <array>
 #include <string>
+#include <tuple>
 
 #include "common/config/map_reader.h"
 #include "common/config/yaml_loader.h"
@@ -38,6 +40,15 @@ void ReadAnalyzer(MapReader& r, AnalyzerConfig& cfg) {
   const bool window_ok = r.Optional("window", &a.window, Range{1s, 1h});
   // Grace 0 is allowed: a test or a fleet with synced uploads may not need one.
   r.Optional("grace", &a.grace, Range{0s, 1h});
+  // A path must outlive the window its probes are counted in: an explicit
+  // path_ttl shorter than window + grace is an error, the default grows.
+  if (!r.Has("path_ttl")) {
+    a.path_ttl = std::max(a.path_ttl, a.window + a.grace);
+  } else if (r.Optional("path_ttl", &a.path_ttl, Range{1s, 24h}) &&
+             a.path_ttl < a.window + a.grace) {
+    r.Fail("path_ttl",
+           "must be at least window + grace (" + config::FormatDuration(a.window + a.grace) + ")");
+  }
   r.Map("thresholds", [&](MapReader& m) {
     m.Optional("rnic_timeout_fraction", &a.rnic_anomalous_ratio,
                Range{0.0, 1.0, LowerBound::kExclusive});
@@ -50,10 +61,22 @@ void ReadAnalyzer(MapReader& r, AnalyzerConfig& cfg) {
       m.Fail("summaries", "must be at least the window (" + config::FormatDuration(a.window) + ")");
     }
   });
+  // A restart replays raw data: it cannot reach further back than it is kept.
+  // Explicit restore spans beyond retention.raw are errors, the defaults shrink.
+  bool paths_set = false, results_set = false;
   r.Map("restore", [&](MapReader& m) {
-    m.Optional("paths", &cfg.restore_paths, Range{0s, 24h});
-    m.Optional("results", &cfg.restore_results, Range{0s, 24h});
+    for (const auto& [key, span, set] :
+         {std::tuple{"paths", &cfg.restore_paths, &paths_set},
+          std::tuple{"results", &cfg.restore_results, &results_set}}) {
+      *set = m.Has(key);
+      if (m.Optional(key, span, Range{0s, 24h}) && *span > cfg.raw_retention) {
+        m.Fail(key, "must be at most retention.raw (" + config::FormatDuration(cfg.raw_retention) +
+                        "): a restart replays only what is kept");
+      }
+    }
   });
+  if (!paths_set) cfg.restore_paths = std::min(cfg.restore_paths, cfg.raw_retention);
+  if (!results_set) cfg.restore_results = std::min(cfg.restore_results, cfg.raw_retention);
 }
 
 }  // namespace

@@ -19,7 +19,9 @@ struct AnalyzerConfig {
   config::Endpoint http_listen{"0.0.0.0", 8080};
   std::filesystem::path data_dir = "./hostmesh-data";
   std::filesystem::path inventory;  // empty: no inventory, the fabric is learned from traces
-  std::chrono::nanoseconds raw_retention = std::chrono::hours{24};
+  // Raw results and path reports; at fleet rate they are most of the disk
+  // (README "Analyzer at fleet scale": 145 MB per host per day).
+  std::chrono::nanoseconds raw_retention = std::chrono::hours{6};
   std::chrono::nanoseconds summary_retention = std::chrono::hours{24 * 30};
   // On restart, path reports this far back are replayed (longer than the
   // agents' traceroute refresh, so every traced 5-tuple has its path again)...

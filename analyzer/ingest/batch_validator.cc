@@ -52,8 +52,9 @@ std::optional<Rejection> CheckNic(std::string_view what, std::uint32_t id, const
 
 std::string_view RejectReasonName(RejectReason reason) {
   static constexpr std::array<std::string_view, kRejectReasonCount> kNames = {
-      "schema_version", "unknown_agent",    "bad_batch_seq",  "future_timestamp", "past_timestamp",
-      "unknown_nic",    "too_many_results", "too_many_paths", "too_large"};
+      "schema_version", "unknown_agent",      "bad_batch_seq",    "future_timestamp",
+      "past_timestamp", "unknown_nic",        "too_many_results", "too_many_paths",
+      "too_large",      "too_many_telemetry", "bad_telemetry"};
   return kNames[static_cast<std::size_t>(reason)];
 }
 
@@ -98,6 +99,12 @@ std::optional<Rejection> ValidateBatch(const v1::UploadBatch& batch, std::size_t
                      "batch holds " + std::to_string(batch.paths_size()) + " path reports (limit " +
                          std::to_string(limits.max_paths) + ")"};
   }
+  if (static_cast<std::size_t>(batch.telemetry_size()) > limits.max_telemetry) {
+    return Rejection{RejectReason::kTooManyTelemetry,
+                     "batch holds " + std::to_string(batch.telemetry_size()) +
+                         " NIC telemetry records (limit " + std::to_string(limits.max_telemetry) +
+                         ")"};
+  }
   if (batch.agent_id().empty()) {
     return Rejection{RejectReason::kUnknownAgent, "batch has no agent_id"};
   }
@@ -135,6 +142,21 @@ std::optional<Rejection> ValidateBatch(const v1::UploadBatch& batch, std::size_t
     }
     if (!agent->Has(p.src_nic())) return CheckNic(where("src_nic"), p.src_nic(), *agent, batch);
     if (!agent->Has(p.dst_nic())) return CheckNic(where("dst_nic"), p.dst_nic(), *agent, batch);
+  }
+  for (int i = 0; i < batch.telemetry_size(); ++i) {
+    const v1::NicTelemetry& t = batch.telemetry(i);
+    const auto where = [i](std::string_view field) {
+      return "telemetry " + std::to_string(i) + ": " + std::string(field);
+    };
+    if (!InWindow(t.end_ns(), now, limits)) {
+      return TimeRejection(where("end_ns"), t.end_ns(), now, limits);
+    }
+    if (t.start_ns() > t.end_ns()) {
+      return Rejection{RejectReason::kBadTelemetry,
+                       where("start_ns") + " " + std::to_string(t.start_ns()) +
+                           " is after end_ns " + std::to_string(t.end_ns())};
+    }
+    if (!agent->Has(t.nic())) return CheckNic(where("nic"), t.nic(), *agent, batch);
   }
   return std::nullopt;
 }

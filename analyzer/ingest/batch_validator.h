@@ -26,8 +26,10 @@ enum class RejectReason {
   kTooManyResults,
   kTooManyPaths,
   kTooLarge,  // encoded size over the limit
+  kTooManyTelemetry,
+  kBadTelemetry,  // NIC telemetry that ends before it starts
 };
-inline constexpr std::size_t kRejectReasonCount = 9;
+inline constexpr std::size_t kRejectReasonCount = 11;
 std::string_view RejectReasonName(RejectReason reason);
 
 struct Rejection {
@@ -38,6 +40,8 @@ struct Rejection {
 struct ValidationLimits {
   std::size_t max_results = 20'000;
   std::size_t max_paths = 20'000;
+  // One per NIC per telemetry period: a batch of a minute of 64 NICs read every second.
+  std::size_t max_telemetry = 4'000;
   std::size_t max_batch_bytes = 8 << 20;
   // Agents' clocks are NTP-synced; minutes of skew means a broken clock.
   std::chrono::nanoseconds max_future = std::chrono::minutes{5};

@@ -56,7 +56,7 @@ std::optional<v1::UploadAck> IngestHandler::Screen(const v1::UploadBatch& batch)
   return ack;
 }
 
-void IngestHandler::Commit(std::shared_ptr<store::CommitLane> lane, v1::UploadBatch batch,
+void IngestHandler::Commit(std::shared_ptr<store::CommitLane> lane, store::OwnedBatch batch,
                            AckDone done) {
   committer_.Submit(
       std::move(lane), std::move(batch),
@@ -70,6 +70,7 @@ void IngestHandler::Commit(std::shared_ptr<store::CommitLane> lane, v1::UploadBa
             stats_.batches_accepted.Increment();
             stats_.results_accepted.Increment(b.results_size());
             stats_.paths_accepted.Increment(b.paths_size());
+            stats_.telemetry_accepted.Increment(b.telemetry_size());
             stats_.commit_group_batches.Observe(static_cast<double>(report.group_batches));
             ack.set_status(v1::UploadAck::STATUS_ACCEPTED);
             done(std::move(ack), {});

@@ -51,7 +51,7 @@ class IngestHandler {
   // ACCEPTED or DUPLICATE ack, or with nullopt and the error when the store
   // failed (the stream must then end: resending later may work).
   using AckDone = std::function<void(std::optional<v1::UploadAck> ack, const std::string& error)>;
-  void Commit(std::shared_ptr<store::CommitLane> lane, v1::UploadBatch batch, AckDone done);
+  void Commit(std::shared_ptr<store::CommitLane> lane, store::OwnedBatch batch, AckDone done);
 
   const IngestOptions& options() const { return options_; }
   IngestStats& stats() { return stats_; }

@@ -14,6 +14,9 @@ IngestStats::IngestStats(metrics::Registry& r)
                                     "Probe results in accepted batches.")),
       paths_accepted(r.AddCounter("hostmesh_ingest_paths_accepted_total",
                                   "Path reports in accepted batches.")),
+      telemetry_accepted(r.AddCounter("hostmesh_ingest_telemetry_accepted_total",
+                                      "NIC telemetry records (counter deltas of one NIC over one "
+                                      "agent sampling period) in accepted batches.")),
       batches_duplicate(
           r.AddCounter("hostmesh_ingest_batches_duplicate_total",
                        "Batches already durable (resent by an agent); not stored again.")),

@@ -16,6 +16,7 @@ struct IngestStats {
   prometheus::Counter& batches_accepted;
   prometheus::Counter& results_accepted;
   prometheus::Counter& paths_accepted;
+  prometheus::Counter& telemetry_accepted;
   prometheus::Counter& batches_duplicate;
   prometheus::Counter& results_duplicate;
   prometheus::Family<prometheus::Counter>& batches_rejected;

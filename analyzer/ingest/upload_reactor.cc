@@ -7,7 +7,7 @@ namespace hostmesh::analyzer::ingest {
 UploadReactor::UploadReactor(IngestHandler& handler) : handler_(handler) {
   handler_.stats().streams_open.Increment();
   reading_ = true;
-  StartRead(&read_buffer_);
+  StartRead(&read_.get());
 }
 
 void UploadReactor::OnReadDone(bool ok) {
@@ -20,9 +20,8 @@ void UploadReactor::OnReadDone(bool ok) {
     Perform(std::move(actions));
     return;
   }
-  v1::UploadBatch batch = std::move(read_buffer_);
-  read_buffer_.Clear();
-  std::optional<v1::UploadAck> rejected = handler_.Screen(batch);
+  store::OwnedBatch batch = std::exchange(read_, store::OwnedBatch::OnArena());
+  std::optional<v1::UploadAck> rejected = handler_.Screen(batch.get());
 
   std::unique_lock lock(mu_);
   reading_ = false;
@@ -114,7 +113,7 @@ UploadReactor::Actions UploadReactor::NextLocked() {
 }
 
 void UploadReactor::Perform(Actions actions) {
-  if (actions.read) StartRead(&read_buffer_);
+  if (actions.read) StartRead(&read_.get());
   if (actions.write) {
     write_buffer_ = std::move(*actions.write);
     StartWrite(&write_buffer_);

@@ -53,8 +53,8 @@ class UploadReactor final : public grpc::ServerBidiReactor<v1::UploadBatch, v1::
 
   IngestHandler& handler_;
   const std::shared_ptr<store::CommitLane> lane_ = std::make_shared<store::CommitLane>();
-  v1::UploadBatch read_buffer_;  // owned by the read in progress
-  v1::UploadAck write_buffer_;   // owned by the write in progress
+  store::OwnedBatch read_ = store::OwnedBatch::OnArena();  // the read in progress (owned_batch.h)
+  v1::UploadAck write_buffer_;                             // owned by the write in progress
 
   std::mutex mu_;
   std::deque<Slot> slots_;

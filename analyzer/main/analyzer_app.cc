@@ -6,6 +6,7 @@
 
 #include "analyzer/api/api_handlers.h"
 #include "analyzer/main/analyzer_metrics.h"
+#include "analyzer/main/telemetry_query.h"
 #include "analyzer/main/topology_view.h"
 #include "analyzer/state/learned_fabric_codec.h"
 #include "common/base/logging.h"
@@ -64,9 +65,12 @@ bool AnalyzerApp::Start(std::string* error) {
   ingest_stats_ = std::make_unique<ingest::IngestStats>(registry_);
   ingest::IngestOptions ingest_options;
   ingest_options.analyzer_version = "hostmesh-analyzer " + options_.version;
+  // Older than raw retention: it would be deleted on arrival.
+  ingest_options.limits.max_age = config_.raw_retention;
   handler_ = std::make_unique<ingest::IngestHandler>(clock_, *store_, *committer_, *ingest_stats_,
                                                      feed_.get(), ingest_options);
   RegisterAnalyzerMetrics(registry_, snapshots_, clock_);
+  RegisterStoreMetrics(registry_, *store_);
   Publish(nullptr);
 
   http::Router router;
@@ -74,7 +78,8 @@ bool AnalyzerApp::Start(std::string* error) {
       router, [this] { return snapshots_.Get(); }, clock_,
       [this](std::int64_t from, std::int64_t to, std::size_t limit, bool* truncated) {
         return state_->History(from, to, limit, truncated);
-      });
+      },
+      [this](const api::TelemetryQuery& query) { return QueryTelemetry(*store_, query); });
   http::MountMetrics(router, registry_);
   http::ServerOptions http_options;
   http_options.listen_addresses = {config_.http_listen.ToString()};

@@ -231,6 +231,27 @@ void RegisterAnalyzerMetrics(metrics::Registry& registry, const api::SnapshotHol
         const auto s = holder.Get();
         return s ? static_cast<double>(s->stats.untraced_overflow) : 0.0;
       });
+  registry.AddCallbackCounter(
+      "hostmesh_analyzer_paths_aged_out_total",
+      "Probe 5-tuples whose traced path was forgotten: neither reported nor probed for "
+      "path_ttl (their source port rotated out of the agent's pool).",
+      [&holder] {
+        const auto s = holder.Get();
+        return s ? static_cast<double>(s->stats.paths_aged_out) : 0.0;
+      });
+  registry.AddCallbackGauge("hostmesh_analyzer_path_table_entries",
+                            "Probe 5-tuples with a known path (the live port pools, plus "
+                            "path_ttl of rotation).",
+                            [&holder] {
+                              const auto s = holder.Get();
+                              return s ? static_cast<double>(s->stats.paths_live) : 0.0;
+                            });
+  registry.AddCallbackGauge("hostmesh_analyzer_path_table_bytes",
+                            "Memory of the path table (5-tuples, interned fabric paths).",
+                            [&holder] {
+                              const auto s = holder.Get();
+                              return s ? static_cast<double>(s->stats.path_table_bytes) : 0.0;
+                            });
   registry.AddCallbackFamily(
       MetricType::kCounter, "hostmesh_analyzer_feed_events_total",
       "Stored batches on their way into the analysis, by event: batches, path reports "
@@ -315,6 +336,22 @@ void RegisterAnalyzerMetrics(metrics::Registry& registry, const api::SnapshotHol
                               const auto stats = ReadSelfProcStats();
                               return stats ? stats->resident_bytes : 0.0;
                             });
+}
+
+void RegisterStoreMetrics(metrics::Registry& registry, const store::Store& store) {
+  registry.AddCallbackFamily(
+      MetricType::kGauge, "hostmesh_analyzer_store_bytes",
+      "Bytes of the store per column family: compressed files on disk (sst) and data not yet "
+      "flushed (memtable). raw_results and path_reports are kept retention.raw, windows and "
+      "incidents retention.summaries.",
+      {"family", "kind"}, [&store] {
+        std::vector<ScrapedValue> out;
+        for (const store::FamilyUsage& u : store.Usage()) {
+          out.push_back({{u.name, "sst"}, static_cast<double>(u.sst_bytes)});
+          out.push_back({{u.name, "memtable"}, static_cast<double>(u.memtable_bytes)});
+        }
+        return out;
+      });
 }
 
 }  // namespace hostmesh::analyzer::app

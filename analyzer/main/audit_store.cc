@@ -19,7 +19,17 @@ int AuditStore(const AnalyzerConfig& config, std::ostream& out, std::ostream& er
         << " (is the analyzer still running?)\n";
     return 2;
   }
-  const auto rows = store::AuditResults(store->CountResultCopies());
+  store::ResultAuditor auditor;
+  const store::StoreStatus status =
+      store->ScanResults(WallTime::min(), WallTime::max(), [&](const store::StoredResult& r) {
+        auditor.Add(r.agent_id, r.boot_id, r.result->src_nic(), r.result->sequence());
+        return true;
+      });
+  if (!status.ok()) {
+    err << "store " << config.data_dir.string() << ": " << status.error << "\n";
+    return 2;
+  }
+  const auto rows = auditor.Rows();
   out << store::AuditJsonLines(rows);
   for (const auto& row : rows) {
     if (row.duplicates > 0) return 1;

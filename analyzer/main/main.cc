@@ -12,6 +12,7 @@
 #include "analyzer/config/analyzer_config.h"
 #include "analyzer/main/analyzer_app.h"
 #include "analyzer/main/audit_store.h"
+#include "analyzer/main/process_tuning.h"
 #include "common/base/logging.h"
 #include "common/base/service_notify.h"
 #include "common/base/stop_signals.h"
@@ -64,6 +65,7 @@ int main(int argc, char** argv) {
   InitLogging(config.log_level);
   if (audit_store) return analyzer::app::AuditStore(config, std::cout, std::cerr);
 
+  const analyzer::app::ProcessTuning tuning = analyzer::app::TuneProcess();  // before threads
   const int stop_fd = BlockStopSignals();  // before any thread starts
   if (stop_fd < 0) {
     std::perror("signalfd");
@@ -82,6 +84,8 @@ int main(int argc, char** argv) {
     GetLogger("analyzer")->critical("cannot start: {}", error);
     return 1;
   }
+  GetLogger("analyzer")
+      ->info("open files limit {} (each agent holds a connection)", tuning.open_files);
   systemd.Ready("judging windows");
   app.Run(stop_fd);
   ::close(stop_fd);

@@ -9,7 +9,12 @@
 namespace hostmesh::analyzer::app {
 namespace {
 
+// A window's summary is stored as two records: "cluster" (cluster and rail
+// SLA, verdicts, coverage: what the history API serves) and "hosts" (one SLA
+// row per host: 10,000 of them at fleet scale, which the history need not
+// decode). Summaries stored before the split hold both in "cluster".
 constexpr std::string_view kClusterScope = "cluster";
+constexpr std::string_view kHostsScope = "hosts";
 
 std::int64_t Ns(WallTime t) {
   return t.time_since_epoch().count();
@@ -112,12 +117,20 @@ void StateKeeper::Save(const analysis::WindowReport& report,
                        const std::vector<std::uint64_t>& touched,
                        const analysis::IncidentTracker& incidents, const AnalysisFeed& feed) {
   const auto log = GetLogger("analyzer");
-  const auto summary =
-      state::EncodeWindowSummary(report, [&](analysis::HostId host) { return feed.AgentOf(host); });
-  if (const auto status = store_.PutWindowSummary(At(report.start_ns), kClusterScope, summary);
-      !status.ok()) {
-    ++write_errors_;
-    log->warn("window summary not stored: {}", status.error);
+  v1::state::WindowSummary cluster =
+      state::SummaryOf(report, [&](analysis::HostId host) { return feed.AgentOf(host); });
+  v1::state::WindowSummary hosts;
+  hosts.set_start_ns(cluster.start_ns());
+  hosts.set_end_ns(cluster.end_ns());
+  hosts.mutable_hosts()->Swap(cluster.mutable_hosts());
+  for (const auto& [scope, part] :
+       {std::pair{kClusterScope, &cluster}, std::pair{kHostsScope, &hosts}}) {
+    if (const auto status =
+            store_.PutWindowSummary(At(report.start_ns), scope, part->SerializeAsString());
+        !status.ok()) {
+      ++write_errors_;
+      log->warn("window summary ({}) not stored: {}", scope, status.error);
+    }
   }
   for (std::uint64_t id : touched) {
     const analysis::Incident* inc = incidents.Find(id);

@@ -124,6 +124,9 @@ std::string EncodeIncident(const analysis::Incident& inc) {
   out.set_first_seen_ns(e.first_seen_ns);
   out.set_last_seen_ns(e.last_seen_ns);
   out.set_windows(e.windows);
+  out.set_directions(e.directions);
+  out.set_flaps(e.flaps);
+  out.set_flap_period_s(e.flap_period_s);
   return out.SerializeAsString();
 }
 
@@ -158,6 +161,9 @@ std::optional<analysis::Incident> DecodeIncident(std::string_view bytes) {
   }
   e.links.assign(in.links().begin(), in.links().end());
   e.first_seen_ns = in.first_seen_ns();
+  e.directions = static_cast<std::uint8_t>(in.directions() & 3);
+  e.flaps = in.flaps();
+  e.flap_period_s = in.flap_period_s();
   e.last_seen_ns = in.last_seen_ns();
   e.windows = in.windows();
   return inc;

@@ -1,5 +1,7 @@
 #include "analyzer/store/group_committer.h"
 
+#include <pthread.h>
+
 #include <utility>
 #include <vector>
 
@@ -7,16 +9,24 @@ namespace hostmesh::analyzer::store {
 
 GroupCommitter::GroupCommitter(const Clock& clock, Store& store, GroupCommitOptions options)
     : clock_(clock), store_(store), options_(options) {
-  thread_ = std::thread([this] { Run(); });
+  // Named for top -H and profiles.
+  completion_thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "commit-done");
+    RunCompletions();
+  });
+  thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "group-commit");
+    Run();
+  });
 }
 
 GroupCommitter::~GroupCommitter() {
   Stop();
 }
 
-void GroupCommitter::Submit(std::shared_ptr<CommitLane> lane, v1::UploadBatch batch, Done done) {
+void GroupCommitter::Submit(std::shared_ptr<CommitLane> lane, OwnedBatch batch, Done done) {
   Job job{std::move(lane), std::move(batch), {}, std::move(done), clock_.MonotonicNow()};
-  job.prepared = Store::Prepare(job.batch);
+  job.prepared = Store::Prepare(job.batch.get());
   {
     std::lock_guard lock(mu_);
     if (!stop_) {
@@ -27,7 +37,7 @@ void GroupCommitter::Submit(std::shared_ptr<CommitLane> lane, v1::UploadBatch ba
   }
   CommitReport report;
   report.outcome = {CommitStatus::kFailed, "the store is shutting down"};
-  job.done(report, job.batch);
+  job.done(report, job.batch.get());
 }
 
 void GroupCommitter::Stop() {
@@ -37,6 +47,12 @@ void GroupCommitter::Stop() {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
+  {
+    std::lock_guard lock(written_mu_);
+    committer_done_ = true;
+  }
+  written_cv_.notify_all();
+  if (completion_thread_.joinable()) completion_thread_.join();
 }
 
 std::uint64_t GroupCommitter::groups_written() const {
@@ -45,8 +61,8 @@ std::uint64_t GroupCommitter::groups_written() const {
 }
 
 void GroupCommitter::Run() {
-  std::deque<Job> group;
   for (;;) {
+    std::deque<Job> group;
     {
       std::unique_lock lock(mu_);
       cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
@@ -59,12 +75,32 @@ void GroupCommitter::Run() {
         queue_.pop_front();
       }
     }
-    CommitGroup(group);
-    group.clear();
+    Written written = CommitGroup(std::move(group));
+    {
+      std::lock_guard lock(written_mu_);
+      written_.push_back(std::move(written));
+    }
+    written_cv_.notify_one();
   }
 }
 
-void GroupCommitter::CommitGroup(std::deque<Job>& group) {
+void GroupCommitter::RunCompletions() {
+  for (;;) {
+    Written group;
+    {
+      std::unique_lock lock(written_mu_);
+      written_cv_.wait(lock, [this] { return committer_done_ || !written_.empty(); });
+      if (written_.empty()) return;  // the committer is gone and every group is done
+      group = std::move(written_.front());
+      written_.pop_front();
+    }
+    for (std::size_t i = 0; i < group.jobs.size(); ++i) {
+      group.jobs[i].done(group.reports[i], group.jobs[i].batch.get());
+    }
+  }
+}
+
+GroupCommitter::Written GroupCommitter::CommitGroup(std::deque<Job> group) {
   std::vector<const PreparedBatch*> writing;
   std::vector<std::size_t> index;  // group position of each written batch
   std::vector<CommitReport> reports(group.size());
@@ -85,11 +121,13 @@ void GroupCommitter::CommitGroup(std::deque<Job>& group) {
   const MonoTime now = clock_.MonotonicNow();
   for (std::size_t i = 0; i < group.size(); ++i) {
     Job& job = group[i];
+    // Here, not with the callbacks: the next group's check must see it.
     if (reports[i].outcome.status == CommitStatus::kFailed && job.lane) job.lane->failed = true;
     reports[i].latency = now - job.submitted;
     reports[i].group_batches = writing.size();
-    job.done(reports[i], job.batch);
+    job.prepared = {};  // its bytes are in the store now
   }
+  return {std::move(group), std::move(reports)};
 }
 
 }  // namespace hostmesh::analyzer::store

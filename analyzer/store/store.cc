@@ -6,12 +6,14 @@
 #include <rocksdb/write_batch.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
 #include <set>
 #include <system_error>
 #include <unordered_set>
 
 #include "analyzer/store/chunk_codec.h"
+#include "analyzer/store/result_codec.h"
 #include "analyzer/store/retention_filter.h"
 #include "analyzer/store/store_keys.h"
 
@@ -19,17 +21,34 @@ namespace hostmesh::analyzer::store {
 
 namespace {
 
+// Length-delimited messages of one chunk, read like ResultChunkReader.
+template <typename Message>
+class DelimitedReader {
+ public:
+  explicit DelimitedReader(std::string_view chunk) : in_(chunk) {}
+  bool Next(Message& out) {
+    if (in_.empty() || corrupt_) return false;
+    corrupt_ = !ReadDelimited(in_, out);
+    return !corrupt_;
+  }
+  bool corrupt() const { return corrupt_; }
+
+ private:
+  std::string_view in_;
+  bool corrupt_ = false;
+};
+
 // Order matches Store::Family.
 constexpr const char* kFamilyNames[] = {"default", "raw_results", "path_reports", "ledger",
-                                        "hellos",  "windows",     "incidents"};
+                                        "hellos",  "windows",     "incidents",    "nic_telemetry"};
 
 std::int64_t Ns(WallTime t) {
   return t.time_since_epoch().count();
 }
 
-rocksdb::CompressionType BestCompression() {
+rocksdb::CompressionType FirstSupported(std::initializer_list<rocksdb::CompressionType> types) {
   const auto supported = rocksdb::GetSupportedCompressions();
-  for (auto type : {rocksdb::kLZ4Compression, rocksdb::kSnappyCompression}) {
+  for (auto type : types) {
     if (std::find(supported.begin(), supported.end(), type) != supported.end()) return type;
   }
   return rocksdb::kNoCompression;
@@ -54,15 +73,18 @@ std::string ScanStart(std::int64_t from_ns) {
   return TimeKey(BucketStart(from_ns));
 }
 
-template <typename Message, typename TimeOf>
+// Nearly always one bucket, at most two: a batch covers about a second.
+template <typename Message, typename TimeOf, typename Encode>
 void AddChunks(const google::protobuf::RepeatedPtrField<Message>& items, TimeOf time_of,
-               const v1::UploadBatch& batch,
+               Encode encode, const v1::UploadBatch& batch,
                std::vector<std::pair<std::string, std::string>>& chunks, std::size_t& bytes) {
-  // Nearly always one bucket, at most two: a batch covers about a second.
-  std::map<std::int64_t, std::string> by_bucket;
-  for (const Message& item : items) AppendDelimited(by_bucket[BucketStart(time_of(item))], item);
-  for (auto& [bucket, value] : by_bucket) {
+  if (items.empty()) return;
+  std::map<std::int64_t, std::vector<const Message*>> by_bucket;
+  for (const Message& item : items) by_bucket[BucketStart(time_of(item))].push_back(&item);
+  for (const auto& [bucket, members] : by_bucket) {
     std::string key = ChunkKey(bucket, batch.agent_id(), batch.boot_id(), batch.batch_seq());
+    std::string value;
+    encode(std::span<const Message* const>(members), value);
     bytes += key.size() + value.size();
     chunks.emplace_back(std::move(key), std::move(value));
   }
@@ -97,19 +119,44 @@ StoreStatus Store::OpenDb() {
   db_options.keep_log_file_num = 5;
   db_options.max_log_file_size = 16 << 20;
 
-  const rocksdb::CompressionType compression = BestCompression();
+  const rocksdb::CompressionType fast =
+      FirstSupported({rocksdb::kLZ4Compression, rocksdb::kSnappyCompression});
+  const rocksdb::CompressionType raw =
+      options_.raw_compression == RawCompression::kSmall
+          ? FirstSupported({rocksdb::kZSTD, rocksdb::kLZ4Compression, rocksdb::kSnappyCompression})
+          : fast;
   auto family_options = [&](Family f) {
     rocksdb::ColumnFamilyOptions o;
-    o.compression = compression;
+    o.compression = fast;
     RetentionRule rule;
     switch (f) {
+      case kTelemetry:
+        rule = {RecordTime::kKeyPrefix, options_.raw_retention, kRawBucket};
+        break;
       case kRawResults:
       case kPathReports:
+        o.compression = raw;
+        o.compression_opts.level = 1;  // ZSTD 1: half the CPU of 3 for 3% more bytes here
         o.write_buffer_size = options_.raw_write_buffer_bytes;
+        if (options_.raw_fifo) {
+          // Write amplification 1: at fleet rate a levelled family would
+          // recompress every byte at each level it passes. Files go by age
+          // (ttl, on file creation time: data is no younger than its file);
+          // EnforceRetention's DeleteRange still hides older records at once.
+          // Intra-L0 compactions merge small flushes so files stay few.
+          o.compaction_style = rocksdb::kCompactionStyleFIFO;
+          o.compaction_options_fifo.max_table_files_size =
+              std::numeric_limits<std::uint64_t>::max();
+          o.compaction_options_fifo.allow_compaction = true;
+          o.ttl = static_cast<std::uint64_t>(
+              std::chrono::ceil<std::chrono::seconds>(options_.raw_retention + kRawBucket).count());
+          o.periodic_compaction_seconds = 0;
+        }
         rule = {RecordTime::kKeyPrefix, options_.raw_retention, kRawBucket};
         break;
       case kWindows:
       case kIncidents:
+        o.compression = raw;  // written once a window, kept a month: small beats fast
         rule = {RecordTime::kKeyPrefix, options_.summary_retention, {}};
         break;
       case kLedger:
@@ -130,7 +177,7 @@ StoreStatus Store::OpenDb() {
   };
 
   std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
-  for (int f = kDefault; f <= kIncidents; ++f) {
+  for (int f = kDefault; f <= kTelemetry; ++f) {
     descriptors.emplace_back(kFamilyNames[f], family_options(static_cast<Family>(f)));
   }
   // Families a newer version added must be opened too, or RocksDB refuses.
@@ -164,12 +211,22 @@ PreparedBatch Store::Prepare(const v1::UploadBatch& batch) {
   out.batch_seq = batch.batch_seq();
   out.results = static_cast<std::uint32_t>(batch.results_size());
   out.paths = static_cast<std::uint32_t>(batch.paths_size());
+  out.telemetry = static_cast<std::uint32_t>(batch.telemetry_size());
   AddChunks(
-      batch.results(), [](const v1::ProbeResult& r) { return r.send_time_ns(); }, batch,
-      out.result_chunks, out.bytes);
+      batch.results(), [](const v1::ProbeResult& r) { return r.send_time_ns(); }, EncodeResultChunk,
+      batch, out.result_chunks, out.bytes);
   AddChunks(
-      batch.paths(), [](const v1::PathReport& p) { return p.time_ns(); }, batch, out.path_chunks,
-      out.bytes);
+      batch.paths(), [](const v1::PathReport& p) { return p.time_ns(); },
+      [](std::span<const v1::PathReport* const> paths, std::string& value) {
+        for (const v1::PathReport* p : paths) AppendDelimited(value, *p);
+      },
+      batch, out.path_chunks, out.bytes);
+  AddChunks(
+      batch.telemetry(), [](const v1::NicTelemetry& t) { return t.end_ns(); },
+      [](std::span<const v1::NicTelemetry* const> items, std::string& value) {
+        for (const v1::NicTelemetry* t : items) AppendDelimited(value, *t);
+      },
+      batch, out.telemetry_chunks, out.bytes);
   return out;
 }
 
@@ -197,6 +254,7 @@ std::vector<CommitOutcome> Store::Commit(std::span<const PreparedBatch* const> b
     }
     for (const auto& [key, value] : b.result_chunks) write.Put(cf(kRawResults), key, value);
     for (const auto& [key, value] : b.path_chunks) write.Put(cf(kPathReports), key, value);
+    for (const auto& [key, value] : b.telemetry_chunks) write.Put(cf(kTelemetry), key, value);
     std::string entry;
     AppendTime(entry, now);
     AppendU32(entry, b.results);
@@ -268,24 +326,27 @@ StoreStatus Store::ScanChunks(
   return FromRocks(it->status(), "scan");
 }
 
-StoreStatus Store::ScanResults(WallTime from, WallTime to,
-                               const std::function<bool(const StoredResult&)>& visit) const {
-  v1::ProbeResult result;
+// The items of one chunked family whose time is in [from, to): each chunk's
+// key parsed, its delimited messages decoded and filtered. `visit` returns
+// false to stop.
+template <typename Message, typename Reader, typename TimeOf, typename Visit>
+StoreStatus Store::ScanItems(Family family, WallTime from, WallTime to, std::string_view what,
+                             TimeOf time_of, Visit visit) const {
+  Message item;
   std::string error;
   StoreStatus status =
-      ScanChunks(kRawResults, from, to, [&](std::string_view key, std::string_view value) {
+      ScanChunks(family, from, to, [&](std::string_view key, std::string_view value) {
         const auto parts = ParseChunkKey(key);
         if (!parts) return true;  // not a chunk key: skip, never crash a rebuild
-        StoredResult stored{parts->agent_id, parts->boot_id, parts->batch_seq, &result};
-        while (!value.empty()) {
-          if (!ReadDelimited(value, result)) {
-            error = "corrupt result chunk of " + std::string(parts->agent_id) + " batch " +
-                    std::to_string(parts->batch_seq);
-            break;
-          }
-          const std::int64_t t = result.send_time_ns();
+        Reader reader(value);
+        while (reader.Next(item)) {
+          const std::int64_t t = time_of(item);
           if (t < Ns(from) || t >= Ns(to)) continue;
-          if (!visit(stored)) return false;
+          if (!visit(*parts, item)) return false;
+        }
+        if (reader.corrupt()) {
+          error = "corrupt " + std::string(what) + " chunk of " + std::string(parts->agent_id) +
+                  " batch " + std::to_string(parts->batch_seq);
         }
         return true;
       });
@@ -293,27 +354,31 @@ StoreStatus Store::ScanResults(WallTime from, WallTime to,
   return status;
 }
 
+StoreStatus Store::ScanResults(WallTime from, WallTime to,
+                               const std::function<bool(const StoredResult&)>& visit) const {
+  return ScanItems<v1::ProbeResult, ResultChunkReader>(
+      kRawResults, from, to, "result", [](const v1::ProbeResult& r) { return r.send_time_ns(); },
+      [&](const ChunkKeyParts& parts, const v1::ProbeResult& r) {
+        return visit({parts.agent_id, parts.boot_id, parts.batch_seq, &r});
+      });
+}
+
 StoreStatus Store::ScanPaths(WallTime from, WallTime to,
                              const std::function<bool(const StoredPath&)>& visit) const {
-  v1::PathReport path;
-  std::string error;
-  StoreStatus status =
-      ScanChunks(kPathReports, from, to, [&](std::string_view key, std::string_view value) {
-        const auto parts = ParseChunkKey(key);
-        if (!parts) return true;
-        StoredPath stored{parts->agent_id, parts->boot_id, parts->batch_seq, &path};
-        while (!value.empty()) {
-          if (!ReadDelimited(value, path)) {
-            error = "corrupt path chunk of " + std::string(parts->agent_id);
-            break;
-          }
-          if (path.time_ns() < Ns(from) || path.time_ns() >= Ns(to)) continue;
-          if (!visit(stored)) return false;
-        }
-        return true;
+  return ScanItems<v1::PathReport, DelimitedReader<v1::PathReport>>(
+      kPathReports, from, to, "path", [](const v1::PathReport& p) { return p.time_ns(); },
+      [&](const ChunkKeyParts& parts, const v1::PathReport& p) {
+        return visit({parts.agent_id, parts.boot_id, parts.batch_seq, &p});
       });
-  if (status.ok() && !error.empty()) status.error = error;
-  return status;
+}
+
+StoreStatus Store::ScanTelemetry(WallTime from, WallTime to,
+                                 const std::function<bool(const StoredTelemetry&)>& visit) const {
+  return ScanItems<v1::NicTelemetry, DelimitedReader<v1::NicTelemetry>>(
+      kTelemetry, from, to, "telemetry", [](const v1::NicTelemetry& t) { return t.end_ns(); },
+      [&](const ChunkKeyParts& parts, const v1::NicTelemetry& t) {
+        return visit({parts.agent_id, parts.boot_id, parts.batch_seq, &t});
+      });
 }
 
 std::map<std::string, std::uint64_t> Store::CountResultsByAgent() const {
@@ -455,6 +520,7 @@ StoreStatus Store::EnforceRetention() {
   const Expiry expiries[] = {
       {kRawResults, now - options_.raw_retention.count() - kRawBucket.count()},
       {kPathReports, now - options_.raw_retention.count() - kRawBucket.count()},
+      {kTelemetry, now - options_.raw_retention.count() - kRawBucket.count()},
       {kWindows, now - options_.summary_retention.count()},
       {kIncidents, now - options_.summary_retention.count()},
   };
@@ -464,10 +530,43 @@ StoreStatus Store::EnforceRetention() {
     // One range tombstone: the cost does not grow with the records it covers.
     rocksdb::Status s = db_->DeleteRange(rocksdb::WriteOptions(), cf(e.family), "", end);
     if (!s.ok()) return FromRocks(s, "retention delete");
+    const bool fifo = options_.raw_fifo && (e.family == kRawResults || e.family == kPathReports);
+    if (fifo) {
+      // FIFO drops its files by age by itself (a manual compaction would merge
+      // them); whole files older than the cutoff outside level 0 (levelled
+      // before this store became a FIFO) go here.
+      s = rocksdb::DeleteFilesInRange(db_.get(), cf(e.family), nullptr, &end_slice, false);
+      if (!s.ok()) return FromRocks(s, "retention file delete");
+      continue;
+    }
     s = db_->CompactRange(rocksdb::CompactRangeOptions(), cf(e.family), nullptr, &end_slice);
     if (!s.ok()) return FromRocks(s, "retention compaction");
   }
   return {};
+}
+
+std::vector<FamilyUsage> Store::Usage() const {
+  std::vector<FamilyUsage> out;
+  for (int f = kDefault; f <= kIncidents; ++f) {
+    FamilyUsage u;
+    u.name = kFamilyNames[f];
+    db_->GetIntProperty(cf(static_cast<Family>(f)), "rocksdb.live-sst-files-size", &u.sst_bytes);
+    db_->GetIntProperty(cf(static_cast<Family>(f)), "rocksdb.cur-size-all-mem-tables",
+                        &u.memtable_bytes);
+    db_->GetIntProperty(cf(static_cast<Family>(f)), "rocksdb.estimate-num-keys", &u.keys);
+    std::map<std::string, std::string> stats;
+    if (db_->GetMapProperty(cf(static_cast<Family>(f)), rocksdb::DB::Properties::kCFStats,
+                            &stats)) {
+      const auto number = [&](const char* key) {
+        const auto it = stats.find(key);
+        return it == stats.end() ? 0.0 : std::strtod(it->second.c_str(), nullptr);
+      };
+      u.written_bytes = static_cast<std::uint64_t>(number("compaction.Sum.WriteGB") * (1 << 30));
+      u.compaction_cpu_seconds = number("compaction.Sum.CompMergeCPU");
+    }
+    out.push_back(std::move(u));
+  }
+  return out;
 }
 
 StoreStatus Store::Compact() {

@@ -32,14 +32,37 @@
 
 namespace hostmesh::analyzer::store {
 
+// How the raw families (results, path reports) are compressed on disk.
+enum class RawCompression {
+  kFast,   // LZ4 (or Snappy): cheapest to write
+  kSmall,  // ZSTD: written once and rarely read, so smaller files are worth the CPU
+};
+
 struct StoreOptions {
-  std::filesystem::path data_dir;                                   // created if missing
-  std::chrono::nanoseconds raw_retention = std::chrono::hours{24};  // results and path reports
+  std::filesystem::path data_dir;                                  // created if missing
+  std::chrono::nanoseconds raw_retention = std::chrono::hours{6};  // results and path reports
   std::chrono::nanoseconds summary_retention =
       std::chrono::days{30};  // window summaries, incidents
   // Ledger and hellos: long enough for an agent to resend from its spool.
   std::chrono::nanoseconds ledger_retention = std::chrono::hours{24};
   std::size_t raw_write_buffer_bytes = 64 << 20;
+  RawCompression raw_compression = RawCompression::kSmall;
+  // Raw families as a FIFO: files are written once by the flush and dropped
+  // whole when older than raw_retention (no compaction rewrites them), rather
+  // than levelled like the other families.
+  bool raw_fifo = true;
+};
+
+// What a column family holds: live SST files (compressed) and memtables.
+struct FamilyUsage {
+  std::string name;
+  std::uint64_t sst_bytes = 0;
+  std::uint64_t memtable_bytes = 0;
+  std::uint64_t keys = 0;  // RocksDB's estimate
+  // Since the store was opened: bytes written by flushes and compactions, and
+  // the CPU seconds they took.
+  std::uint64_t written_bytes = 0;
+  double compaction_cpu_seconds = 0;
 };
 
 // A batch encoded for writing: done on the caller's thread (serialization is
@@ -50,8 +73,10 @@ struct PreparedBatch {
   std::uint64_t batch_seq = 0;
   std::uint32_t results = 0;
   std::uint32_t paths = 0;
+  std::uint32_t telemetry = 0;
   std::vector<std::pair<std::string, std::string>> result_chunks;  // key, value
   std::vector<std::pair<std::string, std::string>> path_chunks;
+  std::vector<std::pair<std::string, std::string>> telemetry_chunks;
   std::size_t bytes = 0;  // keys plus values
 };
 
@@ -78,6 +103,12 @@ struct StoredPath {
   std::uint64_t boot_id = 0;
   std::uint64_t batch_seq = 0;
   const v1::PathReport* path = nullptr;
+};
+struct StoredTelemetry {
+  std::string_view agent_id;
+  std::uint64_t boot_id = 0;
+  std::uint64_t batch_seq = 0;
+  const v1::NicTelemetry* telemetry = nullptr;
 };
 
 // Errors on the data path are values: ok() or a message.
@@ -117,6 +148,9 @@ class Store {
                           const std::function<bool(const StoredResult&)>& visit) const;
   StoreStatus ScanPaths(WallTime from, WallTime to,
                         const std::function<bool(const StoredPath&)>& visit) const;
+  // NIC telemetry with from <= end_ns < to, in the same order.
+  StoreStatus ScanTelemetry(WallTime from, WallTime to,
+                            const std::function<bool(const StoredTelemetry&)>& visit) const;
   // Stored results per agent, over everything retained.
   std::map<std::string, std::uint64_t> CountResultsByAgent() const;
   // Copies per (agent, boot, src_nic, sequence): every value is 1 unless a
@@ -161,10 +195,22 @@ class Store {
   // everything): reclaims space after a long outage, or on an operator's call.
   StoreStatus Compact();
 
+  // Per column family, for /metrics and capacity planning.
+  std::vector<FamilyUsage> Usage() const;
+
   const StoreOptions& options() const { return options_; }
 
  private:
-  enum Family { kDefault, kRawResults, kPathReports, kLedger, kHellos, kWindows, kIncidents };
+  enum Family {
+    kDefault,
+    kRawResults,
+    kPathReports,
+    kLedger,
+    kHellos,
+    kWindows,
+    kIncidents,
+    kTelemetry,
+  };
   Store(const Clock& clock, StoreOptions options);
   StoreStatus OpenDb();
   rocksdb::ColumnFamilyHandle* cf(Family f) const { return handles_[f]; }
@@ -172,6 +218,9 @@ class Store {
   StoreStatus ScanChunks(
       Family family, WallTime from, WallTime to,
       const std::function<bool(std::string_view key, std::string_view value)>& visit) const;
+  template <typename Message, typename Reader, typename TimeOf, typename Visit>
+  StoreStatus ScanItems(Family family, WallTime from, WallTime to, std::string_view what,
+                        TimeOf time_of, Visit visit) const;
 
   const Clock& clock_;
   const StoreOptions options_;

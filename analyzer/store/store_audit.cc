@@ -1,5 +1,6 @@
 #include "analyzer/store/store_audit.h"
 
+#include <iterator>
 #include <tuple>
 
 namespace hostmesh::analyzer::store {
@@ -19,29 +20,67 @@ std::string Quoted(const std::string& s) {
 
 }  // namespace
 
-std::vector<AuditRow> AuditResults(const std::map<Store::ResultIdentity, std::uint32_t>& copies) {
-  std::vector<AuditRow> rows;
-  for (const auto& [identity, count] : copies) {
-    const auto& [agent, boot, nic, seq] = identity;
-    if (rows.empty() || std::tie(rows.back().agent_id, rows.back().boot_id, rows.back().src_nic) !=
-                            std::tie(agent, boot, nic)) {
-      AuditRow row;
-      row.agent_id = agent;
-      row.boot_id = boot;
-      row.src_nic = nic;
-      row.first_seq = seq;  // the map is ordered: the first is the lowest
-      rows.push_back(row);
-    }
-    AuditRow& row = rows.back();
-    row.stored += count;
-    ++row.distinct;
-    row.last_seq = seq;
+void ResultAuditor::Add(std::string_view agent_id, std::uint64_t boot_id, std::uint32_t src_nic,
+                        std::uint64_t sequence) {
+  if (last_ == nullptr || std::get<0>(last_key_) != agent_id || std::get<1>(last_key_) != boot_id ||
+      std::get<2>(last_key_) != src_nic) {
+    last_key_ = RowKey(std::string(agent_id), boot_id, src_nic);
+    last_ = &rows_[last_key_];
   }
-  for (AuditRow& row : rows) {
-    row.duplicates = row.stored - row.distinct;
-    row.missing = row.last_seq - row.first_seq + 1 - row.distinct;
+  Tally& t = *last_;
+  ++t.stored;
+  auto next = t.runs.upper_bound(sequence);  // the first run starting after it
+  if (next != t.runs.begin()) {
+    auto prev = std::prev(next);
+    if (sequence <= prev->second) {
+      ++t.duplicates;
+      return;
+    }
+    if (prev->second + 1 == sequence) {  // extends the run before it...
+      prev->second = sequence;
+      if (next != t.runs.end() && next->first == sequence + 1) {  // ...up to the one after
+        prev->second = next->second;
+        t.runs.erase(next);
+        --runs_;
+      }
+      return;
+    }
+  }
+  if (next != t.runs.end() && next->first == sequence + 1) {  // starts the run after it
+    const std::uint64_t last = next->second;
+    t.runs.erase(next);
+    t.runs.emplace(sequence, last);
+    return;
+  }
+  t.runs.emplace(sequence, sequence);
+  ++runs_;
+}
+
+std::vector<AuditRow> ResultAuditor::Rows() const {
+  std::vector<AuditRow> rows;
+  for (const auto& [key, t] : rows_) {
+    AuditRow row;
+    std::tie(row.agent_id, row.boot_id, row.src_nic) = key;
+    row.stored = t.stored;
+    row.duplicates = t.duplicates;
+    row.distinct = t.stored - t.duplicates;
+    if (!t.runs.empty()) {
+      row.first_seq = t.runs.begin()->first;
+      row.last_seq = t.runs.rbegin()->second;
+      row.missing = row.last_seq - row.first_seq + 1 - row.distinct;
+    }
+    rows.push_back(std::move(row));
   }
   return rows;
+}
+
+std::vector<AuditRow> AuditResults(const std::map<Store::ResultIdentity, std::uint32_t>& copies) {
+  ResultAuditor auditor;
+  for (const auto& [identity, count] : copies) {
+    const auto& [agent, boot, nic, seq] = identity;
+    for (std::uint32_t i = 0; i < count; ++i) auditor.Add(agent, boot, nic, seq);
+  }
+  return auditor.Rows();
 }
 
 std::string AuditJsonLines(const std::vector<AuditRow>& rows) {

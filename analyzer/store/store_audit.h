@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "analyzer/store/store.h"
@@ -24,6 +26,32 @@ struct AuditRow {
   std::uint64_t first_seq = 0;
   std::uint64_t last_seq = 0;
   std::uint64_t missing = 0;  // sequences in [first_seq, last_seq] not stored
+};
+
+// The audit in one pass over a scan, in memory that grows with the gaps and
+// (agent, boot, NIC) rows, not with the results: a store of a 10,000-host
+// fleet holds billions. Per row it keeps the runs of sequences seen; a
+// sequence inside a run is a duplicate.
+class ResultAuditor {
+ public:
+  void Add(std::string_view agent_id, std::uint64_t boot_id, std::uint32_t src_nic,
+           std::uint64_t sequence);
+  // Ordered by agent, boot, NIC.
+  std::vector<AuditRow> Rows() const;
+  // Runs held in memory, over all rows.
+  std::size_t runs() const { return runs_; }
+
+ private:
+  struct Tally {
+    std::map<std::uint64_t, std::uint64_t> runs;  // first -> last sequence, disjoint, not adjacent
+    std::uint64_t stored = 0;
+    std::uint64_t duplicates = 0;
+  };
+  using RowKey = std::tuple<std::string, std::uint64_t, std::uint32_t>;
+  std::map<RowKey, Tally> rows_;
+  Tally* last_ = nullptr;  // results come in batches: the row of the previous one
+  RowKey last_key_;
+  std::size_t runs_ = 0;
 };
 
 std::vector<AuditRow> AuditResults(const std::map<Store::ResultIdentity, std::uint32_t>& copies);

@@ -9,6 +9,7 @@
 //   paths(4) hellos          agent_len(2) agent boot(8)                        received_at(8)
 //   AgentHello windows         window_start(8) scope                             caller's bytes
 //   incidents       opened(8) incident_id(8)                          caller's bytes
+//   nic_telemetry   bucket(8) agent_len(2) agent boot(8) batch_seq(8) delimited NicTelemetry
 //   default         "agent_index/" agent                              host id(4)
 //   default         "learned_fabric"                                  LearnedFabric
 //
@@ -19,7 +20,9 @@
 // writer keep up with 300k results/s; a time-range scan seeks to the bucket
 // holding its start and filters results inside the first and last chunk.
 // Because time leads the key, retention is one DeleteRange (and the compaction
-// filter drops whatever is left in older files).
+// filter drops whatever is left in older files). NIC telemetry (counter
+// deltas, NicTelemetry.end_ns for the time) is chunked the same way in a
+// family of its own with the raw retention.
 #pragma once
 
 #include <chrono>

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tests/ctl/ctl_runner.h"
+#include "tests/support/fabric_shell.h"
 
 namespace hostmesh::ctl::testing {
 namespace {
@@ -23,7 +24,7 @@ namespace {
 using boost::property_tree::ptree;
 using ::testing::HasSubstr;
 
-const std::string kPrefix = "hmct" + std::to_string(::getpid()) + "-";
+const std::string kPrefix = hostmesh::testing::TestPrefix("ct");
 // deploy/testbed/README.md: NIC link (h, r) has index r*H + h (H = 2), the
 // NIC holds 198.18.0.0 + 2*index + 1.
 const std::string kNic0 = "198.18.0.1";  // h000 nic0

@@ -17,15 +17,22 @@ Every wait is bounded by a deadline (generous: a loaded 2-core machine).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
+import shlex
+import shutil
+import signal
+import subprocess
 import sys
+import tempfile
 import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testbed"))
 import harness  # noqa: E402  (also puts deploy/testbed on sys.path)
+from hmfabric import layout  # noqa: E402
 
 API = "http://198.19.128.1:8080/api/v1/"
 WINDOW_S = 10
@@ -41,8 +48,13 @@ def fabric(*args: str, check: bool = True):
 
 
 def api(endpoint: str) -> dict | None:
-    """GET /api/v1/<endpoint> as JSON, or None when it does not answer (yet)."""
-    proc = fabric("exec", "mgmt", "--", "curl", "-sf", "-m", "5", API + endpoint, check=False)
+    """GET /api/v1/<endpoint> as JSON, or None when it does not answer (yet).
+    Straight through `ip netns exec` (not `fabric exec`, a Python start-up per
+    call): tests poll this every second, on the machine they measure."""
+    proc = subprocess.run(["ip", "netns", "exec", layout.namespace(layout.MGMT_DEVICE,
+                                                                   harness.PREFIX),
+                           "curl", "-sf", "-m", "5", API + endpoint],
+                          capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         return None
     try:
@@ -66,11 +78,14 @@ def log(msg: str) -> None:
 class Snapshot:
     """status, rnics, links and incidents read together for one judged window."""
 
-    def __init__(self, end_ns: int, rnics: dict, links: dict, incidents: dict):
+    def __init__(self, end_ns: int, rnics: dict, links: dict, incidents: dict,
+                 status: dict | None = None):
         self.end_s = end_ns / 1e9
+        self.start_s = (rnics["window"] or {}).get("start_ns", end_ns) / 1e9
         self.rnics = rnics["rnics"]
         self.links = links["links"]
         self.incidents = incidents
+        self.status = status or {}
 
     def culprits(self) -> list[dict]:
         return [l for l in self.links if l["culprit"]]
@@ -91,6 +106,42 @@ class Snapshot:
         return (f"window ending {time.strftime('%H:%M:%S', time.localtime(self.end_s))}: "
                 f"links {links or '[]'}; rnics not ok {rnics or '[]'}; open incidents "
                 f"{incs or '[]'}")
+
+
+def read_snapshot(newer_than_s: float = 0.0) -> Snapshot | None:
+    """The judged window now served, if it ends after `newer_than_s` (Unix
+    seconds); None before the first one, or when it is not newer. Status is
+    read before and after the others, so all belong to the same window; the
+    others are only read for a new window (this is polled every second)."""
+    for _ in range(3):
+        status = api("status")
+        if not status or not status.get("window"):
+            return None
+        end = status["window"]["end_ns"]
+        if end / 1e9 <= newer_than_s:
+            return None
+        rnics, links, incidents = api("rnics"), api("links"), api("incidents")
+        after = api("status")
+        if None in (rnics, links, incidents, after):
+            return None
+        if ((rnics["window"] or {}).get("end_ns") == end == (links["window"] or {}).get("end_ns")
+                == (after.get("window") or {}).get("end_ns")):
+            return Snapshot(end, rnics, links, incidents, after)
+    return None
+
+
+def suspect_name(incident: dict) -> str:
+    """What an incident blames, named as the fabric names it: a link
+    (`p0r0-s00`, `h003.nic1-p0r1`), an RNIC (`h003.nic1`), a switch (`s01`)
+    or a host (`h003`)."""
+    sus = incident.get("suspect") or {}
+    if sus.get("ends") is not None or "link" in sus:
+        return link_name(sus)
+    if "nic" in sus:
+        return f"{sus.get('host')}.{sus.get('nic_name') or 'nic' + str(sus['nic'])}"
+    if "switch" in sus:
+        return sus.get("name", f"switch {sus['switch']}")
+    return sus.get("host", "?")
 
 
 def link_name(entry: dict) -> str:
@@ -131,26 +182,15 @@ class FabricTestCase(unittest.TestCase):
         fabric("down", check=False)
 
     def snapshot(self) -> Snapshot | None:
-        """The current judged window, or None before the first one. Read twice
-        around the others so all four belong to the same window."""
-        for _ in range(3):
-            status = api("status")
-            if not status or not status.get("window"):
-                return None
-            end = status["window"]["end_ns"]
-            rnics, links, incidents = api("rnics"), api("links"), api("incidents")
-            if None in (rnics, links, incidents):
-                return None
-            if (rnics["window"] or {}).get("end_ns") == end == (links["window"] or {}).get("end_ns"):
-                return Snapshot(end, rnics, links, incidents)
-        return None
+        """The current judged window, or None before the first one."""
+        return read_snapshot()
 
     def windows_until(self, until_s: float, deadline_s: float):
         """Yields each new judged window (Snapshot) in order, until one ends at or
         after `until_s` (Unix seconds); fails if that takes past `deadline_s`."""
         seen = 0.0
         while True:
-            snap = self.snapshot()
+            snap = read_snapshot(seen)
             if snap is not None and snap.end_s > seen:
                 seen = snap.end_s
                 log(snap.describe())
@@ -194,3 +234,82 @@ class FabricTestCase(unittest.TestCase):
         """When the analyzer must have judged the window ending then: its grace,
         a judging period, and slack for a loaded machine."""
         return window_end + GRACE_S + WINDOW_S + 45
+
+
+class BuildLoad:
+    """A parallel build beside the fabric, in the root namespace, as a developer's
+    or CI's would run: `make -j JOBS` of the project's own compile commands
+    (from the build tree's compile_commands.json, ccache off, objects thrown
+    away), started over until stop(). Not niced: it competes with the agents
+    and the analyzer for the CPUs as a real build does."""
+
+    SOURCES = ("analyzer/", "topology/", "agent/", "common/", "tracer/")
+
+    def __init__(self, jobs: int = os.cpu_count() or 2):
+        self.jobs = jobs
+        self.proc: subprocess.Popen | None = None
+        self.dir = tempfile.mkdtemp(prefix="hostmesh-e2e-load-")
+
+    def start(self) -> "BuildLoad":
+        build = os.environ.get("HOSTMESH_BUILD_DIR") or os.path.join(harness.SOURCE_DIR, "build")
+        db = os.path.join(build, "compile_commands.json")
+        with open(db) as f:
+            entries = [e for e in json.load(f) if any(
+                os.path.relpath(e["file"], harness.SOURCE_DIR).startswith(d) for d in self.SOURCES)]
+        if not entries:
+            raise AssertionError(f"no compile commands of {self.SOURCES} in {db}")
+        rules, targets = [], []
+        for i, entry in enumerate(entries):
+            argv = shlex.split(entry["command"]) if "command" in entry else entry["arguments"]
+            if os.path.basename(argv[0]) == "ccache":
+                argv = argv[1:]
+            out = os.path.join(self.dir, f"{i}.o")
+            kept, skip = [], False
+            for arg in argv:  # our own object, no dependency files in the build tree
+                if skip:
+                    skip = False
+                elif arg in ("-o", "-MF", "-MT", "-MQ"):
+                    skip = True
+                    if arg == "-o":
+                        kept += ["-o", out]
+                elif arg not in ("-MD", "-MMD"):
+                    kept.append(arg)
+            targets.append(out)
+            rules.append(f"{out}:\n\tcd {shlex.quote(entry['directory'])} && "
+                         f"{shlex.join(kept)}\n")
+        with open(os.path.join(self.dir, "Makefile"), "w") as f:
+            f.write(f".PHONY: all\nall: {' '.join(targets)}\n" + "".join(rules))
+        script = (f"while :; do make -s -k -B -j{self.jobs} -C {shlex.quote(self.dir)} "
+                  f">/dev/null 2>&1; echo x >> {shlex.quote(self.dir)}/rounds; done")
+        self.cpu_before = _cpu_times()
+        self.proc = subprocess.Popen(["sh", "-c", script], env=dict(os.environ, CCACHE_DISABLE="1"),
+                                     start_new_session=True)
+        log(f"build load: make -j{self.jobs} of {len(entries)} compile commands, over and over "
+            f"(pid {self.proc.pid})")
+        return self
+
+    def stop(self) -> str:
+        """Stops it (its whole process group) and says how busy the machine was."""
+        if self.proc is None:
+            return "no load"
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGTERM)
+        self.proc.wait()
+        self.proc = None
+        busy, total = (b - a for a, b in zip(self.cpu_before, _cpu_times()))
+        objects = len([n for n in os.listdir(self.dir) if n.endswith(".o")])
+        rounds = 0
+        with contextlib.suppress(FileNotFoundError), open(os.path.join(self.dir, "rounds")) as f:
+            rounds = len(f.readlines())
+        shutil.rmtree(self.dir, ignore_errors=True)
+        return (f"build load stopped: {rounds} full rounds, {objects} objects in the last; "
+                f"machine busy {100 * busy / max(total, 1):.0f}% of its CPU time meanwhile, load "
+                f"average {os.getloadavg()[0]:.1f}")
+
+
+def _cpu_times() -> tuple[int, int]:
+    """(busy, total) jiffies of the whole machine, from /proc/stat."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    idle = fields[3] + fields[4]  # idle + iowait
+    return sum(fields) - idle, sum(fields)

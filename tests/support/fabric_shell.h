@@ -5,12 +5,24 @@
 // never touch each other's fabrics. A test target that includes this defines
 // HOSTMESH_PYTHON3 and HOSTMESH_FABRIC (compile definitions) to use Fabric().
 
+#include <unistd.h>
+
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <string>
 
 namespace hostmesh::testing {
+
+// The namespace prefix of one test process: $HOSTMESH_FABRIC_PREFIX (whoever
+// runs the tests, default "hm"), a tag naming the test, and the pid. Runs of
+// different people (or CI jobs) never meet, nor do two tests of one run.
+inline std::string TestPrefix(const std::string& tag) {
+  const char* base = std::getenv("HOSTMESH_FABRIC_PREFIX");
+  return std::string(base != nullptr && *base != '\0' ? base : "hm") + tag +
+         std::to_string(::getpid()) + "-";
+}
 
 // Runs `command` under /bin/sh with HOSTMESH_FABRIC_PREFIX=prefix; its stdout,
 // or nullopt when it could not run or exited non-zero.

@@ -17,7 +17,8 @@
 API
   main()                          unittest.main after require_netns()
   require_netns()                 exit 77 with the reason when namespaces can't be built
-  PREFIX                          namespace prefix of this test process, "hmt<pid>-"
+  PREFIX                          namespace prefix of this test process:
+                                  $HOSTMESH_FABRIC_PREFIX (default "hm") + "t<pid>-"
   fabric(*args, check=True)       run `fabric` with PREFIX; CompletedProcess (text)
   Fabric(hosts, rails, spines, pods=1, flags=())
     .up() / .down()               `fabric up` with those flags / `fabric down`
@@ -46,7 +47,9 @@ SOURCE_DIR = os.environ.get("HOSTMESH_SOURCE_DIR") or os.path.abspath(
     os.path.join(os.path.dirname(__file__), "..", ".."))
 TESTBED_DIR = os.path.join(SOURCE_DIR, "deploy", "testbed")
 FABRIC = os.path.join(TESTBED_DIR, "fabric")
-PREFIX = f"hmt{os.getpid()}-"
+# Whoever runs the tests picks the base (people and CI jobs on one machine each
+# their own); the pid keeps two test processes of one run apart.
+PREFIX = f"{os.environ.get('HOSTMESH_FABRIC_PREFIX') or 'hm'}t{os.getpid()}-"
 SKIP = 77
 
 sys.path.insert(0, TESTBED_DIR)

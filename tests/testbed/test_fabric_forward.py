@@ -19,8 +19,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def fetch(url: str, deadline_s: float = 5.0) -> str:
-    """GET with retries until the server in the namespace is listening."""
+def fetch(url: str, deadline_s: float = 30.0) -> str:
+    """GET with retries until the server in the namespace is listening (it may
+    take a while to start on a busy machine; the deadline only bounds a failure)."""
     end = time.monotonic() + deadline_s
     while True:
         try:

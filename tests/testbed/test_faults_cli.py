@@ -65,6 +65,10 @@ class Validation(unittest.TestCase):
         self.assertFails(["add", "loss", "--link", "p0r0-s07", "--percent", "5"],
                          "no link named 'p0r0-s07'", code=1)
 
+    def test_unknown_switch(self):
+        self.assertFails(["add", "switch-loss", "--switch", "h000", "--percent", "3"],
+                         "--switch 'h000': the switches are p0r0, p0r1, s00, s01", code=1)
+
     def test_percent_out_of_range(self):
         for bad in ("0", "101", "-3", "lots"):
             self.assertFails(["add", "loss", "--link", "p0r0-s00", "--percent", bad], "--percent",

@@ -5,6 +5,12 @@ stress-ng confined to a CPU cgroup with a quota). Needs root; exits 77
 (skipped) otherwise. The delay tests need hostmesh-delayq built in
 HOSTMESH_BUILD_DIR (ctest sets it), the agent's cpu test the agent and
 analyzer; they skip without.
+
+These run on a shared 2-core machine beside other tests, so they assert what
+the mechanisms guarantee, with headroom for scheduling above: a delay holds
+every packet at least its milliseconds, an unaffected path gains less than
+half of it, a quota caps the CPU a cgroup used over the time it was measured.
+How precise the delay is belongs to bench/delay_fault_accuracy.py.
 """
 
 import json
@@ -27,8 +33,22 @@ def fault(*args: str) -> str:
     return harness.fabric("fault", *args).stdout.strip()
 
 
+# hostmesh-delayq dates a packet's arrival back by its typical wake-up latency
+# (deploy/testbed/delayq/alarm.cpp, at most kMaxLead), so a packet that woke it
+# faster than typical leaves up to that much before its delay has passed.
+DELAYQ_MAX_BACKDATE_MS = 0.2
+# What a loaded 2-core machine may add on top of a delay, in the median of a
+# measurement: wake-ups of the queue program and of the prober. The bound
+# catches a delay that is missing, doubled or in the wrong unit, not a jitter.
+SCHEDULING_HEADROOM_MS = 2.0
+
+
 def median_ms(stats: dict) -> float:
     return statistics.median(fp.total(stats).delays_ns) / 1e6
+
+
+def min_ms(stats: dict) -> float:
+    return min(fp.total(stats).delays_ns) / 1e6
 
 
 class TimingFaults(unittest.TestCase):
@@ -67,15 +87,23 @@ class TimingFaults(unittest.TestCase):
         via, other = self.probe(self.via), self.probe(self.other)
         added, untouched = median_ms(via) - base_via, median_ms(other) - base_other
         print(f"\ndelay {ms} ms: +{added:.3f} ms crossing ({(added / ms - 1) * 100:+.1f}%), "
-              f"+{untouched:.3f} ms not crossing; baseline {base_via:.3f} ms")
+              f"fastest {min_ms(via):.3f} ms, +{untouched:.3f} ms not crossing; baseline "
+              f"{base_via:.3f} ms")
         self.assertEqual(fp.total(via).lost, 0)
-        self.assertAlmostEqual(added, ms, delta=ms * 0.1)
-        self.assertLess(abs(untouched), 0.1 * ms)
+        self.assertDelayed(via, added, ms)
+        self.assertLess(untouched, ms / 2, "a path that does not cross the link was delayed")
         [entry] = json.loads(fault("list"))
         [proc] = entry["processes"]
         self.assertEqual((entry["id"], proc["role"], proc["namespace"], proc["alive"]),
                          (fid, "delayq", self.fab.ns("p0r0"), True))
         return proc["pid"]
+
+    def assertDelayed(self, stats: dict, added_ms: float, ms: float) -> None:
+        """Every packet held at least `ms` (less what the queue may back-date),
+        the median no more than `ms` and the scheduling headroom above it."""
+        self.assertGreaterEqual(min_ms(stats), ms - DELAYQ_MAX_BACKDATE_MS,
+                                "a packet crossed the delayed link early")
+        self.assertLessEqual(added_ms, ms + SCHEDULING_HEADROOM_MS)
 
     def test_delay_1ms(self):
         self.check_delay(1)
@@ -94,8 +122,9 @@ class TimingFaults(unittest.TestCase):
         added_via, added_other = median_ms(via) - base, median_ms(other) - base
         print(f"\nwire-delay 1 ms: +{added_via:.3f} ms via s00, +{added_other:.3f} ms via s01")
         self.assertEqual(fp.total(via).lost + fp.total(other).lost, 0)
-        for added in (added_via, added_other):  # every path crosses one spine once
-            self.assertAlmostEqual(added, 1.0, delta=0.1)
+        # Every path crosses one spine once.
+        self.assertDelayed(via, added_via, 1.0)
+        self.assertDelayed(other, added_other, 1.0)
         [entry] = json.loads(fault("list"))
         self.assertEqual(entry["id"], fid)
         self.assertEqual(sorted(p["namespace"] for p in entry["processes"]),
@@ -108,20 +137,30 @@ class TimingFaults(unittest.TestCase):
 
     def test_clears_release_held_packets_instead_of_dropping_them(self):
         self.require_delayq()
-        held = fault("add", "delay", "--link", LINK, "--ms", "2000", "--from", "p0r0")
+        # Held 5 s, cleared after 0.6 s: the probe listens 4.2 s, so every packet
+        # that arrives was released by the clear, however long the clear itself
+        # took on a busy machine (starting `fabric` takes a while under load).
+        held = fault("add", "delay", "--link", LINK, "--ms", "5000", "--from", "p0r0")
         # Another fault in the same namespace: its clear must not flush the queue.
         other = fault("add", "gray", "--link", "h001.nic0-p0r0", "--from", "p0r0")
-        timers = [threading.Timer(0.3, fault, ("clear", other)),
-                  threading.Timer(0.6, fault, ("clear", held))]
+        t0, done = time.monotonic(), {}
+
+        def clear(fid: str) -> None:
+            fault("clear", fid)
+            done[fid] = time.monotonic() - t0
+
+        timers = [threading.Timer(0.3, clear, (other,)), threading.Timer(0.6, clear, (held,))]
         for timer in timers:
             timer.start()
-        stats = fp.total(self.probe(self.via[:5], count=10, interval=0.02, wait=1.5))
+        stats = fp.total(self.probe(self.via[:5], count=10, interval=0.02, wait=4.0))
         for timer in timers:
             timer.join()
-        print(f"\ndelay 2 s cleared after 0.6 s: {stats.received}/{stats.sent} arrived, "
-              f"after {min(stats.delays_ns) / 1e6:.0f}..{max(stats.delays_ns) / 1e6:.0f} ms")
+        print(f"\ndelay 5 s cleared after 0.6 s (the clears returned at "
+              f"{done.get(other, -1):.2f} and {done.get(held, -1):.2f} s): {stats.received}/"
+              f"{stats.sent} arrived, after {min(stats.delays_ns, default=0) / 1e6:.0f}.."
+              f"{max(stats.delays_ns, default=0) / 1e6:.0f} ms")
         self.assertEqual(stats.received, stats.sent)
-        self.assertLess(max(stats.delays_ns) / 1e6, 1500)
+        self.assertLess(max(stats.delays_ns) / 1e6, 4500)
 
     def test_congestion_queues_and_drops_on_the_shaped_link_only(self):
         base_via, base_other = median_ms(self.probe(self.via)), median_ms(self.probe(self.other))
@@ -156,12 +195,16 @@ class TimingFaults(unittest.TestCase):
         self.assertEqual(len(workers), 2)
         self.assertEqual({cpu_cgroup.cgroup_of(p, version) for p in [proc["pid"], *workers]},
                          {cgroup})
-        # Two workers at 100% would burn 2 CPU-seconds per second; the quota allows 0.2.
-        busy = _cpu_seconds_of_children(proc["pid"], wait=1.0)
+        # Two workers at 100% would burn 2 CPU-seconds per second; the quota allows
+        # 0.2 per second of wall time, however long the measurement really took
+        # (a sleep on a busy machine overruns), plus one quota period of burst
+        # and a clock tick of accounting granularity per worker.
+        busy, wall = _cpu_seconds_of_children(proc["pid"], wait=1.0)
         print(f"\ncpu: stress-ng {proc['pid']} in {ns} and {mount}{cgroup}, its 2 workers used "
-              f"{busy:.2f} s CPU in 1 s (quota 0.2)")
-        self.assertGreater(busy, 0.05)
-        self.assertLess(busy, 0.35)
+              f"{busy:.2f} s CPU in {wall:.2f} s (quota 0.2 CPU)")
+        self.assertGreater(busy, 0.05)  # it runs: the quota, not a dead load
+        tick = 1 / os.sysconf("SC_CLK_TCK")
+        self.assertLessEqual(busy, 0.2 * (wall + 0.1) + 2 * tick)
         fault("clear")
         self.assertFalse(netns.running(proc["pid"]))
         self.assertFalse(os.path.exists(mount + cgroup))
@@ -206,8 +249,9 @@ def _children(pid: int) -> list[int]:
     return out
 
 
-def _cpu_seconds_of_children(pid: int, wait: float) -> float:
-    """CPU time the children of `pid` used during `wait` seconds."""
+def _cpu_seconds_of_children(pid: int, wait: float) -> tuple[float, float]:
+    """CPU time the children of `pid` used while the caller slept `wait`
+    seconds, and the wall time that really passed between the two readings."""
     def total() -> float:
         ticks = 0
         for entry in os.listdir("/proc"):
@@ -220,9 +264,10 @@ def _cpu_seconds_of_children(pid: int, wait: float) -> float:
                 ticks += int(fields[11]) + int(fields[12])  # utime + stime
         return ticks / os.sysconf("SC_CLK_TCK")
 
-    before = total()
+    t0, before = time.monotonic(), total()
     time.sleep(wait)
-    return total() - before
+    after, t1 = total(), time.monotonic()
+    return after - before, t1 - t0
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@
 namespace hostmesh::tracer {
 namespace {
 
-const std::string kPrefix = "hmtr" + std::to_string(::getpid()) + "-";
+const std::string kPrefix = hostmesh::testing::TestPrefix("tr");
 constexpr int kHosts = 4;
 constexpr std::uint16_t kFirstPort = 49152;
 constexpr int kPorts = 64;

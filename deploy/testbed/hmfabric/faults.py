@@ -182,6 +182,13 @@ def _flags_loss(p):
                    help="share of IPv4 packets dropped, (0, 100], resolution 0.01")
 
 
+def _flags_switch_loss(p):
+    p.add_argument("--switch", required=True, help="e.g. s01 (a spine) or p0r1 (a rail switch)")
+    p.add_argument("--percent", required=True, type=_ranged(float, 0, 100, "--percent", True),
+                   help="share of the IPv4 packets it forwards that are dropped, (0, 100], "
+                        "resolution 0.01")
+
+
 def _flags_blackhole(p):
     _link_flags(p)
     p.add_argument("--sport", required=True, type=_ranged(int, 1, 65535, "--sport"),
@@ -279,6 +286,20 @@ def plan_loss(plan: Plan, args) -> None:
     # numgen draws per packet; in 1/10000 so fractional percents work.
     _drop_on_egress(plan, args, f"meta nfproto ipv4 numgen random mod 10000 < "
                                 f"{round(args.percent * 100)}")
+
+
+def plan_switch_loss(plan: Plan, args) -> None:
+    """A switch that loses packets on every path through it (a bad ASIC, a
+    buffer fault): a share of what it forwards, whichever ports; what it sends
+    itself (ICMP answers to traceroute, its control plane) goes out intact."""
+    switches = plan.lay.rail_switches + plan.lay.spines
+    if args.switch not in switches:
+        raise ops.FaultError(f"--switch {args.switch!r}: the switches are "
+                             f"{', '.join(switches)}")
+    plan.target(None, None, "forward", device=args.switch)
+    plan.nft(plan.lay.ns(args.switch), "forward", "forward", EGRESS_PRIORITY,
+             [f"meta nfproto ipv4 numgen random mod 10000 < {round(args.percent * 100)} "
+              "counter drop"])
 
 
 def plan_gray(plan: Plan, args) -> None:
@@ -410,6 +431,8 @@ def plan_cpu(plan: Plan, args) -> None:
 KINDS: dict[str, tuple[str, Callable, Callable]] = {
     "loss": ("drop a share of the IPv4 packets leaving a link end (nftables)",
              _flags_loss, plan_loss),
+    "switch-loss": ("drop a share of the IPv4 packets a switch forwards, on every port "
+                    "(nftables forward hook)", _flags_switch_loss, plan_switch_loss),
     "gray": ("drop every IPv4 packet, link stays up (gray failure)",
              lambda p: _link_flags(p), plan_gray),
     "link-down": ("set both ends of a link down", lambda p: _link_flags(p, False),

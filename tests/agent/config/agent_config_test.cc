@@ -71,6 +71,12 @@ TEST(agent_config, MinimalFileGetsEveryDefault) {
   EXPECT_EQ(cfg.upload.buffer_budget, config::MiB(64));
   EXPECT_EQ(cfg.upload.backoff_initial, 200ms);
   EXPECT_EQ(cfg.upload.backoff_max, 30s);
+  EXPECT_TRUE(cfg.telemetry.enabled);
+  EXPECT_EQ(cfg.telemetry.period, 10s);
+  EXPECT_EQ(cfg.telemetry.sysfs_root, "/sys");
+  EXPECT_TRUE(cfg.telemetry.ethtool);
+  EXPECT_TRUE(cfg.telemetry.upload);
+  EXPECT_EQ(cfg.telemetry.pause_priorities, (std::vector<std::uint32_t>{3}));
   ASSERT_EQ(cfg.nics.size(), 2u);
   EXPECT_EQ(cfg.nics[0].name, "nic0");
   EXPECT_EQ(cfg.nics[0].rail, 0);
@@ -117,6 +123,13 @@ upload:
   buffer_budget: 1GiB
   backoff_initial: 1s
   backoff_max: 1s
+telemetry:
+  enabled: false
+  period: 1m
+  sysfs_root: /tmp/fake-sys
+  ethtool: false
+  upload: false
+  pause_priorities: [0, 7, 3]
 nics:
   - name: rnic-a
     rail: 7
@@ -158,6 +171,12 @@ nics:
   EXPECT_EQ(cfg.upload.buffer_budget, config::GiB(1));
   EXPECT_EQ(cfg.upload.backoff_initial, 1s);
   EXPECT_EQ(cfg.upload.backoff_max, 1s);
+  EXPECT_FALSE(cfg.telemetry.enabled);
+  EXPECT_EQ(cfg.telemetry.period, 1min);
+  EXPECT_EQ(cfg.telemetry.sysfs_root, "/tmp/fake-sys");
+  EXPECT_FALSE(cfg.telemetry.ethtool);
+  EXPECT_FALSE(cfg.telemetry.upload);
+  EXPECT_EQ(cfg.telemetry.pause_priorities, (std::vector<std::uint32_t>{0, 7, 3}));
   ASSERT_EQ(cfg.nics.size(), 2u);
   EXPECT_EQ(cfg.nics[0].name, "rnic-a");
   EXPECT_EQ(cfg.nics[0].rail, 7);
@@ -233,6 +252,29 @@ TEST(agent_config, BadValuesNameKeyAndLine) {
   issue = OnlyIssue(std::string(kMinimal) + "ports:\n  rotation_perod: 5s\n");
   EXPECT_EQ(issue.path, "ports.rotation_perod");
   EXPECT_EQ(issue.message, "unknown key; did you mean \"rotation_period\"?");
+}
+
+TEST(agent_config, TelemetryKeysAreChecked) {
+  ConfigIssue issue = OnlyIssue(std::string(kMinimal) + "telemetry:\n  period: 500ms\n");
+  EXPECT_EQ(issue.ToString(),
+            "agent.yaml:8:11: telemetry.period: must be between 1s and 1h, got \"500ms\"");
+  issue = OnlyIssue(std::string(kMinimal) + "telemetry:\n  sysfs_root: sys\n");
+  EXPECT_EQ(issue.path, "telemetry.sysfs_root");
+  EXPECT_EQ(issue.line, 8);
+  EXPECT_EQ(issue.message, "must be an absolute path, got \"sys\"");
+  issue = OnlyIssue(std::string(kMinimal) + "telemetry:\n  pause_priorities: [3, 8]\n");
+  EXPECT_EQ(issue.path, "telemetry.pause_priorities");
+  EXPECT_EQ(issue.message, "PFC priorities are 0..7, got 8");
+  issue = OnlyIssue(std::string(kMinimal) + "telemetry:\n  pause_priorities: [3, 3]\n");
+  EXPECT_EQ(issue.message, "priority 3 is listed twice");
+  issue = OnlyIssue(std::string(kMinimal) + "telemetry:\n  pause_priorities: three\n");
+  EXPECT_EQ(issue.message, "expected a list, got \"three\"");
+  issue = OnlyIssue(std::string(kMinimal) + "telemetry:\n  perod: 5s\n");
+  EXPECT_EQ(issue.message, "unknown key; did you mean \"period\"?");
+  // An empty list is allowed: no per-priority pause series at all.
+  const AgentConfig cfg =
+      ParseAgentConfig(std::string(kMinimal) + "telemetry:\n  pause_priorities: []\n", "x");
+  EXPECT_TRUE(cfg.telemetry.pause_priorities.empty());
 }
 
 TEST(agent_config, RequiredKeys) {

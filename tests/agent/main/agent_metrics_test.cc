@@ -3,14 +3,12 @@
 #include "agent/main/agent_metrics.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <cstdio>
 #include <string>
 
 #include "common/metrics/exposition.h"
+#include "tests/support/promtool_check.h"
+#include "tests/support/series_count.h"
 
 #ifndef HOSTMESH_PROMTOOL_PATH
 #define HOSTMESH_PROMTOOL_PATH ""
@@ -67,17 +65,6 @@ struct Fixture {
   metrics::Registry registry;
   AgentMetrics metrics;
 };
-
-std::size_t Series(const std::vector<prometheus::MetricFamily>& families) {
-  std::size_t n = 0;
-  for (const auto& f : families) {
-    // A histogram series is buckets (+Inf included) + _sum + _count lines in Prometheus.
-    for (const auto& m : f.metric) {
-      n += f.type == prometheus::MetricType::Histogram ? m.histogram.bucket.size() + 2 : 1;
-    }
-  }
-  return n;
-}
 
 TEST(agent_metrics, ValuesComeFromTheSnapshot) {
   Fixture f(4);
@@ -140,7 +127,7 @@ TEST(agent_metrics, LatencyReachesTheHistogramBucketsWithEachPublish) {
 
 TEST(agent_metrics, EightNicsStayUnderTheSeriesBudget) {
   Fixture f(8);
-  EXPECT_LT(Series(f.registry.Collect()), 1000U);
+  EXPECT_LT(hostmesh::testing::CountSeries(f.registry.Collect()), 1000U);
 }
 
 TEST(agent_metrics, PromtoolAcceptsTheExposition) {
@@ -149,23 +136,10 @@ TEST(agent_metrics, PromtoolAcceptsTheExposition) {
   }
   Fixture f(8);
   const std::string text = metrics::RenderText(f.registry);
-  std::string path = ::testing::TempDir() + "hm_agent_metrics_XXXXXX";
-  const int fd = ::mkstemp(path.data());
-  ASSERT_GE(fd, 0);
-  ASSERT_EQ(::write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
-  ::close(fd);
-  const std::string command =
-      std::string("'") + HOSTMESH_PROMTOOL_PATH + "' check metrics < '" + path + "' 2>&1";
-  FILE* pipe = ::popen(command.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  std::string output;
-  char buf[4096];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) output.append(buf, n);
-  const int status = ::pclose(pipe);
-  ::unlink(path.c_str());
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << output << "\n---\n" << text;
-  EXPECT_EQ(output, "") << text;
+  const hostmesh::testing::PromtoolResult result =
+      hostmesh::testing::PromtoolCheck(HOSTMESH_PROMTOOL_PATH, text);
+  EXPECT_TRUE(result.ok) << result.output << "\n---\n" << text;
+  EXPECT_EQ(result.output, "") << text;
 }
 
 }  // namespace

@@ -41,7 +41,7 @@ using namespace std::chrono_literals;
 
 // Namespaces are prefix + device name; one fabric per test process.
 inline const std::string& Prefix() {
-  static const std::string prefix = "hma" + std::to_string(::getpid()) + "-";
+  static const std::string prefix = hostmesh::testing::TestPrefix("a");
   return prefix;
 }
 

@@ -47,7 +47,7 @@ constexpr double kPerSwitchBudget = 5;  // per_switch_rate_per_second, default
 constexpr auto kMeasure = 20s;
 
 const std::string& Prefix() {
-  static const std::string prefix = "hmct" + std::to_string(::getpid()) + "-";
+  static const std::string prefix = hostmesh::testing::TestPrefix("ct");
   return prefix;
 }
 

@@ -25,6 +25,9 @@ struct LoopRun {
   PairCounters totals;
 };
 
+// A probe is received when its answer is read within this of its send.
+inline constexpr std::chrono::milliseconds kProbeTimeout{500};
+
 // Probes for `probing`, then keeps polling for `drain` (longer than the
 // timeout) so that every probe sent is decided. Only results of probes sent
 // in the first `probing` are kept, all of which are decided by then.
@@ -47,7 +50,7 @@ inline LoopRun RunProbeLoop(UdpTransportOptions options, std::chrono::nanosecond
   const MonoTime start = clock.MonotonicNow();
   SchedulerOptions scheduler_options{nics, interval, 0.05, dst_port, PortPoolOptions{}};
   Scheduler scheduler(scheduler_options, start, seed);
-  const auto timeout = 500ms;
+  const auto timeout = kProbeTimeout;
   std::vector<ProbeResult> all;
   Tracker tracker({nics, timeout, Tracker::CapacityFor(interval, timeout)},
                   [&](const ProbeResult& r) { all.push_back(r); });

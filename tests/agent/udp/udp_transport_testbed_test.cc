@@ -30,7 +30,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-const std::string kPrefix = "hmu" + std::to_string(::getpid()) + "-";
+const std::string kPrefix = hostmesh::testing::TestPrefix("u");
 
 // Runs a command with the fabric prefix set; returns its stdout, or nullopt on failure.
 std::optional<std::string> Shell(const std::string& command) {
@@ -221,10 +221,11 @@ TEST_F(UdpTransportTestbed, AllProbesArriveThenAGrayLinkDropsExactlyItsFiveTuple
     EXPECT_EQ(r.recv_timestamp_source, TimestampSource::kKernel);
     const std::int64_t latency = r.nic_recv_ns - r.nic_send_ns;
     const std::int64_t delay = (r.app_recv_ns - r.app_send_ns) - latency;
+    // Per probe, what the mechanism guarantees: the four stamps in order, and
+    // the whole round within the timeout (the tracker's rule for "received").
     EXPECT_GT(latency, 0);
-    EXPECT_LT(latency, 1'000'000);
     EXPECT_GT(delay, 0);
-    EXPECT_LT(delay, 10'000'000);
+    EXPECT_LT(latency + delay, std::chrono::nanoseconds(testing::kProbeTimeout).count());
     one_way.push_back(latency);
     processing.push_back(delay);
   }
@@ -233,6 +234,11 @@ TEST_F(UdpTransportTestbed, AllProbesArriveThenAGrayLinkDropsExactlyItsFiveTuple
   const auto pct = [](const std::vector<std::int64_t>& v, double q) {
     return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1))];
   };
+  // Typical figures, as medians: a busy 2-core machine may defer a few
+  // deliveries to ksoftirqd or wake the prober late, which moves single
+  // probes, not the median (veth delivery takes tens of microseconds).
+  EXPECT_LT(pct(one_way, 0.5), 1'000'000);
+  EXPECT_LT(pct(processing, 0.5), 10'000'000);
   std::printf(
       "healthy: %zu probes; one-way latency p50 %lld ns p99 %lld ns max %lld ns; "
       "processing delay p50 %lld ns p99 %lld ns max %lld ns\n",

@@ -45,6 +45,20 @@ TEST(upload_batcher, PathsCountTowardsTheSize) {
   EXPECT_EQ(batch->results_size(), 1);
 }
 
+TEST(upload_batcher, TelemetryCountsTowardsTheSizeAndStartsTheAgeTimer) {
+  VirtualClock clock;
+  Batcher batcher(clock, {"h", 1}, 2, 1s);
+  v1::NicTelemetry telemetry;
+  telemetry.set_nic(1);
+  EXPECT_FALSE(batcher.Add(telemetry));
+  EXPECT_EQ(batcher.Due(), clock.MonotonicNow() + 1s);
+  const SharedBatch batch = batcher.Add(Result(1));
+  ASSERT_TRUE(batch);
+  ASSERT_EQ(batch->telemetry_size(), 1);
+  EXPECT_EQ(batch->telemetry(0).nic(), 1u);
+  EXPECT_EQ(batch->results_size(), 1);
+}
+
 TEST(upload_batcher, ClosesByAgeOfTheOldestItem) {
   VirtualClock clock;
   Batcher batcher(clock, {"h", 1}, 1000, 1s);

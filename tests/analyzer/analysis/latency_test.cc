@@ -82,3 +82,32 @@ TEST_F(LatencyTest, RailsFromTheHelloPlaceProbesPerRail) {
 
 }  // namespace
 }  // namespace hostmesh::analysis::testing
+
+namespace hostmesh::analysis::testing {
+namespace {
+
+using HotspotTest = FleetTest;
+
+TEST_F(HotspotTest, TwentyFiveMicrosecondsOnOneLinkIsAHotspotOverItsBaseline) {
+  const LinkId congested = fleet_.RailSpine(1, 2);
+  const auto r = RunWindow(0, Faults{.link_delay_ns = {{congested, 25'000}}});
+  ASSERT_EQ(r.latency.culprits.size(), 1u);
+  EXPECT_EQ(r.latency.culprits.front().component.link, congested);
+  EXPECT_NEAR(r.latency.culprits.front().added_latency_ns, 25'000, 5'000);
+  EXPECT_TRUE(r.loss.culprits.empty());
+}
+
+TEST_F(HotspotTest, ASlowHostIsNoHotspot) {
+  // A host's own scheduling delay is processing delay, not the wire.
+  const auto r = RunWindow(0, Faults{.host_processing_ns = {{3, 2'000'000}}});
+  EXPECT_TRUE(r.latency.culprits.empty());
+  ASSERT_EQ(r.processing_flags.size(), 1u);
+  EXPECT_EQ(r.processing_flags.front().host, 3u);
+}
+
+TEST_F(HotspotTest, AHealthyFleetHasNoHotspotWindowAfterWindow) {
+  for (int w = 0; w < 10; ++w) EXPECT_TRUE(RunWindow(w, Faults{}).latency.culprits.empty());
+}
+
+}  // namespace
+}  // namespace hostmesh::analysis::testing

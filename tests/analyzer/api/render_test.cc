@@ -331,7 +331,7 @@ TEST(Render, SwitchIncidentNamesTheSwitch) {
   s->incidents = {inc};
   EXPECT_EQ(RenderIncidents(*s),
             R"({"open":[],"resolved":[{"id":2,"kind":"switch",)"
-            R"("summary":"switch r0: 2 of its links blamed",)"
+            R"("summary":"switch r0 losing 0.0% of the probes through it",)"
             R"("suspect":{"switch":1,"name":"r0","tier":"rail","pod":0,"rail":0},)"
             R"("confidence":0.5,"open":false,"first_seen_ns":0,"last_seen_ns":0,)"
             R"("resolved_ns":60000000000,"windows":0,"evidence":{"failures":0,"good":0,)"

@@ -26,9 +26,20 @@ struct Case {
   const char* message_part;
 };
 
+// Ten seconds of NIC `nic`'s counters, ending two seconds ago.
+v1::NicTelemetry Telemetry(std::uint32_t nic) {
+  v1::NicTelemetry t;
+  t.set_nic(nic);
+  t.set_end_ns((kNow - 2s).time_since_epoch().count());
+  t.set_start_ns((kNow - 12s).time_since_epoch().count());
+  return t;
+}
+
 TEST(batch_validator, AGoodBatchPasses) {
   const AgentNics nics(MakeHello("h1", 7));
-  const v1::UploadBatch batch = MakeBatch("h1", 7, 1, 100, kNow - 2s);
+  v1::UploadBatch batch = MakeBatch("h1", 7, 1, 100, kNow - 2s);
+  EXPECT_FALSE(ValidateBatch(batch, batch.ByteSizeLong(), &nics, kNow, {}));
+  *batch.add_telemetry() = Telemetry(3);
   EXPECT_FALSE(ValidateBatch(batch, batch.ByteSizeLong(), &nics, kNow, {}));
 }
 
@@ -37,6 +48,7 @@ TEST(batch_validator, EachBadBatchIsRejectedWithItsReason) {
   limits.max_results = 500;
   limits.max_paths = 2;
   limits.max_batch_bytes = 1 << 20;
+  limits.max_telemetry = 3;
   const std::vector<Case> cases = {
       {"unknown schema", [](v1::UploadBatch& b) { b.set_schema_version(v1::SchemaVersion(7)); },
        false, 0, RejectReason::kSchemaVersion, "schema version 7"},
@@ -87,6 +99,28 @@ TEST(batch_validator, EachBadBatchIsRejectedWithItsReason) {
        false, 0, RejectReason::kTooManyPaths, "3 path reports (limit 2)"},
       {"oversize", [](v1::UploadBatch&) {}, false, (1 << 20) + 1, RejectReason::kTooLarge,
        "1048577 bytes (limit 1048576)"},
+      {"too many telemetry records",
+       [](v1::UploadBatch& b) {
+         for (int i = 0; i < 4; ++i) *b.add_telemetry() = Telemetry(0);
+       },
+       false, 0, RejectReason::kTooManyTelemetry, "4 NIC telemetry records (limit 3)"},
+      {"telemetry of an unknown nic", [](v1::UploadBatch& b) { *b.add_telemetry() = Telemetry(9); },
+       false, 0, RejectReason::kUnknownNic, "telemetry 0: nic 9"},
+      {"telemetry from the future",
+       [](v1::UploadBatch& b) {
+         v1::NicTelemetry t = Telemetry(1);
+         t.set_end_ns((kNow + 1h).time_since_epoch().count());
+         *b.add_telemetry() = t;
+       },
+       false, 0, RejectReason::kFutureTimestamp, "telemetry 0: end_ns"},
+      {"telemetry ending before it starts",
+       [](v1::UploadBatch& b) {
+         v1::NicTelemetry t = Telemetry(1);
+         t.set_start_ns(t.end_ns() + 1);
+         *b.add_telemetry() = Telemetry(1);
+         *b.add_telemetry() = t;
+       },
+       false, 0, RejectReason::kBadTelemetry, "telemetry 1: start_ns"},
   };
   const AgentNics nics(MakeHello("h1", 7));
   for (const Case& c : cases) {

@@ -107,6 +107,25 @@ TEST_F(IngestHandlerTest, AcceptedThenDuplicateCountsAndFeedsTheSinkOnce) {
   EXPECT_EQ(store_->CountResultsByAgent().at("h1"), 100u);
 }
 
+TEST_F(IngestHandlerTest, NicTelemetryIsStoredWithItsBatchAndCounted) {
+  SayHello("h1", 7);
+  v1::UploadBatch batch = MakeBatch("h1", 7, 1, 10, Now());
+  v1::NicTelemetry* t = batch.add_telemetry();
+  t->set_nic(2);
+  t->set_start_ns((Now() - 10s).time_since_epoch().count());
+  t->set_end_ns(Now().time_since_epoch().count());
+  EXPECT_EQ(Ingest(batch).status(), v1::UploadAck::STATUS_ACCEPTED);
+  EXPECT_EQ(Ingest(batch).status(), v1::UploadAck::STATUS_DUPLICATE);
+  EXPECT_EQ(stats_.telemetry_accepted.Value(), 1u);
+  int stored = 0;
+  store_->ScanTelemetry(Now() - 1h, Now() + 1h, [&](const store::StoredTelemetry& s) {
+    EXPECT_EQ(s.telemetry->nic(), 2u);
+    ++stored;
+    return true;
+  });
+  EXPECT_EQ(stored, 1);
+}
+
 TEST_F(IngestHandlerTest, ABatchOfAnAgentThatNeverSaidHelloIsRejectedAndCounted) {
   const v1::UploadAck ack = Ingest(MakeBatch("stranger", 1, 1, 10, Now()));
   EXPECT_EQ(ack.status(), v1::UploadAck::STATUS_REJECTED);

@@ -133,6 +133,12 @@ TEST(AnalyzerApp, OneNicTimingOutIsReportedDownAndMetricsPassPromtool) {
   EXPECT_NE(metrics->body.find("hostmesh_analyzer_process_resident_memory_bytes "),
             std::string::npos);
   EXPECT_NE(metrics->body.find("hostmesh_analyzer_process_cpu_seconds_total "), std::string::npos);
+  // The store's size and the path table's ageing are exported.
+  EXPECT_NE(
+      metrics->body.find("hostmesh_analyzer_store_bytes{family=\"raw_results\",kind=\"memtable\"}"),
+      std::string::npos);
+  EXPECT_NE(metrics->body.find("hostmesh_analyzer_paths_aged_out_total 0"), std::string::npos);
+  EXPECT_NE(metrics->body.find("hostmesh_analyzer_path_table_entries"), std::string::npos);
   if (!std::string(HOSTMESH_PROMTOOL_PATH).empty()) {
     int exit_status = 0;
     const std::string out = RunPromtool(metrics->body, &exit_status);
@@ -145,6 +151,57 @@ TEST(AnalyzerApp, OneNicTimingOutIsReportedDownAndMetricsPassPromtool) {
   loop.join();
   ::close(stop_fd);
   EXPECT_EQ(app.http_port(), 0);  // shut down
+}
+
+TEST(AnalyzerApp, UploadedNicTelemetryIsServedPerNicWithTheHellosNames) {
+  analyzer::testing::TempDir dir;
+  AnalyzerConfig config;
+  config.grpc_listen = {"127.0.0.1", 0};
+  config.http_listen = {"127.0.0.1", 0};
+  config.data_dir = dir.path() / "data";
+  SystemClock clock;
+  metrics::Registry registry;
+  AnalyzerApp app(config, AnalyzerAppOptions{}, clock, registry);
+  std::string error;
+  ASSERT_TRUE(app.Start(&error)) << error;
+  auto stub = v1::AgentIngest::NewStub(grpc::CreateChannel(
+      "127.0.0.1:" + std::to_string(app.grpc_port()), grpc::InsecureChannelCredentials()));
+  {
+    v1::HelloReply reply;
+    grpc::ClientContext context;
+    ASSERT_TRUE(stub->Hello(&context, analyzer::testing::MakeHello("h1", 7, kNics), &reply).ok());
+  }
+  const std::int64_t now = clock.RealtimeNow().time_since_epoch().count();
+  v1::UploadBatch batch = Batch(1, clock.RealtimeNow(), 1);
+  for (int i = 0; i < 2; ++i) {
+    v1::NicTelemetry* t = batch.add_telemetry();
+    t->set_nic(1);
+    t->set_start_ns(now - (2 - i) * 10'000'000'000);
+    t->set_end_ns(now - (1 - i) * 10'000'000'000);
+    v1::CounterDelta* d = t->add_deltas();
+    d->set_counter(v1::NIC_COUNTER_SYMBOL_ERROR);
+    d->set_delta(2000 + static_cast<std::uint64_t>(i) * 210);
+    t->set_port_state(4);
+    t->set_carrier(v1::CARRIER_UP);
+  }
+  ASSERT_EQ(testing::UploadOne(*stub, batch), v1::UploadAck::STATUS_ACCEPTED);
+
+  const auto http_port = static_cast<std::uint16_t>(app.http_port());
+  const auto reply = http::testing::Fetch(http_port, "GET", "/api/v1/telemetry?agent=h1");
+  ASSERT_TRUE(reply.has_value());
+  EXPECT_EQ(reply->status, 200) << reply->body;
+  EXPECT_NE(reply->body.find(R"("count":1)"), std::string::npos) << reply->body;
+  EXPECT_NE(reply->body.find(R"("agent_id":"h1","nic":"nic1","samples":2)"), std::string::npos)
+      << reply->body;
+  EXPECT_NE(reply->body.find(R"("counters":{"symbol_error":4210})"), std::string::npos)
+      << reply->body;
+  const auto other = http::testing::Fetch(http_port, "GET", "/api/v1/telemetry?agent=h2");
+  ASSERT_TRUE(other.has_value());
+  EXPECT_NE(other->body.find(R"("count":0)"), std::string::npos) << other->body;
+  const auto metrics = http::testing::Fetch(http_port, "GET", "/metrics");
+  ASSERT_TRUE(metrics.has_value());
+  EXPECT_NE(metrics->body.find("hostmesh_ingest_telemetry_accepted_total 2"), std::string::npos);
+  app.Shutdown();
 }
 
 }  // namespace

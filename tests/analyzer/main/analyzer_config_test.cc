@@ -19,7 +19,8 @@ TEST(AnalyzerConfig, EmptyFileGivesTheDocumentedDefaults) {
   EXPECT_EQ(c.analysis.window, 20s);
   EXPECT_EQ(c.analysis.rnic_anomalous_ratio, 0.1);
   EXPECT_EQ(c.analysis.rnic_sticky, 60s);
-  EXPECT_EQ(c.raw_retention, 24h);
+  EXPECT_EQ(c.analysis.path_ttl, 5min);
+  EXPECT_EQ(c.raw_retention, 6h);
   EXPECT_EQ(c.summary_retention, 720h);
   EXPECT_EQ(c.restore_paths, 15min);
   EXPECT_EQ(c.restore_results, 5min);
@@ -33,6 +34,7 @@ data_dir: /var/lib/hm
 inventory: /etc/hm/inv.yaml
 window: 2s
 grace: 1s
+path_ttl: 90s
 thresholds: {rnic_timeout_fraction: 0.25, rnic_sticky: 10s}
 retention: {raw: 1h, summaries: 48h}
 restore: {paths: 30m, results: 1m}
@@ -45,6 +47,7 @@ restore: {paths: 30m, results: 1m}
   EXPECT_EQ(c.inventory, "/etc/hm/inv.yaml");
   EXPECT_EQ(c.analysis.window, 2s);
   EXPECT_EQ(c.analysis.grace, 1s);
+  EXPECT_EQ(c.analysis.path_ttl, 90s);
   EXPECT_EQ(c.analysis.rnic_anomalous_ratio, 0.25);
   EXPECT_EQ(c.analysis.rnic_sticky, 10s);
   EXPECT_EQ(c.raw_retention, 1h);
@@ -77,6 +80,34 @@ TEST(AnalyzerConfig, BadEndpointAndDurationAreReported) {
     EXPECT_EQ(e.issues()[0].line, 2);
     EXPECT_EQ(e.issues()[1].path, "window");
     EXPECT_EQ(e.issues()[1].line, 3);
+  }
+}
+
+TEST(AnalyzerConfig, ARestartReplaysNoFurtherBackThanRawRetention) {
+  const AnalyzerConfig c = ParseAnalyzerConfig("retention: {raw: 10m}\n", "a.yaml");
+  EXPECT_EQ(c.restore_paths, 10min);
+  EXPECT_EQ(c.restore_results, 5min);
+  try {
+    ParseAnalyzerConfig("retention: {raw: 10m}\nrestore:\n  paths: 15m\n", "a.yaml");
+    FAIL() << "accepted";
+  } catch (const config::ConfigError& e) {
+    ASSERT_EQ(e.issues().size(), 1u) << e.what();
+    EXPECT_EQ(e.issues()[0].path, "restore.paths");
+    EXPECT_EQ(e.issues()[0].line, 3);
+  }
+}
+
+TEST(AnalyzerConfig, PathTtlOutlivesTheWindow) {
+  // Unset, it grows with a long window; set shorter than window + grace, it is an error.
+  EXPECT_EQ(ParseAnalyzerConfig("window: 10m\ngrace: 1m\n", "a.yaml").analysis.path_ttl, 11min);
+  try {
+    ParseAnalyzerConfig("window: 20s\ngrace: 10s\npath_ttl: 29s\n", "a.yaml");
+    FAIL() << "accepted";
+  } catch (const config::ConfigError& e) {
+    ASSERT_EQ(e.issues().size(), 1u) << e.what();
+    EXPECT_EQ(e.issues()[0].path, "path_ttl");
+    EXPECT_EQ(e.issues()[0].line, 3);
+    EXPECT_NE(e.issues()[0].ToString().find("window + grace (30s)"), std::string::npos) << e.what();
   }
 }
 

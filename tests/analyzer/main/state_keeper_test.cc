@@ -33,6 +33,13 @@ TEST(StateKeeper, AnIncidentIsStoredOnceUnderItsLastActivity) {
   analysis::WindowReport report;
   report.start_ns = 100 * kSecond;
   report.end_ns = 120 * kSecond;
+  report.present_hosts = {0, 1};
+  for (analysis::HostId h : report.present_hosts) {
+    analysis::HostSla row;
+    row.host = h;
+    row.sla.probes = 10 * (h + 1);
+    report.sla.hosts.push_back(row);
+  }
   keeper.Save(report, {1}, tracker, feed);
 
   inc.evidence.last_seen_ns = 140 * kSecond;  // seen again
@@ -66,6 +73,27 @@ TEST(StateKeeper, AnIncidentIsStoredOnceUnderItsLastActivity) {
   EXPECT_FALSE(truncated);
   EXPECT_EQ(history[0].start_ns(), 100 * kSecond);
   EXPECT_EQ(history[1].start_ns(), 120 * kSecond);
+  // Per-host rows are kept apart: the history does not decode them.
+  EXPECT_EQ(history[0].hosts_size(), 0);
+  int host_rows = 0;
+  ASSERT_TRUE(
+      store
+          ->ScanWindowSummaries(WallTime{}, WallTime::max(),
+                                [&](WallTime, std::string_view scope, std::string_view bytes) {
+                                  const auto part = state::DecodeWindowSummary(bytes);
+                                  EXPECT_TRUE(part.has_value());
+                                  if (scope == "hosts" && part) {
+                                    host_rows += part->hosts_size();
+                                    EXPECT_EQ(part->end_ns(), part->start_ns() + 20 * kSecond);
+                                  }
+                                  return true;
+                                })
+          .ok());
+  EXPECT_EQ(host_rows, 4);  // two windows of two hosts
+  // A restart resumes after the last window, whichever record comes last.
+  const auto last = store->LastWindowSummary();
+  ASSERT_TRUE(last.has_value());
+  EXPECT_EQ(state::DecodeWindowSummary(last->second)->end_ns(), 140 * kSecond);
 }
 
 }  // namespace

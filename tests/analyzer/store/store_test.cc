@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <mutex>
 #include <thread>
 
 #include "analyzer/store/group_committer.h"
@@ -148,6 +149,46 @@ TEST_F(StoreTest, PathReportsAreStoredAndScanned) {
   EXPECT_EQ(seen, 2);
 }
 
+TEST_F(StoreTest, NicTelemetryIsStoredOnceScannedByEndTimeAndExpiresWithRawData) {
+  v1::UploadBatch batch = MakeBatch("h1", 7, 1, 10, Now());
+  for (int i = 0; i < 3; ++i) {
+    v1::NicTelemetry* t = batch.add_telemetry();
+    t->set_nic(static_cast<std::uint32_t>(i));
+    t->set_start_ns((Now() + std::chrono::seconds{10 * i - 10}).time_since_epoch().count());
+    t->set_end_ns((Now() + std::chrono::seconds{10 * i}).time_since_epoch().count());
+    v1::CounterDelta* d = t->add_deltas();
+    d->set_counter(v1::NIC_COUNTER_SYMBOL_ERROR);
+    d->set_delta(100 + static_cast<std::uint64_t>(i));
+  }
+  const PreparedBatch prepared = Store::Prepare(batch);
+  EXPECT_EQ(prepared.telemetry, 3U);
+  EXPECT_EQ(prepared.telemetry_chunks.size(), 3U);  // one 10 s bucket each
+  ASSERT_EQ(store_->Commit(prepared).status, CommitStatus::kStored);
+  ASSERT_EQ(store_->Commit(prepared).status, CommitStatus::kDuplicate);
+  Reopen();
+
+  std::vector<std::uint64_t> seen;
+  const StoreStatus s =
+      store_->ScanTelemetry(Now() + 5s, Now() + 25s, [&](const StoredTelemetry& t) {
+        EXPECT_EQ(t.agent_id, "h1");
+        EXPECT_EQ(t.boot_id, 7U);
+        EXPECT_EQ(t.batch_seq, 1U);
+        seen.push_back(t.telemetry->deltas(0).delta());
+        return true;
+      });
+  ASSERT_TRUE(s.ok()) << s.error;
+  EXPECT_EQ(seen, (std::vector<std::uint64_t>{101, 102}));
+
+  clock_.Advance(25h);
+  ASSERT_TRUE(store_->EnforceRetention().ok());
+  int left = 0;
+  store_->ScanTelemetry(WallTime::min(), WallTime::max(), [&](const StoredTelemetry&) {
+    ++left;
+    return true;
+  });
+  EXPECT_EQ(left, 0) << "telemetry is kept as long as raw results";
+}
+
 TEST_F(StoreTest, HellosRoundTripAndSurviveReopen) {
   ASSERT_TRUE(store_->PutHello(MakeHello("h1", 7, 8)).ok());
   Reopen();
@@ -209,8 +250,12 @@ TEST_F(StoreTest, CompactionFiltersExpireRecordsWithoutDeleteRange) {
   clock_.Advance(25h);
   ASSERT_EQ(store_->Commit(Store::Prepare(MakeBatch("h1", 8, 1, 5, Now()))).status,
             CommitStatus::kStored);
-  // Only the filters act here: no DeleteRange was issued.
+  // Only the filters act here: no DeleteRange was issued. Raw results are a
+  // FIFO, never compacted: their files go by age on RocksDB's own clock, and
+  // EnforceRetention's range delete hides them on ours.
   ASSERT_TRUE(store_->Compact().ok());
+  EXPECT_EQ(CountResults(WallTime::min(), WallTime::max()), 55u);
+  ASSERT_TRUE(store_->EnforceRetention().ok());
   EXPECT_EQ(CountResults(WallTime::min(), WallTime::max()), 5u);
   EXPECT_EQ(store_->LastDurableBatchSeq("h1", 7), 0u) << "ledger entries age by when stored";
   EXPECT_EQ(store_->LastDurableBatchSeq("h1", 8), 1u);
@@ -253,6 +298,43 @@ TEST_F(StoreTest, GroupCommitterStoresConcurrentStreamsOnceEach) {
   EXPECT_LE(committer.groups_written(), static_cast<std::uint64_t>(2 * kStreams * kBatches));
   for (const auto& [identity, copies] : store_->CountResultCopies()) ASSERT_EQ(copies, 1u);
   EXPECT_EQ(store_->CountResultCopies().size(), static_cast<std::size_t>(kStreams * kBatches * 20));
+}
+
+TEST_F(StoreTest, AckingAGroupDoesNotHoldUpTheNextWrite) {
+  // The first batch's callback (an ack, the analysis feed) submits a second
+  // batch and stalls until it is durable: the committer writes it meanwhile,
+  // and the second callback still comes after the first.
+  GroupCommitter committer(clock_, *store_);
+  std::vector<int> order;
+  std::mutex mu;
+  bool written_meanwhile = false;
+  committer.Submit(nullptr, MakeBatch("h1", 1, 1, 5, Now()),
+                   [&](const CommitReport& report, v1::UploadBatch&) {
+                     EXPECT_EQ(report.outcome.status, CommitStatus::kStored);
+                     committer.Submit(nullptr, MakeBatch("h1", 1, 2, 5, Now()),
+                                      [&](const CommitReport& second, v1::UploadBatch&) {
+                                        EXPECT_EQ(second.outcome.status, CommitStatus::kStored);
+                                        std::lock_guard lock(mu);
+                                        order.push_back(2);
+                                      });
+                     const auto deadline = std::chrono::steady_clock::now() + 10s;
+                     while (store_->LastDurableBatchSeq("h1", 1) < 2 &&
+                            std::chrono::steady_clock::now() < deadline) {
+                       std::this_thread::yield();
+                     }
+                     written_meanwhile = store_->LastDurableBatchSeq("h1", 1) == 2;
+                     std::lock_guard lock(mu);
+                     order.push_back(1);
+                   });
+  // Stop commits everything queued and runs every callback before it returns;
+  // wait for the first callback to have queued the second batch first.
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (store_->LastDurableBatchSeq("h1", 1) < 2 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();
+  }
+  committer.Stop();
+  EXPECT_TRUE(written_meanwhile);
+  EXPECT_EQ(order, (std::vector<int>{1, 2}));
 }
 
 TEST_F(StoreTest, SubmitAfterStopFailsAtOnce) {

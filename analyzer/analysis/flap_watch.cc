@@ -1,0 +1,90 @@
+#include "analyzer/analysis/flap_watch.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+namespace hostmesh::analysis {
+namespace {
+
+// Evidence the runs test needs before it speaks, and how clustered the
+// failures must be: z <= -4 happens by chance about once in 30,000 tests.
+constexpr std::size_t kMinOutcomes = 20;
+constexpr std::size_t kMinEach = 5;
+constexpr double kClusteredZ = -4.0;
+
+}  // namespace
+
+void FlapRecorder::Record(const ProbeRecord& r, std::span<const LinkId> middle) {
+  if (watch_.size == 0) return;
+  const std::int64_t ms = (r.send_time_ns - start_ns_) / 1'000'000;
+  if (ms < 0 || ms >= (1 << 30)) return;
+  const std::uint32_t entry = (static_cast<std::uint32_t>(ms) << 1) | (r.timeout ? 1u : 0u);
+  for (const NicId nic : {r.src_nic, r.dst_nic}) {
+    if (const auto* slot = watch_.rnics.Find(std::uint64_t{r.host} * kMaxNics + nic)) {
+      trails_[*slot].push_back(entry);
+    }
+  }
+  for (const LinkId l : middle) {
+    if (l == kUnknown) continue;
+    if (const auto* slot = watch_.links.Find(l)) trails_[*slot].push_back(entry);
+  }
+}
+
+std::optional<FlapVerdict> FlapRecorder::JudgeRnic(HostId host, NicId nic,
+                                                   std::int64_t window_ns) const {
+  const auto* slot = watch_.rnics.Find(std::uint64_t{host} * kMaxNics + nic);
+  if (slot == nullptr) return std::nullopt;
+  return Judge(trails_[*slot], window_ns);
+}
+
+std::optional<FlapVerdict> FlapRecorder::JudgeLink(LinkId link, std::int64_t window_ns) const {
+  const auto* slot = watch_.links.Find(link);
+  if (slot == nullptr) return std::nullopt;
+  return Judge(trails_[*slot], window_ns);
+}
+
+std::optional<FlapVerdict> FlapRecorder::Judge(const Trail& trail, std::int64_t window_ns) const {
+  if (trail.size() < kMinOutcomes) return std::nullopt;
+  // By send time only: probes sent in the same millisecond keep the order they
+  // arrived in (sorting by outcome too would make runs where there are none).
+  Trail sorted = trail;
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](std::uint32_t a, std::uint32_t b) { return (a >> 1) < (b >> 1); });
+  // A plain array: std::vector<bool> has no contiguous storage for a span.
+  std::unique_ptr<bool[]> failed(new bool[sorted.size()]);
+  for (std::size_t i = 0; i < sorted.size(); ++i) failed[i] = (sorted[i] & 1) != 0;
+  return JudgeOutcomes(std::span<const bool>(failed.get(), sorted.size()), window_ns);
+}
+
+FlapVerdict JudgeOutcomes(std::span<const bool> failed, std::int64_t window_ns) {
+  FlapVerdict v;
+  const double n = static_cast<double>(failed.size());
+  double n1 = 0;
+  for (const bool f : failed) n1 += f ? 1 : 0;
+  const double n2 = n - n1;
+  if (failed.size() < kMinOutcomes || n1 < kMinEach || n2 < kMinEach) return v;
+  double runs = 1;
+  std::uint32_t bursts = 0;
+  std::size_t run_length = 0;
+  for (std::size_t i = 0; i < failed.size(); ++i) {
+    if (i > 0 && failed[i] != failed[i - 1]) ++runs;
+    run_length = failed[i] ? run_length + 1 : 0;
+    if (run_length == 2) ++bursts;  // a down episode: two or more failures in a row
+  }
+  const double mu = 1 + 2 * n1 * n2 / n;
+  const double var = 2 * n1 * n2 * (2 * n1 * n2 - n) / (n * n * (n - 1));
+  v.runs_z = var > 0 ? (runs - mu) / std::sqrt(var) : 0;
+  v.flapping = v.runs_z <= kClusteredZ && bursts >= 2;
+  v.flaps = bursts;
+  if (bursts >= 2) v.period_s = static_cast<double>(window_ns) / 1e9 / bursts;
+  return v;
+}
+
+std::size_t FlapRecorder::memory_bytes() const {
+  std::size_t bytes = trails_.capacity() * sizeof(Trail);
+  for (const Trail& t : trails_) bytes += t.capacity() * sizeof(std::uint32_t);
+  return bytes;
+}
+
+}  // namespace hostmesh::analysis

@@ -1,0 +1,74 @@
+#pragma once
+
+// Flapping: a NIC or link that goes down and up loses its probes in bursts,
+// a lossy one loses them evenly. Counts cannot tell the two apart, the order
+// of the outcomes can. For the components worth watching (the culprits of
+// the last judged window) a window keeps each probe's outcome and send time;
+// at the close, a Wald-Wolfowitz runs test on the time-ordered outcomes says
+// whether the failures cluster, and the bursts give a flap count and period.
+// Memory is per watched component only, so a fleet-sized window pays nothing
+// for it while nothing is blamed.
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "analyzer/analysis/flat_map.h"
+#include "analyzer/analysis/types.h"
+
+namespace hostmesh::analysis {
+
+struct FlapVerdict {
+  bool flapping = false;
+  std::uint32_t flaps = 0;  // down episodes seen in the window
+  double period_s = 0;      // window / flaps, 0 with fewer than two
+  double runs_z = 0;        // the runs test's z (very negative: clustered)
+};
+
+// Which components to watch: RNIC keys (host * kMaxNics + nic) and links.
+struct FlapWatchList {
+  FlatMap rnics{16};
+  FlatMap links{16};
+  std::size_t size = 0;  // slots: rnics, then links
+  void Clear() {
+    rnics = FlatMap{16};
+    links = FlatMap{16};
+    size = 0;
+  }
+  void AddRnic(HostId host, NicId nic) {
+    if (rnics.Insert(std::uint64_t{host} * kMaxNics + nic, static_cast<std::uint32_t>(size))
+            .second) {
+      ++size;
+    }
+  }
+  void AddLink(LinkId link) {
+    if (links.Insert(link, static_cast<std::uint32_t>(size)).second) ++size;
+  }
+};
+
+// Outcomes of one window for the watched components.
+class FlapRecorder {
+ public:
+  FlapRecorder(const FlapWatchList& watch, std::int64_t window_start_ns)
+      : watch_(watch), start_ns_(window_start_ns), trails_(watch.size) {}
+
+  void Record(const ProbeRecord& r, std::span<const LinkId> middle);
+  std::optional<FlapVerdict> JudgeRnic(HostId host, NicId nic, std::int64_t window_ns) const;
+  std::optional<FlapVerdict> JudgeLink(LinkId link, std::int64_t window_ns) const;
+  std::size_t memory_bytes() const;
+
+ private:
+  // (ms since the window start) << 1 | failed
+  using Trail = std::vector<std::uint32_t>;
+  std::optional<FlapVerdict> Judge(const Trail& trail, std::int64_t window_ns) const;
+
+  FlapWatchList watch_;  // a copy: the list changes after each judged window
+  std::int64_t start_ns_;
+  std::vector<Trail> trails_;
+};
+
+// The runs test and burst count on outcomes already in time order (true: failed).
+FlapVerdict JudgeOutcomes(std::span<const bool> failed, std::int64_t window_ns);
+
+}  // namespace hostmesh::analysis

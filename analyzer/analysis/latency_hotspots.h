@@ -1,0 +1,60 @@
+#pragma once
+
+// Latency hotspots relative to each link's own baseline. RoCE congestion adds
+// tens of microseconds, not milliseconds, so a fixed "slow probe" bar finds
+// nothing; and a busy host delays probes at random, which must not look like
+// a link. So per window, per traced fabric path, the median network latency
+// (robust to scattered slow probes); every path's excess over the fleet's
+// median path; per directed link the median excess of the paths through it,
+// less the link's own baseline (its usual excess: a longer cable, a deeper
+// buffer), learned in windows it is not hot. A link is hot when that excess
+// is at least min_excess and consistent: most paths through it show at least
+// half of it. Greedily, the hottest link's excess is taken off its paths
+// before the next is judged, so two hotspots on one path are both found and a
+// hotspot does not heat the links it shares paths with.
+
+#include <cstdint>
+#include <vector>
+
+#include "analyzer/analysis/path_table.h"
+#include "analyzer/analysis/quantile_sketch.h"
+
+namespace hostmesh::analysis {
+
+struct HotspotParams {
+  double min_excess_ns = 15'000;
+  std::uint32_t min_probes_per_path = 8;
+  std::uint32_t min_paths = 2;
+  double consistency = 0.75;
+  double baseline_decay = 0.9;
+  std::size_t max_hotspots = 32;
+};
+
+struct Hotspot {
+  LinkId link = kUnknown;
+  bool up = true;  // which way: climbing (rail switch to spine) or coming down
+  double excess_ns = 0;
+  std::uint32_t paths = 0;  // paths through it with enough probes
+  std::uint64_t probes = 0;
+  double consistency = 0;  // share of its paths showing at least half its excess
+};
+
+// Per directed link (2 * link + (up ? 0 : 1)): its usual excess.
+class LatencyBaselines {
+ public:
+  double Of(std::size_t directed) const {
+    return directed < baseline_.size() ? baseline_[directed] : 0;
+  }
+  void Learn(std::size_t directed, double excess_ns, double decay);
+  std::size_t memory_bytes() const { return baseline_.capacity() * sizeof(double); }
+
+ private:
+  std::vector<double> baseline_;
+  std::vector<char> seen_;
+};
+
+std::vector<Hotspot> FindHotspots(const std::vector<QuantileSketch>& middle_latency,
+                                  const PathTable& paths, std::size_t links,
+                                  LatencyBaselines& baselines, const HotspotParams& params);
+
+}  // namespace hostmesh::analysis

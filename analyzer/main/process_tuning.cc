@@ -1,0 +1,23 @@
+#include "analyzer/main/process_tuning.h"
+
+#include <absl/synchronization/mutex.h>
+#include <sys/resource.h>
+
+namespace hostmesh::analyzer::app {
+
+ProcessTuning TuneProcess() {
+  ProcessTuning out;
+  rlimit files{};
+  if (getrlimit(RLIMIT_NOFILE, &files) == 0) {
+    if (files.rlim_cur < files.rlim_max) {
+      rlimit raised = files;
+      raised.rlim_cur = files.rlim_max;
+      if (setrlimit(RLIMIT_NOFILE, &raised) == 0) files = raised;
+    }
+    out.open_files = files.rlim_cur;
+  }
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  return out;
+}
+
+}  // namespace hostmesh::analyzer::app

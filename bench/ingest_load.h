@@ -1,0 +1,50 @@
+#pragma once
+
+// The agents' side of bench/ingest_bench: many Upload streams, multiplexed
+// over a few connections (HTTP/2 carries many streams on one), driven by
+// gRPC's asynchronous API from a few threads, so 10,000 agents need neither
+// 10,000 threads nor 20,000 file descriptors. Batches are sent pre-encoded
+// (a per-stream header plus a shared body of fleet_agent.h results), so the
+// load generator spends its time on the wire, not on protobuf.
+//
+// Each stream says Hello, then sends `batches` batches: paced at `rate`
+// batches/s (the fleet's shape: one a second), or, with rate 0, as fast as
+// the acks allow with at most `in_flight` unacknowledged.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace hostmesh::bench {
+
+struct LoadOptions {
+  std::string address;
+  int streams = 4;
+  int batches = 300;
+  int results = 1000;  // per batch, about
+  int channels = 4;    // TCP connections the streams share
+  int threads = 1;     // completion-queue threads
+  double rate = 0;     // batches/s per stream, 0: closed loop
+  int in_flight = 8;   // closed loop: unacknowledged batches per stream
+};
+
+struct LoadReport {
+  std::uint64_t accepted = 0;        // ACCEPTED acks
+  std::uint64_t other = 0;           // any other ack
+  std::uint64_t broken_streams = 0;  // ended with an error status or early
+  std::uint64_t results_sent = 0;    // in accepted batches
+  double seconds = 0;                // first write to last ack
+  double latency_mean_ms = 0;        // write to ack
+  double latency_p50_ms = 0;
+  double latency_p99_ms = 0;
+  double latency_max_ms = 0;
+  double cpu_seconds = 0;  // of the load generator, over `seconds`
+  std::uint64_t wire_bytes = 0;
+  char error[200] = {};
+};
+
+// Runs the load; `started` is called once every stream said Hello, just
+// before the first batch.
+LoadReport RunLoad(const LoadOptions& options, void (*started)(void*), void* arg);
+
+}  // namespace hostmesh::bench

@@ -1,0 +1,264 @@
+// The path table forgets 5-tuples that rotated out of the agents' port pools,
+// and frees fabric paths only after the windows that counted under them.
+// Virtual time throughout.
+
+#include "analyzer/analysis/path_table.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+
+#include "analyzer/analysis/aging_map.h"
+#include "analyzer/analysis/analysis.h"
+
+namespace hostmesh::analysis {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr std::int64_t kSecond = 1'000'000'000;
+constexpr std::int64_t kT0 = 1'704'067'200 * kSecond;  // a window boundary
+
+// Links of a 2-rail, 4-spine toy fabric: NIC links 0..1, rail-spine 10 + r*4 + s.
+PathRecord PathVia(std::uint16_t port, std::uint32_t spine, HostId host = 0) {
+  return PathRecord{.host = host,
+                    .src_nic = 0,
+                    .dst_nic = 1,
+                    .src_port = port,
+                    .dst_port = 4791,
+                    .links = {0, 10 + spine, 14 + spine, 1}};
+}
+
+ProbeRecord Probe(std::uint16_t port, std::int64_t t, bool timeout = false) {
+  return ProbeRecord{.host = 0,
+                     .src_nic = 0,
+                     .dst_nic = 1,
+                     .src_port = port,
+                     .dst_port = 4791,
+                     .send_time_ns = t,
+                     .t1_app_send_ns = t,
+                     .t2_nic_send_ns = timeout ? 0 : t + 1000,
+                     .t3_nic_recv_ns = timeout ? 0 : t + 9000,
+                     .t4_app_recv_ns = timeout ? 0 : t + 20000,
+                     .timeout = timeout};
+}
+
+TEST(AgingMap, EraseKeepsEveryOtherKeyFindable) {
+  // Random keys, random ages: after sweeps, exactly the fresh keys remain,
+  // each with its value (backward-shift deletion must not lose a run).
+  AgingMap map;
+  std::map<std::uint64_t, std::pair<std::uint32_t, AgingMap::Tick>> truth;
+  std::mt19937_64 rng(7);
+  for (AgingMap::Tick tick = 0; tick < 200; ++tick) {
+    for (int i = 0; i < 300; ++i) {
+      const std::uint64_t key = rng() % 20'000;  // collisions and re-inserts
+      const auto value = static_cast<std::uint32_t>(rng());
+      *map.Insert(key, value, tick).first = value;
+      truth[key] = {value, tick};
+    }
+    map.Sweep(map.capacity() / 4, tick, 8, [&](std::uint64_t key, std::uint32_t value) {
+      ASSERT_TRUE(truth.count(key));
+      EXPECT_EQ(truth[key].first, value);
+      EXPECT_GT(static_cast<AgingMap::Tick>(tick - truth[key].second), 8);
+      truth.erase(key);
+    });
+  }
+  EXPECT_EQ(map.size(), truth.size());
+  for (const auto& [key, entry] : truth) {
+    const std::uint32_t* v = map.Find(key);
+    ASSERT_NE(v, nullptr) << key;
+    EXPECT_EQ(*v, entry.first);
+    EXPECT_LE(static_cast<AgingMap::Tick>(199 - entry.second), 8 + 4);  // 4 sweeps per pass
+  }
+}
+
+TEST(AgingMap, TouchKeepsAnEntryAndAnEmptiedTableShrinks) {
+  AgingMap map;
+  for (std::uint64_t k = 0; k < 100'000; ++k) map.Insert(k, 1, 0);
+  const std::size_t full = map.memory_bytes();
+  EXPECT_NE(map.Touch(42, 5), nullptr);
+  EXPECT_EQ(map.Touch(100'000, 5), nullptr);  // absent: not inserted
+  std::size_t erased = 0;
+  for (int pass = 0; pass < 2; ++pass) {
+    map.Sweep(map.capacity(), 5, 3, [&](std::uint64_t, std::uint32_t) { ++erased; });
+  }
+  EXPECT_EQ(erased, 99'999u);
+  EXPECT_EQ(map.size(), 1u);
+  EXPECT_NE(map.Find(42), nullptr);
+  EXPECT_LT(map.memory_bytes() * 100, full);
+}
+
+TEST(PathTable, AReportedTupleIsForgottenAfterTtlUnlessProbed) {
+  PathTable table(5min);
+  table.AdvanceTo(kT0);
+  table.Add(PathVia(49152, 0));  // rotated out right after its report
+  table.Add(PathVia(49153, 1));  // still probed every 10 s
+  std::int64_t t = kT0;
+  for (; t < kT0 + 5 * 60 * kSecond; t += 10 * kSecond) {
+    table.AdvanceTo(t);
+    EXPECT_NE(table.Use(0, 0, 1, 49153), PathTable::kNoPath);
+  }
+  EXPECT_NE(table.Lookup(0, 0, 1, 49152), PathTable::kNoPath) << "forgotten before ttl";
+  EXPECT_EQ(table.aged_out(), 0u);
+  for (; t < kT0 + 390 * kSecond; t += 10 * kSecond) {  // 1.3 x ttl
+    table.AdvanceTo(t);
+    table.Use(0, 0, 1, 49153);
+  }
+  EXPECT_EQ(table.Lookup(0, 0, 1, 49152), PathTable::kNoPath) << "kept past 1.3 x ttl";
+  EXPECT_EQ(table.Lookup(0, 0, 1, 49153), 1u);  // its middle id, intact
+  EXPECT_EQ(table.aged_out(), 1u);
+  EXPECT_EQ(table.size(), 1u);
+  // A fresh report brings it back.
+  table.Add(PathVia(49152, 0));
+  EXPECT_NE(table.Lookup(0, 0, 1, 49152), PathTable::kNoPath);
+}
+
+TEST(PathTable, ARestartsReplayedPathsCountAsFreshAtTheFirstAdvance) {
+  // Replayed before the analysis' clock starts, however old the reports are.
+  PathTable table(5min);
+  table.Add(PathVia(49152, 0));
+  table.AdvanceTo(kT0);
+  table.AdvanceTo(kT0 + 4 * 60 * kSecond);
+  EXPECT_NE(table.Lookup(0, 0, 1, 49152), PathTable::kNoPath);
+}
+
+TEST(PathTable, AClockJumpKeepsWhatWasTouchedSinceTheLastAdvance) {
+  PathTable table(5min);
+  table.AdvanceTo(kT0);
+  table.Add(PathVia(49152, 0));           // before the jump: stale after it
+  table.AdvanceTo(kT0 + 10 * kSecond);    // (so it is older than the last Advance)
+  table.Add(PathVia(49153, 1));           // touched during the jump
+  table.AdvanceTo(kT0 + 3600 * kSecond);  // an hour later
+  EXPECT_EQ(table.Lookup(0, 0, 1, 49152), PathTable::kNoPath);
+  EXPECT_NE(table.Lookup(0, 0, 1, 49153), PathTable::kNoPath);
+  table.AdvanceTo(kT0 + 3600 * kSecond + 299 * kSecond);
+  EXPECT_NE(table.Lookup(0, 0, 1, 49153), PathTable::kNoPath);
+  table.AdvanceTo(kT0 + 3600 * kSecond + 400 * kSecond);
+  EXPECT_EQ(table.Lookup(0, 0, 1, 49153), PathTable::kNoPath);
+}
+
+TEST(PathTable, OrphanedMiddlesAreFreedAndTheirIdsReused) {
+  PathTable table(1min);
+  table.AdvanceTo(kT0);
+  table.Add(PathVia(49152, 0));
+  table.Add(PathVia(49153, 1));
+  table.Add(PathVia(49153, 2));  // a new path for the same 5-tuple orphans spine 1's middle
+  EXPECT_EQ(table.middle_count(), 3u);
+  table.HoldOrphans(PathTable::kNoWindow);
+  table.FreeOrphans(kT0);
+  EXPECT_EQ(table.middles_freed(), 1u);
+  EXPECT_EQ(table.middle_count(), 2u);
+  table.Add(PathVia(49154, 3));  // takes the freed id
+  EXPECT_EQ(table.Lookup(0, 0, 1, 49154), 1u);
+  const auto middle = table.Middle(1);
+  EXPECT_EQ(std::vector<LinkId>(middle.begin(), middle.end()), (std::vector<LinkId>{13, 17}));
+  // Reported again before it was freed, an orphan is adopted back under its id.
+  table.Add(PathVia(49152, 3));  // orphans spine 0's middle (id 0)
+  table.Add(PathVia(49155, 0));  // adopts it
+  table.HoldOrphans(PathTable::kNoWindow);
+  table.FreeOrphans(kT0);
+  EXPECT_EQ(table.Lookup(0, 0, 1, 49155), 0u);
+  EXPECT_EQ(table.middles_freed(), 1u);
+}
+
+TEST(PathTable, RotatingPoolsKeepTheTableFlat) {
+  // 20 hosts x 8 NICs, pools of 16 ports, a quarter replaced every 6 s (ten
+  // times the default rotation: 10 hours of ports in one). Every live
+  // 5-tuple is reported when its port enters the pool and probed 10 times a
+  // second per NIC; after the first ttl the table holds the live pools plus
+  // about ttl of rotation, and its memory stops growing.
+  constexpr HostId kHosts = 20;
+  constexpr NicId kNics = 8;
+  PathTable table(5min);
+  std::mt19937_64 rng(3);
+  std::vector<std::vector<std::uint16_t>> pools(kHosts * kNics);
+  std::uint16_t next_port = 0;
+  auto report = [&](HostId h, NicId n, std::uint16_t port) {
+    for (NicId d = 0; d < kNics; ++d) {
+      if (d == n) continue;
+      PathRecord p{.host = h, .src_nic = n, .dst_nic = d, .src_port = port, .dst_port = 4791};
+      p.links = {h * kNics + n, 1000 + n * 8 + port % 8, 1000 + d * 8 + port % 8, h * kNics + d};
+      table.Add(p);
+    }
+  };
+  for (HostId h = 0; h < kHosts; ++h) {
+    for (NicId n = 0; n < kNics; ++n) {
+      for (int i = 0; i < 16; ++i) {
+        pools[h * kNics + n].push_back(next_port);
+        report(h, n, next_port++);
+      }
+    }
+  }
+  std::size_t max_size = 0, bytes_at_half = 0, max_bytes_second_half = 0;
+  constexpr int kSeconds = 3600;
+  for (int s = 0; s < kSeconds; ++s) {
+    table.AdvanceTo(kT0 + s * kSecond);
+    if (s % 6 == 5) {
+      for (auto& pool : pools) {
+        const HostId h = static_cast<HostId>(&pool - pools.data()) / kNics;
+        const NicId n = static_cast<NicId>(&pool - pools.data()) % kNics;
+        for (int i = 0; i < 4; ++i) {
+          pool.erase(pool.begin());
+          pool.push_back(next_port);
+          report(h, n, next_port++);
+        }
+      }
+    }
+    for (std::size_t p = 0; p < pools.size(); ++p) {
+      for (int k = 0; k < 10; ++k) {
+        const auto h = static_cast<HostId>(p / kNics);
+        const auto n = static_cast<NicId>(p % kNics);
+        const auto d = static_cast<NicId>((n + 1 + rng() % (kNics - 1)) % kNics);
+        const std::uint16_t port = pools[p][rng() % 16];
+        ASSERT_NE(table.Use(h, n, d, port), PathTable::kNoPath) << "a live 5-tuple was forgotten";
+      }
+    }
+    max_size = std::max(max_size, table.size());
+    if (s == kSeconds / 2) bytes_at_half = table.memory_bytes();
+    if (s > kSeconds / 2)
+      max_bytes_second_half = std::max(max_bytes_second_half, table.memory_bytes());
+  }
+  // Live: 20 x 8 x 7 x 16 = 17,920 5-tuples; rotation brings 20 x 8 x 7 x 4
+  // per 6 s = 44,800 a minute, of which 1.3 x ttl's worth at most is kept.
+  const std::size_t live = kHosts * kNics * (kNics - 1) * 16;
+  const std::size_t churn_per_minute = kHosts * kNics * (kNics - 1) * 4 * 10;
+  EXPECT_LE(max_size, live + churn_per_minute * 13 / 2);
+  EXPECT_GE(table.size(), live + churn_per_minute * 5 - churn_per_minute);
+  EXPECT_EQ(max_bytes_second_half, bytes_at_half) << "memory grew in the second half";
+  EXPECT_GT(table.aged_out(), 1'000'000u);
+  EXPECT_LE(table.middle_count(), 8u * 8 * 8);  // fabric parts: bounded by the fabric
+}
+
+TEST(PathTable, AnOpenWindowStillFindsTheMiddleItCountedUnder) {
+  // path_ttl shorter than window + grace (the analyzer's config forbids it;
+  // here it forces a path to age out while its window is open).
+  AnalysisConfig config;
+  config.path_ttl = 8s;
+  Analysis analysis(config);
+  analysis.Advance(kT0);
+  analysis.AddPath(PathVia(49152, 2));
+  analysis.Advance(kT0 + kSecond);
+  for (int i = 0; i < 20; ++i) analysis.AddResult(Probe(49152, kT0 + 2 * kSecond + i * 100'000));
+  // Aged out while window [kT0, kT0+20 s) is open: its middle is an orphan.
+  analysis.Advance(kT0 + 11 * kSecond);
+  analysis.Advance(kT0 + 22 * kSecond);
+  EXPECT_EQ(analysis.paths().Lookup(0, 0, 1, 49152), PathTable::kNoPath);
+  EXPECT_EQ(analysis.stats().paths_aged_out, 1u);
+  // A new fabric part must not take the orphan's id before the window is judged.
+  analysis.AddPath(PathVia(49153, 3));
+  EXPECT_NE(analysis.paths().Lookup(0, 0, 1, 49153), 0u);
+  const auto reports = analysis.Advance(kT0 + 30 * kSecond);
+  ASSERT_EQ(reports.size(), 1u);
+  const auto& crossed = reports[0].coverage.crossed;
+  EXPECT_NE(std::find(crossed.begin(), crossed.end(), 12u), crossed.end());  // spine 2
+  EXPECT_NE(std::find(crossed.begin(), crossed.end(), 16u), crossed.end());
+  EXPECT_EQ(std::find(crossed.begin(), crossed.end(), 13u), crossed.end());  // not spine 3
+  EXPECT_EQ(reports[0].coverage.traced_probes, 20u);
+  // Judged: now it is freed.
+  EXPECT_EQ(analysis.stats().path_middles_freed, 1u);
+  EXPECT_EQ(analysis.paths().middle_count(), 1u);
+}
+
+}  // namespace
+}  // namespace hostmesh::analysis

@@ -1,0 +1,130 @@
+// Evidence across windows (sequential_inference.h) and flapping (flap_watch.h)
+// on the synthetic 8 x 4 x 4 fleet, in virtual time.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+
+#include "analyzer/analysis/flap_watch.h"
+#include "analyzer/analysis/incidents.h"
+#include "analyzer/analysis/sequential_inference.h"
+#include "tests/analyzer/analysis/fleet_test_base.h"
+
+namespace hostmesh::analysis::testing {
+namespace {
+
+using SequentialTest = FleetTest;
+
+bool Blamed(const WindowReport& r, LinkId link) {
+  for (const auto& c : r.loss.culprits) {
+    if (c.component.kind == Component::Kind::kLink && c.component.link == link) return true;
+  }
+  return false;
+}
+
+TEST_F(SequentialTest, SmallLossIsNamedOnceTheEvidenceIsConclusiveAndHeld) {
+  // 0.5% on a rail-to-spine link: about 4 failures per window among ~800
+  // probes, indistinguishable in one window, conclusive over a few.
+  const LinkId bad = fleet_.RailSpine(2, 1);
+  const Faults fault{.link_loss = {{bad, 0.005}}};
+  int first = -1;
+  for (int w = 0; w < 15; ++w) {
+    const auto r = RunWindow(w, fault);
+    if (first < 0 && Blamed(r, bad)) first = w;
+    if (first >= 0) {
+      EXPECT_TRUE(Blamed(r, bad)) << "window " << w << ": held once named";
+    }
+    for (const auto& c : r.loss.culprits) {
+      EXPECT_TRUE(c.component.kind == Component::Kind::kLink && c.component.link == bad)
+          << "window " << w << " blamed something else";
+    }
+  }
+  EXPECT_GE(first, 1) << "one window alone is not conclusive for 0.5%";
+  EXPECT_LE(first, 10) << "named within 10 windows (200 s)";
+}
+
+TEST_F(SequentialTest, AFaultThatEndsIsLetGo) {
+  const LinkId bad = fleet_.RailSpine(0, 2);
+  for (int w = 0; w < 3; ++w) EXPECT_TRUE(Blamed(RunWindow(w, {.link_loss = {{bad, 1.0}}}), bad));
+  // A gray link that recovers: one clean window is overwhelming evidence.
+  EXPECT_FALSE(Blamed(RunWindow(3, Faults{}), bad));
+}
+
+TEST_F(SequentialTest, NoFaultNoCulpritOverManyWindows) {
+  for (int w = 0; w < 40; ++w) {
+    const auto r = RunWindow(w, Faults{});
+    EXPECT_TRUE(r.loss.culprits.empty()) << "window " << w;
+    EXPECT_TRUE(r.loss.culprit_switches.empty()) << "window " << w;
+  }
+}
+
+TEST_F(SequentialTest, TwoFaultsUnderOneSwitchAreNotTheSwitch) {
+  const LinkId link = fleet_.RailSpine(2, 1);
+  const auto r = RunWindow(0, Faults{.link_loss = {{link, 1.0}}, .nic_loss = {{{3, 2}, 1.0}}});
+  EXPECT_TRUE(Blamed(r, link));
+  EXPECT_TRUE(r.loss.culprit_switches.empty());
+}
+
+TEST(SequentialMath, LogLikelihoodRatioAndPoissonTail) {
+  // No failures in many probes is evidence against a lossy component.
+  EXPECT_LT(LogLikelihoodRatio(0, 1000, 1e-4, 0.01), -9.0);
+  // Many failures in few probes is evidence for it.
+  EXPECT_GT(LogLikelihoodRatio(10, 100, 1e-4, 0.1), 50.0);
+  EXPECT_DOUBLE_EQ(PoissonTail(0, 3.0), 1.0);
+  EXPECT_NEAR(PoissonTail(1, 2.0), 1 - std::exp(-2.0), 1e-12);
+  EXPECT_NEAR(PoissonTail(3, 0.5), 1 - std::exp(-0.5) * (1 + 0.5 + 0.125), 1e-12);
+}
+
+TEST(EvidenceBook, BackgroundStartsAtThePriorAndFollowsTheData) {
+  EvidenceBook book(1e-3);
+  EXPECT_NEAR(book.background(1e-6), 1e-3, 1e-12);
+  for (int i = 0; i < 50; ++i) book.AddBackground(1, 100'000, 0.9);  // 1e-5 ambient
+  EXPECT_NEAR(book.background(1e-6), 1e-5, 2e-6);
+  EXPECT_DOUBLE_EQ(book.background(1e-4), 1e-4);  // the floor
+}
+
+TEST(FlapOutcomes, BurstsAreFlappingEvenLossIsNot) {
+  std::vector<char> flapping, lossy;
+  for (int i = 0; i < 400; ++i) flapping.push_back((i / 10) % 2 == 0);  // 10 down, 10 up
+  std::uint64_t x = 12345;
+  for (int i = 0; i < 400; ++i) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    lossy.push_back((x >> 33) % 2 == 0);  // 50% at random
+  }
+  auto judge = [](const std::vector<char>& v) {
+    std::unique_ptr<bool[]> b(new bool[v.size()]);
+    for (std::size_t i = 0; i < v.size(); ++i) b[i] = v[i] != 0;
+    return JudgeOutcomes(std::span<const bool>(b.get(), v.size()), 20'000'000'000);
+  };
+  const FlapVerdict f = judge(flapping);
+  EXPECT_TRUE(f.flapping);
+  EXPECT_EQ(f.flaps, 20u);
+  EXPECT_NEAR(f.period_s, 1.0, 1e-9);
+  EXPECT_FALSE(judge(lossy).flapping);
+  EXPECT_FALSE(judge(std::vector<char>(400, 1)).flapping);  // down all the time: not flapping
+}
+
+TEST_F(SequentialTest, AFlappingNicIsOneFlappingIncident) {
+  IncidentTracker tracker;
+  // NIC (5, 1) down for one second out of every two.
+  for (int w = 0; w < 5; ++w) {
+    const std::int64_t start = kT0 + w * 20 * kSecond;
+    for (int s = 0; s < 20; ++s) {
+      Faults f;
+      if (s % 2 == 0) f.nic_loss = {{{5, 1}, 1.0}};
+      fleet_.ProbeInto(analysis_, start + s * kSecond, f, 1);
+    }
+    for (const auto& r : analysis_.Advance(start + 30 * kSecond)) tracker.Update(r);
+  }
+  ASSERT_EQ(tracker.all().size(), 1u);
+  const Incident& inc = tracker.all().front();
+  EXPECT_EQ(inc.kind, IncidentKind::kFlapping);
+  EXPECT_EQ(inc.suspect.kind, Component::Kind::kRnic);
+  EXPECT_EQ(inc.suspect.host, 5u);
+  EXPECT_GT(inc.evidence.flaps, 10u);
+  EXPECT_NEAR(inc.evidence.flap_period_s, 2.0, 0.6);
+}
+
+}  // namespace
+}  // namespace hostmesh::analysis::testing

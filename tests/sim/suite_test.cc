@@ -1,0 +1,190 @@
+// The built-in suite: reproducible from its seed, every fault on something that
+// exists with parameters in the documented ranges, one scenario in five free of
+// faults to localize.
+
+#include "sim/suite.h"
+
+#include <gtest/gtest.h>
+
+#include "sim/scorecard.h"
+#include "tests/sim/sim_test_util.h"
+
+namespace hostmesh::sim {
+namespace {
+
+using testing::kSecond;
+
+bool SameFault(const Fault& a, const Fault& b) {
+  return a.kind == b.kind && a.start_ns == b.start_ns && a.end_ns == b.end_ns && a.link == b.link &&
+         a.direction == b.direction && a.host == b.host && a.nic == b.nic &&
+         a.switch_id == b.switch_id && a.rate == b.rate && a.period_ns == b.period_ns &&
+         a.port_min == b.port_min && a.port_max == b.port_max && a.added_ns == b.added_ns;
+}
+
+bool SameScenario(const Scenario& a, const Scenario& b) {
+  const SimConfig &x = a.config, &y = b.config;
+  if (a.name != b.name || x.seed != y.seed || x.duration_ns != y.duration_ns ||
+      x.background.min != y.background.min || x.background.max != y.background.max ||
+      x.faults.size() != y.faults.size()) {
+    return false;
+  }
+  for (std::size_t i = 0; i < x.faults.size(); ++i) {
+    if (!SameFault(x.faults[i], y.faults[i])) return false;
+  }
+  return true;
+}
+
+SuiteOptions Options(std::uint64_t seed) {
+  SuiteOptions o;
+  o.shape = {64, 8, 8, 1, 2, 0};
+  o.scenarios = 40;
+  o.duration_ns = 300 * kSecond;
+  o.seed = seed;
+  return o;
+}
+
+TEST(SuiteTest, ReproducibleFromTheSeed) {
+  const auto a = BuildSuite(Options(1));
+  const auto b = BuildSuite(Options(1));
+  const auto c = BuildSuite(Options(2));
+  ASSERT_EQ(a.size(), 40u);
+  ASSERT_EQ(b.size(), a.size());
+  int differ = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_TRUE(SameScenario(a[i], b[i])) << a[i].name;
+    differ += !SameScenario(a[i], c[i]);
+  }
+  EXPECT_GE(differ, 35);
+  // Scenario i does not depend on how many follow it.
+  SuiteOptions fewer = Options(1);
+  fewer.scenarios = 7;
+  const auto d = BuildSuite(fewer);
+  for (std::size_t i = 0; i < d.size(); ++i) EXPECT_TRUE(SameScenario(a[i], d[i])) << i;
+}
+
+TEST(SuiteTest, EveryFaultTargetExistsAndEveryParameterIsInRange) {
+  for (const std::uint64_t seed : {1u, 2u, 3u}) {
+    const SuiteOptions options = Options(seed);
+    const Fleet fleet(options.shape);
+    for (const Scenario& s : BuildSuite(options)) {
+      SCOPED_TRACE(s.name);
+      EXPECT_EQ(s.config.shape.hosts, 64);
+      EXPECT_EQ(s.config.duration_ns, options.duration_ns);
+      EXPECT_EQ(s.config.threads, options.threads);
+      const BackgroundLoss& bg = s.config.background;
+      EXPECT_TRUE((bg.min == 0 && bg.max == 0) || (bg.min == 1e-5 && bg.max >= 1e-4));
+      for (const Fault& f : s.config.faults) {
+        SCOPED_TRACE(DescribeFault(fleet, f));
+        EXPECT_LT(f.start_ns, f.end_ns);
+        // Faults after a minute, when the tracer has mapped most paths; the
+        // noise (restarts, hosts leaving) after 30 s.
+        const bool noise = f.kind == FaultKind::kAgentRestart || f.kind == FaultKind::kHostLeave;
+        EXPECT_GE(f.start_ns, (noise ? 30 : 60) * kSecond);
+        EXPECT_LT(f.start_ns, options.duration_ns);
+        switch (f.kind) {
+          case FaultKind::kLinkLoss:
+          case FaultKind::kLinkDown:
+          case FaultKind::kLinkFlap:
+          case FaultKind::kBlackhole:
+          case FaultKind::kLinkLatency:
+            ASSERT_LT(f.link, fleet.link_count());
+            EXPECT_FALSE(fleet.is_nic_link(f.link));  // NIC faults are the rnic_ kinds
+            EXPECT_TRUE(f.direction == kUp || f.direction == kDown || f.direction == kBoth);
+            break;
+          case FaultKind::kRnicDown:
+          case FaultKind::kRnicLoss:
+          case FaultKind::kRnicFlap:
+            ASSERT_LT(f.host, fleet.hosts().size());
+            EXPECT_LT(f.nic, fleet.hosts()[f.host].nic_ips.size());
+            break;
+          case FaultKind::kSwitchLoss:
+            ASSERT_LT(f.switch_id, fleet.device_count());
+            EXPECT_TRUE(fleet.is_switch(f.switch_id));
+            break;
+          case FaultKind::kHostProcessing:
+          case FaultKind::kHostLeave:
+          case FaultKind::kAgentRestart:
+            EXPECT_LT(f.host, fleet.hosts().size());
+            break;
+        }
+        switch (f.kind) {
+          case FaultKind::kLinkLoss:
+            EXPECT_GE(f.rate, 0.005);
+            EXPECT_LE(f.rate, 1.0);
+            break;
+          case FaultKind::kRnicLoss:
+            EXPECT_GE(f.rate, 0.01);
+            EXPECT_LE(f.rate, 0.10);
+            break;
+          case FaultKind::kSwitchLoss:
+            EXPECT_GE(f.rate, 0.01);
+            EXPECT_LE(f.rate, 0.05);
+            break;
+          case FaultKind::kLinkFlap:
+          case FaultKind::kRnicFlap:
+            EXPECT_GE(f.period_ns, 2 * kSecond);
+            EXPECT_LT(f.period_ns, 20 * kSecond);
+            EXPECT_EQ(f.period_ns % kSecond, 0);
+            break;
+          case FaultKind::kBlackhole:
+            EXPECT_GE(f.port_min, 49152);  // in the agent's port range
+            EXPECT_GT(f.port_max, f.port_min);
+            break;
+          case FaultKind::kLinkLatency:
+            EXPECT_GE(f.added_ns, 20'000);  // RoCE congestion: tens of microseconds
+            EXPECT_LE(f.added_ns, 200'000);
+            break;
+          case FaultKind::kHostProcessing:
+            EXPECT_GE(f.added_ns, 1'000'000);
+            EXPECT_LE(f.added_ns, 10'000'000);
+            break;
+          case FaultKind::kAgentRestart:
+            EXPECT_LE(f.end_ns, options.duration_ns + kSecond);
+            break;
+          default:
+            EXPECT_LE(f.end_ns, options.duration_ns);
+            break;
+        }
+      }
+    }
+  }
+}
+
+TEST(SuiteTest, OneScenarioInFiveHasNoFaultToLocalize) {
+  const SuiteOptions options = Options(5);
+  const Fleet fleet(options.shape);
+  const auto suite = BuildSuite(options);
+  int fault_free = 0;
+  for (std::size_t i = 0; i < suite.size(); ++i) {
+    int localizable = 0;
+    for (const Fault& f : suite[i].config.faults) {
+      localizable += !TruthOf(fleet, f).components.empty();
+    }
+    if (i % 5 == 4) {
+      EXPECT_EQ(localizable, 0) << suite[i].name;
+      ++fault_free;
+    } else {
+      EXPECT_GE(localizable, 1) << suite[i].name;
+      EXPECT_LE(localizable, options.max_faults) << suite[i].name;
+    }
+  }
+  EXPECT_EQ(fault_free, 8);
+}
+
+TEST(SuiteTest, TheMixCoversEveryKindAndSeveralFaultsAtOnce) {
+  SuiteOptions options = Options(1);
+  options.scenarios = 100;
+  std::vector<int> seen(12, 0);
+  int concurrent = 0;
+  for (const Scenario& s : BuildSuite(options)) {
+    for (const Fault& f : s.config.faults) ++seen[static_cast<std::size_t>(f.kind)];
+    concurrent += s.config.faults.size() >= 3;
+  }
+  for (std::size_t k = 0; k < seen.size(); ++k) {
+    EXPECT_GT(seen[k], 0) << FaultKindName(static_cast<FaultKind>(k));
+  }
+  EXPECT_GT(concurrent, 20);
+}
+
+}  // namespace
+}  // namespace hostmesh::sim
