@@ -84,7 +84,7 @@ class FabricLearner {
   static constexpr int kMergeConfirmations = 2;
   // A trace cut short is continued by the shortest walk the graph allows, of
   // at most this many more switches.
-  static constexpr std::size_t kMaxContinuation = 8;
+  static constexpr std::size_t kMaxContinuation = PathResolver::kMaxContinuation;
 
   FabricLearner() = default;
 

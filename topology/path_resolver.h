@@ -72,7 +72,12 @@ class PathResolver {
   void ResolveTruncated(Ipv4 src_nic, Ipv4 dst_nic, std::span<const Hop> prefix, size_t max_more,
                         ResolvedPath* out) const;
 
+  const Topology& topology() const { return topo_; }
+
   static constexpr size_t kMaxHops = 32;
+  // How many more switches a trace cut short is continued by, at most
+  // (ResolveTruncated's max_more, as the analyzer calls it).
+  static constexpr size_t kMaxContinuation = 8;
   // Beyond this many ways to fill one gap the candidates are those of the first ones.
   static constexpr size_t kMaxWalks = 4096;
 

@@ -79,25 +79,24 @@ analysis::HostId AnalysisFeed::HostFor(std::string_view agent_id, std::uint64_t 
 
 void AnalysisFeed::AddPath(analysis::HostId host, const v1::PathReport& report) {
   analysis::PathRecord path;
-  if (learned_) {
-    switch (learned_->Convert(host, hosts_[host].host, report, path)) {
-      case LearnedTopology::Outcome::kUnresolved:
-        ++stats_.paths_unresolved;
-        return;
-      case LearnedTopology::Outcome::kCutShort:
-        ++stats_.paths_cut_short;
-        return;
-      case LearnedTopology::Outcome::kResolved:
-        break;
-    }
-  } else if (ToPathRecord(host, report, *resolver_, scratch_, path) ==
-             PathConversion::kUnresolved) {
-    ++stats_.paths_unresolved;
-    CheckAgainstInventory(host, report);
-    return;
-  } else if (disagreements_.watching()) {
-    VouchForInventory(report);
+  const PathConversion conversion = learned_
+                                        ? learned_->Convert(host, hosts_[host].host, report, path)
+                                        : ToPathRecord(host, report, *resolver_, scratch_, path);
+  switch (conversion) {
+    case PathConversion::kUnresolved:
+      ++stats_.paths_unresolved;
+      if (!learned_) CheckAgainstInventory(host, report);
+      return;
+    case PathConversion::kCutShort:
+      ++stats_.paths_cut_short;
+      return;
+    case PathConversion::kContinued:
+      ++stats_.paths_continued;
+      break;
+    case PathConversion::kResolved:
+      break;
   }
+  if (!learned_ && disagreements_.watching()) VouchForInventory(report);
   ++stats_.paths_resolved;
   queue_.paths.push_back(std::move(path));
 }

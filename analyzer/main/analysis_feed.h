@@ -41,8 +41,10 @@ struct FeedStats {
   std::uint64_t batches = 0;
   std::uint64_t paths_resolved = 0;
   std::uint64_t paths_unresolved = 0;  // bad addresses or hops the graph contradicts
-  // Learned fabric: cut short with several ways on; the previous path stands.
+  // Cut short (a gray link ate the rest) with several ways on: the previous path stands.
   std::uint64_t paths_cut_short = 0;
+  // Cut short and continued by the one shortest way on (also in paths_resolved).
+  std::uint64_t paths_continued = 0;
   std::uint64_t paths_disagreeing = 0;   // inventory: traces whose answers contradict it
   std::uint64_t no_hello = 0;            // batch of an (agent, boot) whose Hello is gone
   std::uint64_t index_write_errors = 0;  // a new host id not stored (warned)

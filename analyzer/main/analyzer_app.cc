@@ -198,6 +198,7 @@ void AnalyzerApp::Publish(std::shared_ptr<const analysis::WindowReport> latest) 
                            {"path_resolved", feed.paths_resolved},
                            {"path_unresolved", feed.paths_unresolved},
                            {"path_cut_short", feed.paths_cut_short},
+                           {"path_continued", feed.paths_continued},
                            {"path_disagrees_with_inventory", feed.paths_disagreeing},
                            {"hello_missing", feed.no_hello},
                            {"host_id_not_stored", feed.index_write_errors},

@@ -255,8 +255,9 @@ void RegisterAnalyzerMetrics(metrics::Registry& registry, const api::SnapshotHol
   registry.AddCallbackFamily(
       MetricType::kCounter, "hostmesh_analyzer_feed_events_total",
       "Stored batches on their way into the analysis, by event: batches, path reports "
-      "resolved to links or not (bad hops), cut short (learned fabric: the previous path "
-      "stands), contradicting the inventory, batches whose Hello is gone, host ids not "
+      "resolved to links or not (bad hops), cut short by a gray link (the previous path "
+      "stands) or continued by the one shortest way on, contradicting the inventory, batches whose "
+      "Hello is gone, host ids not "
       "stored, results dropped because the analysis queue was full; without an inventory "
       "also the learner's refused traces and merged or refused switches.",
       {"event"}, [&holder] {

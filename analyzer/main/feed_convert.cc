@@ -1,5 +1,7 @@
 #include "analyzer/main/feed_convert.h"
 
+#include "topology/trace_check.h"
+
 namespace hostmesh::analyzer::app {
 
 analysis::ProbeRecord ToProbeRecord(analysis::HostId host, const v1::ProbeResult& p) {
@@ -54,10 +56,36 @@ PathConversion ToPathRecord(analysis::HostId host, const v1::PathReport& report,
   topology::Hop hops[topology::PathResolver::kMaxHops];
   std::size_t n = 0;
   if (!ParseTrace(report, &src, &dst, hops, &n)) return PathConversion::kUnresolved;
-  resolver.Resolve(src, dst, std::span<const topology::Hop>(hops, n), &scratch);
-  if (scratch.status == topology::PathStatus::kInconsistent) return PathConversion::kUnresolved;
-  FillPathRecord(host, report, scratch, out);
-  return PathConversion::kResolved;
+  const std::span<const topology::Hop> trace(hops, n);
+  // As the learner reads a trace: it reached the destination when its last
+  // answer is the destination's own (maybe inferred by the tracer).
+  std::size_t answered = n;
+  while (answered > 0 && !hops[answered - 1]) --answered;
+  const bool reached = answered > 0 && hops[answered - 1] == dst;
+  resolver.Resolve(src, dst, trace, &scratch);
+  const bool whole = scratch.status != topology::PathStatus::kInconsistent;
+  if (reached && whole) {
+    FillPathRecord(host, report, scratch, out);
+    return PathConversion::kResolved;
+  }
+  // Only on the rare inconsistent trace: a miscabling is not continued.
+  if (!whole && topology::FindDisagreement(resolver.topology(), src, dst, trace)) {
+    return PathConversion::kUnresolved;
+  }
+  if (reached) --answered;
+  while (answered > 0 && !hops[answered - 1]) --answered;
+  resolver.ResolveTruncated(src, dst, trace.first(answered),
+                            topology::PathResolver::kMaxContinuation, &scratch);
+  switch (scratch.status) {
+    case topology::PathStatus::kOk:
+      FillPathRecord(host, report, scratch, out);
+      return PathConversion::kContinued;
+    case topology::PathStatus::kAmbiguous:
+      return PathConversion::kCutShort;
+    case topology::PathStatus::kInconsistent:
+      break;
+  }
+  return PathConversion::kUnresolved;
 }
 
 std::vector<int> RailsFromHello(const v1::AgentHello& hello) {

@@ -20,21 +20,22 @@ void LearnedTopology::AddHello(std::string_view host, const v1::AgentHello& hell
   }
 }
 
-LearnedTopology::Outcome LearnedTopology::Convert(analysis::HostId host, std::string_view host_name,
-                                                  const v1::PathReport& report,
-                                                  analysis::PathRecord& out) {
+PathConversion LearnedTopology::Convert(analysis::HostId host, std::string_view host_name,
+                                        const v1::PathReport& report, analysis::PathRecord& out) {
   topology::Ipv4 src, dst;
   topology::Hop hops[topology::PathResolver::kMaxHops];
   std::size_t n = 0;
-  if (!ParseTrace(report, &src, &dst, hops, &n)) return Outcome::kUnresolved;
+  if (!ParseTrace(report, &src, &dst, hops, &n)) return PathConversion::kUnresolved;
   learner_.Add(host_name, src, dst, std::span<const topology::Hop>(hops, n), graph_.get(),
                &scratch_);
   if (scratch_.status == topology::PathStatus::kInconsistent) {
-    return scratch_.truncated ? Outcome::kCutShort : Outcome::kUnresolved;
+    return scratch_.truncated ? PathConversion::kCutShort : PathConversion::kUnresolved;
   }
-  if (scratch_.truncated && scratch_.status != topology::PathStatus::kOk) return Outcome::kCutShort;
+  if (scratch_.truncated && scratch_.status != topology::PathStatus::kOk) {
+    return PathConversion::kCutShort;
+  }
   FillPathRecord(host, report, scratch_, out);
-  return Outcome::kResolved;
+  return scratch_.truncated ? PathConversion::kContinued : PathConversion::kResolved;
 }
 
 void LearnedTopology::Build() {

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "analyzer/analysis/types.h"
+#include "analyzer/main/feed_convert.h"
 #include "hostmesh/v1/ingest.pb.h"
 #include "topology/learned_graph.h"
 
@@ -17,23 +18,17 @@ namespace hostmesh::analyzer::app {
 
 class LearnedTopology {
  public:
-  enum class Outcome : std::uint8_t {
-    kResolved,
-    kUnresolved,  // bad addresses, or a trace that breaks the addressing
-    // Cut short with more than one way on: the 5-tuple's previous path (from
-    // before a gray link ate its trace) says more, so it stands.
-    kCutShort,
-  };
-
   // From the stored state of a previous run; false with *error otherwise.
   bool Import(const topology::LearnedFabric& state, std::string* error);
   topology::LearnedFabric Export() const { return learner_.Export(); }
 
   // The host's NICs, names and rails from its agent's Hello.
   void AddHello(std::string_view host, const v1::AgentHello& hello);
-  // Learns from one report of `host` and resolves it into `out`.
-  Outcome Convert(analysis::HostId host, std::string_view host_name, const v1::PathReport& report,
-                  analysis::PathRecord& out);
+  // Learns from one report of `host` and resolves it into `out`, with the
+  // outcomes of ToPathRecord (feed_convert.h): kUnresolved for bad addresses
+  // or a trace that breaks the addressing.
+  PathConversion Convert(analysis::HostId host, std::string_view host_name,
+                         const v1::PathReport& report, analysis::PathRecord& out);
 
   // The graph rebuilt when learning (or Import) changed it since the last
   // call; null otherwise. While a fabric is being learned it changes all the

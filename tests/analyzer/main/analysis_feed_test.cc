@@ -85,10 +85,16 @@ TEST(AnalysisFeed, PathsResolveThroughTheInventoryAndBadOnesAreCounted) {
   ASSERT_TRUE(f.store->PutHello(MakeHello("h1", 7, 2)).ok());
   AnalysisFeed feed(*f.store, {}, &topo);
   v1::UploadBatch batch = MakeBatch("h1", 7, 1, 0, f.clock.RealtimeNow());
-  *batch.add_paths() = Path(ips[0], ips[1], 3);  // silent hops: ambiguous, still usable
+  // Silent switches, then the destination's answer: ambiguous, still usable.
+  v1::PathReport reached = Path(ips[0], ips[1], 3);
+  reached.add_hops()->set_address(ips[1]);
+  *batch.add_paths() = reached;
+  // No answer at all: cut short where it began, so it resolves to nothing.
+  *batch.add_paths() = Path(ips[0], ips[1], 3);
   *batch.add_paths() = Path("not-an-ip", ips[1], 3);
   feed.OnBatch(batch);
   EXPECT_EQ(feed.stats().paths_resolved, 1u);
+  EXPECT_EQ(feed.stats().paths_cut_short, 1u);
   EXPECT_EQ(feed.stats().paths_unresolved, 1u);
   EXPECT_EQ(feed.stats().paths_disagreeing, 0u);  // a bad report is no evidence
 }
