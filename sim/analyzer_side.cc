@@ -29,12 +29,20 @@ void AnalyzerSide::Ingest(std::uint32_t fleet_host, const HostOutput& upload) {
   // freshly traced 5-tuple.
   for (const tracer::PathReport& report : upload.paths) {
     const v1::PathReport wire = agent::app::ToProto(report);
-    if (analyzer::app::ToPathRecord(id, wire, resolver_, scratch_, path_) ==
-        analyzer::app::PathConversion::kResolved) {
-      ++counts_.paths_resolved;
-      analysis_.AddPath(path_);
-    } else {
-      ++counts_.paths_unresolved;
+    switch (analyzer::app::ToPathRecord(id, wire, resolver_, scratch_, path_)) {
+      case analyzer::app::PathConversion::kContinued:
+        ++counts_.paths_continued;
+        [[fallthrough]];
+      case analyzer::app::PathConversion::kResolved:
+        ++counts_.paths_resolved;
+        analysis_.AddPath(path_);
+        break;
+      case analyzer::app::PathConversion::kCutShort:
+        ++counts_.paths_cut_short;
+        break;
+      case analyzer::app::PathConversion::kUnresolved:
+        ++counts_.paths_unresolved;
+        break;
     }
   }
   for (const agent::ProbeResult& result : upload.results) {

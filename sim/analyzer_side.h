@@ -23,6 +23,10 @@ struct IngestCounts {
   std::uint64_t results = 0;
   std::uint64_t paths_resolved = 0;
   std::uint64_t paths_unresolved = 0;
+  // Cut short by a gray link: continued by the one shortest way on (also
+  // resolved), or left out with several ways on (the previous path stands).
+  std::uint64_t paths_continued = 0;
+  std::uint64_t paths_cut_short = 0;
 };
 
 class AnalyzerSide {

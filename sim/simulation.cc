@@ -140,6 +140,8 @@ SimResult Simulation::Run(const WindowObserver& on_window, const UploadObserver&
   result.raw_incidents = analyzer.incidents().all();
   result.paths_resolved = analyzer.counts().paths_resolved;
   result.paths_unresolved = analyzer.counts().paths_unresolved;
+  result.paths_continued = analyzer.counts().paths_continued;
+  result.paths_cut_short = analyzer.counts().paths_cut_short;
   result.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return result;

@@ -57,6 +57,8 @@ struct SimResult {
   std::vector<std::uint32_t> host_of;  // analyzer host id -> fleet host
   std::uint64_t probes = 0;
   std::uint64_t paths_resolved = 0, paths_unresolved = 0;
+  // Traces a gray link cut short: continued (among the resolved), or left out.
+  std::uint64_t paths_continued = 0, paths_cut_short = 0;
   double wall_seconds = 0;
   std::vector<MemorySample> memory;
 };

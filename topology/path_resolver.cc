@@ -100,11 +100,7 @@ class GapWalker {
 
 void PathResolver::Resolve(Ipv4 src_nic, Ipv4 dst_nic, std::span<const Hop> hops,
                            ResolvedPath* out) const {
-  out->status = PathStatus::kInconsistent;
-  out->links.clear();
-  out->candidates.clear();
-  out->filled = 0;
-  out->problem.clear();
+  out->Clear();
 
   const auto nic = [&](Ipv4 ip) {
     const InterfaceId id = topo_.FindInterface(ip);
@@ -175,6 +171,27 @@ void PathResolver::Resolve(Ipv4 src_nic, Ipv4 dst_nic, std::span<const Hop> hops
     k = last;
   }
   out->status = out->candidates.empty() ? PathStatus::kOk : PathStatus::kAmbiguous;
+}
+
+void PathResolver::ResolveTruncated(Ipv4 src_nic, Ipv4 dst_nic, std::span<const Hop> prefix,
+                                    size_t max_more, ResolvedPath* out) const {
+  out->status = PathStatus::kInconsistent;
+  out->problem = "no hops";
+  std::array<Hop, kMaxHops> hops{};
+  const size_t known = std::min(prefix.size(), kMaxHops);
+  std::copy_n(prefix.begin(), known, hops.begin());
+  for (size_t more = 0; more <= max_more && known + more <= kMaxHops; ++more) {
+    if (known + more == 0) continue;
+    Resolve(src_nic, dst_nic, std::span<const Hop>(hops.data(), known + more), out);
+    if (out->status != PathStatus::kInconsistent) {
+      out->truncated = true;
+      return;
+    }
+  }
+  out->truncated = true;
+  out->problem = "cut short after hop " + std::to_string(known) +
+                 ", and no continuation of at most " + std::to_string(max_more) +
+                 " more switch(es) fits (last: " + out->problem + ")";
 }
 
 void PathResolver::FillGap(size_t first, size_t last, const DeviceId* from, const DeviceId* into,

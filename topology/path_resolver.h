@@ -33,6 +33,19 @@ struct ResolvedPath {
   std::vector<LinkCandidates> candidates{};  // one entry per ambiguous position
   int filled = 0;                            // positions known from the graph, not a hop
   std::string problem{};                     // why, when inconsistent
+  // The trace was cut short: the links after its last answer are the graph's
+  // shortest continuation (ResolveTruncated), not what the probes crossed.
+  bool truncated = false;
+
+  // Inconsistent and empty, keeping the buffers.
+  void Clear() {
+    status = PathStatus::kInconsistent;
+    links.clear();
+    candidates.clear();
+    filled = 0;
+    problem.clear();
+    truncated = false;
+  }
 };
 
 // Maps a probe's traceroute onto the fabric. `hops` are the answers for TTL
@@ -51,7 +64,20 @@ class PathResolver {
   // The same, reusing out's buffers (the analyzer resolves every path report).
   void Resolve(Ipv4 src_nic, Ipv4 dst_nic, std::span<const Hop> hops, ResolvedPath* out) const;
 
+  // A trace cut short (a gray link eats the probes that would cross it):
+  // `prefix` holds the hops up to its last answer, and how many switches
+  // follow is unknown. ECMP routes on shortest paths, so the path goes on by
+  // the fewest further switches (at most max_more) for which the hops resolve;
+  // positions several walks fit stay kNone. Sets out->truncated.
+  void ResolveTruncated(Ipv4 src_nic, Ipv4 dst_nic, std::span<const Hop> prefix, size_t max_more,
+                        ResolvedPath* out) const;
+
+  const Topology& topology() const { return topo_; }
+
   static constexpr size_t kMaxHops = 32;
+  // How many more switches a trace cut short is continued by, at most
+  // (ResolveTruncated's max_more, as the analyzer calls it).
+  static constexpr size_t kMaxContinuation = 8;
   // Beyond this many ways to fill one gap the candidates are those of the first ones.
   static constexpr size_t kMaxWalks = 4096;
 

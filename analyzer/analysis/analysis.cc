@@ -26,6 +26,11 @@ void Analysis::SetRails(HostId host, std::vector<int> rails) {
   fabric_.rails[host] = std::move(rails);
 }
 
+void Analysis::SetFabric(std::vector<FabricMap::LinkEnds> links, std::size_t switch_count) {
+  fabric_.links = std::move(links);
+  fabric_.switch_count = switch_count;
+}
+
 void Analysis::ResumeAfter(std::int64_t end_ns) {
   const std::int64_t width = config_.window.count();
   const std::int64_t start = end_ns - ((end_ns % width) + width) % width;  // floor to a window

@@ -63,6 +63,10 @@ class Analysis {
   // The rails of a host's NICs (rails[nic]; from the agent's Hello), for the
   // per-rail SLA; without them a NIC's rail is taken to be its id.
   void SetRails(HostId host, std::vector<int> rails);
+  // The fabric's links and switch count anew (rails stay), for a fabric
+  // learned while the analysis runs: ids are only ever added, and a link's
+  // ends may become known or move to the switch another was merged into.
+  void SetFabric(std::vector<FabricMap::LinkEnds> links, std::size_t switch_count);
   // After a restart: windows ending at or before end_ns were judged already
   // (their reports are stored), so judging resumes with the next one.
   void ResumeAfter(std::int64_t end_ns);
@@ -77,6 +81,7 @@ class Analysis {
   const AnalysisStats& stats() const { return stats_; }
   const PathTable& paths() const { return paths_; }
   const AnalysisConfig& config() const { return config_; }
+  const FabricMap& fabric() const { return fabric_; }
   std::size_t open_windows() const { return windows_.size(); }
   std::size_t open_window_bytes() const;
 

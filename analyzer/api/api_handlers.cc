@@ -124,10 +124,21 @@ void MountApi(http::Router& router, SnapshotSource source, const Clock& clock,
              [source](const http::Request&) { return Json(RenderCoverage(*Current(source))); });
   router.Get("/api/v1/topology", [source](const http::Request&) {
     const std::shared_ptr<const ApiSnapshot> snapshot = Current(source);
-    if (!snapshot->inventory_loaded) {
-      return Json(RenderError("no inventory loaded (set inventory in the analyzer config)"), 404);
+    if (!snapshot->inventory) {
+      return Json(RenderError("no topology yet: no inventory loaded and nothing learned from "
+                              "traceroutes so far"),
+                  404);
     }
     return Json(RenderTopology(*snapshot));
+  });
+  router.Get("/api/v1/topology/disagreements", [source](const http::Request&) {
+    const std::shared_ptr<const ApiSnapshot> snapshot = Current(source);
+    if (!snapshot->inventory_loaded) {
+      return Json(RenderError("no inventory loaded: the fabric is learned from traceroutes, so "
+                              "there is nothing to disagree with"),
+                  404);
+    }
+    return Json(RenderDisagreements(*snapshot));
   });
   router.Get("/api/v1/incidents",
              [source](const http::Request&) { return Json(RenderIncidents(*Current(source))); });

@@ -26,10 +26,11 @@ using HistorySource = std::function<std::vector<v1::state::WindowSummary>(
 // Per-NIC telemetry summed over a range (store scan). Called from server threads.
 using TelemetrySource = std::function<TelemetryAnswer(const TelemetryQuery& query)>;
 
-// Mounts /api/v1/{status,rnics,links,switches,coverage,topology,incidents,sla}
-// and the on-call page at "/", /api/v1/sla/history when `history` is set and
-// /api/v1/telemetry when `telemetry` is. `clock` (for uptime, window lag and
-// the default periods) must outlive the router.
+// Mounts /api/v1/{status,rnics,links,switches,coverage,topology,incidents,sla},
+// /api/v1/topology/disagreements and the on-call page at "/",
+// /api/v1/sla/history when `history` is set and /api/v1/telemetry when
+// `telemetry` is. `clock` (for uptime, window lag and the default periods)
+// must outlive the router.
 void MountApi(http::Router& router, SnapshotSource source, const Clock& clock,
               HistorySource history = {}, TelemetrySource telemetry = {});
 

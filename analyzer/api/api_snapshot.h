@@ -54,11 +54,28 @@ struct LinkInfo {
   std::string kind = "fabric";  // topology::LinkKindName: "nic" or "fabric"
 };
 
-// The inventory's devices and links: built once at start and shared by every
-// snapshot, so publishing once a second copies a pointer, not the fabric.
+// The fabric's devices and links, from the inventory (built once at start) or
+// learned from traceroutes (rebuilt when learning changed it), shared by
+// every snapshot, so publishing once a second copies a pointer, not the fabric.
 struct InventoryView {
   std::vector<DeviceInfo> devices;  // by DeviceId
   std::vector<LinkInfo> links;      // by LinkId
+};
+
+// Where the traced fabric contradicts the inventory (topology/trace_check.h),
+// once two traces showed it and they outnumber those that agree there.
+struct TopologyDisagreement {
+  std::string kind;  // topology::DisagreementKindName: "miscabled_link", ...
+  std::string description;
+  std::uint64_t traces = 0;           // that showed it
+  std::uint64_t agreeing_traces = 0;  // that answered from the same place as the inventory says
+  std::int64_t first_seen_ns = 0;
+  std::int64_t last_seen_ns = 0;
+  // The latest trace that showed it.
+  std::string agent_id;
+  std::string src_ip;
+  std::string dst_ip;
+  std::uint32_t src_port = 0;
 };
 
 struct ApiSnapshot {
@@ -69,13 +86,20 @@ struct ApiSnapshot {
   bool inventory_loaded = false;
   // By HostId: every agent known; shared until an agent joins or reboots.
   std::shared_ptr<const std::vector<HostInfo>> host_table;
-  std::shared_ptr<const InventoryView> inventory;        // null without an inventory
+  // "inventory", or "learned": from traceroutes, without an inventory.
+  std::string topology_source;
+  std::uint64_t topology_version = 0;                    // changes when the learned fabric does
+  std::shared_ptr<const InventoryView> inventory;        // null before anything is learned
   std::shared_ptr<const analysis::WindowReport> report;  // latest judged window, or null
   std::vector<analysis::Incident> incidents;             // open and recently resolved
   analysis::AnalysisStats stats;                         // at publication
   std::uint64_t state_write_errors = 0;                  // summaries and incidents not stored
   // Feed events (analysis_feed.h FeedStats), by name: paths resolved, ...
   std::vector<std::pair<std::string, std::uint64_t>> feed_events;
+  // With an inventory: the confirmed disagreements, and every trace that
+  // disagreed by kind (confirmed or not).
+  std::shared_ptr<const std::vector<TopologyDisagreement>> disagreements;
+  std::vector<std::pair<std::string, std::uint64_t>> disagreeing_traces;
 
   const std::vector<HostInfo>& hosts() const { return host_table ? *host_table : kNoHosts; }
   const std::vector<DeviceInfo>& devices() const {
@@ -84,10 +108,14 @@ struct ApiSnapshot {
   const std::vector<LinkInfo>& links() const {
     return inventory ? inventory->links : kNoInventory.links;
   }
+  const std::vector<TopologyDisagreement>& topology_disagreements() const {
+    return disagreements ? *disagreements : kNoDisagreements;
+  }
 
  private:
   static inline const std::vector<HostInfo> kNoHosts{};
   static inline const InventoryView kNoInventory{};
+  static inline const std::vector<TopologyDisagreement> kNoDisagreements{};
 };
 
 // The one place the latest snapshot lives: the loop publishes, HTTP handlers

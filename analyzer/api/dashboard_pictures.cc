@@ -13,17 +13,22 @@ namespace {
 // test (and a person) can find the faulty one.
 constexpr std::string_view kScript = R"js(
 const HOSTS_PER_BAND = 48;
-let topo = null, topoMissing = false;
+let topo = null, topoVersion = -1, topoMissing = false;
 
-// The inventory does not change while the analyzer runs: fetched until it
-// answers, then kept. 404: the analyzer has none (links are not drawn).
-async function loadTopology() {
-  if (topo || topoMissing) return;
+// An inventory does not change while the analyzer runs; a fabric learned from
+// traceroutes grows, and the status says when (topology_version): fetched
+// again then. 404: nothing learned yet (links are not drawn).
+async function loadTopology(st) {
+  if ((topo || topoMissing) && st.topology_version === topoVersion) return;
   try {
     topo = await getJson("api/v1/topology");
+    topoMissing = false;
   } catch (e) {
-    if (e.status === 404) topoMissing = true; else throw e;
+    if (e.status !== 404) throw e;
+    topo = null;
+    topoMissing = true;
   }
+  topoVersion = st.topology_version;
 }
 
 function cellClass(name, marks) {
@@ -123,7 +128,7 @@ function renderFabric(d) {
   }
   if (!box.childElementCount) box.appendChild(el("div", "empty", "no RNICs judged yet"));
   count("n-fabric", "(" + (topo ? fabricLinks + " fabric links, " : topoMissing
-        ? "no inventory loaded: links are not drawn; " : "") + d.rnics.rnics.length + " RNICs)");
+        ? "no fabric learned yet: links are not drawn; " : "") + d.rnics.rnics.length + " RNICs)");
 }
 
 function windowClass(w) {

@@ -140,7 +140,7 @@ function render(d) {
          cov.never_crossed_count > 0),
     card("window", st.window ? clock(st.window.start_ns) + " + " + st.window_seconds + " s"
                              : "none judged yet"),
-    card("version", st.version + (st.inventory_loaded ? "" : " (no inventory)")));
+    card("version", st.version + (st.inventory_loaded ? "" : " (fabric learned from traces)")));
 
   renderFabric(d);
   const open = d.incidents.open;
@@ -220,7 +220,7 @@ async function refresh() {
     const values = await Promise.all(keys.map(k => getJson(PATHS[k])).concat([history]));
     const d = { history: values[keys.length] };
     keys.forEach((k, i) => { d[k] = values[i]; });
-    await loadTopology();
+    await loadTopology(d.status);
     lastData = d;
     render(d);
     lastOk = new Date();

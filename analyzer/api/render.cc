@@ -293,6 +293,8 @@ std::string RenderStatus(const ApiSnapshot& s, std::int64_t now_ns) {
   j["window_seconds"] = JsonNumber(static_cast<double>(s.window_ns) / 1e9);
   j["grace_seconds"] = JsonNumber(static_cast<double>(s.grace_ns) / 1e9);
   j["inventory_loaded"] = s.inventory_loaded;
+  j["topology_source"] = s.topology_source;
+  j["topology_version"] = s.topology_version;
   j["agents_known"] = s.hosts().size();
   j["agents_present"] = report != nullptr ? report->present_hosts.size() : 0;
   AddWindow(j, report);
@@ -441,6 +443,8 @@ std::string RenderCoverage(const ApiSnapshot& s) {
 
 std::string RenderTopology(const ApiSnapshot& s) {
   Json j = Json::object();
+  j["source"] = s.topology_source;
+  j["version"] = s.topology_version;
   j["device_count"] = s.devices().size();
   j["link_count"] = s.links().size();
   Json& devices = j["devices"] = Json::array();
@@ -458,6 +462,28 @@ std::string RenderTopology(const ApiSnapshot& s) {
     Json& link = links.emplace_back(Json::object());
     AddLinkRef(link, s, static_cast<analysis::LinkId>(id));
     link["kind"] = s.links()[id].kind;
+  }
+  return DumpJson(j);
+}
+
+std::string RenderDisagreements(const ApiSnapshot& s) {
+  Json j = Json::object();
+  Json& traces = j["traces_by_kind"] = Json::object();
+  for (const auto& [kind, n] : s.disagreeing_traces) traces[kind] = n;
+  Json& places = j["disagreements"] = Json::array();
+  for (const TopologyDisagreement& d : s.topology_disagreements()) {
+    Json& place = places.emplace_back(Json::object());
+    place["kind"] = d.kind;
+    place["description"] = d.description;
+    place["traces"] = d.traces;
+    place["agreeing_traces"] = d.agreeing_traces;
+    place["first_seen_ns"] = d.first_seen_ns;
+    place["last_seen_ns"] = d.last_seen_ns;
+    Json& example = place["last_trace"] = Json::object();
+    example["agent_id"] = d.agent_id;
+    example["src_ip"] = d.src_ip;
+    example["dst_ip"] = d.dst_ip;
+    example["src_port"] = d.src_port;
   }
   return DumpJson(j);
 }

@@ -25,9 +25,12 @@ std::string RenderLinks(const ApiSnapshot& snapshot, bool suspicious_only,
 std::string RenderSwitches(const ApiSnapshot& snapshot, bool suspicious_only);
 // Links crossed and never crossed by a traced probe in the latest window.
 std::string RenderCoverage(const ApiSnapshot& snapshot);
-// The loaded inventory: devices and links. Callers answer 404 (RenderError)
-// when no inventory is loaded.
+// The fabric: the loaded inventory's or the learned one's devices and links,
+// and which ("source"). Callers answer 404 (RenderError) when there is none.
 std::string RenderTopology(const ApiSnapshot& snapshot);
+// Where traced paths contradict the inventory: confirmed places, and every
+// disagreeing trace counted by kind.
+std::string RenderDisagreements(const ApiSnapshot& snapshot);
 // {"error":"..."} for 4xx answers.
 std::string RenderError(std::string_view message);
 std::string RenderIncidents(const ApiSnapshot& snapshot);

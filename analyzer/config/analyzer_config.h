@@ -18,7 +18,7 @@ struct AnalyzerConfig {
   config::Endpoint grpc_listen{"0.0.0.0", 50051};  // port 0: any free port
   config::Endpoint http_listen{"0.0.0.0", 8080};
   std::filesystem::path data_dir = "./hostmesh-data";
-  std::filesystem::path inventory;  // empty: no inventory, paths are not resolved
+  std::filesystem::path inventory;  // empty: no inventory, the fabric is learned from traces
   // Raw results and path reports; at fleet rate they are most of the disk
   // (README "Analyzer at fleet scale": 145 MB per host per day).
   std::chrono::nanoseconds raw_retention = std::chrono::hours{6};

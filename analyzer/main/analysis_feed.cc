@@ -4,6 +4,7 @@
 
 #include "analyzer/analysis/topology_adapter.h"
 #include "analyzer/main/feed_convert.h"
+#include "analyzer/main/topology_view.h"
 #include "common/base/logging.h"
 
 namespace hostmesh::analyzer::app {
@@ -21,7 +22,20 @@ AnalysisFeed::AnalysisFeed(store::Store& store, analysis::AnalysisConfig config,
       topology_(topology),
       max_queued_results_(max_queued_results),
       analysis_(config, FabricOf(topology)) {
-  if (topology_ != nullptr) resolver_.emplace(*topology_);
+  if (topology_ != nullptr) {
+    resolver_.emplace(*topology_);
+  } else {
+    learned_.emplace();
+  }
+}
+
+bool AnalysisFeed::RestoreLearned(const topology::LearnedFabric& state, std::string* error) {
+  std::lock_guard lock(mu_);
+  if (!learned_) {
+    *error = "an inventory is loaded";
+    return false;
+  }
+  return learned_->Import(state, error);
 }
 
 analysis::HostId AnalysisFeed::HostFor(std::string_view agent_id, std::uint64_t boot_id) {
@@ -57,23 +71,73 @@ analysis::HostId AnalysisFeed::HostFor(std::string_view agent_id, std::uint64_t 
     if (info.nics.size() <= nic.id()) info.nics.resize(nic.id() + 1);
     info.nics[nic.id()] = {nic.name(), nic.ip(), static_cast<int>(nic.rail())};
   }
+  if (learned_) learned_->AddHello(info.host, *hello);
   std::vector<int> rails = RailsFromHello(*hello);
   queue_.rails.emplace_back(id, std::move(rails));
   return id;
 }
 
 void AnalysisFeed::AddPath(analysis::HostId host, const v1::PathReport& report) {
-  if (!resolver_) {
-    ++stats_.paths_skipped;
-    return;
-  }
   analysis::PathRecord path;
-  if (ToPathRecord(host, report, *resolver_, scratch_, path) == PathConversion::kUnresolved) {
-    ++stats_.paths_unresolved;
-    return;
+  const PathConversion conversion = learned_
+                                        ? learned_->Convert(host, hosts_[host].host, report, path)
+                                        : ToPathRecord(host, report, *resolver_, scratch_, path);
+  switch (conversion) {
+    case PathConversion::kUnresolved:
+      ++stats_.paths_unresolved;
+      if (!learned_) CheckAgainstInventory(host, report);
+      return;
+    case PathConversion::kCutShort:
+      ++stats_.paths_cut_short;
+      return;
+    case PathConversion::kContinued:
+      ++stats_.paths_continued;
+      break;
+    case PathConversion::kResolved:
+      break;
   }
+  if (!learned_ && disagreements_.watching()) VouchForInventory(report);
   ++stats_.paths_resolved;
   queue_.paths.push_back(std::move(path));
+}
+
+void AnalysisFeed::VouchForInventory(const v1::PathReport& report) {
+  topology::Ipv4 src, dst;
+  topology::Hop hops[topology::PathResolver::kMaxHops];
+  std::size_t n = 0;
+  if (!ParseTrace(report, &src, &dst, hops, &n)) return;
+  for (const topology::Ipv4 where :
+       topology::AgreeingAddresses(src, std::span<const topology::Hop>(hops, n))) {
+    disagreements_.Agree(where);
+  }
+}
+
+void AnalysisFeed::CheckAgainstInventory(analysis::HostId host, const v1::PathReport& report) {
+  topology::Ipv4 src, dst;
+  topology::Hop hops[topology::PathResolver::kMaxHops];
+  std::size_t n = 0;
+  if (!ParseTrace(report, &src, &dst, hops, &n)) return;
+  const auto found =
+      topology::FindDisagreement(*topology_, src, dst, std::span<const topology::Hop>(hops, n));
+  if (!found) return;
+  ++stats_.paths_disagreeing;
+  const std::string& agent = hosts_[host].agent_id;
+  const bool confirmed = disagreements_.Add(
+      *found, {agent, report.src_ip(), report.dst_ip(), report.src_port(), report.time_ns()});
+  const auto log = GetLogger("analyzer");
+  if (confirmed) {
+    log->warn(
+        "the traced fabric disagrees with the inventory ({}): {} (agent {}, {} -> {} port {})",
+        topology::DisagreementKindName(found->kind), found->description, agent, report.src_ip(),
+        report.dst_ip(), report.src_port());
+  }
+  if (disagreements_.overflow() > 0 && !warned_places_full_) {
+    warned_places_full_ = true;
+    log->warn(
+        "more than {} places where traces contradict the inventory: further ones are "
+        "counted, not listed (is it the inventory of this fabric?)",
+        DisagreementBook::kMaxPlaces);
+  }
 }
 
 void AnalysisFeed::AddResult(analysis::HostId host, const v1::ProbeResult& p) {
@@ -125,11 +189,25 @@ void AnalysisFeed::ResumeAfter(std::int64_t end_ns) {
   analysis_.ResumeAfter(end_ns);
 }
 
-void AnalysisFeed::Drain() {
+void AnalysisFeed::Drain(std::int64_t now_ns) {
+  std::shared_ptr<const topology::Topology> learned;
+  std::uint64_t version = 0;
   {
     std::lock_guard lock(mu_);
     std::swap(queue_, applying_);
     warned_full_ = false;
+    if (learned_ && now_ns != 0) {
+      learned = learned_->Refresh(now_ns);
+      version = learned_->version();
+    }
+  }
+  if (learned) {
+    analysis::FabricMap fabric = analysis::FabricMapFrom(*learned);
+    analysis_.SetFabric(std::move(fabric.links), fabric.switch_count);
+    auto view = std::make_shared<const api::InventoryView>(ViewOf(*learned, true));
+    std::lock_guard lock(mu_);
+    learned_view_ = std::move(view);
+    learned_view_version_ = version;
   }
   for (auto& [host, rails] : applying_.rails) analysis_.SetRails(host, std::move(rails));
   for (const analysis::PathRecord& path : applying_.paths) analysis_.AddPath(path);
@@ -161,7 +239,7 @@ void AnalysisFeed::ReplayResult(std::string_view agent_id, std::uint64_t boot_id
 
 std::vector<analysis::WindowReport> AnalysisFeed::Advance(std::int64_t now_ns) {
   std::lock_guard lock(analysis_mu_);
-  Drain();
+  Drain(now_ns);
   return analysis_.Advance(now_ns);
 }
 
@@ -174,6 +252,34 @@ std::shared_ptr<const std::vector<api::HostInfo>> AnalysisFeed::Hosts() const {
   std::lock_guard lock(mu_);
   if (!hosts_shared_) hosts_shared_ = std::make_shared<const std::vector<api::HostInfo>>(hosts_);
   return hosts_shared_;
+}
+
+std::shared_ptr<const api::InventoryView> AnalysisFeed::LearnedView(std::uint64_t* version) const {
+  std::lock_guard lock(mu_);
+  *version = learned_view_version_;
+  return learned_view_;
+}
+
+std::optional<std::pair<std::uint64_t, topology::LearnedFabric>> AnalysisFeed::LearnedChangedSince(
+    std::uint64_t stored_version) const {
+  std::lock_guard lock(mu_);
+  if (!learned_ || learned_->version() == stored_version) return std::nullopt;
+  return std::make_pair(learned_->version(), learned_->Export());
+}
+
+topology::LearnerStats AnalysisFeed::learner_stats() const {
+  std::lock_guard lock(mu_);
+  return learned_ ? learned_->stats() : topology::LearnerStats{};
+}
+
+std::shared_ptr<const std::vector<api::TopologyDisagreement>> AnalysisFeed::Disagreements() const {
+  std::lock_guard lock(mu_);
+  return disagreements_.Confirmed();
+}
+
+std::array<std::uint64_t, topology::kDisagreementKinds> AnalysisFeed::DisagreeingTraces() const {
+  std::lock_guard lock(mu_);
+  return disagreements_.traces();
 }
 
 analysis::AnalysisStats AnalysisFeed::analysis_stats() {

@@ -8,10 +8,14 @@
 // Hosts get dense ids in the order agents first upload; NIC names, IPs and
 // rails come from the agent's Hello (read from the store once per boot).
 // Path reports become link lists through the topology's PathResolver when an
-// inventory is loaded, and are skipped otherwise (the results still count:
-// RNICs are judged on untraced probes).
+// inventory is loaded; those its answers contradict are kept in a
+// DisagreementBook (logged once per place). Without an inventory the fabric is
+// learned from the reports as they arrive (LearnedTopology) and they resolve
+// on it; the analysis is given the learned links and switches, which grow, at
+// each Advance.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -25,6 +29,8 @@
 #include "analyzer/analysis/analysis.h"
 #include "analyzer/api/api_snapshot.h"
 #include "analyzer/ingest/ingest_sink.h"
+#include "analyzer/main/disagreement_book.h"
+#include "analyzer/main/learned_topology.h"
 #include "analyzer/store/store.h"
 #include "topology/path_resolver.h"
 #include "topology/topology.h"
@@ -34,8 +40,12 @@ namespace hostmesh::analyzer::app {
 struct FeedStats {
   std::uint64_t batches = 0;
   std::uint64_t paths_resolved = 0;
-  std::uint64_t paths_unresolved = 0;    // bad addresses or hops the graph contradicts
-  std::uint64_t paths_skipped = 0;       // no inventory
+  std::uint64_t paths_unresolved = 0;  // bad addresses or hops the graph contradicts
+  // Cut short (a gray link ate the rest) with several ways on: the previous path stands.
+  std::uint64_t paths_cut_short = 0;
+  // Cut short and continued by the one shortest way on (also in paths_resolved).
+  std::uint64_t paths_continued = 0;
+  std::uint64_t paths_disagreeing = 0;   // inventory: traces whose answers contradict it
   std::uint64_t no_hello = 0;            // batch of an (agent, boot) whose Hello is gone
   std::uint64_t index_write_errors = 0;  // a new host id not stored (warned)
   std::uint64_t queue_dropped = 0;       // results not analysed: the queue was full (warned)
@@ -47,13 +57,17 @@ class AnalysisFeed final : public ingest::IngestSink {
   // (they stay in the store): the loop has stalled for seconds.
   static constexpr std::size_t kMaxQueuedResults = std::size_t{4} << 20;
 
-  // `topology` may be null (no inventory); otherwise it must outlive the feed.
+  // `topology` may be null (no inventory: the fabric is learned); otherwise it
+  // must outlive the feed.
   AnalysisFeed(store::Store& store, analysis::AnalysisConfig config,
                const topology::Topology* topology,
                std::size_t max_queued_results = kMaxQueuedResults);
 
   void OnBatch(const v1::UploadBatch& batch) override;
 
+  // Restart without an inventory: the fabric the previous run learned, before
+  // anything is replayed. False with *error when it does not hold together.
+  bool RestoreLearned(const topology::LearnedFabric& state, std::string* error);
   // Restart: the host ids of the previous run (from the store), then what was
   // durable but not yet judged, paths before results. Call before ingest starts.
   void RestoreHosts(const std::vector<std::pair<std::string, std::uint32_t>>& index);
@@ -69,6 +83,19 @@ class AnalysisFeed final : public ingest::IngestSink {
   std::shared_ptr<const std::vector<api::HostInfo>> Hosts() const;
   // The agent id of a host id, "" when unknown.
   std::string AgentOf(analysis::HostId host) const;
+
+  // Without an inventory: the learned fabric as the API shows it (null until
+  // the first Advance), and its version.
+  std::shared_ptr<const api::InventoryView> LearnedView(std::uint64_t* version) const;
+  // The learned fabric and its version when that is not `stored_version`
+  // (nullopt with an inventory, or unchanged): for the store.
+  std::optional<std::pair<std::uint64_t, topology::LearnedFabric>> LearnedChangedSince(
+      std::uint64_t stored_version) const;
+  topology::LearnerStats learner_stats() const;
+  // With an inventory: where traces contradict it.
+  std::shared_ptr<const std::vector<api::TopologyDisagreement>> Disagreements() const;
+  std::array<std::uint64_t, topology::kDisagreementKinds> DisagreeingTraces() const;
+
   // Applies what is queued first (like Advance, on the loop's thread).
   analysis::AnalysisStats analysis_stats();
   FeedStats stats() const;
@@ -80,18 +107,23 @@ class AnalysisFeed final : public ingest::IngestSink {
     std::vector<analysis::PathRecord> paths;
     std::vector<analysis::ProbeRecord> results;
   };
-  // Under analysis_mu_: moves the queue into the analysis.
-  void Drain();
+  // Under analysis_mu_: moves the queue into the analysis; at `now_ns` (0:
+  // not now) also the learned fabric, if it changed and is due.
+  void Drain(std::int64_t now_ns = 0);
 
   // Dense id of the agent, its NIC table refreshed from the Hello of a new boot.
   analysis::HostId HostFor(std::string_view agent_id, std::uint64_t boot_id);
   void AddPath(analysis::HostId host, const v1::PathReport& report);
+  // An unresolved report: what its answers say the inventory has wrong.
+  void CheckAgainstInventory(analysis::HostId host, const v1::PathReport& report);
+  // A resolved one, while some place is in doubt: where it agrees.
+  void VouchForInventory(const v1::PathReport& report);
   void AddResult(analysis::HostId host, const v1::ProbeResult& result);
 
   store::Store& store_;
   const topology::Topology* const topology_;
   const std::size_t max_queued_results_;
-  std::optional<topology::PathResolver> resolver_;
+  std::optional<topology::PathResolver> resolver_;  // with an inventory
 
   // Lock order: analysis_mu_, then mu_.
   std::mutex analysis_mu_;  // the Analysis and applying_
@@ -107,6 +139,11 @@ class AnalysisFeed final : public ingest::IngestSink {
   mutable std::shared_ptr<const std::vector<api::HostInfo>> hosts_shared_;  // null: stale
   topology::ResolvedPath scratch_;
   FeedStats stats_;
+  std::optional<LearnedTopology> learned_;  // without an inventory
+  std::shared_ptr<const api::InventoryView> learned_view_;
+  std::uint64_t learned_view_version_ = 0;
+  DisagreementBook disagreements_;  // with one
+  bool warned_places_full_ = false;
 };
 
 }  // namespace hostmesh::analyzer::app

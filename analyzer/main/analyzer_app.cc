@@ -7,40 +7,13 @@
 #include "analyzer/api/api_handlers.h"
 #include "analyzer/main/analyzer_metrics.h"
 #include "analyzer/main/telemetry_query.h"
+#include "analyzer/main/topology_view.h"
+#include "analyzer/state/learned_fabric_codec.h"
 #include "common/base/logging.h"
 #include "common/http/metrics_endpoint.h"
 #include "topology/inventory_loader.h"
 
 namespace hostmesh::analyzer::app {
-namespace {
-
-api::LinkEnd EndOf(const topology::Topology& topo, topology::InterfaceId id) {
-  if (id == topology::kNone) return {};
-  const topology::Interface& itf = topo.interface(id);
-  return {topo.device(itf.device).name, itf.name, itf.ip.ToString(), itf.device};
-}
-
-std::vector<api::DeviceInfo> DevicesOf(const topology::Topology& topo) {
-  std::vector<api::DeviceInfo> devices;
-  devices.reserve(topo.devices().size());
-  for (const topology::Device& d : topo.devices()) {
-    devices.push_back({d.name, std::string(topology::TierName(d.tier)), d.pod, d.rail});
-  }
-  return devices;
-}
-
-std::vector<api::LinkInfo> LinksOf(const topology::Topology& topo) {
-  std::vector<api::LinkInfo> links;
-  links.reserve(topo.links().size());
-  for (topology::LinkId id = 0; id < topo.links().size(); ++id) {
-    const topology::Link& link = topo.link(id);
-    links.push_back({topo.Describe(id), EndOf(topo, link.lower), EndOf(topo, link.upper),
-                     std::string(topology::LinkKindName(link.kind))});
-  }
-  return links;
-}
-
-}  // namespace
 
 AnalyzerApp::AnalyzerApp(AnalyzerConfig config, AnalyzerAppOptions options, const Clock& clock,
                          metrics::Registry& registry)
@@ -64,14 +37,13 @@ bool AnalyzerApp::Start(std::string* error) {
       *error = e.what();
       return false;
     }
-    inventory_view_ = std::make_shared<const api::InventoryView>(
-        api::InventoryView{DevicesOf(*topology_), LinksOf(*topology_)});
+    inventory_view_ = std::make_shared<const api::InventoryView>(ViewOf(*topology_, false));
     log->info("inventory {}: {} devices, {} links", config_.inventory.string(),
               topology_->devices().size(), topology_->links().size());
   } else {
     log->warn(
-        "no inventory: path reports are stored but not resolved to links, so link and switch "
-        "localization is off; RNICs are still judged");
+        "no inventory: the fabric is learned from the agents' traceroutes; links and switches are "
+        "named by their addresses, and nothing checks the cabling against a plan");
   }
 
   store::StoreOptions store_options;
@@ -88,6 +60,7 @@ bool AnalyzerApp::Start(std::string* error) {
   feed_ =
       std::make_unique<AnalysisFeed>(*store_, config_.analysis, topology_ ? &*topology_ : nullptr);
   state_ = std::make_unique<StateKeeper>(*store_, clock_);
+  if (!topology_) RestoreLearned();
   Restore();
   ingest_stats_ = std::make_unique<ingest::IngestStats>(registry_);
   ingest::IngestOptions ingest_options;
@@ -147,9 +120,38 @@ void AnalyzerApp::Restore() {
       r.resumed_at_ns / 1'000'000'000, r.last_judged_end_ns / 1'000'000'000);
 }
 
+void AnalyzerApp::RestoreLearned() {
+  const auto log = GetLogger("analyzer");
+  const std::optional<std::string> bytes = store_->GetLearnedFabric();
+  if (!bytes) return;  // a new store, or one kept with an inventory
+  std::string error = "the record does not parse";
+  const auto state = state::DecodeLearnedFabric(*bytes);
+  if (!state || !feed_->RestoreLearned(*state, &error)) {
+    // Learned anew: ids in stored incidents may then name other links.
+    log->warn("stored learned fabric not restored ({}): learning it anew", error);
+    return;
+  }
+  log->info("learned fabric restored: {} devices, {} links", state->devices.size(),
+            state->links.size());
+}
+
+void AnalyzerApp::SaveLearned() {
+  const auto learned = feed_->LearnedChangedSince(learned_stored_version_);
+  if (!learned) return;
+  if (const auto status = store_->PutLearnedFabric(state::EncodeLearnedFabric(learned->second));
+      !status.ok()) {
+    ++learned_write_errors_;
+    GetLogger("analyzer")
+        ->warn("learned fabric not stored ({}): a restart may renumber it", status.error);
+    return;
+  }
+  learned_stored_version_ = learned->first;
+}
+
 void AnalyzerApp::Tick() {
   const std::int64_t now = clock_.RealtimeNow().time_since_epoch().count();
   std::vector<analysis::WindowReport> reports = feed_->Advance(now);
+  if (!topology_) SaveLearned();  // before the reports naming its ids are stored
   for (analysis::WindowReport& report : reports) {
     const std::vector<std::uint64_t> touched = incidents_.Update(report);
     state_->Save(report, touched, incidents_, *feed_);
@@ -175,18 +177,39 @@ void AnalyzerApp::Publish(std::shared_ptr<const analysis::WindowReport> latest) 
   snapshot->grace_ns = config_.analysis.grace.count();
   snapshot->inventory_loaded = topology_.has_value();
   snapshot->host_table = feed_->Hosts();
-  snapshot->inventory = inventory_view_;
+  if (topology_) {
+    snapshot->topology_source = "inventory";
+    snapshot->inventory = inventory_view_;
+    snapshot->disagreements = feed_->Disagreements();
+    const auto traces = feed_->DisagreeingTraces();
+    for (std::size_t k = 0; k < traces.size(); ++k) {
+      snapshot->disagreeing_traces.emplace_back(
+          topology::DisagreementKindName(static_cast<topology::DisagreementKind>(k)), traces[k]);
+    }
+  } else {
+    snapshot->topology_source = "learned";
+    snapshot->inventory = feed_->LearnedView(&snapshot->topology_version);
+  }
   snapshot->report = std::move(latest);
   snapshot->stats = feed_->analysis_stats();
-  snapshot->state_write_errors = state_ ? state_->write_errors() : 0;
+  snapshot->state_write_errors = (state_ ? state_->write_errors() : 0) + learned_write_errors_;
   const FeedStats feed = feed_->stats();
   snapshot->feed_events = {{"batch", feed.batches},
                            {"path_resolved", feed.paths_resolved},
                            {"path_unresolved", feed.paths_unresolved},
-                           {"path_skipped_no_inventory", feed.paths_skipped},
+                           {"path_cut_short", feed.paths_cut_short},
+                           {"path_continued", feed.paths_continued},
+                           {"path_disagrees_with_inventory", feed.paths_disagreeing},
                            {"hello_missing", feed.no_hello},
                            {"host_id_not_stored", feed.index_write_errors},
                            {"result_dropped_queue_full", feed.queue_dropped}};
+  if (!topology_) {
+    const topology::LearnerStats learner = feed_->learner_stats();
+    snapshot->feed_events.insert(snapshot->feed_events.end(),
+                                 {{"trace_refused_by_learner", learner.refused},
+                                  {"learned_switches_merged", learner.merges},
+                                  {"learned_merge_refused", learner.merges_refused}});
+  }
   const std::int64_t keep_after =
       (clock_.RealtimeNow() - options_.resolved_visible).time_since_epoch().count();
   for (const analysis::Incident& inc : incidents_.all()) {
@@ -220,6 +243,7 @@ void AnalyzerApp::Shutdown() {
   if (grpc_) grpc_->Shutdown(std::chrono::seconds{2});
   if (http_) http_->Stop();
   if (committer_) committer_->Stop();
+  if (store_ && feed_ && !topology_) SaveLearned();  // what the last second taught
   grpc_.reset();
   http_.reset();
   handler_.reset();

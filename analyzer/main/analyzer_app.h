@@ -64,6 +64,10 @@ class AnalyzerApp {
  private:
   // Rebuilds host ids, incidents and unjudged windows from the store.
   void Restore();
+  // Without an inventory: the fabric learned by the previous run, before the replay.
+  void RestoreLearned();
+  // Without an inventory: the learned fabric into the store when it changed.
+  void SaveLearned();
   void Publish(std::shared_ptr<const analysis::WindowReport> latest);
 
   const AnalyzerConfig config_;
@@ -87,6 +91,8 @@ class AnalyzerApp {
   std::shared_ptr<const analysis::WindowReport> latest_;
   MonoTime next_retention_{};
   std::shared_ptr<const api::InventoryView> inventory_view_;  // built once; null without
+  std::uint64_t learned_stored_version_ = 0;
+  std::uint64_t learned_write_errors_ = 0;
 
   api::SnapshotHolder snapshots_;
 };

@@ -255,8 +255,11 @@ void RegisterAnalyzerMetrics(metrics::Registry& registry, const api::SnapshotHol
   registry.AddCallbackFamily(
       MetricType::kCounter, "hostmesh_analyzer_feed_events_total",
       "Stored batches on their way into the analysis, by event: batches, path reports "
-      "resolved to links or not (bad hops, or no inventory), batches whose Hello is gone, "
-      "host ids not stored, results dropped because the analysis queue was full.",
+      "resolved to links or not (bad hops), cut short by a gray link (the previous path "
+      "stands) or continued by the one shortest way on, contradicting the inventory, batches whose "
+      "Hello is gone, host ids not "
+      "stored, results dropped because the analysis queue was full; without an inventory "
+      "also the learner's refused traces and merged or refused switches.",
       {"event"}, [&holder] {
         std::vector<ScrapedValue> out;
         const auto s = holder.Get();
@@ -264,6 +267,57 @@ void RegisterAnalyzerMetrics(metrics::Registry& registry, const api::SnapshotHol
         for (const auto& [event, n] : s->feed_events) {
           out.push_back({{event}, static_cast<double>(n)});
         }
+        return out;
+      });
+  registry.AddCallbackFamily(
+      MetricType::kCounter, "hostmesh_analyzer_topology_disagreeing_traces_total",
+      "Path reports whose answers contradict the inventory, by kind (unknown_nic, "
+      "unknown_address, unlinked_port, miscabled_nic, miscabled_link). Only with an inventory.",
+      {"kind"}, [&holder] {
+        std::vector<ScrapedValue> out;
+        const auto s = holder.Get();
+        if (!s) return out;
+        for (const auto& [kind, n] : s->disagreeing_traces) {
+          out.push_back({{kind}, static_cast<double>(n)});
+        }
+        return out;
+      });
+  registry.AddCallbackFamily(
+      MetricType::kGauge, "hostmesh_analyzer_topology_disagreements",
+      "Places where the traced fabric contradicts the inventory, by kind: shown by two traces "
+      "or more, and by more than agree with it there (listed at "
+      "/api/v1/topology/disagreements).",
+      {"kind"}, [&holder] {
+        std::vector<ScrapedValue> out;
+        const auto s = holder.Get();
+        if (!s) return out;
+        for (const auto& [kind, n] : s->disagreeing_traces) {
+          double places = 0;
+          for (const auto& d : s->topology_disagreements()) places += d.kind == kind ? 1 : 0;
+          out.push_back({{kind}, places});
+        }
+        return out;
+      });
+  registry.AddCallbackFamily(
+      MetricType::kGauge, "hostmesh_analyzer_topology_size",
+      "Links and switches of the fabric the analysis works on, from the inventory or learned "
+      "from traceroutes (source); a learned fabric grows until every link was crossed.",
+      {"source", "what"}, [&holder] {
+        std::vector<ScrapedValue> out;
+        const auto s = holder.Get();
+        if (!s || !s->inventory) return out;
+        std::vector<char> linked(s->devices().size(), 0);
+        for (const api::LinkInfo& l : s->links()) {
+          for (const api::LinkEnd* end : {&l.lower, &l.upper}) {
+            if (end->device_id < linked.size()) linked[end->device_id] = 1;
+          }
+        }
+        double switches = 0;
+        for (std::size_t d = 0; d < linked.size(); ++d) {
+          switches += linked[d] && s->devices()[d].tier != "host" ? 1 : 0;
+        }
+        out.push_back({{s->topology_source, "links"}, static_cast<double>(s->links().size())});
+        out.push_back({{s->topology_source, "switches"}, switches});
         return out;
       });
   registry.AddCallbackCounter(

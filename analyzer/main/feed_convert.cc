@@ -1,5 +1,7 @@
 #include "analyzer/main/feed_convert.h"
 
+#include "topology/trace_check.h"
+
 namespace hostmesh::analyzer::app {
 
 analysis::ProbeRecord ToProbeRecord(analysis::HostId host, const v1::ProbeResult& p) {
@@ -19,29 +21,71 @@ analysis::ProbeRecord ToProbeRecord(analysis::HostId host, const v1::ProbeResult
   return r;
 }
 
-PathConversion ToPathRecord(analysis::HostId host, const v1::PathReport& report,
-                            const topology::PathResolver& resolver, topology::ResolvedPath& scratch,
-                            analysis::PathRecord& out) {
-  const auto src = topology::ParseIpv4(report.src_ip());
-  const auto dst = topology::ParseIpv4(report.dst_ip());
-  if (!src || !dst || report.hops_size() > static_cast<int>(topology::PathResolver::kMaxHops)) {
-    return PathConversion::kUnresolved;
+bool ParseTrace(const v1::PathReport& report, topology::Ipv4* src, topology::Ipv4* dst,
+                topology::Hop* hops, std::size_t* count) {
+  const auto s = topology::ParseIpv4(report.src_ip());
+  const auto d = topology::ParseIpv4(report.dst_ip());
+  if (!s || !d || report.hops_size() > static_cast<int>(topology::PathResolver::kMaxHops)) {
+    return false;
   }
-  topology::Hop hops[topology::PathResolver::kMaxHops];
+  *src = *s;
+  *dst = *d;
   std::size_t n = 0;
   for (const v1::Hop& hop : report.hops()) {
     hops[n++] = hop.address().empty() ? std::nullopt : topology::ParseIpv4(hop.address());
   }
-  resolver.Resolve(*src, *dst, std::span<const topology::Hop>(hops, n), &scratch);
-  if (scratch.status == topology::PathStatus::kInconsistent) return PathConversion::kUnresolved;
+  *count = n;
+  return true;
+}
+
+void FillPathRecord(analysis::HostId host, const v1::PathReport& report,
+                    const topology::ResolvedPath& resolved, analysis::PathRecord& out) {
   out.host = host;
   out.src_nic = report.src_nic();
   out.dst_nic = report.dst_nic();
   out.src_port = static_cast<std::uint16_t>(report.src_port());
   out.dst_port = static_cast<std::uint16_t>(report.dst_port());
   out.time_ns = report.time_ns();
-  out.links = scratch.links;  // ambiguous positions are kNone == kUnknown
-  return PathConversion::kResolved;
+  out.links = resolved.links;  // ambiguous positions are kNone == kUnknown
+}
+
+PathConversion ToPathRecord(analysis::HostId host, const v1::PathReport& report,
+                            const topology::PathResolver& resolver, topology::ResolvedPath& scratch,
+                            analysis::PathRecord& out) {
+  topology::Ipv4 src, dst;
+  topology::Hop hops[topology::PathResolver::kMaxHops];
+  std::size_t n = 0;
+  if (!ParseTrace(report, &src, &dst, hops, &n)) return PathConversion::kUnresolved;
+  const std::span<const topology::Hop> trace(hops, n);
+  // As the learner reads a trace: it reached the destination when its last
+  // answer is the destination's own (maybe inferred by the tracer).
+  std::size_t answered = n;
+  while (answered > 0 && !hops[answered - 1]) --answered;
+  const bool reached = answered > 0 && hops[answered - 1] == dst;
+  resolver.Resolve(src, dst, trace, &scratch);
+  const bool whole = scratch.status != topology::PathStatus::kInconsistent;
+  if (reached && whole) {
+    FillPathRecord(host, report, scratch, out);
+    return PathConversion::kResolved;
+  }
+  // Only on the rare inconsistent trace: a miscabling is not continued.
+  if (!whole && topology::FindDisagreement(resolver.topology(), src, dst, trace)) {
+    return PathConversion::kUnresolved;
+  }
+  if (reached) --answered;
+  while (answered > 0 && !hops[answered - 1]) --answered;
+  resolver.ResolveTruncated(src, dst, trace.first(answered),
+                            topology::PathResolver::kMaxContinuation, &scratch);
+  switch (scratch.status) {
+    case topology::PathStatus::kOk:
+      FillPathRecord(host, report, scratch, out);
+      return PathConversion::kContinued;
+    case topology::PathStatus::kAmbiguous:
+      return PathConversion::kCutShort;
+    case topology::PathStatus::kInconsistent:
+      break;
+  }
+  return PathConversion::kUnresolved;
 }
 
 std::vector<int> RailsFromHello(const v1::AgentHello& hello) {

@@ -16,11 +16,36 @@ namespace hostmesh::analyzer::app {
 
 analysis::ProbeRecord ToProbeRecord(analysis::HostId host, const v1::ProbeResult& result);
 
-enum class PathConversion : std::uint8_t { kResolved, kUnresolved };
+enum class PathConversion : std::uint8_t {
+  kResolved,
+  // Cut short (a gray link ate the rest), continued by the only shortest walk
+  // the fabric allows to the destination: resolved.
+  kContinued,
+  // Cut short, and several continuations fit: nothing in `out`, so the
+  // 5-tuple's previous path stands (it keeps the gray link in view).
+  kCutShort,
+  kUnresolved,
+};
+
+// A report's addresses: false when src or dst does not parse or there are more hops
+// than PathResolver::kMaxHops (a hop address that does not parse is silent).
+// `hops` holds kMaxHops; *count is set.
+bool ParseTrace(const v1::PathReport& report, topology::Ipv4* src, topology::Ipv4* dst,
+                topology::Hop* hops, std::size_t* count);
+
+// `report`'s identity and `resolved`'s links (kUnknown where ambiguous) into `out`.
+void FillPathRecord(analysis::HostId host, const v1::PathReport& report,
+                    const topology::ResolvedPath& resolved, analysis::PathRecord& out);
 
 // Resolves `report`'s hops onto the fabric into `out` (links in order, kUnknown
-// where ambiguous). kUnresolved: bad addresses, too many hops, or hops the
-// graph contradicts. `scratch` is reused between calls.
+// where ambiguous). A trace is cut short when it did not reach the
+// destination (its last answer is not the destination's own, which the tracer
+// may have inferred), or reached it while its answers,
+// each agreeing with the inventory, lead elsewhere: then it is continued from
+// its last answer (PathResolver::ResolveTruncated), since silent hops at its
+// end say nothing of the path's length. kUnresolved: bad addresses, too many
+// hops, or answers the graph contradicts (topology::FindDisagreement says
+// where). `scratch` is reused between calls.
 PathConversion ToPathRecord(analysis::HostId host, const v1::PathReport& report,
                             const topology::PathResolver& resolver, topology::ResolvedPath& scratch,
                             analysis::PathRecord& out);

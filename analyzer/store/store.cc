@@ -451,6 +451,24 @@ std::vector<std::pair<std::string, std::uint32_t>> Store::AgentIndex() const {
   return out;
 }
 
+namespace {
+constexpr std::string_view kLearnedFabricKey = "learned_fabric";
+}  // namespace
+
+StoreStatus Store::PutLearnedFabric(std::string_view bytes) {
+  return FromRocks(
+      db_->Put(rocksdb::WriteOptions(), cf(kDefault), ToSlice(kLearnedFabricKey), ToSlice(bytes)),
+      "store learned fabric");
+}
+
+std::optional<std::string> Store::GetLearnedFabric() const {
+  std::string value;
+  const rocksdb::Status status =
+      db_->Get(rocksdb::ReadOptions(), cf(kDefault), ToSlice(kLearnedFabricKey), &value);
+  if (!status.ok()) return std::nullopt;
+  return value;
+}
+
 std::optional<std::pair<WallTime, std::string>> Store::LastWindowSummary() const {
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf(kWindows)));
   for (it->SeekToLast(); it->Valid(); it->Prev()) {

@@ -164,6 +164,12 @@ class Store {
   StoreStatus PutAgentIndex(std::string_view agent_id, std::uint32_t index);
   std::vector<std::pair<std::string, std::uint32_t>> AgentIndex() const;
 
+  // The fabric learned from traceroutes (no inventory), one record rewritten
+  // as it grows and kept for good: its ids name links and switches in the
+  // stored summaries and incidents. Not synced on its own.
+  StoreStatus PutLearnedFabric(std::string_view bytes);
+  std::optional<std::string> GetLearnedFabric() const;
+
   // The stored window summary with the latest window start, if any.
   std::optional<std::pair<WallTime, std::string>> LastWindowSummary() const;
 

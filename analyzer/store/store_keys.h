@@ -10,6 +10,8 @@
 //   AgentHello windows         window_start(8) scope                             caller's bytes
 //   incidents       opened(8) incident_id(8)                          caller's bytes
 //   nic_telemetry   bucket(8) agent_len(2) agent boot(8) batch_seq(8) delimited NicTelemetry
+//   default         "agent_index/" agent                              host id(4)
+//   default         "learned_fabric"                                  LearnedFabric
 //
 // Raw results and path reports are stored as one chunk per (time bucket,
 // batch): the results of one batch whose event time (ProbeResult.send_time_ns,

@@ -145,8 +145,11 @@ def suspect_name(incident: dict) -> str:
 
 
 def link_name(entry: dict) -> str:
-    """The inventory name (`p0r0-s00`) of an API link entry, from its two ends."""
+    """The inventory name (`p0r0-s00`) of an API link entry, from its two ends;
+    a learned link's own name (its addresses: its devices are addresses too)."""
     ends = entry.get("ends") or []
+    if ends and ends[0].get("device", "")[:1].isdigit():
+        return entry.get("name", "?")
     if len(ends) == 2 and all(e.get("device") for e in ends):
         lower, upper = ends
         if lower["device"].startswith("h"):

@@ -26,6 +26,7 @@ std::shared_ptr<ApiSnapshot> Snapshot() {
   s->window_ns = 20'000'000'000;
   s->grace_ns = 10'000'000'000;
   s->inventory_loaded = true;
+  s->topology_source = "inventory";
   s->host_table = std::make_shared<const std::vector<HostInfo>>(
       std::vector<HostInfo>{{"h0", "h0", {{"nic0", "10.0.0.1", 0}, {"nic1", "10.0.1.1", 1}}}});
   InventoryView inventory;
@@ -153,7 +154,8 @@ TEST(Render, IncidentsOpenWithNamedSuspect) {
 TEST(Render, StatusLagAndAgents) {
   EXPECT_EQ(RenderStatus(*Snapshot(), 45'000'000'000),
             R"({"version":"0.1.0","uptime_seconds":44,"window_seconds":20,"grace_seconds":10,)"
-            R"("inventory_loaded":true,"agents_known":1,"agents_present":1,)"
+            R"("inventory_loaded":true,"topology_source":"inventory","topology_version":0,)"
+            R"("agents_known":1,"agents_present":1,)"
             R"("window":{"start_ns":20000000000,"end_ns":40000000000,"results":100},)"
             R"("window_lag_seconds":5,"open_incidents":1})");
 }
@@ -283,7 +285,7 @@ TEST(Render, CoverageCountsAndNamesTheNeverCrossedLinks) {
 
 TEST(Render, TopologyDevicesWithTierRailPodAndLinksWithBothEnds) {
   EXPECT_EQ(RenderTopology(*Snapshot()),
-            R"({"device_count":3,"link_count":2,"devices":[)"
+            R"({"source":"inventory","version":0,"device_count":3,"link_count":2,"devices":[)"
             R"({"id":0,"name":"h0","tier":"host","pod":0,"rail":-1},)"
             R"({"id":1,"name":"r0","tier":"rail","pod":0,"rail":0},)"
             R"({"id":2,"name":"s0","tier":"spine","pod":-1,"rail":-1}],"links":[)"
@@ -368,12 +370,13 @@ TEST(ApiHandlers, LinksKindSwitchesCoverageAndTopology) {
   http::Router router;
   MountApi(
       router, [&] { return current; }, clock);
-  // No inventory: topology is a JSON 404, the rest answers empty.
+  // No inventory and nothing learned yet: topology is a JSON 404, the rest answers empty.
   const http::Response none = router.Dispatch({"GET", "/api/v1/topology", ""});
   EXPECT_EQ(none.status, 404);
   EXPECT_EQ(none.content_type, "application/json");
   EXPECT_EQ(none.body,
-            "{\"error\":\"no inventory loaded (set inventory in the analyzer config)\"}\n");
+            "{\"error\":\"no topology yet: no inventory loaded and nothing learned from "
+            "traceroutes so far\"}\n");
   EXPECT_EQ(router.Dispatch({"GET", "/api/v1/switches", ""}).body,
             RenderSwitches(ApiSnapshot{}, false) + "\n");
   EXPECT_EQ(router.Dispatch({"GET", "/api/v1/coverage", ""}).body,
@@ -427,6 +430,62 @@ TEST(ApiHandlers, OnCallPageIsSelfContainedHtmlThatPollsTheApi) {
   EXPECT_NE(csp->second.find("default-src 'none'"), std::string::npos);
   EXPECT_NE(csp->second.find("connect-src 'self'"), std::string::npos);
   EXPECT_EQ(router.Dispatch({"POST", "/", ""}).status, 405);
+}
+
+}  // namespace
+}  // namespace hostmesh::analyzer::api
+
+namespace hostmesh::analyzer::api {
+namespace {
+
+TEST(Render, DisagreementsWithTheInventoryByPlaceAndByKind) {
+  auto s = Snapshot();
+  s->disagreeing_traces = {{"unknown_address", 0}, {"miscabled_link", 3}};
+  TopologyDisagreement d;
+  d.kind = "miscabled_link";
+  d.description = "traffic that reached r0 (hop 1) next entered s0:p0 (10.9.0.0), ...";
+  d.traces = 3;
+  d.first_seen_ns = 5;
+  d.last_seen_ns = 9;
+  d.agent_id = "h0";
+  d.src_ip = "10.0.0.1";
+  d.dst_ip = "10.0.1.1";
+  d.src_port = 49152;
+  s->disagreements = std::make_shared<const std::vector<TopologyDisagreement>>(
+      std::vector<TopologyDisagreement>{d});
+  EXPECT_EQ(RenderDisagreements(*s),
+            R"({"traces_by_kind":{"unknown_address":0,"miscabled_link":3},"disagreements":[)"
+            R"({"kind":"miscabled_link","description":"traffic that reached r0 (hop 1) next )"
+            R"(entered s0:p0 (10.9.0.0), ...","traces":3,"agreeing_traces":0,"first_seen_ns":5,)"
+            R"("last_seen_ns":9,)"
+            R"("last_trace":{"agent_id":"h0","src_ip":"10.0.0.1","dst_ip":"10.0.1.1",)"
+            R"("src_port":49152}}]})");
+}
+
+TEST(ApiHandlers, LearnedTopologyIsServedAndHasNoDisagreements) {
+  VirtualClock clock;
+  std::shared_ptr<const ApiSnapshot> current;
+  http::Router router;
+  MountApi(
+      router, [&] { return current; }, clock);
+  auto s = Snapshot();
+  s->inventory_loaded = false;
+  s->topology_source = "learned";
+  s->topology_version = 7;
+  current = s;
+  const http::Response topology = router.Dispatch({"GET", "/api/v1/topology", ""});
+  EXPECT_EQ(topology.status, 200);
+  EXPECT_TRUE(topology.body.starts_with(R"({"source":"learned","version":7,"device_count":3,)"))
+      << topology.body;
+  const http::Response none = router.Dispatch({"GET", "/api/v1/topology/disagreements", ""});
+  EXPECT_EQ(none.status, 404);
+  EXPECT_NE(none.body.find("no inventory loaded"), std::string::npos) << none.body;
+
+  s = Snapshot();
+  current = s;
+  const http::Response places = router.Dispatch({"GET", "/api/v1/topology/disagreements", ""});
+  EXPECT_EQ(places.status, 200);
+  EXPECT_EQ(places.body, RenderDisagreements(*s) + "\n");
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // AnalysisFeed: batches into the analysis with names from the stored Hello;
-// path reports resolved against an inventory, or skipped without one.
+// path reports resolved against an inventory (learned_feed_test.cc: without one).
 #include "analyzer/main/analysis_feed.h"
 
 #include <gtest/gtest.h>
@@ -52,7 +52,7 @@ v1::PathReport Path(const std::string& src, const std::string& dst, int silent_h
   return path;
 }
 
-TEST(AnalysisFeed, NamesComeFromTheHelloAndPathsAreSkippedWithoutInventory) {
+TEST(AnalysisFeed, NamesComeFromTheHelloAndASilentPathTeachesNothing) {
   Fixture f;
   v1::AgentHello hello = MakeHello("h1", 7, 4);
   hello.set_host("host-one");
@@ -72,7 +72,7 @@ TEST(AnalysisFeed, NamesComeFromTheHelloAndPathsAreSkippedWithoutInventory) {
   EXPECT_EQ(hosts[0].nics[2].ip, "10.0.2.1");
   EXPECT_EQ(hosts[0].nics[2].rail, 2);
   EXPECT_EQ(feed.analysis_stats().accepted, 40u);
-  EXPECT_EQ(feed.stats().paths_skipped, 1u);
+  EXPECT_EQ(feed.stats().paths_unresolved, 1u);  // learned fabric: no hop answered
   EXPECT_EQ(feed.stats().paths_resolved, 0u);
 }
 
@@ -85,12 +85,18 @@ TEST(AnalysisFeed, PathsResolveThroughTheInventoryAndBadOnesAreCounted) {
   ASSERT_TRUE(f.store->PutHello(MakeHello("h1", 7, 2)).ok());
   AnalysisFeed feed(*f.store, {}, &topo);
   v1::UploadBatch batch = MakeBatch("h1", 7, 1, 0, f.clock.RealtimeNow());
-  *batch.add_paths() = Path(ips[0], ips[1], 3);  // silent hops: ambiguous, still usable
+  // Silent switches, then the destination's answer: ambiguous, still usable.
+  v1::PathReport reached = Path(ips[0], ips[1], 3);
+  reached.add_hops()->set_address(ips[1]);
+  *batch.add_paths() = reached;
+  // No answer at all: cut short where it began, so it resolves to nothing.
+  *batch.add_paths() = Path(ips[0], ips[1], 3);
   *batch.add_paths() = Path("not-an-ip", ips[1], 3);
   feed.OnBatch(batch);
   EXPECT_EQ(feed.stats().paths_resolved, 1u);
+  EXPECT_EQ(feed.stats().paths_cut_short, 1u);
   EXPECT_EQ(feed.stats().paths_unresolved, 1u);
-  EXPECT_EQ(feed.stats().paths_skipped, 0u);
+  EXPECT_EQ(feed.stats().paths_disagreeing, 0u);  // a bad report is no evidence
 }
 
 // Ingest only queues; the analysis sees the results when the loop drains the
