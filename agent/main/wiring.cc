@@ -55,6 +55,8 @@ verbs::VerbsTransportOptions VerbsOptionsFrom(const AgentConfig& config) {
   // Every (destination, pool port) of one rotation window needs its own AH.
   const std::size_t needed = config.nics.size() * config.ports.pool_size * 2;
   out.max_address_handles = std::max(out.max_address_handles, needed);
+  // Per-QP devices: twice the pool, so rotation has ports to bring in.
+  out.source_qps = std::max(out.source_qps, 2 * config.ports.pool_size);
   return out;
 }
 
