@@ -37,8 +37,9 @@ def base_image(build_dir: str) -> tuple[str, str]:
     if not os.path.exists(out) or os.path.getmtime(out) < max(os.path.getmtime(p) for p in inputs):
         os.makedirs(state.STATE_ROOT, exist_ok=True)
         t0 = time.monotonic()
-        info = initramfs.build_base(out + ".new", agent, INIT_SCRIPT, kver)
-        os.replace(out + ".new", out)
+        tmp = f"{out}.{os.getpid()}.new"  # two fabrics may build at once
+        info = initramfs.build_base(tmp, agent, INIT_SCRIPT, kver)
+        os.replace(tmp, out)
         print(f"rxevm: initramfs {out}: {info['bytes'] / 2**20:.1f} MiB, {info['modules']} "
               f"modules, {info['libraries']} libraries, {time.monotonic() - t0:.1f}s",
               file=sys.stderr)
