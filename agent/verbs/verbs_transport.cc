@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "agent/verbs/flow_label.h"
+#include "agent/verbs/gid_check.h"
 #include "agent/verbs/source_port.h"
 #include "common/base/logging.h"
 
@@ -237,14 +238,10 @@ VerbsResult<std::unique_ptr<VerbsTransport::Nic>> VerbsTransport::Build(NicId id
   if (port_attr.link_layer != IBV_LINK_LAYER_ETHERNET) {
     Log()->warn("nic {}: {} is not Ethernet: source ports only exist on RoCE", cfg.name, where);
   }
-  if (int rc = ibv_query_gid(ctx, cfg.port, cfg.gid_index, &nic->gid); rc != 0) {
-    return ErrnoError("ibv_query_gid" + where + " index " + std::to_string(cfg.gid_index),
-                      errno ? errno : EINVAL);
-  }
-  if (std::all_of(std::begin(nic->gid.raw), std::end(nic->gid.raw),
-                  [](std::uint8_t b) { return b == 0; })) {
-    return VerbsError{EINVAL, "GID index " + std::to_string(cfg.gid_index) + " of " + where +
-                                  " is empty; pick the RoCEv2 GID of the NIC's address"};
+  if (auto checked = CheckGid(ctx, cfg, port_attr, where); !checked) {
+    return checked.error();
+  } else {
+    nic->gid = checked.value();
   }
   // A UD message is at most one MTU; larger probes could never be received.
   nic->max_payload = std::min(options_.max_payload_bytes, MtuBytes(port_attr.active_mtu));
@@ -355,6 +352,59 @@ VerbsResult<std::unique_ptr<VerbsTransport::Nic>> VerbsTransport::Build(NicId id
           ? " (" + std::to_string(nic->qp_for_port.size()) + " send QPs, one port each)"
           : "");
   return nic;
+}
+
+namespace {
+
+GidType GidTypeOf(std::uint32_t type) {
+  switch (type) {
+    case IBV_GID_TYPE_IB:
+      return GidType::kIb;
+    case IBV_GID_TYPE_ROCE_V1:
+      return GidType::kRoceV1;
+    default:
+      return GidType::kRoceV2;
+  }
+}
+
+}  // namespace
+
+// The configured GID must be RoCEv2 and hold the NIC's address (gid_check.h);
+// a wrong one fails the open with the index that would work, if any.
+VerbsResult<ibv_gid> VerbsTransport::CheckGid(ibv_context* ctx, const VerbsNicOptions& cfg,
+                                             const ibv_port_attr& port_attr,
+                                             const std::string& where) {
+  ibv_gid_entry raw{};
+  if (int rc = ibv_query_gid_ex(ctx, cfg.port, cfg.gid_index, &raw, 0); rc != 0) {
+    return ErrnoError("ibv_query_gid_ex" + where + " index " + std::to_string(cfg.gid_index),
+                      rc);
+  }
+  const auto to_entry = [](const ibv_gid_entry& e) {
+    GidEntry out;
+    out.index = e.gid_index;
+    std::copy(std::begin(e.gid.raw), std::end(e.gid.raw), out.raw.begin());
+    out.type = GidTypeOf(e.gid_type);
+    return out;
+  };
+  const std::optional<Ipv4Bytes> ip = ParseIpv4(cfg.ip);
+  const std::string problem = GidProblem(to_entry(raw), ip);
+  if (problem.empty()) return raw.gid;
+  std::string hint = "; pick the RoCEv2 GID of the NIC's address";
+  if (ip) {
+    std::vector<GidEntry> table;
+    for (int i = 0; i < port_attr.gid_tbl_len; ++i) {
+      ibv_gid_entry e{};
+      if (ibv_query_gid_ex(ctx, cfg.port, static_cast<std::uint32_t>(i), &e, 0) == 0) {
+        table.push_back(to_entry(e));
+      }
+    }
+    if (auto found = FindRoceV2Gid(table, *ip)) {
+      hint = "; gid_index " + std::to_string(*found) + " is the RoCEv2 GID of " + cfg.ip;
+    } else {
+      hint = "; no RoCEv2 GID of " + cfg.ip + " on this port (is the address on its netdev?)";
+    }
+  }
+  return VerbsError{EINVAL, problem + " of " + where + hint};
 }
 
 VerbsResult<UniqueQp> VerbsTransport::CreateUdQp(Nic& nic, std::uint32_t recv_depth,

@@ -43,6 +43,7 @@ struct VerbsNicOptions {
   std::string rdma_device;  // "mlx5_0", "rxe0"
   std::uint8_t port = 1;
   std::uint8_t gid_index = 3;  // a RoCEv2 GID of the NIC's address
+  std::string ip;              // the NIC's IPv4 address; empty: any RoCEv2 GID goes
 };
 
 struct VerbsTransportOptions {
@@ -121,6 +122,8 @@ class VerbsTransport final : public ProbeTransport {
   struct RealVerbsTraits;
 
   VerbsResult<std::unique_ptr<Nic>> Build(NicId id);
+  static VerbsResult<ibv_gid> CheckGid(ibv_context* ctx, const VerbsNicOptions& cfg,
+                                       const ibv_port_attr& port_attr, const std::string& where);
   VerbsResult<UniqueQp> CreateUdQp(Nic& nic, std::uint32_t recv_depth, const std::string& where);
   VerbsStatus PostReceive(Nic& nic, std::uint32_t slot);
   void SampleClock(Nic& nic);
