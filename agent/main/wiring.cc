@@ -52,6 +52,7 @@ verbs::VerbsTransportOptions VerbsOptionsFrom(const AgentConfig& config) {
   }
   out.hop_limit = config.probe.hop_limit;
   out.traffic_class = config.probe.traffic_class;
+  out.service_level = config.probe.service_level;
   out.max_payload_bytes = std::max(out.max_payload_bytes, config.probe.payload_bytes);
   // Every (destination, pool port) of one rotation window needs its own AH.
   const std::size_t needed = config.nics.size() * config.ports.pool_size * 2;

@@ -501,6 +501,7 @@ SendResult VerbsTransport::Send(const ProbeOrder& order, std::span<const std::ui
     attr.grh.flow_label = *label;
     attr.grh.hop_limit = options_.hop_limit;
     attr.grh.traffic_class = options_.traffic_class;
+    attr.sl = options_.service_level;
     errno = 0;
     UniqueAh created(ibv_create_ah(src.res.pd.get(), &attr));
     if (!created) return fail(SendStatus::kFailed, errno ? errno : EINVAL);

@@ -49,7 +49,8 @@ struct VerbsNicOptions {
 struct VerbsTransportOptions {
   std::vector<VerbsNicOptions> nics;  // index = NicId
   std::uint8_t hop_limit = 64;        // GRH hop limit = IP TTL
-  std::uint8_t traffic_class = 0;     // GRH traffic class = IP DSCP/ECN byte
+  std::uint8_t traffic_class = 106;   // GRH traffic class = IP DSCP/ECN byte (agent_config.h)
+  std::uint8_t service_level = 3;     // AH SL: the VLAN priority on RoCE
   // Shared by all QPs of the agent; bit 31 clear (set means a privileged Q_Key).
   std::uint32_t qkey = 0x484D5348;  // "HMSH"
   std::uint32_t max_payload_bytes = 256;
