@@ -197,9 +197,9 @@ bool AgentApp::Start(std::string* error) {
     prober.boot_id = boot_id_;
     CoreOptions core_options = CoreOptionsFrom(config_);
     core_options.scheduler.nic_allowed_ports = std::move(source_ports);
-    core_ = std::make_unique<Core>(core_options, clock_.MonotonicNow(), Random64(rd),
-                                   *built_.transport, clock_, prober,
-                                   [this](const ProbeResult& r) { OnResult(r); });
+    core_ =
+        std::make_unique<Core>(core_options, clock_.MonotonicNow(), Random64(rd), *built_.transport,
+                               clock_, prober, [this](const ProbeResult& r) { OnResult(r); });
   } catch (const std::invalid_argument& e) {
     *error = e.what();
     return false;

@@ -47,8 +47,8 @@ udp::UdpTransportOptions UdpOptionsFrom(const AgentConfig& config) {
 verbs::VerbsTransportOptions VerbsOptionsFrom(const AgentConfig& config) {
   verbs::VerbsTransportOptions out;
   for (const NicConfig& nic : config.nics) {
-    out.nics.push_back({nic.name, nic.rdma_device, nic.rdma_port, nic.gid_index,
-                        nic.ip.ToString()});
+    out.nics.push_back(
+        {nic.name, nic.rdma_device, nic.rdma_port, nic.gid_index, nic.ip.ToString()});
   }
   out.hop_limit = config.probe.hop_limit;
   out.traffic_class = config.probe.traffic_class;

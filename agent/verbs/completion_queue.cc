@@ -1,10 +1,10 @@
 #include "agent/verbs/completion_queue.h"
 
-#include "agent/verbs/poll_chunks.h"
-
 #include <algorithm>
 #include <array>
 #include <cerrno>
+
+#include "agent/verbs/poll_chunks.h"
 
 namespace hostmesh::agent::verbs {
 

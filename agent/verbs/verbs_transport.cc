@@ -372,12 +372,11 @@ GidType GidTypeOf(std::uint32_t type) {
 // The configured GID must be RoCEv2 and hold the NIC's address (gid_check.h);
 // a wrong one fails the open with the index that would work, if any.
 VerbsResult<ibv_gid> VerbsTransport::CheckGid(ibv_context* ctx, const VerbsNicOptions& cfg,
-                                             const ibv_port_attr& port_attr,
-                                             const std::string& where) {
+                                              const ibv_port_attr& port_attr,
+                                              const std::string& where) {
   ibv_gid_entry raw{};
   if (int rc = ibv_query_gid_ex(ctx, cfg.port, cfg.gid_index, &raw, 0); rc != 0) {
-    return ErrnoError("ibv_query_gid_ex" + where + " index " + std::to_string(cfg.gid_index),
-                      rc);
+    return ErrnoError("ibv_query_gid_ex" + where + " index " + std::to_string(cfg.gid_index), rc);
   }
   const auto to_entry = [](const ibv_gid_entry& e) {
     GidEntry out;

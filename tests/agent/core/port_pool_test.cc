@@ -84,8 +84,7 @@ TEST(agent_port_pool, AllowedPortsAreTheOnlyOnesDrawnAndAllRotateIn) {
   options.pool_size = 4;
   options.rotation_fraction = 0.5;
   options.allowed_ports = {61000, 50001, 57236, 50001, 64000, 49999, 60000, 52000, 53000};
-  const std::set<std::uint16_t> allowed(options.allowed_ports.begin(),
-                                        options.allowed_ports.end());
+  const std::set<std::uint16_t> allowed(options.allowed_ports.begin(), options.allowed_ports.end());
   PortPool pool(options, 2, kStart, 3);
   EXPECT_EQ(pool.range_size(), 8U);  // the duplicate counts once
   std::set<std::uint16_t> seen;
