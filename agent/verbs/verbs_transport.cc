@@ -258,7 +258,16 @@ VerbsResult<std::unique_ptr<VerbsTransport::Nic>> VerbsTransport::Build(NicId id
   res.pd = UniquePd(ibv_alloc_pd(ctx));
   if (!res.pd) return ErrnoError("ibv_alloc_pd" + where, errno ? errno : ENOMEM);
 
+  // Sized for the probe rate (queue_sizing.h) but never past what the device allows.
   nic->recv_slots = options_.recv_queue_depth;
+  if (const auto max_wr = static_cast<std::uint32_t>(std::max(dev_attr.orig_attr.max_qp_wr, 1));
+      nic->recv_slots > max_wr) {
+    Log()->warn(
+        "nic {}: {} allows {} receives per QP, fewer than the {} the probe rate wants; "
+        "probes arriving during a long poll stall may be dropped",
+        cfg.name, where, max_wr, nic->recv_slots);
+    nic->recv_slots = max_wr;
+  }
   nic->recv_slot_bytes = kGrhBytes + nic->max_payload;
   res.buffer.resize(std::size_t{nic->recv_slots} * nic->recv_slot_bytes +
                     std::size_t{options_.send_queue_depth} * nic->max_payload);
@@ -269,12 +278,12 @@ VerbsResult<std::unique_ptr<VerbsTransport::Nic>> VerbsTransport::Build(NicId id
 
   const bool want_timestamps =
       options_.use_completion_timestamps && dev_attr.completion_timestamp_mask != 0;
-  const int cq_entries = static_cast<int>(options_.send_queue_depth + options_.recv_queue_depth);
+  const int cq_entries = static_cast<int>(options_.send_queue_depth + nic->recv_slots);
   auto cq = CompletionQueue::Create(ctx, res.channel.get(), cq_entries, want_timestamps, dev_name);
   if (!cq) return cq.error();
   res.cq = std::move(cq).value();
 
-  auto qp = CreateUdQp(*nic, options_.recv_queue_depth, where);
+  auto qp = CreateUdQp(*nic, nic->recv_slots, where);
   if (!qp) return qp.error();
   res.qp = std::move(qp).value();
   nic->qpn = res.qp.get()->qp_num;

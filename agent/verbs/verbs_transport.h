@@ -55,7 +55,7 @@ struct VerbsTransportOptions {
   std::uint32_t qkey = 0x484D5348;  // "HMSH"
   std::uint32_t max_payload_bytes = 256;
   std::uint32_t send_queue_depth = 64;
-  std::uint32_t recv_queue_depth = 256;
+  std::uint32_t recv_queue_depth = 256;    // the agent sizes it for the rate (queue_sizing.h)
   std::size_t max_address_handles = 1024;  // per source NIC
   // Devices that fix the source port per QP (source_port.h): send QPs per NIC,
   // one port each; the port pool draws from their ports (OpenResult::source_ports).
