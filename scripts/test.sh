@@ -5,6 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 HOSTMESH_WERROR=ON bash scripts/build.sh
+# QEMU and a kernel for the rdma tests; they skip with the reason if this fails.
+bash scripts/install-rxe-deps.sh || echo "test: soft-RoCE packages not installed; rdma tests will skip" >&2
 build=${HOSTMESH_BUILD_DIR:-build}
 # The lasting-fault e2e test (~14 min) runs only when asked for.
 long=(-LE e2e-long)

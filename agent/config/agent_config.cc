@@ -61,6 +61,7 @@ void ReadProbe(MapReader& r, ProbeConfig& probe) {
   r.Optional("dst_port", &probe.dst_port, {1, 65535});
   r.Optional("hop_limit", &probe.hop_limit, {1, 255});
   r.Optional("traffic_class", &probe.traffic_class, {0, 255});
+  r.Optional("service_level", &probe.service_level, {0, 15});
 }
 
 void ReadPorts(MapReader& r, PortPoolConfig& ports) {

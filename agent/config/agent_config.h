@@ -46,7 +46,10 @@ struct ProbeConfig {
   std::uint32_t payload_bytes = 50;
   std::uint16_t dst_port = 4791;  // RoCEv2
   std::uint8_t hop_limit = 64;
-  std::uint8_t traffic_class = 0;
+  // The RoCE lossless class most fabrics run (DSCP 26, ECN-capable: 26 << 2 | 2),
+  // so probes share the queue, PFC and ECN marking of the RDMA traffic they watch.
+  std::uint8_t traffic_class = 106;
+  std::uint8_t service_level = 3;  // verbs AH SL (the VLAN priority, PFC priority 3)
 };
 
 struct PortPoolConfig {

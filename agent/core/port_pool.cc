@@ -11,7 +11,11 @@ std::uint64_t EpochKey(std::uint64_t seed, std::uint64_t epoch) {
   return Mix64(seed ^ Mix64(epoch));
 }
 
-const PortPoolOptions& Validated(const PortPoolOptions& options) {
+PortPoolOptions Validated(PortPoolOptions options) {
+  std::sort(options.allowed_ports.begin(), options.allowed_ports.end());
+  options.allowed_ports.erase(
+      std::unique(options.allowed_ports.begin(), options.allowed_ports.end()),
+      options.allowed_ports.end());
   if (options.pool_size == 0) throw std::invalid_argument("port pool: pool_size must be >= 1");
   if (options.min_port > options.max_port) {
     throw std::invalid_argument("port pool: min_port must not exceed max_port");
@@ -34,7 +38,9 @@ PortPool::PortPool(const PortPoolOptions& options, std::uint32_t num_nics, MonoT
                    std::uint64_t seed)
     : options_(Validated(options)),
       num_nics_(num_nics),
-      range_size_(std::uint32_t{options.max_port} - options.min_port + 1),
+      range_size_(options_.allowed_ports.empty()
+                      ? std::uint32_t{options.max_port} - options.min_port + 1
+                      : static_cast<std::uint32_t>(options_.allowed_ports.size())),
       replace_count_(0),
       seed_(seed),
       permutation_(range_size_, EpochKey(seed, 0)),
@@ -56,6 +62,11 @@ PortPool::PortPool(const PortPoolOptions& options, std::uint32_t num_nics, MonoT
   RecordGeneration(start);
 }
 
+std::uint16_t PortPool::PortAt(std::uint32_t index) const {
+  if (!options_.allowed_ports.empty()) return options_.allowed_ports[index];
+  return static_cast<std::uint16_t>(options_.min_port + index);
+}
+
 std::uint16_t PortPool::NextUnusedPort() {
   // Terminates: callers keep the pool smaller than the range, so some port of
   // every permutation is outside it.
@@ -65,7 +76,7 @@ std::uint16_t PortPool::NextUnusedPort() {
       walk_index_ = 0;
       permutation_ = Permutation(range_size_, EpochKey(seed_, walk_epoch_));
     }
-    const auto port = static_cast<std::uint16_t>(options_.min_port + permutation_(walk_index_++));
+    const std::uint16_t port = PortAt(permutation_(walk_index_++));
     // Only at the start of a new walk can the pool already hold the port.
     if (std::find(ports_.begin(), ports_.end(), port) == ports_.end()) {
       ++ports_introduced_;

@@ -44,6 +44,10 @@ struct PortPoolOptions {
   std::uint16_t min_port = 49152;
   std::uint16_t max_port = 65535;
   std::chrono::nanoseconds usage_window = std::chrono::hours{1};
+  // Non-empty: the only ports this NIC can send from (in place of
+  // [min_port, max_port]), e.g. one per UD QP where the device fixes the
+  // RoCEv2 source port per QP (soft-RoCE). Duplicates are ignored.
+  std::vector<std::uint16_t> allowed_ports{};
 };
 
 class PortPool {
@@ -80,13 +84,14 @@ class PortPool {
 
  private:
   std::uint16_t NextUnusedPort();
+  std::uint16_t PortAt(std::uint32_t index) const;
   void Rotate(MonoTime at);
   void RecordGeneration(MonoTime start);
   std::size_t HistoryIndex(std::uint64_t generation) const {
     return static_cast<std::size_t>(generation % history_capacity_);
   }
 
-  PortPoolOptions options_;
+  PortPoolOptions options_;  // allowed_ports sorted and unique
   std::uint32_t num_nics_;
   std::uint32_t range_size_;
   std::uint32_t replace_count_;

@@ -29,6 +29,11 @@ struct OpenResult {
   bool ok = false;
   std::string error;  // why not, for the log, when !ok
   NicCapabilities capabilities;
+  // Empty: the NIC sends from any source port the order names. Otherwise the
+  // only ports it can send from (a device that fixes the RoCEv2 source port
+  // per QP, with one QP per port): the port pool draws from these, so the
+  // ports reported and traced are the ones on the wire.
+  std::vector<std::uint16_t> source_ports;
 };
 
 enum class SendStatus : std::uint8_t {

@@ -34,7 +34,11 @@ Scheduler::Scheduler(const SchedulerOptions& options, MonoTime start, std::uint6
   for (NicId nic = 0; nic < options.num_nics; ++nic) {
     // Independent streams per NIC: one NIC's draws never shift another's.
     const std::uint64_t nic_seed = Mix64(seed ^ Mix64(0x5CED0000ULL + nic));
-    nics_.emplace_back(PortPool(options.ports, options.num_nics, start, Mix64(nic_seed)), nic_seed);
+    PortPoolOptions pool = options.ports;
+    if (nic < options.nic_allowed_ports.size() && !options.nic_allowed_ports[nic].empty()) {
+      pool.allowed_ports = options.nic_allowed_ports[nic];
+    }
+    nics_.emplace_back(PortPool(pool, options.num_nics, start, Mix64(nic_seed)), nic_seed);
     NicState& state = nics_.back();
     state.due = start + std::chrono::nanoseconds{static_cast<std::int64_t>(
                             state.rng.Below(static_cast<std::uint64_t>(options.interval.count())))};

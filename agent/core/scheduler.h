@@ -37,6 +37,9 @@ struct SchedulerOptions {
   double jitter_fraction = 0.05;  // in [0, 0.5]
   std::uint16_t dst_port = 4791;  // RoCEv2
   PortPoolOptions ports;
+  // Per NIC (index = NicId; missing or empty: ports.allowed_ports): the source
+  // ports the transport can send from, from OpenResult::source_ports.
+  std::vector<std::vector<std::uint16_t>> nic_allowed_ports{};
   std::chrono::nanoseconds coalesce_window{0};  // in [0, interval]
 };
 

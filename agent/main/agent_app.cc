@@ -130,10 +130,12 @@ bool AgentApp::Start(std::string* error) {
   // as timeouts, which is how the analyzer should learn a NIC is broken.
   std::vector<NicCapabilities> capabilities;
   std::vector<TimestampSource> sources;
+  std::vector<std::vector<std::uint16_t>> source_ports;
   std::size_t opened = 0;
   for (NicId nic = 0; nic < config_.nics.size(); ++nic) {
     const OpenResult result = built_.transport->OpenNic(nic);
     capabilities.push_back(result.capabilities);
+    source_ports.push_back(result.source_ports);
     sources.push_back(result.ok ? result.capabilities.recv_timestamps
                                 : TimestampSource::kUnspecified);
     if (result.ok) {
@@ -193,9 +195,11 @@ bool AgentApp::Start(std::string* error) {
     ProberOptions prober;
     prober.payload_bytes = config_.probe.payload_bytes;
     prober.boot_id = boot_id_;
-    core_ = std::make_unique<Core>(CoreOptionsFrom(config_), clock_.MonotonicNow(), Random64(rd),
-                                   *built_.transport, clock_, prober,
-                                   [this](const ProbeResult& r) { OnResult(r); });
+    CoreOptions core_options = CoreOptionsFrom(config_);
+    core_options.scheduler.nic_allowed_ports = std::move(source_ports);
+    core_ =
+        std::make_unique<Core>(core_options, clock_.MonotonicNow(), Random64(rd), *built_.transport,
+                               clock_, prober, [this](const ProbeResult& r) { OnResult(r); });
   } catch (const std::invalid_argument& e) {
     *error = e.what();
     return false;

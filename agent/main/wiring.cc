@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "agent/core/probe_codec.h"
+#include "agent/verbs/queue_sizing.h"
 #include "common/base/clock.h"
 
 namespace hostmesh::agent::app {
@@ -47,14 +48,22 @@ udp::UdpTransportOptions UdpOptionsFrom(const AgentConfig& config) {
 verbs::VerbsTransportOptions VerbsOptionsFrom(const AgentConfig& config) {
   verbs::VerbsTransportOptions out;
   for (const NicConfig& nic : config.nics) {
-    out.nics.push_back({nic.name, nic.rdma_device, nic.rdma_port, nic.gid_index});
+    out.nics.push_back(
+        {nic.name, nic.rdma_device, nic.rdma_port, nic.gid_index, nic.ip.ToString()});
   }
   out.hop_limit = config.probe.hop_limit;
   out.traffic_class = config.probe.traffic_class;
+  out.service_level = config.probe.service_level;
   out.max_payload_bytes = std::max(out.max_payload_bytes, config.probe.payload_bytes);
   // Every (destination, pool port) of one rotation window needs its own AH.
   const std::size_t needed = config.nics.size() * config.ports.pool_size * 2;
   out.max_address_handles = std::max(out.max_address_handles, needed);
+  // Enough receives posted for every peer's probes through a 200 ms poll stall.
+  out.recv_queue_depth = verbs::RecvQueueDepthFor(config.probe.interval,
+                                                  static_cast<std::uint32_t>(config.nics.size()),
+                                                  std::chrono::milliseconds{200});
+  // Per-QP devices: twice the pool, so rotation has ports to bring in.
+  out.source_qps = std::max(out.source_qps, 2 * config.ports.pool_size);
   return out;
 }
 

@@ -4,6 +4,8 @@
 #include <array>
 #include <cerrno>
 
+#include "agent/verbs/poll_chunks.h"
+
 namespace hostmesh::agent::verbs {
 
 const char* CompletionTimestampModeName(CompletionTimestampMode mode) {
@@ -103,16 +105,18 @@ CqPollResult CompletionQueue::PollExtended(std::span<Completion> out) {
 
 CqPollResult CompletionQueue::PollPlain(std::span<Completion> out) {
   std::array<ibv_wc, 16> wcs{};
-  const int want = static_cast<int>(std::min(out.size(), wcs.size()));
-  const int got = ibv_poll_cq(plain_.get(), want, wcs.data());
-  // Providers return -1 or -errno; -1 says nothing more specific than EIO.
-  if (got < 0) return CqPollResult{0, got == -1 ? EIO : -got};
-  for (int i = 0; i < got; ++i) {
-    const ibv_wc& wc = wcs[static_cast<std::size_t>(i)];
-    out[static_cast<std::size_t>(i)] =
-        Completion{wc.wr_id, wc.status, wc.vendor_err, wc.byte_len, 0, 0};
-  }
-  return CqPollResult{static_cast<std::size_t>(got), 0};
+  // The caller reads "fewer than asked" as drained: poll chunk after chunk.
+  return PollInChunks(out, wcs.size(), [&](std::span<Completion> chunk) {
+    const int got = ibv_poll_cq(plain_.get(), static_cast<int>(chunk.size()), wcs.data());
+    // Providers return -1 or -errno; -1 says nothing more specific than EIO.
+    if (got < 0) return CqPollResult{0, got == -1 ? EIO : -got};
+    for (int i = 0; i < got; ++i) {
+      const ibv_wc& wc = wcs[static_cast<std::size_t>(i)];
+      chunk[static_cast<std::size_t>(i)] =
+          Completion{wc.wr_id, wc.status, wc.vendor_err, wc.byte_len, 0, 0};
+    }
+    return CqPollResult{static_cast<std::size_t>(got), 0};
+  });
 }
 
 }  // namespace hostmesh::agent::verbs

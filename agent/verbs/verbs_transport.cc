@@ -11,6 +11,8 @@
 #include <cstring>
 
 #include "agent/verbs/flow_label.h"
+#include "agent/verbs/gid_check.h"
+#include "agent/verbs/source_port.h"
 #include "common/base/logging.h"
 
 namespace hostmesh::agent::verbs {
@@ -78,6 +80,18 @@ struct VerbsTransport::Nic {
   std::chrono::nanoseconds sample_period{};
   MonoTime next_sample{};
   bool warned_sample_error = false;
+  SourcePortMode port_mode = SourcePortMode::kFlowLabel;
+  // kPerQp: the send QPs (after `res`, so they go before its CQ) and, sorted
+  // by port, the QP that sends from each port.
+  std::vector<UniqueQp> send_qps;
+  std::vector<std::pair<std::uint16_t, ibv_qp*>> qp_for_port;
+
+  ibv_qp* SendQp(std::uint16_t port) const {
+    if (port_mode == SourcePortMode::kFlowLabel) return res.qp.get();
+    auto it = std::lower_bound(qp_for_port.begin(), qp_for_port.end(),
+                               std::pair<std::uint16_t, ibv_qp*>{port, nullptr});
+    return it != qp_for_port.end() && it->first == port ? it->second : nullptr;
+  }
 
   std::uint8_t* recv_slot(std::uint32_t slot) {
     return res.buffer.data() + std::size_t{slot} * recv_slot_bytes;
@@ -124,6 +138,10 @@ const VerbsNicStats& VerbsTransport::nic_stats(NicId nic) const {
 std::uint32_t VerbsTransport::qp_num(NicId nic) const {
   return is_open(nic) ? nics_[nic]->qpn : 0;
 }
+std::optional<SourcePortMode> VerbsTransport::source_port_mode(NicId nic) const {
+  if (!is_open(nic)) return std::nullopt;
+  return nics_[nic]->port_mode;
+}
 
 VerbsClockState VerbsTransport::clock_state(NicId nic) const {
   VerbsClockState state;
@@ -160,6 +178,7 @@ OpenResult VerbsTransport::OpenNic(NicId nic) {
   const TimestampSource source = hardware ? TimestampSource::kHardware : TimestampSource::kUser;
   result.ok = true;
   result.capabilities = NicCapabilities{source, source};
+  for (const auto& [port, qp] : n.qp_for_port) result.source_ports.push_back(port);
   return result;
 }
 
@@ -219,14 +238,10 @@ VerbsResult<std::unique_ptr<VerbsTransport::Nic>> VerbsTransport::Build(NicId id
   if (port_attr.link_layer != IBV_LINK_LAYER_ETHERNET) {
     Log()->warn("nic {}: {} is not Ethernet: source ports only exist on RoCE", cfg.name, where);
   }
-  if (int rc = ibv_query_gid(ctx, cfg.port, cfg.gid_index, &nic->gid); rc != 0) {
-    return ErrnoError("ibv_query_gid" + where + " index " + std::to_string(cfg.gid_index),
-                      errno ? errno : EINVAL);
-  }
-  if (std::all_of(std::begin(nic->gid.raw), std::end(nic->gid.raw),
-                  [](std::uint8_t b) { return b == 0; })) {
-    return VerbsError{EINVAL, "GID index " + std::to_string(cfg.gid_index) + " of " + where +
-                                  " is empty; pick the RoCEv2 GID of the NIC's address"};
+  if (auto checked = CheckGid(ctx, cfg, port_attr, where); !checked) {
+    return checked.error();
+  } else {
+    nic->gid = checked.value();
   }
   // A UD message is at most one MTU; larger probes could never be received.
   nic->max_payload = std::min(options_.max_payload_bytes, MtuBytes(port_attr.active_mtu));
@@ -243,7 +258,16 @@ VerbsResult<std::unique_ptr<VerbsTransport::Nic>> VerbsTransport::Build(NicId id
   res.pd = UniquePd(ibv_alloc_pd(ctx));
   if (!res.pd) return ErrnoError("ibv_alloc_pd" + where, errno ? errno : ENOMEM);
 
+  // Sized for the probe rate (queue_sizing.h) but never past what the device allows.
   nic->recv_slots = options_.recv_queue_depth;
+  if (const auto max_wr = static_cast<std::uint32_t>(std::max(dev_attr.orig_attr.max_qp_wr, 1));
+      nic->recv_slots > max_wr) {
+    Log()->warn(
+        "nic {}: {} allows {} receives per QP, fewer than the {} the probe rate wants; "
+        "probes arriving during a long poll stall may be dropped",
+        cfg.name, where, max_wr, nic->recv_slots);
+    nic->recv_slots = max_wr;
+  }
   nic->recv_slot_bytes = kGrhBytes + nic->max_payload;
   res.buffer.resize(std::size_t{nic->recv_slots} * nic->recv_slot_bytes +
                     std::size_t{options_.send_queue_depth} * nic->max_payload);
@@ -254,46 +278,30 @@ VerbsResult<std::unique_ptr<VerbsTransport::Nic>> VerbsTransport::Build(NicId id
 
   const bool want_timestamps =
       options_.use_completion_timestamps && dev_attr.completion_timestamp_mask != 0;
-  const int cq_entries = static_cast<int>(options_.send_queue_depth + options_.recv_queue_depth);
+  const int cq_entries = static_cast<int>(options_.send_queue_depth + nic->recv_slots);
   auto cq = CompletionQueue::Create(ctx, res.channel.get(), cq_entries, want_timestamps, dev_name);
   if (!cq) return cq.error();
   res.cq = std::move(cq).value();
 
-  ibv_qp_init_attr qp_init{};
-  qp_init.send_cq = res.cq.cq();
-  qp_init.recv_cq = res.cq.cq();
-  qp_init.qp_type = IBV_QPT_UD;
-  qp_init.sq_sig_all = 1;  // every send completes: its CQE carries timestamp (2)
-  qp_init.cap.max_send_wr = options_.send_queue_depth;
-  qp_init.cap.max_recv_wr = options_.recv_queue_depth;
-  qp_init.cap.max_send_sge = 1;
-  qp_init.cap.max_recv_sge = 1;
-  errno = 0;
-  res.qp = UniqueQp(ibv_create_qp(res.pd.get(), &qp_init));
-  if (!res.qp) return ErrnoError("ibv_create_qp" + where, errno ? errno : ENOMEM);
+  auto qp = CreateUdQp(*nic, nic->recv_slots, where);
+  if (!qp) return qp.error();
+  res.qp = std::move(qp).value();
   nic->qpn = res.qp.get()->qp_num;
 
-  // UD needs no peer: INIT binds port and Q_Key, RTR and RTS just enable.
-  ibv_qp_attr attr{};
-  attr.qp_state = IBV_QPS_INIT;
-  attr.pkey_index = 0;
-  attr.port_num = cfg.port;
-  attr.qkey = options_.qkey;
-  if (int rc = ibv_modify_qp(res.qp.get(), &attr,
-                             IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY);
-      rc != 0) {
-    return ErrnoError("ibv_modify_qp(INIT)" + where, rc);
-  }
-  attr = ibv_qp_attr{};
-  attr.qp_state = IBV_QPS_RTR;
-  if (int rc = ibv_modify_qp(res.qp.get(), &attr, IBV_QP_STATE); rc != 0) {
-    return ErrnoError("ibv_modify_qp(RTR)" + where, rc);
-  }
-  attr = ibv_qp_attr{};
-  attr.qp_state = IBV_QPS_RTS;
-  attr.sq_psn = 0;
-  if (int rc = ibv_modify_qp(res.qp.get(), &attr, IBV_QP_STATE | IBV_QP_SQ_PSN); rc != 0) {
-    return ErrnoError("ibv_modify_qp(RTS)" + where, rc);
+  // Where the device fixes the source port per QP, probes leave from a pool
+  // of send-only QPs, one per port; the receive QP above only receives.
+  nic->port_mode = SourcePortModeForVendor(dev_attr.orig_attr.vendor_id);
+  if (nic->port_mode == SourcePortMode::kPerQp) {
+    for (std::uint32_t i = 0; i < options_.source_qps; ++i) {
+      auto send_qp = CreateUdQp(*nic, 1, where);
+      if (!send_qp) return send_qp.error();
+      const std::uint16_t port = RxeQpSourcePort(send_qp.value().get()->qp_num);
+      const bool taken = std::any_of(nic->qp_for_port.begin(), nic->qp_for_port.end(),
+                                     [&](const auto& entry) { return entry.first == port; });
+      if (!taken) nic->qp_for_port.emplace_back(port, send_qp.value().get());
+      nic->send_qps.push_back(std::move(send_qp).value());
+    }
+    std::sort(nic->qp_for_port.begin(), nic->qp_for_port.end());
   }
 
   res.ahs = BasicAddressHandleCache<UniqueAh>(options_.max_address_handles);
@@ -344,11 +352,108 @@ VerbsResult<std::unique_ptr<VerbsTransport::Nic>> VerbsTransport::Build(NicId id
   }
   Log()->info(
       "nic {}: verbs UD on {} gid[{}] {} qpn {:#x}, max payload {} B, completion timestamps: {}"
-      "{}",
+      "{}, source ports by {}{}",
       cfg.name, where, cfg.gid_index, GidText(nic->gid), nic->qpn, nic->max_payload,
       CompletionTimestampModeName(mode),
-      nic->clock ? " (" + std::to_string(dev_attr.hca_core_clock) + " kHz)" : "");
+      nic->clock ? " (" + std::to_string(dev_attr.hca_core_clock) + " kHz)" : "",
+      SourcePortModeName(nic->port_mode),
+      nic->port_mode == SourcePortMode::kPerQp
+          ? " (" + std::to_string(nic->qp_for_port.size()) + " send QPs, one port each)"
+          : "");
   return nic;
+}
+
+namespace {
+
+GidType GidTypeOf(std::uint32_t type) {
+  switch (type) {
+    case IBV_GID_TYPE_IB:
+      return GidType::kIb;
+    case IBV_GID_TYPE_ROCE_V1:
+      return GidType::kRoceV1;
+    default:
+      return GidType::kRoceV2;
+  }
+}
+
+}  // namespace
+
+// The configured GID must be RoCEv2 and hold the NIC's address (gid_check.h);
+// a wrong one fails the open with the index that would work, if any.
+VerbsResult<ibv_gid> VerbsTransport::CheckGid(ibv_context* ctx, const VerbsNicOptions& cfg,
+                                              const ibv_port_attr& port_attr,
+                                              const std::string& where) {
+  ibv_gid_entry raw{};
+  if (int rc = ibv_query_gid_ex(ctx, cfg.port, cfg.gid_index, &raw, 0); rc != 0) {
+    return ErrnoError("ibv_query_gid_ex" + where + " index " + std::to_string(cfg.gid_index), rc);
+  }
+  const auto to_entry = [](const ibv_gid_entry& e) {
+    GidEntry out;
+    out.index = e.gid_index;
+    std::copy(std::begin(e.gid.raw), std::end(e.gid.raw), out.raw.begin());
+    out.type = GidTypeOf(e.gid_type);
+    return out;
+  };
+  const std::optional<Ipv4Bytes> ip = ParseIpv4(cfg.ip);
+  const std::string problem = GidProblem(to_entry(raw), ip);
+  if (problem.empty()) return raw.gid;
+  std::string hint = "; pick the RoCEv2 GID of the NIC's address";
+  if (ip) {
+    std::vector<GidEntry> table;
+    for (int i = 0; i < port_attr.gid_tbl_len; ++i) {
+      ibv_gid_entry e{};
+      if (ibv_query_gid_ex(ctx, cfg.port, static_cast<std::uint32_t>(i), &e, 0) == 0) {
+        table.push_back(to_entry(e));
+      }
+    }
+    if (auto found = FindRoceV2Gid(table, *ip)) {
+      hint = "; gid_index " + std::to_string(*found) + " is the RoCEv2 GID of " + cfg.ip;
+    } else {
+      hint = "; no RoCEv2 GID of " + cfg.ip + " on this port (is the address on its netdev?)";
+    }
+  }
+  return VerbsError{EINVAL, problem + " of " + where + hint};
+}
+
+VerbsResult<UniqueQp> VerbsTransport::CreateUdQp(Nic& nic, std::uint32_t recv_depth,
+                                                 const std::string& where) {
+  auto& res = nic.res;
+  ibv_qp_init_attr qp_init{};
+  qp_init.send_cq = res.cq.cq();
+  qp_init.recv_cq = res.cq.cq();
+  qp_init.qp_type = IBV_QPT_UD;
+  qp_init.sq_sig_all = 1;  // every send completes: its CQE carries timestamp (2)
+  qp_init.cap.max_send_wr = options_.send_queue_depth;
+  qp_init.cap.max_recv_wr = recv_depth;
+  qp_init.cap.max_send_sge = 1;
+  qp_init.cap.max_recv_sge = 1;
+  errno = 0;
+  UniqueQp qp(ibv_create_qp(res.pd.get(), &qp_init));
+  if (!qp) return ErrnoError("ibv_create_qp" + where, errno ? errno : ENOMEM);
+
+  // UD needs no peer: INIT binds port and Q_Key, RTR and RTS just enable.
+  ibv_qp_attr attr{};
+  attr.qp_state = IBV_QPS_INIT;
+  attr.pkey_index = 0;
+  attr.port_num = nic.config.port;
+  attr.qkey = options_.qkey;
+  if (int rc = ibv_modify_qp(qp.get(), &attr,
+                             IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY);
+      rc != 0) {
+    return ErrnoError("ibv_modify_qp(INIT)" + where, rc);
+  }
+  attr = ibv_qp_attr{};
+  attr.qp_state = IBV_QPS_RTR;
+  if (int rc = ibv_modify_qp(qp.get(), &attr, IBV_QP_STATE); rc != 0) {
+    return ErrnoError("ibv_modify_qp(RTR)" + where, rc);
+  }
+  attr = ibv_qp_attr{};
+  attr.qp_state = IBV_QPS_RTS;
+  attr.sq_psn = 0;
+  if (int rc = ibv_modify_qp(qp.get(), &attr, IBV_QP_STATE | IBV_QP_SQ_PSN); rc != 0) {
+    return ErrnoError("ibv_modify_qp(RTS)" + where, rc);
+  }
+  return qp;
 }
 
 VerbsStatus VerbsTransport::PostReceive(Nic& nic, std::uint32_t slot) {
@@ -387,6 +492,9 @@ SendResult VerbsTransport::Send(const ProbeOrder& order, std::span<const std::ui
   const std::optional<std::uint32_t> label = FlowLabelForUdpSport(order.src_port);
   // Ports below 49152 cannot be expressed as a flow label (see flow_label.h).
   if (!label) return fail(SendStatus::kFailed, EINVAL);
+  // A per-QP device sends only from the ports OpenNic offered.
+  ibv_qp* qp = src.SendQp(order.src_port);
+  if (qp == nullptr) return fail(SendStatus::kFailed, EADDRNOTAVAIL);
   if (src.free_send_slots.empty()) return fail(SendStatus::kRetryLater, EAGAIN);
 
   const AddressHandleKey key{order.dst, *label};
@@ -401,6 +509,7 @@ SendResult VerbsTransport::Send(const ProbeOrder& order, std::span<const std::ui
     attr.grh.flow_label = *label;
     attr.grh.hop_limit = options_.hop_limit;
     attr.grh.traffic_class = options_.traffic_class;
+    attr.sl = options_.service_level;
     errno = 0;
     UniqueAh created(ibv_create_ah(src.res.pd.get(), &attr));
     if (!created) return fail(SendStatus::kFailed, errno ? errno : EINVAL);
@@ -428,7 +537,7 @@ SendResult VerbsTransport::Send(const ProbeOrder& order, std::span<const std::ui
   ibv_send_wr* bad = nullptr;
 
   result.app_send = Timestamp{Ns(clock_.RealtimeNow()), TimestampSource::kUser};
-  if (int rc = ibv_post_send(src.res.qp.get(), &wr, &bad); rc != 0) {
+  if (int rc = ibv_post_send(qp, &wr, &bad); rc != 0) {
     // ENOMEM is a full send queue; anything else means the QP cannot send.
     return fail(rc == ENOMEM ? SendStatus::kRetryLater : SendStatus::kFailed, rc);
   }

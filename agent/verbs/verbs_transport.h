@@ -13,7 +13,9 @@
 //
 // The RoCEv2 destination port is always 4791 (the NIC sets it), so
 // ProbeOrder::dst_port is not used; the source port comes from the GRH flow
-// label of the address handle (flow_label.h), one AH per (destination, port).
+// label of the address handle (flow_label.h), one AH per (destination, port),
+// or, on devices that fix it per QP (soft-RoCE, source_port.h), from a pool
+// of send QPs whose ports OpenNic reports for the port pool to draw from.
 //
 // Single-threaded like every ProbeTransport: OpenNic, Send and Poll are called
 // from the agent's I/O loop.
@@ -30,6 +32,7 @@
 #include "agent/verbs/clock_fit.h"
 #include "agent/verbs/completion_queue.h"
 #include "agent/verbs/nic_resources.h"
+#include "agent/verbs/source_port.h"
 #include "agent/verbs/verbs_handles.h"
 #include "common/base/clock.h"
 
@@ -40,18 +43,23 @@ struct VerbsNicOptions {
   std::string rdma_device;  // "mlx5_0", "rxe0"
   std::uint8_t port = 1;
   std::uint8_t gid_index = 3;  // a RoCEv2 GID of the NIC's address
+  std::string ip;              // the NIC's IPv4 address; empty: any RoCEv2 GID goes
 };
 
 struct VerbsTransportOptions {
   std::vector<VerbsNicOptions> nics;  // index = NicId
   std::uint8_t hop_limit = 64;        // GRH hop limit = IP TTL
-  std::uint8_t traffic_class = 0;     // GRH traffic class = IP DSCP/ECN byte
+  std::uint8_t traffic_class = 106;   // GRH traffic class = IP DSCP/ECN byte (agent_config.h)
+  std::uint8_t service_level = 3;     // AH SL: the VLAN priority on RoCE
   // Shared by all QPs of the agent; bit 31 clear (set means a privileged Q_Key).
   std::uint32_t qkey = 0x484D5348;  // "HMSH"
   std::uint32_t max_payload_bytes = 256;
   std::uint32_t send_queue_depth = 64;
-  std::uint32_t recv_queue_depth = 256;
+  std::uint32_t recv_queue_depth = 256;    // the agent sizes it for the rate (queue_sizing.h)
   std::size_t max_address_handles = 1024;  // per source NIC
+  // Devices that fix the source port per QP (source_port.h): send QPs per NIC,
+  // one port each; the port pool draws from their ports (OpenResult::source_ports).
+  std::uint32_t source_qps = 32;
   // false forces software timestamps even when the NIC has CQE timestamps.
   bool use_completion_timestamps = true;
   std::chrono::nanoseconds clock_sample_period = std::chrono::seconds{1};
@@ -107,12 +115,17 @@ class VerbsTransport final : public ProbeTransport {
   VerbsClockState clock_state(NicId nic) const;
   // The QPN of an open NIC (0 when not open); for logs and tests.
   std::uint32_t qp_num(NicId nic) const;
+  // How an open NIC's source ports are chosen (nullopt when not open).
+  std::optional<SourcePortMode> source_port_mode(NicId nic) const;
 
  private:
   struct Nic;
   struct RealVerbsTraits;
 
   VerbsResult<std::unique_ptr<Nic>> Build(NicId id);
+  static VerbsResult<ibv_gid> CheckGid(ibv_context* ctx, const VerbsNicOptions& cfg,
+                                       const ibv_port_attr& port_attr, const std::string& where);
+  VerbsResult<UniqueQp> CreateUdQp(Nic& nic, std::uint32_t recv_depth, const std::string& where);
   VerbsStatus PostReceive(Nic& nic, std::uint32_t slot);
   void SampleClock(Nic& nic);
   void DrainReadyFd();

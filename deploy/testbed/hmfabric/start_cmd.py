@@ -55,6 +55,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="UDP source ports the agents probe from (default the agent's, "
                         f"49152-65535); at least the pool ({AGENT_POOL_SIZE}); exactly "
                         f"{AGENT_POOL_SIZE} means every NIC probes with all of them, always")
+    p.add_argument("--no-agent", action="append", default=[], metavar="HOST",
+                   help="start no agent on HOST (its agent runs elsewhere, e.g. a soft-RoCE "
+                        "VM of rxe/rxevm); repeatable")
     p.set_defaults(func=cmd_start)
 
     p = sub.add_parser("stop", help="stop the agents and the analyzer `start` ran")
@@ -204,8 +207,10 @@ def _tail(path: str, lines: int = 5) -> str:
 def start(pfx: str, window: str, grace: str | None, build_dir: str | None,
           log_level: str = "info", timeout: float = 60.0,
           agent_ports: tuple[int, int] | None = None, no_inventory: bool = False,
-          inventory_file: str | None = None) -> list[dict]:
+          inventory_file: str | None = None, no_agent: list[str] | None = None) -> list[dict]:
     lay, _ = state.current(pfx)
+    for host in no_agent or []:
+        lay.host_index(host)  # a clear error for a host the fabric has not
     analyzer_bin, agent_bin = binaries(build_dir)
     if any(_ours(p["pid"], p["binary"]) for p in _load(pfx)):
         raise state.StateError(f"already started on fabric {pfx!r}: run `fabric stop` first")
@@ -232,6 +237,8 @@ def start(pfx: str, window: str, grace: str | None, build_dir: str | None,
                                     [analyzer_bin, "--config", cfg], log)})
         _save(pfx, procs)
         for h, host in enumerate(lay.hosts):
+            if host in (no_agent or []):
+                continue
             agent_cfg = os.path.join(sdir, f"agent-{host}.yaml")
             _write(agent_cfg, inventory.to_yaml(inventory.agent_config(lay, host, agent_ports),
                                                 inventory.agent_config_header(host)))
@@ -288,7 +295,7 @@ def cmd_start(args: argparse.Namespace) -> int:
     pfx = state.prefix()
     t0 = time.monotonic()
     procs = start(pfx, args.window, args.grace, args.build, args.log_level, args.timeout,
-                  args.agent_ports, args.no_inventory, args.inventory)
+                  args.agent_ports, args.no_inventory, args.inventory, args.no_agent)
     sdir = state.state_dir(pfx)
     agents = len(procs) - 1
     print(f"fabric start: analyzer and {agents} agents answering in "

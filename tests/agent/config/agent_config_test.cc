@@ -55,7 +55,8 @@ TEST(agent_config, MinimalFileGetsEveryDefault) {
   EXPECT_EQ(cfg.probe.payload_bytes, 50u);
   EXPECT_EQ(cfg.probe.dst_port, 4791);
   EXPECT_EQ(cfg.probe.hop_limit, 64);
-  EXPECT_EQ(cfg.probe.traffic_class, 0);
+  EXPECT_EQ(cfg.probe.traffic_class, 106);  // DSCP 26 + ECT(0): the RoCE class
+  EXPECT_EQ(cfg.probe.service_level, 3);
   EXPECT_EQ(cfg.ports.pool_size, 16u);
   EXPECT_EQ(cfg.ports.rotation_period, 60s);
   EXPECT_EQ(cfg.ports.rotation_fraction, 0.25);
@@ -104,7 +105,8 @@ probe:
   payload_bytes: 4096
   dst_port: 4792
   hop_limit: 32
-  traffic_class: 106
+  traffic_class: 0
+  service_level: 5
 ports:
   pool_size: 4
   rotation_period: 5m
@@ -155,7 +157,8 @@ nics:
   EXPECT_EQ(cfg.probe.payload_bytes, 4096u);
   EXPECT_EQ(cfg.probe.dst_port, 4792);
   EXPECT_EQ(cfg.probe.hop_limit, 32);
-  EXPECT_EQ(cfg.probe.traffic_class, 106);
+  EXPECT_EQ(cfg.probe.traffic_class, 0);
+  EXPECT_EQ(cfg.probe.service_level, 5);
   EXPECT_EQ(cfg.ports.pool_size, 4u);
   EXPECT_EQ(cfg.ports.rotation_period, 5min);
   EXPECT_EQ(cfg.ports.rotation_fraction, 1.0);

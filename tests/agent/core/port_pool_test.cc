@@ -78,6 +78,26 @@ TEST(agent_port_pool, RotationReplacesTheOldestQuarterWithFreshPorts) {
   EXPECT_EQ(pool.ports_introduced(), 16U + 8U);
 }
 
+TEST(agent_port_pool, AllowedPortsAreTheOnlyOnesDrawnAndAllRotateIn) {
+  // A per-QP device (soft-RoCE) offers the ports of its send QPs only.
+  PortPoolOptions options;
+  options.pool_size = 4;
+  options.rotation_fraction = 0.5;
+  options.allowed_ports = {61000, 50001, 57236, 50001, 64000, 49999, 60000, 52000, 53000};
+  const std::set<std::uint16_t> allowed(options.allowed_ports.begin(), options.allowed_ports.end());
+  PortPool pool(options, 2, kStart, 3);
+  EXPECT_EQ(pool.range_size(), 8U);  // the duplicate counts once
+  std::set<std::uint16_t> seen;
+  for (int rotation = 0; rotation < 4; ++rotation) {
+    pool.AdvanceTo(kStart + rotation * 60s);
+    const std::set<std::uint16_t> current(pool.ports().begin(), pool.ports().end());
+    EXPECT_EQ(current.size(), 4U);
+    for (const std::uint16_t port : current) EXPECT_EQ(allowed.count(port), 1U) << port;
+    seen.insert(current.begin(), current.end());
+  }
+  EXPECT_EQ(seen, allowed);  // two per rotation: all eight by the third
+}
+
 TEST(agent_port_pool, AtLeastOnePortRotates) {
   PortPoolOptions options;
   options.rotation_fraction = 0.0;

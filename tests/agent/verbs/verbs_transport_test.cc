@@ -16,7 +16,8 @@ namespace {
 
 VerbsTransportOptions TwoNicsOn(const std::string& device, std::uint8_t gid_index) {
   VerbsTransportOptions options;
-  options.nics = {{"nic0", device, 1, gid_index}, {"nic1", device, 1, gid_index}};
+  // No address: both NICs share one device, any RoCEv2 GID of it goes.
+  options.nics = {{"nic0", device, 1, gid_index, ""}, {"nic1", device, 1, gid_index, ""}};
   return options;
 }
 
