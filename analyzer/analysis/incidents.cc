@@ -293,6 +293,15 @@ const Incident* IncidentTracker::Find(std::uint64_t id) const {
   return nullptr;
 }
 
+bool IncidentTracker::SetDiagnosis(std::uint64_t id, IncidentDiagnosis diagnosis) {
+  for (auto& inc : incidents_) {
+    if (inc.id != id) continue;
+    inc.diagnosis = std::move(diagnosis);
+    return true;
+  }
+  return false;
+}
+
 std::vector<const Incident*> IncidentTracker::open() const {
   std::vector<const Incident*> out;
   for (const auto& inc : incidents_) {

@@ -71,6 +71,19 @@ bool PortUp(const telemetry::NicCounterTotals& nic) {
   return nic.carrier == v1::CARRIER_UP;  // UDP NICs: no RDMA port, the netdev tells
 }
 
+// The link went down and came back within the counters' time: up at the end,
+// or more than one down (each down is one link_downed or PHY event, and a down
+// and its return are two carrier changes).
+bool CameBack(const telemetry::NicCounterTotals& nic) {
+  const auto at_least = [&](v1::NicCounter counter, std::uint64_t n) {
+    const auto delta = nic.Get(counter);
+    return delta && *delta >= n;
+  };
+  return PortUp(nic) || at_least(v1::NIC_COUNTER_LINK_DOWNED, 2) ||
+         at_least(v1::NIC_COUNTER_LINK_DOWN_EVENTS, 2) ||
+         at_least(v1::NIC_COUNTER_CARRIER_CHANGES, 2);
+}
+
 std::string Speed(std::uint32_t mts) {
   return Fixed(mts / 1000.0, mts % 1000 == 0 ? 0 : 1) + " GT/s";
 }
@@ -143,11 +156,18 @@ Diagnosis Diagnose(const ProbeEvidence& p, const TelemetryEvidence& t, const Dia
   const std::string flaps = Moved(nic, kFlapCounters);
   const std::string errors = Moved(nic, kCorruptionCounters);
 
-  if (loss && !flaps.empty()) {
+  const bool bounced = !flaps.empty() && CameBack(*nic);
+  if (loss && (p.bursts || bounced)) {
+    std::string seen;
+    if (p.bursts) {
+      seen = p.bursts_seen > 0 ? "probes lost in " + std::to_string(p.bursts_seen) + " bursts"
+                               : "probes lost in bursts";
+    }
+    if (bounced) seen += (seen.empty() ? "" : ", ") + flaps;
     return Make(ProblemType::kFlapping,
-                "flapping: link_downed, carrier changes or PHY link-down events rose with probe "
-                "loss",
-                Observed(p) + "; " + flaps +
+                "flapping: probes lost in bursts, or link_downed, carrier changes or PHY "
+                "link-down events rose with probe loss and the link came back",
+                Observed(p) + "; " + seen +
                     " in the window: the link or RNIC is flapping (check the cable, optic and "
                     "switch port)");
   }
@@ -225,7 +245,9 @@ Diagnosis Diagnose(const ProbeEvidence& p, const TelemetryEvidence& t, const Dia
   }
 
   std::string evidence = Observed(p);
-  if (loss) {
+  if (loss && nic != nullptr && !PortUp(*nic)) {
+    evidence += "; its port is down" + (flaps.empty() ? std::string() : " (" + flaps + ")");
+  } else if (loss) {
     evidence += nic == nullptr ? "; no NIC counters reported" : "; no NIC counter moved";
   }
   return Make(ProblemType::kUnclassified, "unclassified: no rule matched", std::move(evidence));

@@ -88,6 +88,7 @@ bool AnalyzerApp::Start(std::string* error) {
   feed_ =
       std::make_unique<AnalysisFeed>(*store_, config_.analysis, topology_ ? &*topology_ : nullptr);
   state_ = std::make_unique<StateKeeper>(*store_, clock_);
+  diagnosis_ = std::make_unique<DiagnosisStep>(*store_, topology_ ? &*topology_ : nullptr);
   Restore();
   ingest_stats_ = std::make_unique<ingest::IngestStats>(registry_);
   ingest::IngestOptions ingest_options;
@@ -152,6 +153,7 @@ void AnalyzerApp::Tick() {
   std::vector<analysis::WindowReport> reports = feed_->Advance(now);
   for (analysis::WindowReport& report : reports) {
     const std::vector<std::uint64_t> touched = incidents_.Update(report);
+    diagnosis_->Run(report, *feed_->Hosts(), incidents_);
     state_->Save(report, touched, incidents_, *feed_);
     latest_ = std::make_shared<const analysis::WindowReport>(std::move(report));
   }
@@ -180,13 +182,15 @@ void AnalyzerApp::Publish(std::shared_ptr<const analysis::WindowReport> latest) 
   snapshot->stats = feed_->analysis_stats();
   snapshot->state_write_errors = state_ ? state_->write_errors() : 0;
   const FeedStats feed = feed_->stats();
-  snapshot->feed_events = {{"batch", feed.batches},
-                           {"path_resolved", feed.paths_resolved},
-                           {"path_unresolved", feed.paths_unresolved},
-                           {"path_skipped_no_inventory", feed.paths_skipped},
-                           {"hello_missing", feed.no_hello},
-                           {"host_id_not_stored", feed.index_write_errors},
-                           {"result_dropped_queue_full", feed.queue_dropped}};
+  snapshot->feed_events = {
+      {"batch", feed.batches},
+      {"path_resolved", feed.paths_resolved},
+      {"path_unresolved", feed.paths_unresolved},
+      {"path_skipped_no_inventory", feed.paths_skipped},
+      {"hello_missing", feed.no_hello},
+      {"host_id_not_stored", feed.index_write_errors},
+      {"result_dropped_queue_full", feed.queue_dropped},
+      {"diagnosis_without_telemetry", diagnosis_ ? diagnosis_->telemetry_errors() : 0}};
   const std::int64_t keep_after =
       (clock_.RealtimeNow() - options_.resolved_visible).time_since_epoch().count();
   for (const analysis::Incident& inc : incidents_.all()) {
