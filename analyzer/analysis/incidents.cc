@@ -277,8 +277,11 @@ void IncidentTracker::Prune(std::int64_t before_ns) {
   std::size_t out = 0;
   for (std::size_t i = 0; i < incidents_.size(); ++i) {
     if (!incidents_[i].open && incidents_[i].resolved_ns < before_ns) continue;
-    incidents_[out] = std::move(incidents_[i]);
-    keys_[out] = keys_[i];
+    // Never onto itself: a self-moved std::string is left empty (summary, diagnosis).
+    if (out != i) {
+      incidents_[out] = std::move(incidents_[i]);
+      keys_[out] = keys_[i];
+    }
     ++out;
   }
   incidents_.resize(out);
