@@ -137,6 +137,11 @@ TEST(AnalyzerApp, OneNicTimingOutIsReportedDownAndMetricsPassPromtool) {
   EXPECT_NE(metrics->body.find("hostmesh_analyzer_incidents_open{kind=\"rnic_down\"} 1"),
             std::string::npos)
       << metrics->body;
+  EXPECT_NE(
+      metrics->body.find("hostmesh_analyzer_incidents_diagnosed{type=\"unreachable_rnic\"} 1"),
+      std::string::npos);
+  EXPECT_NE(metrics->body.find("hostmesh_analyzer_incidents_diagnosed{type=\"corruption\"} 0"),
+            std::string::npos);
   EXPECT_NE(metrics->body.find("hostmesh_analyzer_cluster_drop_ratio{cause=\"rnic\"}"),
             std::string::npos);
   EXPECT_NE(metrics->body.find("hostmesh_ingest_batches_accepted_total"), std::string::npos);
