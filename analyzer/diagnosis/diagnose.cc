@@ -1,5 +1,6 @@
 #include "analyzer/diagnosis/diagnose.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <utility>
@@ -71,17 +72,14 @@ bool PortUp(const telemetry::NicCounterTotals& nic) {
   return nic.carrier == v1::CARRIER_UP;  // UDP NICs: no RDMA port, the netdev tells
 }
 
-// The link went down and came back within the counters' time: up at the end,
-// or more than one down (each down is one link_downed or PHY event, and a down
-// and its return are two carrier changes).
-bool CameBack(const telemetry::NicCounterTotals& nic) {
-  const auto at_least = [&](v1::NicCounter counter, std::uint64_t n) {
-    const auto delta = nic.Get(counter);
-    return delta && *delta >= n;
-  };
-  return PortUp(nic) || at_least(v1::NIC_COUNTER_LINK_DOWNED, 2) ||
-         at_least(v1::NIC_COUNTER_LINK_DOWN_EVENTS, 2) ||
-         at_least(v1::NIC_COUNTER_CARRIER_CHANGES, 2);
+// The link went down and came back within the counters' time: a down (one
+// link_downed or PHY event) and the port up at the end, or two downs, or a
+// down and its return (two carrier changes). A lone return is a recovery.
+bool Bounced(const telemetry::NicCounterTotals& nic) {
+  const auto delta = [&](v1::NicCounter counter) { return nic.Get(counter).value_or(0); };
+  const std::uint64_t downs =
+      std::max(delta(v1::NIC_COUNTER_LINK_DOWNED), delta(v1::NIC_COUNTER_LINK_DOWN_EVENTS));
+  return (downs >= 1 && PortUp(nic)) || downs >= 2 || delta(v1::NIC_COUNTER_CARRIER_CHANGES) >= 2;
 }
 
 std::string Speed(std::uint32_t mts) {
@@ -156,7 +154,7 @@ Diagnosis Diagnose(const ProbeEvidence& p, const TelemetryEvidence& t, const Dia
   const std::string flaps = Moved(nic, kFlapCounters);
   const std::string errors = Moved(nic, kCorruptionCounters);
 
-  const bool bounced = !flaps.empty() && CameBack(*nic);
+  const bool bounced = !flaps.empty() && Bounced(*nic);
   if (loss && (p.bursts || bounced)) {
     std::string seen;
     if (p.bursts) {

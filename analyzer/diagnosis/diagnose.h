@@ -10,9 +10,10 @@
 //   flapping             loss, and the probes' own flap watch found the failures
 //                        in bursts (a flapping incident), or link_downed, carrier
 //                        changes or PHY link-down events rose on the NIC and the
-//                        link came back (port up at the end, or two or more downs,
-//                        or two or more carrier changes): a link that went down
-//                        once and stayed down is down, not flapping
+//                        link went down and came back (a down and the port up at
+//                        the end, two downs, or two carrier changes): a link that
+//                        went down once and stayed down is down, and one that only
+//                        came back recovered; neither is flapping
 //   corruption           loss, and symbol, FCS or receive errors rose on the NIC
 //   pcie_downgrade       the NIC's PCIe link runs below its maximum width or speed
 //                        and the NIC sent pause frames

@@ -296,6 +296,11 @@ std::vector<Row> Table() {
          Counters({{v1::NIC_COUNTER_LINK_DOWNED, 1}, {v1::NIC_COUNTER_CARRIER_CHANGES, 1}}, down),
          {},
          ProblemType::kUnclassified});
+    rows.push_back({"came back up (one carrier change, no down): a recovery, not flapping",
+                    RnicLoss(400, 120),
+                    Counters({{v1::NIC_COUNTER_CARRIER_CHANGES, 1}}),
+                    {},
+                    ProblemType::kUnclassified});
     rows.push_back(
         {"down twice, down at the end: flapping",
          RnicLoss(400, 300),
