@@ -219,13 +219,22 @@ std::string Suspect(const JsonNode& incident) {
   return "?";
 }
 
+// The diagnosis' type, "-" before any window was diagnosed (or from an older analyzer).
+std::string DiagnosisType(const JsonNode& incident) {
+  const JsonNode* d = JsonChild(incident, "diagnosis");
+  if (d == nullptr || JsonString(*d, "rule").value_or("").empty()) return "-";
+  return JsonString(*d, "type").value_or("-");
+}
+
 OncallView Incidents(const JsonNode& body) {
   if (JsonChild(body, "open") == nullptr || JsonChild(body, "resolved") == nullptr) {
     return Bad("no 'open' and 'resolved' in /api/v1/incidents");
   }
   OncallView v;
-  TextTable table({"ID", "KIND", "SUSPECT", "CONFIDENCE", "FIRST SEEN", "LAST SEEN", "STATE"},
-                  {true, false, false, true, false, false, false});
+  TextTable table(
+      {"ID", "KIND", "DIAGNOSIS", "SUSPECT", "CONFIDENCE", "FIRST SEEN", "LAST SEEN", "STATE"},
+      {true, false, false, false, true, false, false, false});
+  std::string evidence;  // of the open incidents, under the table
   const auto open = JsonArray(body, "open");
   const auto resolved = JsonArray(body, "resolved");
   for (const auto* list : {&open, &resolved}) {
@@ -236,7 +245,12 @@ OncallView Incidents(const JsonNode& body) {
         const auto at = JsonInt(*inc, "resolved_ns").value_or(0);
         if (at > 0) state += " " + FormatWallTime(at);
       }
-      table.Add({Str(*inc, "id", "?"), Str(*inc, "kind", "?"), Suspect(*inc),
+      const std::string type = DiagnosisType(*inc);
+      if (list == &open && type != "-") {
+        evidence += "#" + Str(*inc, "id", "?") + " " + type + ": " +
+                    JsonString(*JsonChild(*inc, "diagnosis"), "evidence").value_or("") + "\n";
+      }
+      table.Add({Str(*inc, "id", "?"), Str(*inc, "kind", "?"), type, Suspect(*inc),
                  confidence ? Printf("%.2f", *confidence) : "-",
                  FormatWallTime(JsonInt(*inc, "first_seen_ns").value_or(0)),
                  FormatWallTime(JsonInt(*inc, "last_seen_ns").value_or(0)), state});
@@ -247,7 +261,7 @@ OncallView Incidents(const JsonNode& body) {
     return v;
   }
   v.text = table.Render() + std::to_string(open.size()) + " open, " +
-           std::to_string(resolved.size()) + " resolved\n";
+           std::to_string(resolved.size()) + " resolved\n" + evidence;
   if (!open.empty()) v.exit_code = kOncallAnomalous;
   return v;
 }

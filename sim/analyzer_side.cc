@@ -4,6 +4,7 @@
 #include "agent/main/wiring.h"
 #include "analyzer/analysis/topology_adapter.h"
 #include "analyzer/main/feed_convert.h"
+#include "sim/diagnosis_side.h"
 
 namespace hostmesh::sim {
 
@@ -53,7 +54,10 @@ void AnalyzerSide::Ingest(std::uint32_t fleet_host, const HostOutput& upload) {
 
 std::vector<analysis::WindowReport> AnalyzerSide::Advance(std::int64_t wall_ns) {
   std::vector<analysis::WindowReport> reports = analysis_.Advance(wall_ns);
-  for (const analysis::WindowReport& report : reports) incidents_.Update(report);
+  for (const analysis::WindowReport& report : reports) {
+    incidents_.Update(report);
+    if (diagnosis_ != nullptr) diagnosis_->Diagnose(report, fleet_host_of_, incidents_);
+  }
   return reports;
 }
 

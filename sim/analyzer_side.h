@@ -19,6 +19,8 @@
 
 namespace hostmesh::sim {
 
+class DiagnosisSide;
+
 struct IngestCounts {
   std::uint64_t results = 0;
   std::uint64_t paths_resolved = 0;
@@ -35,6 +37,8 @@ class AnalyzerSide {
 
   // One host's upload (what it produced in one slice).
   void Ingest(std::uint32_t fleet_host, const HostOutput& upload);
+  // Incidents are diagnosed by `diagnosis` (may be null: not diagnosed) after each window.
+  void AttachDiagnosis(DiagnosisSide* diagnosis) { diagnosis_ = diagnosis; }
   // Judges the windows due at `wall_ns`; incidents are updated.
   std::vector<analysis::WindowReport> Advance(std::int64_t wall_ns);
 
@@ -57,6 +61,7 @@ class AnalyzerSide {
   std::vector<analysis::HostId> host_id_;     // by fleet host
   std::vector<std::uint32_t> fleet_host_of_;  // by host id
   IngestCounts counts_;
+  DiagnosisSide* diagnosis_ = nullptr;
 };
 
 }  // namespace hostmesh::sim

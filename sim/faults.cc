@@ -8,7 +8,7 @@
 namespace hostmesh::sim {
 namespace {
 
-constexpr std::array<std::pair<FaultKind, std::string_view>, 12> kNames{{
+constexpr std::array<std::pair<FaultKind, std::string_view>, 16> kNames{{
     {FaultKind::kLinkLoss, "link_loss"},
     {FaultKind::kLinkDown, "link_down"},
     {FaultKind::kLinkFlap, "link_flap"},
@@ -21,6 +21,10 @@ constexpr std::array<std::pair<FaultKind, std::string_view>, 12> kNames{{
     {FaultKind::kHostProcessing, "host_processing"},
     {FaultKind::kHostLeave, "host_leave"},
     {FaultKind::kAgentRestart, "agent_restart"},
+    {FaultKind::kMissingRoute, "missing_route"},
+    {FaultKind::kPcieDowngrade, "pcie_downgrade"},
+    {FaultKind::kPfcMisconfig, "pfc_misconfig"},
+    {FaultKind::kEcmpCollision, "ecmp_collision"},
 }};
 
 bool Matches(const Fault& f, bool up) {
@@ -44,6 +48,27 @@ bool FaultKindFromName(std::string_view name, FaultKind* kind) {
     }
   }
   return false;
+}
+
+bool FaultOnLink(FaultKind k) {
+  return k == FaultKind::kLinkLoss || k == FaultKind::kLinkDown || k == FaultKind::kLinkFlap ||
+         k == FaultKind::kBlackhole || k == FaultKind::kLinkLatency ||
+         k == FaultKind::kPfcMisconfig || k == FaultKind::kEcmpCollision;
+}
+
+bool FaultOnNic(FaultKind k) {
+  return k == FaultKind::kRnicDown || k == FaultKind::kRnicLoss || k == FaultKind::kRnicFlap ||
+         k == FaultKind::kMissingRoute || k == FaultKind::kPcieDowngrade;
+}
+
+bool FaultHasRate(FaultKind k) {
+  return k == FaultKind::kLinkLoss || k == FaultKind::kRnicLoss || k == FaultKind::kSwitchLoss ||
+         k == FaultKind::kPcieDowngrade || k == FaultKind::kPfcMisconfig;
+}
+
+bool FaultHasAdded(FaultKind k) {
+  return k == FaultKind::kLinkLatency || k == FaultKind::kHostProcessing ||
+         k == FaultKind::kPfcMisconfig || k == FaultKind::kEcmpCollision;
 }
 
 bool Fault::DownAt(std::int64_t t) const {
@@ -75,12 +100,16 @@ FaultSet::FaultSet(const Fleet& fleet, std::vector<Fault> faults, BackgroundLoss
       case FaultKind::kLinkFlap:
       case FaultKind::kBlackhole:
       case FaultKind::kLinkLatency:
+      case FaultKind::kPfcMisconfig:
+      case FaultKind::kEcmpCollision:
         if (f.link < by_link_.size()) by_link_[f.link].push_back(i);
         any_down_ |= f.kind == FaultKind::kLinkDown || f.kind == FaultKind::kLinkFlap;
         break;
       case FaultKind::kRnicDown:
       case FaultKind::kRnicLoss:
       case FaultKind::kRnicFlap:
+      case FaultKind::kMissingRoute:
+      case FaultKind::kPcieDowngrade:
         by_nic_[NicKey(f.host, f.nic)].push_back(i);
         break;
       case FaultKind::kSwitchLoss:
@@ -102,6 +131,7 @@ double FaultSet::LinkFaultPass(LinkId link, bool up, std::uint16_t sport, std::i
     if (!f.ActiveAt(t) || !Matches(f, up)) continue;
     switch (f.kind) {
       case FaultKind::kLinkLoss:
+      case FaultKind::kPfcMisconfig:
         pass *= 1.0 - f.rate;
         break;
       case FaultKind::kLinkDown:
@@ -135,9 +165,11 @@ double FaultSet::RnicDrop(std::uint32_t host, std::uint32_t nic, std::int64_t t)
   for (const std::uint32_t i : it->second) {
     const Fault& f = faults_[i];
     if (!f.ActiveAt(t)) continue;
-    if (f.kind == FaultKind::kRnicDown) return 1.0;
+    if (f.kind == FaultKind::kRnicDown || f.kind == FaultKind::kMissingRoute) return 1.0;
     if (f.kind == FaultKind::kRnicFlap && f.DownAt(t)) return 1.0;
-    if (f.kind == FaultKind::kRnicLoss) pass *= 1.0 - f.rate;
+    if (f.kind == FaultKind::kRnicLoss || f.kind == FaultKind::kPcieDowngrade) {
+      pass *= 1.0 - f.rate;
+    }
   }
   return 1.0 - pass;
 }
@@ -146,7 +178,9 @@ std::int64_t FaultSet::LinkFaultLatency(LinkId link, bool up, std::int64_t t) co
   std::int64_t added = 0;
   for (const std::uint32_t i : by_link_[link]) {
     const Fault& f = faults_[i];
-    if (f.kind == FaultKind::kLinkLatency && f.ActiveAt(t) && Matches(f, up)) added += f.added_ns;
+    const bool delays = f.kind == FaultKind::kLinkLatency || f.kind == FaultKind::kPfcMisconfig ||
+                        f.kind == FaultKind::kEcmpCollision;
+    if (delays && f.ActiveAt(t) && Matches(f, up)) added += f.added_ns;
   }
   return added;
 }

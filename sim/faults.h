@@ -30,9 +30,19 @@ enum class FaultKind : std::uint8_t {
   kHostProcessing,  // a host's agent is slow: its receive side adds ~`added_ns`
   kHostLeave,       // the host leaves (tenant): no agent until the end
   kAgentRestart,    // the agent restarts at start (new boot id)
+  // Faults told apart by NIC counters (telemetry_model.h) as much as by probes.
+  kMissingRoute,   // a NIC's address is not routed: nothing reaches it; port up, counters clean
+  kPcieDowngrade,  // a NIC's PCIe link below its max: it drops `rate` and sends pause frames
+  kPfcMisconfig,   // a link drops `rate` while congested (+`added_ns`), no pause frames sent
+  kEcmpCollision,  // flows collide on a rail uplink: +`added_ns`, the rail's NICs paused
 };
 std::string_view FaultKindName(FaultKind kind);  // "link_loss", ...
 bool FaultKindFromName(std::string_view name, FaultKind* kind);
+// What a kind's parameters are: a link (with direction), a host's NIC, a rate, an added delay.
+bool FaultOnLink(FaultKind kind);
+bool FaultOnNic(FaultKind kind);
+bool FaultHasRate(FaultKind kind);
+bool FaultHasAdded(FaultKind kind);
 
 enum Direction : std::uint8_t { kUp = 1, kDown = 2, kBoth = 3 };
 

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "common/config/config_error.h"
+#include "sim/diagnosis_score.h"
 #include "sim/flow_export.h"
 #include "sim/report.h"
 #include "sim/suite.h"
@@ -139,6 +140,10 @@ int main(int argc, char** argv) {
                 << outcome.result.paths_unresolved << " unresolved\n";
       for (const auto& f : outcome.faults) std::cout << "  fault: " << f << "\n";
       hs::PrintScorecard(std::cout, outcome.card, "scorecard");
+      hs::DiagnosisScore diagnosis;
+      hs::ScoreDiagnosis(fleet, scenario.config.faults, outcome.result.incidents,
+                         scenario.config.analysis.window.count(), diagnosis);
+      hs::PrintDiagnosisScore(std::cout, diagnosis);
       WriteJson(json_path, hs::OutcomeJson(fleet, scenario, outcome));
       return 0;
     }
@@ -148,6 +153,7 @@ int main(int argc, char** argv) {
       const auto scenarios = hs::BuildSuite(suite_options);
       const hs::Fleet fleet(suite_options.shape);
       hs::Scorecard total;
+      hs::DiagnosisScore diagnosis;
       nlohmann::json outcomes = nlohmann::json::array();
       double wall = 0;
       for (const hs::Scenario& s : scenarios) {
@@ -155,6 +161,8 @@ int main(int argc, char** argv) {
         const hs::ScenarioOutcome outcome = RunScenario(s, "", windows, explain);
         total.ours += outcome.card.ours;
         total.paper += outcome.card.paper;
+        hs::ScoreDiagnosis(fleet, s.config.faults, outcome.result.incidents,
+                           s.config.analysis.window.count(), diagnosis);
         wall += outcome.result.wall_seconds;
         std::cout << s.name << " (" << outcome.result.wall_seconds << " s):";
         for (const auto& f : outcome.faults) std::cout << " [" << f << "]";
@@ -167,8 +175,10 @@ int main(int argc, char** argv) {
                                 std::to_string(suite_options.seed) + " (" + std::to_string(wall) +
                                 " s)";
       hs::PrintScorecard(std::cout, total, title);
+      hs::PrintDiagnosisScore(std::cout, diagnosis);
       WriteJson(json_path, {{"hostmesh", hs::ScoreJson(total.ours)},
                             {"paper", hs::ScoreJson(total.paper)},
+                            {"diagnosis", hs::DiagnosisScoreJson(diagnosis)},
                             {"scenarios", outcomes}});
       return 0;
     }

@@ -123,6 +123,7 @@ nlohmann::json OutcomeJson(const Fleet& fleet, const Scenario& scenario,
   for (const IncidentSpan& i : outcome.result.incidents) {
     incidents.push_back({{"suspect", DescribeKey(fleet, i.key)},
                          {"kind", i.kind},
+                         {"diagnosis", i.diagnosis},
                          {"first_s", ToSeconds(i.first_ns)},
                          {"last_s", ToSeconds(i.last_ns)}});
   }

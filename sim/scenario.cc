@@ -143,11 +143,8 @@ void ParseFault(Reader& r, const Fleet& fleet, const YAML::Node& n, const std::s
     if (!n[key]) r.Issue(n, path + "." + key, "required for " + *kind);
     return static_cast<bool>(n[key]);
   };
-  const bool on_link = f.kind == FaultKind::kLinkLoss || f.kind == FaultKind::kLinkDown ||
-                       f.kind == FaultKind::kLinkFlap || f.kind == FaultKind::kBlackhole ||
-                       f.kind == FaultKind::kLinkLatency;
-  const bool on_nic = f.kind == FaultKind::kRnicDown || f.kind == FaultKind::kRnicLoss ||
-                      f.kind == FaultKind::kRnicFlap;
+  const bool on_link = FaultOnLink(f.kind);
+  const bool on_nic = FaultOnNic(f.kind);
   const bool on_host = on_nic || f.kind == FaultKind::kHostProcessing ||
                        f.kind == FaultKind::kHostLeave || f.kind == FaultKind::kAgentRestart;
   if (on_link && need("link")) {
@@ -197,8 +194,7 @@ void ParseFault(Reader& r, const Fleet& fleet, const YAML::Node& n, const std::s
       f.switch_id = *d;
     }
   }
-  if (f.kind == FaultKind::kLinkLoss || f.kind == FaultKind::kRnicLoss ||
-      f.kind == FaultKind::kSwitchLoss) {
+  if (FaultHasRate(f.kind)) {
     if (need("rate")) f.rate = Rate(r, n["rate"], path + ".rate", 1.0);
   }
   if (f.kind == FaultKind::kLinkFlap || f.kind == FaultKind::kRnicFlap) {
@@ -223,7 +219,7 @@ void ParseFault(Reader& r, const Fleet& fleet, const YAML::Node& n, const std::s
       f.port_max = static_cast<std::uint16_t>(*hi);
     }
   }
-  if (f.kind == FaultKind::kLinkLatency || f.kind == FaultKind::kHostProcessing) {
+  if (FaultHasAdded(f.kind)) {
     if (need("added")) f.added_ns = r.Duration(n["added"], path + ".added", 0);
   }
 }
@@ -333,18 +329,13 @@ std::string DescribeFault(const Fleet& fleet, const Fault& f) {
   if (f.kind == FaultKind::kSwitchLoss && f.switch_id < fleet.device_count()) {
     out << ' ' << topo.device(f.switch_id).name;
   }
-  const bool host_kind = f.kind == FaultKind::kRnicDown || f.kind == FaultKind::kRnicLoss ||
-                         f.kind == FaultKind::kRnicFlap || f.kind == FaultKind::kHostProcessing ||
+  const bool host_kind = FaultOnNic(f.kind) || f.kind == FaultKind::kHostProcessing ||
                          f.kind == FaultKind::kHostLeave || f.kind == FaultKind::kAgentRestart;
   if (host_kind && f.host < fleet.hosts().size()) {
     out << ' ' << fleet.hosts()[f.host].name;
-    if (f.kind == FaultKind::kRnicDown || f.kind == FaultKind::kRnicLoss ||
-        f.kind == FaultKind::kRnicFlap) {
-      out << "/nic" << f.nic;
-    }
+    if (FaultOnNic(f.kind)) out << "/nic" << f.nic;
   }
-  if (f.kind == FaultKind::kLinkLoss || f.kind == FaultKind::kRnicLoss ||
-      f.kind == FaultKind::kSwitchLoss) {
+  if (FaultHasRate(f.kind)) {
     out << ' ' << std::setprecision(3) << f.rate * 100 << '%';
   }
   if (f.period_ns > 0) out << " period " << f.period_ns / 1'000'000 << "ms";

@@ -30,12 +30,17 @@ FaultTruth TruthOf(const Fleet& fleet, const Fault& f) {
     case FaultKind::kLinkDown:
     case FaultKind::kLinkFlap:
     case FaultKind::kBlackhole:
+    case FaultKind::kPfcMisconfig:  // the loss; its latency is don't care
       if (f.link < fleet.link_count())
         t.components.push_back(LinkOrRnic(fleet, Category::kLoss, f.link));
+      if (f.kind == FaultKind::kPfcMisconfig && f.link < fleet.link_count())
+        t.dont_care.push_back(LinkOrRnic(fleet, Category::kLatency, f.link));
       break;
     case FaultKind::kRnicDown:
     case FaultKind::kRnicLoss:
     case FaultKind::kRnicFlap:
+    case FaultKind::kMissingRoute:
+    case FaultKind::kPcieDowngrade:
       t.components.push_back(RnicKey(Category::kLoss, f.host, f.nic));
       break;
     case FaultKind::kSwitchLoss:
@@ -47,6 +52,7 @@ FaultTruth TruthOf(const Fleet& fleet, const Fault& f) {
       }
       break;
     case FaultKind::kLinkLatency:
+    case FaultKind::kEcmpCollision:
       if (f.link < fleet.link_count())
         t.components.push_back(LinkOrRnic(fleet, Category::kLatency, f.link));
       break;
@@ -94,6 +100,7 @@ std::vector<IncidentSpan> OurIncidents(const std::vector<analysis::Incident>& in
         break;
     }
     span.kind = std::string(analysis::IncidentKindName(inc.kind));
+    if (!inc.diagnosis.rule.empty()) span.diagnosis = inc.diagnosis.type;
     span.first_ns = inc.evidence.first_seen_ns - wall_offset_ns;
     span.last_ns = inc.evidence.last_seen_ns - wall_offset_ns;
     out.push_back(span);

@@ -55,6 +55,7 @@ struct IncidentSpan {
   std::int64_t first_ns = 0;  // start of the first window that named it
   std::int64_t last_ns = 0;   // end of the last
   std::string kind{};         // analysis::IncidentKindName; empty for the paper's runs
+  std::string diagnosis{};    // its diagnosis' type; empty when never diagnosed (or the paper's)
 };
 std::vector<IncidentSpan> OurIncidents(const std::vector<analysis::Incident>& incidents,
                                        const std::vector<std::uint32_t>& host_of,

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "sim/analyzer_side.h"
+#include "sim/diagnosis_side.h"
 
 namespace hostmesh::sim {
 namespace {
@@ -51,6 +52,9 @@ SimResult Simulation::Run(const WindowObserver& on_window, const UploadObserver&
                                                  kWallOffsetNs, config_.seed));
   }
   AnalyzerSide analyzer(*fleet_, config_.analysis);
+  DiagnosisSide diagnosis(*fleet_, *faults_, kWallOffsetNs);
+  analyzer.AttachDiagnosis(&diagnosis);
+  std::vector<std::uint8_t> running(n, 0);
   std::vector<HostOutput> uploads(n);
   std::vector<std::uint8_t> dead;
   std::vector<LinkId> dead_list, last_dead_list;
@@ -104,6 +108,8 @@ SimResult Simulation::Run(const WindowObserver& on_window, const UploadObserver&
         });
       }
     }
+    for (std::uint32_t h = 0; h < n; ++h) running[h] = agents[h]->running() ? 1 : 0;
+    diagnosis.Sample(t, end, running);
     if (on_upload) on_upload(end, uploads);
     for (std::uint32_t h = 0; h < n; ++h) {
       result.probes += uploads[h].results.size();

@@ -22,15 +22,19 @@ std::int64_t Seconds(agent::Rng& rng, std::int64_t lo_ns, std::int64_t hi_ns) {
 
 struct Targets {
   std::vector<LinkId> fabric_links;
+  std::vector<LinkId> rail_uplinks;  // from a rail switch (NICs below it) upwards
   std::vector<DeviceId> switches;
 };
 
 Fault DrawFault(agent::Rng& rng, const Fleet& fleet, const Targets& t, std::int64_t duration) {
   static constexpr std::pair<FaultKind, int> kWeights[] = {
-      {FaultKind::kLinkLoss, 4},       {FaultKind::kLinkDown, 1},  {FaultKind::kLinkFlap, 1},
-      {FaultKind::kRnicDown, 1},       {FaultKind::kRnicLoss, 2},  {FaultKind::kRnicFlap, 1},
-      {FaultKind::kSwitchLoss, 1},     {FaultKind::kBlackhole, 1}, {FaultKind::kLinkLatency, 1},
-      {FaultKind::kHostProcessing, 1},
+      {FaultKind::kLinkLoss, 4},     {FaultKind::kLinkDown, 1},
+      {FaultKind::kLinkFlap, 1},     {FaultKind::kRnicDown, 1},
+      {FaultKind::kRnicLoss, 2},     {FaultKind::kRnicFlap, 1},
+      {FaultKind::kSwitchLoss, 1},   {FaultKind::kBlackhole, 1},
+      {FaultKind::kLinkLatency, 1},  {FaultKind::kHostProcessing, 1},
+      {FaultKind::kMissingRoute, 1}, {FaultKind::kPcieDowngrade, 1},
+      {FaultKind::kPfcMisconfig, 1}, {FaultKind::kEcmpCollision, 1},
   };
   int total = 0;
   for (const auto& [k, w] : kWeights) total += w;
@@ -96,6 +100,28 @@ Fault DrawFault(agent::Rng& rng, const Fleet& fleet, const Targets& t, std::int6
       f.host = host;
       f.added_ns = static_cast<std::int64_t>(LogUniform(rng, 1e6, 10e6));
       break;
+    case FaultKind::kMissingRoute:
+      // The RNIC came up without its route: unreachable from the start.
+      f.host = host;
+      f.nic = nic;
+      f.start_ns = 0;
+      break;
+    case FaultKind::kPcieDowngrade:
+      f.host = host;
+      f.nic = nic;
+      f.rate = LogUniform(rng, 0.01, 0.10);
+      break;
+    case FaultKind::kPfcMisconfig:
+      f.link = link;
+      f.direction = kDirections[rng.Below(3)];
+      f.rate = LogUniform(rng, 0.01, 0.10);
+      f.added_ns = static_cast<std::int64_t>(LogUniform(rng, 20e3, 200e3));
+      break;
+    case FaultKind::kEcmpCollision:
+      f.link = t.rail_uplinks[rng.Below(t.rail_uplinks.size())];
+      f.direction = kUp;
+      f.added_ns = static_cast<std::int64_t>(LogUniform(rng, 20e3, 200e3));
+      break;
     default:
       break;
   }
@@ -109,6 +135,13 @@ std::vector<Scenario> BuildSuite(const SuiteOptions& options) {
   Targets targets;
   for (LinkId l = 0; l < fleet.link_count(); ++l) {
     if (!fleet.is_nic_link(l)) targets.fabric_links.push_back(l);
+  }
+  std::vector<std::uint8_t> rail_switch(fleet.device_count(), 0);
+  for (LinkId l = 0; l < fleet.link_count(); ++l) {
+    if (fleet.is_nic_link(l)) rail_switch[fleet.upper_device(l)] = 1;
+  }
+  for (const LinkId l : targets.fabric_links) {
+    if (rail_switch[fleet.lower_device(l)]) targets.rail_uplinks.push_back(l);
   }
   for (DeviceId d = 0; d < fleet.device_count(); ++d) {
     if (fleet.is_switch(d)) targets.switches.push_back(d);

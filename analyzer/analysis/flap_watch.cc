@@ -27,21 +27,43 @@ void FlapRecorder::Record(const ProbeRecord& r, std::span<const LinkId> middle) 
   }
   for (const LinkId l : middle) {
     if (l == kUnknown) continue;
-    if (const auto* slot = watch_.links.Find(l)) trails_[*slot].push_back(entry);
+    if (const auto* slot = watch_.links.Find(l)) {
+      trails_[*slot].push_back(entry);
+      PortOutcome& port = ports_[*slot][r.src_port];
+      port.port = r.src_port;
+      ++port.probes;
+      if (r.timeout) ++port.failures;
+    }
   }
 }
 
 void FlapRecorder::Rewatch(const FlapWatchList& watch) {
   std::vector<Trail> trails(watch.size);
+  std::vector<std::unordered_map<std::uint16_t, PortOutcome>> ports(watch.size);
   const auto carry = [&](const FlatMap& now, const FlatMap& before) {
     now.ForEach([&](std::uint64_t key, std::uint32_t slot) {
-      if (const auto* old = before.Find(key)) trails[slot] = std::move(trails_[*old]);
+      if (const auto* old = before.Find(key)) {
+        trails[slot] = std::move(trails_[*old]);
+        ports[slot] = std::move(ports_[*old]);
+      }
     });
   };
   carry(watch.rnics, watch_.rnics);
   carry(watch.links, watch_.links);
   watch_ = watch;
   trails_ = std::move(trails);
+  ports_ = std::move(ports);
+}
+
+std::vector<PortOutcome> FlapRecorder::LinkPorts(LinkId link) const {
+  const auto* slot = watch_.links.Find(link);
+  if (slot == nullptr) return {};
+  std::vector<PortOutcome> out;
+  out.reserve(ports_[*slot].size());
+  for (const auto& [port, outcome] : ports_[*slot]) out.push_back(outcome);
+  std::sort(out.begin(), out.end(),
+            [](const PortOutcome& a, const PortOutcome& b) { return a.port < b.port; });
+  return out;
 }
 
 std::optional<FlapVerdict> FlapRecorder::JudgeRnic(HostId host, NicId nic,
@@ -127,6 +149,7 @@ FlapVerdict JudgeOutcomes(std::span<const bool> failed, std::int64_t window_ns) 
 std::size_t FlapRecorder::memory_bytes() const {
   std::size_t bytes = trails_.capacity() * sizeof(Trail);
   for (const Trail& t : trails_) bytes += t.capacity() * sizeof(std::uint32_t);
+  for (const auto& p : ports_) bytes += p.size() * (sizeof(PortOutcome) + 2 * sizeof(void*));
   return bytes;
 }
 

@@ -12,10 +12,12 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "analyzer/analysis/flat_map.h"
 #include "analyzer/analysis/types.h"
+#include "analyzer/analysis/window_report.h"
 
 namespace hostmesh::analysis {
 
@@ -59,7 +61,7 @@ struct ChurnOverlap {
 class FlapRecorder {
  public:
   FlapRecorder(const FlapWatchList& watch, std::int64_t window_start_ns)
-      : watch_(watch), start_ns_(window_start_ns), trails_(watch.size) {}
+      : watch_(watch), start_ns_(window_start_ns), trails_(watch.size), ports_(watch.size) {}
 
   void Record(const ProbeRecord& r, std::span<const LinkId> middle);
   // Watch these from now on (a window judged meanwhile named new culprits):
@@ -70,6 +72,8 @@ class FlapRecorder {
   bool Watches(LinkId link) const { return watch_.links.Find(link) != nullptr; }
   // nullopt unless both links are watched.
   std::optional<ChurnOverlap> FailuresWhileDown(LinkId failing, LinkId down) const;
+  // Outcomes through a watched link per source port, by port; empty when not watched.
+  std::vector<PortOutcome> LinkPorts(LinkId link) const;
   std::size_t memory_bytes() const;
 
  private:
@@ -81,6 +85,8 @@ class FlapRecorder {
   FlapWatchList watch_;  // a copy: the list changes after each judged window
   std::int64_t start_ns_;
   std::vector<Trail> trails_;
+  // By slot, links only: source port -> (probes, failures).
+  std::vector<std::unordered_map<std::uint16_t, PortOutcome>> ports_;
 };
 
 // The runs test and burst count on outcomes already in time order (true: failed).

@@ -282,8 +282,11 @@ void IncidentTracker::Prune(std::int64_t before_ns) {
   std::size_t out = 0;
   for (std::size_t i = 0; i < incidents_.size(); ++i) {
     if (!incidents_[i].open && incidents_[i].resolved_ns < before_ns) continue;
-    incidents_[out] = std::move(incidents_[i]);
-    keys_[out] = keys_[i];
+    // Never onto itself: a self-moved std::string is left empty (summary, diagnosis).
+    if (out != i) {
+      incidents_[out] = std::move(incidents_[i]);
+      keys_[out] = keys_[i];
+    }
     ++out;
   }
   incidents_.resize(out);
@@ -296,6 +299,15 @@ const Incident* IncidentTracker::Find(std::uint64_t id) const {
     if (inc.id == id) return &inc;
   }
   return nullptr;
+}
+
+bool IncidentTracker::SetDiagnosis(std::uint64_t id, IncidentDiagnosis diagnosis) {
+  for (auto& inc : incidents_) {
+    if (inc.id != id) continue;
+    inc.diagnosis = std::move(diagnosis);
+    return true;
+  }
+  return false;
 }
 
 std::vector<const Incident*> IncidentTracker::open() const {

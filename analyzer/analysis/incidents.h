@@ -49,6 +49,18 @@ struct IncidentEvidence {
   int windows = 0;                  // windows it was found in
 };
 
+// What diagnosis (analyzer/diagnosis) named the incident, reading its probe
+// evidence beside the NIC counters of the same windows. Set by the analyzer,
+// not by the tracker: the analysis knows no counters.
+struct IncidentDiagnosis {
+  std::string type = "unclassified";  // diagnosis::ProblemTypeName
+  std::string rule;                   // the rule that chose it; empty: never diagnosed
+  std::string evidence;               // the sentence for the on-call engineer
+  // The counters that moved on the NIC read, by name (telemetry::CounterName).
+  std::vector<std::pair<std::string, std::uint64_t>> counters;
+  std::int64_t window_start_ns = 0;  // the window diagnosed last
+};
+
 struct Incident {
   std::uint64_t id = 0;  // 1, 2, ... in opening order
   IncidentKind kind = IncidentKind::kLinkLoss;
@@ -56,6 +68,7 @@ struct Incident {
   std::string summary;    // "link 12", "host 3 nic 1", "switch 4", "host 3"
   double confidence = 0;  // last window's, in [0, 1]
   IncidentEvidence evidence;
+  IncidentDiagnosis diagnosis;
   bool open = true;
   std::int64_t resolved_ns = 0;
   int clean_windows = 0;       // consecutive, observed and healthy
@@ -73,6 +86,8 @@ class IncidentTracker {
   const std::vector<Incident>& all() const { return incidents_; }
   std::vector<const Incident*> open() const;
   const Incident* Find(std::uint64_t id) const;
+  // Attaches the diagnosis of incident `id`; false when there is none such.
+  bool SetDiagnosis(std::uint64_t id, IncidentDiagnosis diagnosis);
 
   // After a restart: the incidents as stored (open ones are updated and
   // resolved as if never interrupted); new incidents get ids above every id

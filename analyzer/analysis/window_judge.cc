@@ -270,6 +270,7 @@ WindowReport WindowJudge::Judge(const WindowAccumulator& w) {
   SplitDrops(w, ix, &out);
   out.loss = Localize(w, ix, w.timeouts(), loss_problem, loss, true);
   for (Suspect& s : out.loss.culprits) {
+    if (s.component.kind == Component::Kind::kLink) s.ports = w.flaps().LinkPorts(s.component.link);
     const auto flap =
         s.component.kind == Component::Kind::kLink
             ? w.flaps().JudgeLink(s.component.link, config_.window.count())

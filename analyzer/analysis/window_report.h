@@ -76,6 +76,13 @@ struct Component {
   friend bool operator==(const Component&, const Component&) = default;
 };
 
+// Probes through a link from one source port (an ACL filters 5-tuples).
+struct PortOutcome {
+  std::uint16_t port = 0;
+  std::uint32_t probes = 0;
+  std::uint32_t failures = 0;
+};
+
 // A component the inference blamed, with its evidence.
 struct Suspect {
   Component component;
@@ -94,6 +101,9 @@ struct Suspect {
   // Flapping links: neighbours whose failures all fell while this one was
   // down (route churn moved their traced flows onto it), not named alone.
   std::vector<LinkId> churn_shadows;
+  // Loss culprit links watched since the previous window: outcomes per source
+  // port, by port (diagnosis tells an ACL from a lossy link by them).
+  std::vector<PortOutcome> ports;
 };
 
 struct LinkRank {

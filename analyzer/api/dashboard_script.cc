@@ -88,6 +88,13 @@ function evidenceText(i) {
          (i.suspect.link !== undefined ? votes : "");
 }
 
+// The problem type named from probes and NIC counters, and the sentence saying why.
+function diagnosisText(i) {
+  const d = i.diagnosis;
+  if (!d || !d.rule) return "-";
+  return d.type + ": " + d.evidence;
+}
+
 function card(k, v, bad) {
   const c = el("div", "card" + (bad ? " bad" : ""));
   c.appendChild(el("div", "k", k));
@@ -154,6 +161,7 @@ function render(d) {
                    ago(i.first_seen_ns) + ")"],
     ["last seen", i => clock(i.last_seen_ns)],
     ["windows", i => i.windows, "num"],
+    ["diagnosis", i => diagnosisText(i), "wrap"],
     ["evidence", i => evidenceText(i), "wrap"],
   ], "no open incidents", () => "");
   renderTimeline(d);

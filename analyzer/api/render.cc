@@ -268,6 +268,16 @@ Json IncidentJson(const ApiSnapshot& s, const analysis::Incident& inc) {
   // A switch's blamed links.
   Json& links = evidence["links"] = Json::array();
   for (const analysis::LinkId link : e.links) links.push_back(LinkNameJson(s, link));
+  // The problem type named from probes and NIC counters (analyzer/diagnosis);
+  // rule "" while no window was diagnosed yet.
+  const analysis::IncidentDiagnosis& d = inc.diagnosis;
+  Json& diagnosis = j["diagnosis"] = Json::object();
+  diagnosis["type"] = d.type;
+  diagnosis["rule"] = d.rule;
+  diagnosis["evidence"] = d.evidence;
+  Json& counters = diagnosis["counters"] = Json::object();
+  for (const auto& [counter, delta] : d.counters) counters[counter] = delta;
+  diagnosis["window_start_ns"] = d.window_start_ns;
   return j;
 }
 

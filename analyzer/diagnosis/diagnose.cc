@@ -1,5 +1,6 @@
 #include "analyzer/diagnosis/diagnose.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <utility>
@@ -69,6 +70,16 @@ Diagnosis Make(ProblemType type, std::string rule, std::string evidence) {
 bool PortUp(const telemetry::NicCounterTotals& nic) {
   if (nic.port_state != 0) return nic.port_state == kPortActive;
   return nic.carrier == v1::CARRIER_UP;  // UDP NICs: no RDMA port, the netdev tells
+}
+
+// The link went down and came back within the counters' time: a down (one
+// link_downed or PHY event) and the port up at the end, or two downs, or a
+// down and its return (two carrier changes). A lone return is a recovery.
+bool Bounced(const telemetry::NicCounterTotals& nic) {
+  const auto delta = [&](v1::NicCounter counter) { return nic.Get(counter).value_or(0); };
+  const std::uint64_t downs =
+      std::max(delta(v1::NIC_COUNTER_LINK_DOWNED), delta(v1::NIC_COUNTER_LINK_DOWN_EVENTS));
+  return (downs >= 1 && PortUp(nic)) || downs >= 2 || delta(v1::NIC_COUNTER_CARRIER_CHANGES) >= 2;
 }
 
 std::string Speed(std::uint32_t mts) {
@@ -143,11 +154,18 @@ Diagnosis Diagnose(const ProbeEvidence& p, const TelemetryEvidence& t, const Dia
   const std::string flaps = Moved(nic, kFlapCounters);
   const std::string errors = Moved(nic, kCorruptionCounters);
 
-  if (loss && !flaps.empty()) {
+  const bool bounced = !flaps.empty() && Bounced(*nic);
+  if (loss && (p.bursts || bounced)) {
+    std::string seen;
+    if (p.bursts) {
+      seen = p.bursts_seen > 0 ? "probes lost in " + std::to_string(p.bursts_seen) + " bursts"
+                               : "probes lost in bursts";
+    }
+    if (bounced) seen += (seen.empty() ? "" : ", ") + flaps;
     return Make(ProblemType::kFlapping,
-                "flapping: link_downed, carrier changes or PHY link-down events rose with probe "
-                "loss",
-                Observed(p) + "; " + flaps +
+                "flapping: probes lost in bursts, or link_downed, carrier changes or PHY "
+                "link-down events rose with probe loss and the link came back",
+                Observed(p) + "; " + seen +
                     " in the window: the link or RNIC is flapping (check the cable, optic and "
                     "switch port)");
   }
@@ -225,7 +243,9 @@ Diagnosis Diagnose(const ProbeEvidence& p, const TelemetryEvidence& t, const Dia
   }
 
   std::string evidence = Observed(p);
-  if (loss) {
+  if (loss && nic != nullptr && !PortUp(*nic)) {
+    evidence += "; its port is down" + (flaps.empty() ? std::string() : " (" + flaps + ")");
+  } else if (loss) {
     evidence += nic == nullptr ? "; no NIC counters reported" : "; no NIC counter moved";
   }
   return Make(ProblemType::kUnclassified, "unclassified: no rule matched", std::move(evidence));

@@ -7,8 +7,13 @@
 // it and a sentence of evidence for the on-call engineer.
 //
 // The rules, first match wins (the README's "Diagnosis" lists them too):
-//   flapping             loss, and link_downed, carrier changes or PHY link-down
-//                        events rose on the NIC
+//   flapping             loss, and the probes' own flap watch found the failures
+//                        in bursts (a flapping incident), or link_downed, carrier
+//                        changes or PHY link-down events rose on the NIC and the
+//                        link went down and came back (a down and the port up at
+//                        the end, two downs, or two carrier changes): a link that
+//                        went down once and stayed down is down, and one that only
+//                        came back recovered; neither is flapping
 //   corruption           loss, and symbol, FCS or receive errors rose on the NIC
 //   pcie_downgrade       the NIC's PCIe link runs below its maximum width or speed
 //                        and the NIC sent pause frames
@@ -69,6 +74,10 @@ struct ProbeEvidence {
   std::uint64_t failures = 0;  // of them, lost
   // Every probe to the RNIC failed since it first appeared (none ever arrived).
   bool failed_from_start = false;
+  // The analysis' flap watch (analysis/flap_watch.h) found the failures in
+  // bursts: the incident is a flapping one. Down episodes seen, 0 unknown.
+  bool bursts = false;
+  std::uint64_t bursts_seen = 0;
   // Per source port through the suspect (loss confined to 5-tuples); may be empty.
   std::vector<PortOutcome> ports;
   // Latency of the suspect's probes over its own baseline (p99 / baseline p99); 0 unknown.

@@ -61,6 +61,7 @@ bool AnalyzerApp::Start(std::string* error) {
       std::make_unique<AnalysisFeed>(*store_, config_.analysis, topology_ ? &*topology_ : nullptr);
   state_ = std::make_unique<StateKeeper>(*store_, clock_);
   if (!topology_) RestoreLearned();
+  diagnosis_ = std::make_unique<DiagnosisStep>(*store_, topology_ ? &*topology_ : nullptr);
   Restore();
   ingest_stats_ = std::make_unique<ingest::IngestStats>(registry_);
   ingest::IngestOptions ingest_options;
@@ -154,6 +155,7 @@ void AnalyzerApp::Tick() {
   if (!topology_) SaveLearned();  // before the reports naming its ids are stored
   for (analysis::WindowReport& report : reports) {
     const std::vector<std::uint64_t> touched = incidents_.Update(report);
+    diagnosis_->Run(report, *feed_->Hosts(), incidents_);
     state_->Save(report, touched, incidents_, *feed_);
     latest_ = std::make_shared<const analysis::WindowReport>(std::move(report));
   }
@@ -194,15 +196,17 @@ void AnalyzerApp::Publish(std::shared_ptr<const analysis::WindowReport> latest) 
   snapshot->stats = feed_->analysis_stats();
   snapshot->state_write_errors = (state_ ? state_->write_errors() : 0) + learned_write_errors_;
   const FeedStats feed = feed_->stats();
-  snapshot->feed_events = {{"batch", feed.batches},
-                           {"path_resolved", feed.paths_resolved},
-                           {"path_unresolved", feed.paths_unresolved},
-                           {"path_cut_short", feed.paths_cut_short},
-                           {"path_continued", feed.paths_continued},
-                           {"path_disagrees_with_inventory", feed.paths_disagreeing},
-                           {"hello_missing", feed.no_hello},
-                           {"host_id_not_stored", feed.index_write_errors},
-                           {"result_dropped_queue_full", feed.queue_dropped}};
+  snapshot->feed_events = {
+      {"batch", feed.batches},
+      {"path_resolved", feed.paths_resolved},
+      {"path_unresolved", feed.paths_unresolved},
+      {"path_cut_short", feed.paths_cut_short},
+      {"path_continued", feed.paths_continued},
+      {"path_disagrees_with_inventory", feed.paths_disagreeing},
+      {"hello_missing", feed.no_hello},
+      {"host_id_not_stored", feed.index_write_errors},
+      {"result_dropped_queue_full", feed.queue_dropped},
+      {"diagnosis_without_telemetry", diagnosis_ ? diagnosis_->telemetry_errors() : 0}};
   if (!topology_) {
     const topology::LearnerStats learner = feed_->learner_stats();
     snapshot->feed_events.insert(snapshot->feed_events.end(),

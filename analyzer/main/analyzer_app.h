@@ -16,6 +16,7 @@
 #include "analyzer/ingest/ingest_server.h"
 #include "analyzer/ingest/ingest_stats.h"
 #include "analyzer/main/analysis_feed.h"
+#include "analyzer/main/diagnosis_step.h"
 #include "analyzer/main/state_keeper.h"
 #include "analyzer/store/group_committer.h"
 #include "analyzer/store/store.h"
@@ -81,6 +82,7 @@ class AnalyzerApp {
   std::unique_ptr<store::GroupCommitter> committer_;
   std::unique_ptr<AnalysisFeed> feed_;
   std::unique_ptr<StateKeeper> state_;
+  std::unique_ptr<DiagnosisStep> diagnosis_;
   std::unique_ptr<ingest::IngestStats> ingest_stats_;
   std::unique_ptr<ingest::IngestHandler> handler_;
   std::unique_ptr<ingest::IngestServer> grpc_;

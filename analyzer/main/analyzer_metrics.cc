@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "analyzer/api/render.h"
+#include "analyzer/diagnosis/diagnose.h"
 #include "common/base/proc_stats.h"
 
 namespace hostmesh::analyzer::app {
@@ -104,9 +105,10 @@ void RegisterAnalyzerMetrics(metrics::Registry& registry, const api::SnapshotHol
       MetricType::kGauge, "hostmesh_analyzer_incidents_open", "Open incidents by kind.", {"kind"},
       [&holder] {
         using analysis::IncidentKind;
-        constexpr std::array kKinds = {
-            IncidentKind::kRnicDown, IncidentKind::kRnicLossy,      IncidentKind::kLinkLoss,
-            IncidentKind::kSwitch,   IncidentKind::kLatencyHotspot, IncidentKind::kHostProcessing};
+        constexpr std::array kKinds = {IncidentKind::kRnicDown,       IncidentKind::kRnicLossy,
+                                       IncidentKind::kLinkLoss,       IncidentKind::kSwitch,
+                                       IncidentKind::kLatencyHotspot, IncidentKind::kHostProcessing,
+                                       IncidentKind::kFlapping};
         std::vector<ScrapedValue> out;
         const auto s = holder.Get();
         for (const IncidentKind kind : kKinds) {
@@ -115,6 +117,24 @@ void RegisterAnalyzerMetrics(metrics::Registry& registry, const api::SnapshotHol
             for (const auto& inc : s->incidents) open += inc.open && inc.kind == kind ? 1 : 0;
           }
           out.push_back({{std::string(analysis::IncidentKindName(kind))}, open});
+        }
+        return out;
+      });
+  registry.AddCallbackFamily(
+      MetricType::kGauge, "hostmesh_analyzer_incidents_diagnosed",
+      "Open incidents by the problem type their diagnosis named (unclassified: none).", {"type"},
+      [&holder] {
+        using analyzer::diagnosis::ProblemType;
+        std::vector<ScrapedValue> out;
+        const auto s = holder.Get();
+        for (auto t = static_cast<int>(ProblemType::kUnclassified);
+             t <= static_cast<int>(ProblemType::kCpuOverload); ++t) {
+          const std::string type(analyzer::diagnosis::ProblemTypeName(static_cast<ProblemType>(t)));
+          double open = 0;
+          if (s) {
+            for (const auto& inc : s->incidents) open += inc.open && inc.diagnosis.type == type;
+          }
+          out.push_back({{type}, open});
         }
         return out;
       });

@@ -127,6 +127,19 @@ std::string EncodeIncident(const analysis::Incident& inc) {
   out.set_directions(e.directions);
   out.set_flaps(e.flaps);
   out.set_flap_period_s(e.flap_period_s);
+  const analysis::IncidentDiagnosis& d = inc.diagnosis;
+  if (!d.rule.empty()) {
+    v1::state::Diagnosis& diagnosis = *out.mutable_diagnosis();
+    diagnosis.set_type(d.type);
+    diagnosis.set_rule(d.rule);
+    diagnosis.set_evidence(d.evidence);
+    diagnosis.set_window_start_ns(d.window_start_ns);
+    for (const auto& [counter, delta] : d.counters) {
+      v1::state::CounterMove& move = *diagnosis.add_counters();
+      move.set_counter(counter);
+      move.set_delta(delta);
+    }
+  }
   return out.SerializeAsString();
 }
 
@@ -166,6 +179,16 @@ std::optional<analysis::Incident> DecodeIncident(std::string_view bytes) {
   e.flap_period_s = in.flap_period_s();
   e.last_seen_ns = in.last_seen_ns();
   e.windows = in.windows();
+  if (in.has_diagnosis()) {
+    const v1::state::Diagnosis& d = in.diagnosis();
+    inc.diagnosis.type = d.type().empty() ? "unclassified" : d.type();
+    inc.diagnosis.rule = d.rule();
+    inc.diagnosis.evidence = d.evidence();
+    inc.diagnosis.window_start_ns = d.window_start_ns();
+    for (const v1::state::CounterMove& move : d.counters()) {
+      inc.diagnosis.counters.emplace_back(move.counter(), move.delta());
+    }
+  }
   return inc;
 }
 

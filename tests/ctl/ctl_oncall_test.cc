@@ -357,7 +357,11 @@ const std::string kIncidents =
     R"({"open":[{"id":3,"kind":"rnic_down","summary":"h001 nic2 down","suspect":{"host":"h001",)"
     R"("nic":2,"nic_name":"nic2","ip":"198.18.2.12","rail":2},"confidence":0.97,"open":true,)"
     R"("first_seen_ns":1714564800000000000,"last_seen_ns":1714564860000000000,"resolved_ns":0,)"
-    R"("windows":3,"evidence":{"failures":10,"good":0,"votes":0,"loss":1.0,"example_paths":[]}}],)"
+    R"("windows":3,"evidence":{"failures":10,"good":0,"votes":0,"loss":1.0,"example_paths":[]},)"
+    R"("diagnosis":{"type":"corruption","rule":"corruption: symbol, FCS or receive errors rose )"
+    R"(with probe loss","evidence":"RNIC h001 nic2 losing 4.0% of probes; symbol errors +4,210 )"
+    R"(in the window: likely a dirty optic or bad cable","counters":{"symbol_error":4210},)"
+    R"("window_start_ns":1714564840000000000}}],)"
     R"("resolved":[{"id":1,"kind":"link_loss","summary":"","suspect":{"link":7,"name":"p0r1-s01",)"
     R"("ends":null},"confidence":0.8,"open":false,"first_seen_ns":1714564000000000000,)"
     R"("last_seen_ns":1714564100000000000,"resolved_ns":1714564200000000000,"windows":5,)"
@@ -381,6 +385,13 @@ TEST(OncallView, IncidentsOpenExitsOne) {
   EXPECT_THAT(v.text, HasSubstr("1 open, 3 resolved"));
   // Open first.
   EXPECT_LT(v.text.find("rnic_down"), v.text.find("link_loss"));
+  // The diagnosis: its type in the table ("-" where none), its evidence under it.
+  EXPECT_THAT(open, HasSubstr(" corruption "));
+  EXPECT_THAT(LineWith(v.text, "link_loss"), HasSubstr(" - "));
+  EXPECT_THAT(LineWith(v.text, "link_loss"), Not(HasSubstr("corruption")));
+  EXPECT_THAT(v.text,
+              HasSubstr("\n#3 corruption: RNIC h001 nic2 losing 4.0% of probes; symbol "
+                        "errors +4,210 in the window: likely a dirty optic or bad cable\n"));
 }
 
 TEST(OncallView, OnlyResolvedIncidentsExitZero) {

@@ -54,8 +54,10 @@ class FaultsTest : public ::testing::Test {
 
 TEST_F(FaultsTest, KindNamesRoundTrip) {
   const std::vector<std::string> names = {
-      "link_loss",   "link_down", "link_flap",    "rnic_down",       "rnic_loss",  "rnic_flap",
-      "switch_loss", "blackhole", "link_latency", "host_processing", "host_leave", "agent_restart"};
+      "link_loss",     "link_down",       "link_flap",     "rnic_down",
+      "rnic_loss",     "rnic_flap",       "switch_loss",   "blackhole",
+      "link_latency",  "host_processing", "host_leave",    "agent_restart",
+      "missing_route", "pcie_downgrade",  "pfc_misconfig", "ecmp_collision"};
   for (const std::string& name : names) {
     FaultKind kind{};
     ASSERT_TRUE(FaultKindFromName(name, &kind)) << name;

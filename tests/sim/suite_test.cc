@@ -79,7 +79,12 @@ TEST(SuiteTest, EveryFaultTargetExistsAndEveryParameterIsInRange) {
         // Faults after a minute, when the tracer has mapped most paths; the
         // noise (restarts, hosts leaving) after 30 s.
         const bool noise = f.kind == FaultKind::kAgentRestart || f.kind == FaultKind::kHostLeave;
-        EXPECT_GE(f.start_ns, (noise ? 30 : 60) * kSecond);
+        // A missing route is there from the start: the RNIC was never reachable.
+        if (f.kind == FaultKind::kMissingRoute) {
+          EXPECT_EQ(f.start_ns, 0);
+        } else {
+          EXPECT_GE(f.start_ns, (noise ? 30 : 60) * kSecond);
+        }
         EXPECT_LT(f.start_ns, options.duration_ns);
         switch (f.kind) {
           case FaultKind::kLinkLoss:
@@ -87,13 +92,26 @@ TEST(SuiteTest, EveryFaultTargetExistsAndEveryParameterIsInRange) {
           case FaultKind::kLinkFlap:
           case FaultKind::kBlackhole:
           case FaultKind::kLinkLatency:
+          case FaultKind::kPfcMisconfig:
+          case FaultKind::kEcmpCollision:
             ASSERT_LT(f.link, fleet.link_count());
             EXPECT_FALSE(fleet.is_nic_link(f.link));  // NIC faults are the rnic_ kinds
             EXPECT_TRUE(f.direction == kUp || f.direction == kDown || f.direction == kBoth);
+            if (f.kind == FaultKind::kEcmpCollision) {
+              // A rail switch's uplink: the switch has NICs below it.
+              bool rail = false;
+              for (LinkId l = 0; l < fleet.link_count(); ++l) {
+                rail |= fleet.is_nic_link(l) && fleet.upper_device(l) == fleet.lower_device(f.link);
+              }
+              EXPECT_TRUE(rail);
+              EXPECT_EQ(f.direction, kUp);
+            }
             break;
           case FaultKind::kRnicDown:
           case FaultKind::kRnicLoss:
           case FaultKind::kRnicFlap:
+          case FaultKind::kMissingRoute:
+          case FaultKind::kPcieDowngrade:
             ASSERT_LT(f.host, fleet.hosts().size());
             EXPECT_LT(f.nic, fleet.hosts()[f.host].nic_ips.size());
             break;
@@ -113,6 +131,8 @@ TEST(SuiteTest, EveryFaultTargetExistsAndEveryParameterIsInRange) {
             EXPECT_LE(f.rate, 1.0);
             break;
           case FaultKind::kRnicLoss:
+          case FaultKind::kPcieDowngrade:
+          case FaultKind::kPfcMisconfig:
             EXPECT_GE(f.rate, 0.01);
             EXPECT_LE(f.rate, 0.10);
             break;
@@ -131,6 +151,7 @@ TEST(SuiteTest, EveryFaultTargetExistsAndEveryParameterIsInRange) {
             EXPECT_GT(f.port_max, f.port_min);
             break;
           case FaultKind::kLinkLatency:
+          case FaultKind::kEcmpCollision:
             EXPECT_GE(f.added_ns, 20'000);  // RoCE congestion: tens of microseconds
             EXPECT_LE(f.added_ns, 200'000);
             break;
@@ -174,7 +195,7 @@ TEST(SuiteTest, OneScenarioInFiveHasNoFaultToLocalize) {
 TEST(SuiteTest, TheMixCoversEveryKindAndSeveralFaultsAtOnce) {
   SuiteOptions options = Options(1);
   options.scenarios = 100;
-  std::vector<int> seen(12, 0);
+  std::vector<int> seen(16, 0);  // every FaultKind
   int concurrent = 0;
   for (const Scenario& s : BuildSuite(options)) {
     for (const Fault& f : s.config.faults) ++seen[static_cast<std::size_t>(f.kind)];

@@ -116,8 +116,15 @@ TEST_F(IncidentsTest, PruneForgetsOnlyLongResolvedIncidents) {
   Window(3, Faults{.nic_loss = {{{3, 1}, 1.0}}});
   ASSERT_EQ(tracker_.all().size(), 2u);
   ASSERT_FALSE(tracker_.all().front().open);
+  const std::string summary = tracker_.all().front().summary;
+  ASSERT_FALSE(summary.empty());
+  ASSERT_TRUE(
+      tracker_.SetDiagnosis(tracker_.all().front().id, {"flapping", "flapping: ...", "", {}, 0}));
   tracker_.Prune(tracker_.all().front().resolved_ns);  // not before: kept
   EXPECT_EQ(tracker_.all().size(), 2u);
+  // Kept whole: what stays in place is not moved onto itself (which empties strings).
+  EXPECT_EQ(tracker_.all().front().summary, summary);
+  EXPECT_EQ(tracker_.all().front().diagnosis.type, "flapping");
   tracker_.Prune(tracker_.all().front().resolved_ns + 1);
   ASSERT_EQ(tracker_.all().size(), 1u);
   EXPECT_TRUE(tracker_.all().front().open);

@@ -81,6 +81,12 @@ std::shared_ptr<ApiSnapshot> Snapshot() {
   inc.evidence.first_seen_ns = 20'000'000'000;
   inc.evidence.last_seen_ns = 40'000'000'000;
   inc.evidence.windows = 1;
+  inc.diagnosis = {"flapping",
+                   "flapping: probes lost in bursts, or link_downed, carrier changes or PHY "
+                   "link-down events rose with probe loss and the link came back",
+                   "RNIC h0 nic1 losing 100.0% of probes; link_downed +2 in the window",
+                   {{"carrier_changes", 4}, {"link_downed", 2}},
+                   20'000'000'000};
   s->incidents = {inc};
   return s;
 }
@@ -147,7 +153,11 @@ TEST(Render, IncidentsOpenWithNamedSuspect) {
       R"("confidence":0.9,"open":true,"first_seen_ns":20000000000,)"
       R"("last_seen_ns":40000000000,"resolved_ns":0,"windows":1,)"
       R"("evidence":{"failures":50,"good":0,"votes":0,"loss":0,"processing_p90_ns":0,)"
-      R"("fleet_median_p90_ns":0,"example_paths":[],"links":[]}}],)"
+      R"("fleet_median_p90_ns":0,"example_paths":[],"links":[]},)"
+      R"("diagnosis":{"type":"flapping","rule":"flapping: probes lost in bursts, or link_downed, )"
+      R"(carrier changes or PHY link-down events rose with probe loss and the link came back",)"
+      R"("evidence":"RNIC h0 nic1 losing 100.0% of probes; link_downed +2 in the window",)"
+      R"("counters":{"carrier_changes":4,"link_downed":2},"window_start_ns":20000000000}}],)"
       R"("resolved":[]})");
 }
 
@@ -313,7 +323,9 @@ TEST(Render, ProcessingIncidentCarriesItsDelayAgainstTheFleet) {
             R"("suspect":{"host":"h0"},"confidence":1,"open":true,"first_seen_ns":0,)"
             R"("last_seen_ns":0,"resolved_ns":0,"windows":0,"evidence":{"failures":0,)"
             R"("good":0,"votes":0,"loss":0,"processing_p90_ns":400000,)"
-            R"("fleet_median_p90_ns":5000,"example_paths":[],"links":[]}}],"resolved":[]})");
+            R"("fleet_median_p90_ns":5000,"example_paths":[],"links":[]},)"
+            R"("diagnosis":{"type":"unclassified","rule":"","evidence":"","counters":{},)"
+            R"("window_start_ns":0}}],"resolved":[]})");
 }
 
 TEST(Render, SwitchIncidentNamesTheSwitch) {
@@ -337,7 +349,9 @@ TEST(Render, SwitchIncidentNamesTheSwitch) {
             R"("resolved_ns":60000000000,"windows":0,"evidence":{"failures":0,"good":0,)"
             R"("votes":0,"loss":0,"processing_p90_ns":0,"fleet_median_p90_ns":0,)"
             R"("example_paths":[[0,1]],"links":[{"link":1,"name":"r0:up0 - s0:p0"},)"
-            R"({"link":2,"name":"r0:up1 - s1:p0"}]}}]})");
+            R"({"link":2,"name":"r0:up1 - s1:p0"}]},)"
+            R"("diagnosis":{"type":"unclassified","rule":"","evidence":"","counters":{},)"
+            R"("window_start_ns":0}}]})");
 }
 
 TEST(ApiHandlers, ServeTheSnapshotAsJsonAndEmptyBeforeTheFirst) {

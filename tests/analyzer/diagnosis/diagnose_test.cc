@@ -275,6 +275,39 @@ std::vector<Row> Table() {
                     {},
                     ProblemType::kUnclassified});
   }
+  {
+    ProbeEvidence p = RnicLoss(400, 120);
+    p.bursts = true;
+    p.bursts_seen = 3;
+    rows.push_back({"flapping: the flap watch's bursts, no telemetry (a flapping incident)",
+                    p,
+                    std::nullopt,
+                    {},
+                    ProblemType::kFlapping});
+  }
+  {
+    const auto down = [](v1::NicTelemetry& t) {
+      t.set_port_state(1);
+      t.set_carrier(v1::CARRIER_DOWN);
+    };
+    rows.push_back(
+        {"went down once and stayed down: down, not flapping",
+         RnicLoss(400, 400),
+         Counters({{v1::NIC_COUNTER_LINK_DOWNED, 1}, {v1::NIC_COUNTER_CARRIER_CHANGES, 1}}, down),
+         {},
+         ProblemType::kUnclassified});
+    rows.push_back({"came back up (one carrier change, no down): a recovery, not flapping",
+                    RnicLoss(400, 120),
+                    Counters({{v1::NIC_COUNTER_CARRIER_CHANGES, 1}}),
+                    {},
+                    ProblemType::kUnclassified});
+    rows.push_back(
+        {"down twice, down at the end: flapping",
+         RnicLoss(400, 300),
+         Counters({{v1::NIC_COUNTER_LINK_DOWNED, 2}, {v1::NIC_COUNTER_CARRIER_CHANGES, 3}}, down),
+         {},
+         ProblemType::kFlapping});
+  }
   // --- precedence ---
   rows.push_back({"flaps and errors together: flapping first",
                   RnicLoss(400, 40),

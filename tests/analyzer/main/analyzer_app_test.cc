@@ -90,7 +90,17 @@ TEST(AnalyzerApp, OneNicTimingOutIsReportedDownAndMetricsPassPromtool) {
   bool down = false;
   const auto deadline = std::chrono::steady_clock::now() + 15s;
   for (std::uint64_t seq = 1; !down && std::chrono::steady_clock::now() < deadline; ++seq) {
-    ASSERT_TRUE(stream->Write(Batch(seq, clock.RealtimeNow(), 2)));
+    // The bad NIC's counters, as its agent samples them: port up, nothing moved.
+    v1::UploadBatch batch = Batch(seq, clock.RealtimeNow(), 2);
+    v1::NicTelemetry* t = batch.add_telemetry();
+    t->set_nic(kBadNic);
+    t->set_end_ns(clock.RealtimeNow().time_since_epoch().count());
+    t->set_start_ns(t->end_ns() - 100'000'000);
+    t->add_deltas()->set_counter(v1::NIC_COUNTER_SYMBOL_ERROR);
+    t->add_deltas()->set_counter(v1::NIC_COUNTER_LINK_DOWNED);
+    t->set_port_state(4);
+    t->set_carrier(v1::CARRIER_UP);
+    ASSERT_TRUE(stream->Write(batch));
     v1::UploadAck ack;
     ASSERT_TRUE(stream->Read(&ack));
     ASSERT_EQ(ack.status(), v1::UploadAck::STATUS_ACCEPTED) << ack.error();
@@ -115,12 +125,23 @@ TEST(AnalyzerApp, OneNicTimingOutIsReportedDownAndMetricsPassPromtool) {
   const auto incidents = http::testing::Fetch(http_port, "GET", "/api/v1/incidents");
   ASSERT_TRUE(incidents.has_value());
   EXPECT_NE(incidents->body.find(R"("kind":"rnic_down")"), std::string::npos) << incidents->body;
+  // Every probe to it failed from the start while its port was up and its
+  // counters clean: diagnosed beside the stored telemetry of the window.
+  EXPECT_NE(incidents->body.find(R"("diagnosis":{"type":"unreachable_rnic")"), std::string::npos)
+      << incidents->body;
+  EXPECT_NE(incidents->body.find("likely a missing route or address for the RNIC"),
+            std::string::npos);
 
   const auto metrics = http::testing::Fetch(http_port, "GET", "/metrics");
   ASSERT_TRUE(metrics.has_value());
   EXPECT_NE(metrics->body.find("hostmesh_analyzer_incidents_open{kind=\"rnic_down\"} 1"),
             std::string::npos)
       << metrics->body;
+  EXPECT_NE(
+      metrics->body.find("hostmesh_analyzer_incidents_diagnosed{type=\"unreachable_rnic\"} 1"),
+      std::string::npos);
+  EXPECT_NE(metrics->body.find("hostmesh_analyzer_incidents_diagnosed{type=\"corruption\"} 0"),
+            std::string::npos);
   EXPECT_NE(metrics->body.find("hostmesh_analyzer_cluster_drop_ratio{cause=\"rnic\"}"),
             std::string::npos);
   EXPECT_NE(metrics->body.find("hostmesh_ingest_batches_accepted_total"), std::string::npos);

@@ -31,6 +31,11 @@ analysis::Incident SampleIncident() {
   e.first_seen_ns = 1'700'000'000'000'000'000;
   e.last_seen_ns = 1'700'000'080'000'000'000;
   e.windows = 4;
+  inc.diagnosis = {"pcie_downgrade",
+                   "pcie_downgrade: ...",
+                   "RNIC h003 nic1 latency 3.0x",
+                   {{"tx_pause", 9000}, {"rx_discards_phy", 12}},
+                   1'700'000'060'000'000'000};
   return inc;
 }
 
@@ -59,6 +64,21 @@ TEST(StateCodec, IncidentRoundTrips) {
   EXPECT_EQ(a.first_seen_ns, b.first_seen_ns);
   EXPECT_EQ(a.last_seen_ns, b.last_seen_ns);
   EXPECT_EQ(a.windows, b.windows);
+  EXPECT_EQ(out->diagnosis.type, in.diagnosis.type);
+  EXPECT_EQ(out->diagnosis.rule, in.diagnosis.rule);
+  EXPECT_EQ(out->diagnosis.evidence, in.diagnosis.evidence);
+  EXPECT_EQ(out->diagnosis.counters, in.diagnosis.counters);
+  EXPECT_EQ(out->diagnosis.window_start_ns, in.diagnosis.window_start_ns);
+}
+
+TEST(StateCodec, IncidentNeverDiagnosedStaysUnclassifiedWithoutRule) {
+  analysis::Incident in = SampleIncident();
+  in.diagnosis = {};
+  const auto out = DecodeIncident(EncodeIncident(in));
+  ASSERT_TRUE(out.has_value());
+  EXPECT_EQ(out->diagnosis.type, "unclassified");
+  EXPECT_EQ(out->diagnosis.rule, "");
+  EXPECT_TRUE(out->diagnosis.counters.empty());
 }
 
 TEST(StateCodec, EveryIncidentKindRoundTrips) {

@@ -1,0 +1,55 @@
+#include "analyzer/diagnosis/fabric_context.h"
+
+#include "analyzer/analysis/topology_adapter.h"
+
+namespace hostmesh::analyzer::diagnosis {
+
+FabricContext::FabricContext(const topology::Topology& topology)
+    : topology_(topology),
+      links_(analysis::FabricMapFrom(topology).links),
+      switch_nics_(topology.devices().size()) {
+  for (const topology::Link& link : topology.links()) {
+    if (link.kind != topology::LinkKind::kNic) continue;
+    const topology::Interface& nic = topology.interface(link.lower);
+    const topology::DeviceId sw = topology.DeviceOf(link.upper);
+    switch_nics_[sw].emplace_back(topology.device(nic.device).name, nic.name);
+  }
+}
+
+DiagnosisContext FabricContext::Context(
+    std::function<std::string(const std::string&)> agent_of,
+    std::function<std::optional<NicRef>(analysis::HostId, analysis::NicId)> nic_of,
+    std::function<std::string(analysis::HostId)> host_name) const {
+  DiagnosisContext ctx;
+  ctx.links = links_;
+  ctx.nic_of = nic_of;
+  ctx.switch_nics = [this, agent_of](analysis::SwitchId sw) {
+    std::vector<NicRef> out;
+    if (sw >= switch_nics_.size()) return out;
+    for (const auto& [host, nic] : switch_nics_[sw]) {
+      std::string agent = agent_of(host);
+      if (!agent.empty()) out.push_back({std::move(agent), nic});
+    }
+    return out;
+  };
+  ctx.describe = [this, nic_of, host_name](const analysis::Incident& inc) -> std::string {
+    const analysis::Component& c = inc.suspect;
+    switch (inc.kind) {
+      case analysis::IncidentKind::kSwitch:
+        return c.link < topology_.devices().size() ? "switch " + topology_.device(c.link).name
+                                                   : inc.summary;
+      case analysis::IncidentKind::kHostProcessing:
+        return "host " + host_name(c.host);
+      default:
+        break;
+    }
+    if (c.kind == analysis::Component::Kind::kRnic) {
+      const std::optional<NicRef> nic = nic_of(c.host, c.nic);
+      return "RNIC " + host_name(c.host) + " " + (nic ? nic->nic : "nic" + std::to_string(c.nic));
+    }
+    return c.link < topology_.links().size() ? "link " + topology_.link(c.link).name : inc.summary;
+  };
+  return ctx;
+}
+
+}  // namespace hostmesh::analyzer::diagnosis

@@ -1,0 +1,80 @@
+#pragma once
+
+// Diagnoses the incidents a judged window found: each incident's evidence in
+// that window (its RNIC's status, its loss or latency culprit entry, its
+// host's processing flag) becomes ProbeEvidence, the NICs it involves are
+// looked up in the window's NIC telemetry, and Diagnose names the type.
+// A type once named stays until another is named: counters move in the
+// windows where the fault acts, and a quiet window (a flap's up phase) says
+// nothing against it. An incident kind flapping (the analysis' flap watch) is
+// diagnosed flapping whatever the counters say, so the two never disagree.
+//
+// Pure but for one piece of memory: which RNICs a probe ever reached, for
+// unreachable_rnic ("failed since it first appeared"). An analyzer restart
+// forgets it; the incidents keep the diagnoses they had.
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "analyzer/analysis/incidents.h"
+#include "analyzer/analysis/types.h"
+#include "analyzer/analysis/window_report.h"
+#include "analyzer/diagnosis/window_diagnosis.h"
+
+namespace hostmesh::analyzer::diagnosis {
+
+// What the analyzer knows beside a report: names and the fabric.
+struct DiagnosisContext {
+  // The agent and NIC name of an analysis RNIC; nullopt when unknown.
+  std::function<std::optional<NicRef>(analysis::HostId, analysis::NicId)> nic_of;
+  // The NICs cabled to a switch (a rail switch's, for pause frames); may be empty.
+  std::function<std::vector<NicRef>(analysis::SwitchId)> switch_nics;
+  // "link p0r1-s02", "RNIC h003 nic1", "host h003", "switch p0r1" for sentences.
+  std::function<std::string(const analysis::Incident&)> describe;
+  // Link ends (FabricMap::links) to tell rail uplinks and their siblings; empty: unknown.
+  std::vector<analysis::FabricMap::LinkEnds> links;
+};
+
+// The evidence of one incident in one window, and the NICs whose counters matter.
+struct IncidentFinding {
+  ProbeEvidence probes;
+  std::optional<NicRef> nic;      // the suspect RNIC (or a NIC link's NIC)
+  std::vector<NicRef> rail_nics;  // a link's or switch's: pause frames received
+};
+
+// nullopt when the window did not find the incident (resolved, or quiet).
+std::optional<IncidentFinding> FindingOf(const analysis::Incident& incident,
+                                         const analysis::WindowReport& report,
+                                         const DiagnosisContext& context, bool failed_from_start);
+
+// The diagnosis as stored with the incident: Diagnose's result and the
+// counters that moved on the NIC read.
+analysis::IncidentDiagnosis ToIncidentDiagnosis(const Diagnosis& diagnosis,
+                                                const telemetry::NicCounterTotals* nic,
+                                                std::int64_t window_start_ns);
+
+// A new diagnosis over an old one: unclassified does not replace a named type.
+analysis::IncidentDiagnosis Merge(const analysis::IncidentDiagnosis& old,
+                                  analysis::IncidentDiagnosis fresh);
+
+class IncidentDiagnoser {
+ public:
+  explicit IncidentDiagnoser(DiagnosisConfig config = {}) : config_(config) {}
+
+  // The diagnoses of the incidents `report` found among `incidents`, merged
+  // with what they had: (incident id, diagnosis).
+  std::vector<std::pair<std::uint64_t, analysis::IncidentDiagnosis>> Diagnose(
+      const analysis::WindowReport& report, const std::vector<const analysis::Incident*>& incidents,
+      const TelemetryByNic& telemetry, const DiagnosisContext& context);
+
+ private:
+  DiagnosisConfig config_;
+  std::unordered_set<std::uint64_t> reached_;  // RNICs (host << 8 | nic) a probe reached
+};
+
+}  // namespace hostmesh::analyzer::diagnosis
