@@ -77,6 +77,9 @@ class EvidenceBook {
   explicit EvidenceBook(double prior_background = 1e-4);
   Entry& At(std::uint64_t key);
   const Entry* Find(std::uint64_t key) const;
+  Entry* FindMutable(std::uint64_t key) {
+    return const_cast<Entry*>(static_cast<const EvidenceBook*>(this)->Find(key));
+  }
   // The ambient path loss: decayed failures over decayed probes.
   double background(double floor) const;
   void AddBackground(double failures, double probes, double decay);

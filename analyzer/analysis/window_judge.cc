@@ -90,9 +90,13 @@ struct WindowJudge::Index {
     return out;
   }
   // The same component in every window: the key of its evidence.
+  static std::uint64_t DirectedKey(LinkId link, bool up) {
+    return (std::uint64_t{1} << 60) | (2 * std::uint64_t{link} + (up ? 0 : 1));
+  }
+  static std::uint64_t BothWaysKey(LinkId link) { return (std::uint64_t{4} << 60) | link; }
   std::uint64_t StableKey(std::uint32_t c) const {
-    if (c < 2 * links) return (std::uint64_t{1} << 60) | c;
-    if (IsLink(c)) return (std::uint64_t{4} << 60) | LinkOf(c);
+    if (c < 2 * links) return DirectedKey(static_cast<LinkId>(c / 2), c % 2 == 0);
+    if (IsLink(c)) return BothWaysKey(LinkOf(c));
     if (IsSwitch(c)) return (std::uint64_t{2} << 60) | SwitchOf(c);
     return (std::uint64_t{3} << 60) | RnicKeyOf(c);
   }
@@ -341,7 +345,7 @@ bool WindowJudge::ShareASwitch(LinkId a, LinkId b) const {
 // (the window a flap starts in: no flap verdict, no timing), the weaker is
 // held back so the next window can tell; a fault of its own fails outside
 // the flaps too and is named then, a window late.
-void WindowJudge::DropChurnShadows(const WindowAccumulator& w, Localization* loss) const {
+void WindowJudge::DropChurnShadows(const WindowAccumulator& w, Localization* loss) {
   constexpr double kInside = 0.9;
   std::vector<Suspect>& culprits = loss->culprits;
   std::vector<char> shadow(culprits.size(), 0);
@@ -371,8 +375,15 @@ void WindowJudge::DropChurnShadows(const WindowAccumulator& w, Localization* los
       ++kept;
       continue;
     }
+    const LinkId link = culprits[i].component.link;
     for (LinkRank& r : loss->links) {
-      if (r.link == culprits[i].component.link) r.culprit = false;
+      if (r.link == link) r.culprit = false;
+    }
+    // Its failures are the flapping link's: the evidence they gave it goes,
+    // or it would be named alone the window the flapping stops.
+    for (const std::uint64_t key : {Index::DirectedKey(link, true), Index::DirectedKey(link, false),
+                                    Index::BothWaysKey(link)}) {
+      if (EvidenceBook::Entry* e = evidence_.FindMutable(key)) *e = EvidenceBook::Entry{};
     }
   }
   culprits.resize(kept);

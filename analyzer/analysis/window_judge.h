@@ -51,7 +51,7 @@ class WindowJudge {
                         InferenceProblem& problem, const InferenceResult& result,
                         bool baseline_skips_rnics) const;
   void FlagProcessing(const WindowAccumulator& w, WindowReport* out) const;
-  void DropChurnShadows(const WindowAccumulator& w, Localization* loss) const;
+  void DropChurnShadows(const WindowAccumulator& w, Localization* loss);
   bool ShareASwitch(LinkId a, LinkId b) const;
   void CountCoverage(const WindowAccumulator& w, const Index& ix, WindowReport* out) const;
   std::vector<LinkId> FullPath(HostId host, NicId src, NicId dst, MiddleId middle) const;
