@@ -191,14 +191,15 @@ run() {
   threads=$(cat "$threads_file")
   mem=$(memory "$pid")
   hwm=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")
-  local nthreads
+  local nthreads verbs
   nthreads=$(awk '/Threads/ {print $2}' "/proc/$pid/status")
+  verbs=$(grep -qE 'libibverbs|libnl-3' "/proc/$pid/maps" && echo "mapped" || echo "not mapped")
   kill -TERM "$pid"; wait "$pid" || true
   summarize "$3" "$figures"
   echo "$figures $mem" | awk -v threads="$nthreads" -v hwm="$hwm" -v sent="$sent" -v lost="$lost" '{
     printf "%-22s %d threads, %.0f wake-ups/s; private %.1f MB, PSS %.1f MB, RSS %.1f MB (peak %.1f MB); sent %d, timed out %d\n",
            "", threads, $6, $11 / 1024, $10 / 1024, $9 / 1024, hwm / 1024, sent, lost }'
-  printf "%-22s by thread: %s\n" "" "${threads%, }"
+  printf "%-22s by thread: %s; libibverbs/libnl %s\n" "" "${threads%, }" "$verbs"
   if [ "$trace" = true ]; then
     awk -v r0="$runs0" -v r1="$runs1" -v n="$targets" -v t0="$t0" -v t1="$t1" 'BEGIN {
       rate = (r1 - r0) / (t1 - t0)
