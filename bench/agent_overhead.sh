@@ -87,7 +87,7 @@ thread_ns() {
   for t in /proc/"$1"/task/*; do
     echo "$(cat "$t/comm") $(cut -d' ' -f1 "$t/schedstat")"
   done | awk '{n = $1; if (n ~ /^(grpc|default-exec|resolver-exec|event_engine|timer_manager)/) n = "grpc"
-               ns[n] += $2} END {for (n in ns) printf "%s=%d ", n, ns[n]}'
+               ns[n] += $2} END {for (n in ns) printf "%s=%.0f ", n, ns[n]}'  # mawk: %d stops at 2^31
 }
 
 # Measures process $1: `repeat` windows of CPU (user, system, wake-ups), then a
