@@ -2,7 +2,7 @@
 # Agent overhead on the emulated fabric (issue 3 benchmark): one agent with the
 # UDP transport on a host with 8 NICs, at 10 and at 1000 probes/s per NIC.
 #
-#   bench/agent_overhead.sh [--no-analyzer] [--no-trace] [--repeat N] [SECONDS]
+#   bench/agent_overhead.sh [--no-analyzer] [--no-outage] [--no-trace] [--repeat N] [SECONDS]
 #
 # Each rate runs one agent: 3 s of start-up, then N windows of SECONDS (default
 # 60) in which the process's CPU time is read from /proc (the run time of all
@@ -25,22 +25,32 @@
 # agent's user code, its system calls, the UDP send path down to the device
 # (veth_xmit here, a NIC driver there), timestamping, and the wake-ups.
 #
-# Memory: peak RSS (VmHWM) split into file-backed pages (shared library and
-# binary text and read-only data, shared with every process mapping the same
-# files) and anonymous pages (heap, stacks, library data: private to the agent).
+# Compared with the floor: the agent's CPU over it in points of one core, and
+# the ratio. Per thread name (hm-tracer, hm-upload, hm-grpc-poll,
+# hm-telemetry, gRPC's own as grpc, the probe loop as hostmesh-agent) the CPU
+# over all windows. With traceroute, the tracer's rate and how long a full
+# pass over the pool's 5-tuples takes at it.
+#
+# Memory at the end of the windows, from smaps_rollup: private pages (heap,
+# stacks, library data: what the agent alone costs), PSS (its share of the
+# pages it maps, shared library text split among the processes mapping it)
+# and RSS (every page, shared ones whole), and the peak RSS.
 #
 # A stand-in analyzer (bench/ingest_sink.cc) in the management namespace
 # acknowledges every batch, so the agent runs connected and uploading, as in
-# production; --no-analyzer measures it buffering instead; --no-trace measures
-# probing alone, without the traceroute thread. Needs root and a built tree
+# production; then a third run at 1000/s with the analyzer gone (the agent
+# buffering into its spool and reconnecting), against the floor of the
+# second (--no-outage skips it); --no-analyzer measures every rate buffering;
+# --no-trace measures probing alone, without the traceroute thread. Needs root and a built tree
 # (HOSTMESH_BUILD_DIR, default build/); the fabric's namespace prefix is
 # HOSTMESH_FABRIC_PREFIX (default hmbench-), so several runs can coexist.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-analyzer=1 trace=true repeat=1
+analyzer=1 trace=true repeat=1 outage=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --no-analyzer) analyzer=0; shift ;;
+    --no-outage) outage=0; shift ;;  # skip the third run (analyzer gone at 1000/s)
     --no-trace) trace=false; shift ;;  # probing alone, without the traceroute thread
     --repeat) repeat=$2; shift 2 ;;
     *) break ;;
@@ -55,12 +65,7 @@ export HOSTMESH_FABRIC_PREFIX=${HOSTMESH_FABRIC_PREFIX:-hmbench-}
 [ -x "$agent" ] || { echo "bench: build first ($agent missing)" >&2; exit 1; }
 
 $fabric down >/dev/null
-trap '$fabric down >/dev/null' EXIT
 $fabric up --hosts 2 --rails 8 --spines 4 >/dev/null
-if [ "$analyzer" -eq 1 ]; then
-  $fabric exec mgmt -- "$sink" 198.19.128.1:50051 &
-  sleep 0.5
-fi
 tck=$(getconf CLK_TCK)
 
 # CPU of the process: ticks (user system) from /proc/PID/stat, the sum of its
@@ -75,15 +80,24 @@ runtime() {
   echo "$ns $tids"
 }
 switches() { cat /proc/"$1"/task/*/status | awk '/ctxt_switches/ {s += $2} END {print s}'; }
+# "name=ns ..." per thread name (hm-tracer, hm-upload, ...; gRPC's own threads
+# summed as grpc), from schedstat.
+thread_ns() {
+  local t
+  for t in /proc/"$1"/task/*; do
+    echo "$(cat "$t/comm") $(cut -d' ' -f1 "$t/schedstat")"
+  done | awk '{n = $1; if (n ~ /^(grpc|default-exec|resolver-exec|event_engine|timer_manager)/) n = "grpc"
+               ns[n] += $2} END {for (n in ns) printf "%s=%.0f ", n, ns[n]}'  # mawk: %d stops at 2^31
+}
 
 # Measures process $1: `repeat` windows of CPU (user, system, wake-ups), then a
 # perf window for the fabric's share. Prints "median range user system wakeups
 # softirq samples" for summarize.
 measure() {
-  local pid=$1 windows="" i u0 s0 u1 s1 r0 r1 k0 k1 w0 w1 t0 t1
+  local pid=$1 windows="" i u0 s0 u1 s1 r0 r1 k0 k1 w0 w1 t0 t1 threads0=""
   for ((i = 0; i < repeat; i++)); do
     read -r u0 s0 < <(ticks "$pid"); read -r r0 k0 < <(runtime "$pid")
-    w0=$(switches "$pid"); t0=$(date +%s.%N)
+    w0=$(switches "$pid"); t0=$(date +%s.%N); [ "$i" -eq 0 ] && threads0=$(thread_ns "$pid")
     sleep "$duration"
     read -r u1 s1 < <(ticks "$pid"); read -r r1 k1 < <(runtime "$pid")
     w1=$(switches "$pid"); t1=$(date +%s.%N)
@@ -97,6 +111,13 @@ measure() {
         user = ticked > 0 ? total * (u1 - u0) / tck / ticked : 0
         printf "%f %f %f\n", user / secs * 100, (total - user) / secs * 100, (w1 - w0) / secs }')"$'\n'
   done
+  # Per thread name over all windows, as % of one core.
+  local threads1 secs
+  threads1=$(thread_ns "$pid")
+  secs=$(awk -v n="$repeat" -v d="$duration" 'BEGIN {print n * d}')
+  echo "$threads0 | $threads1" | tr ' ' '\n' | awk -v secs="$secs" -F= '
+    $0 == "|" {after = 1; next} NF == 2 {if (after) b[$1] = $2; else a[$1] = $2}
+    END {for (n in b) printf "%s %.2f%%, ", n, (b[n] - a[n]) / secs / 1e7}' >"$threads_file"
   local softirq="-" samples="-"
   if command -v perf >/dev/null; then
     local perf_data
@@ -127,30 +148,67 @@ summarize() {
     printf "%-22s cpu %.2f%%%s: user %.2f%%, system %.2f%%; %s\n", label, $1, range, $4, $5, own }'
 }
 
-run() {  # $1 = probe interval, $2 = interval in ns, $3 = label
+# Trace runs and targets from the agent's /metrics: "runs targets".
+trace_metrics() {
+  $fabric exec h000 -- curl -s "http://$listen:9100/metrics" | awk '
+    /^hostmesh_agent_trace_runs_total/ {r = $2} /^hostmesh_agent_trace_targets/ {t = $2}
+    /^hostmesh_agent_probes_sent_total/ {s += $2} /^hostmesh_agent_probes_timeouts_total/ {l += $2}
+    END {printf "%d %d %d %d\n", r, t, s, l}'
+}
+
+# Memory of process $1 now, from smaps_rollup: "rss pss private" in kB
+# (private = clean + dirty pages no other process maps: heap, stacks, data).
+memory() {
+  awk '/^Rss:/ {r = $2} /^Pss:/ {p = $2} /^Private_(Clean|Dirty):/ {v += $2}
+       END {print r, p, v}' "/proc/$1/smaps_rollup"
+}
+
+# $1 probe interval, $2 interval in ns, $3 label, $4 "analyzer" or "none",
+# $5 floor figures to compare with (empty: measure the floor after the agent).
+# Sets floor_figures to the floor it compared with.
+run() {
   local cfg pid figures
   cfg=$(mktemp /tmp/hostmesh-bench.XXXXXX.yaml)
   $fabric agent-config h000 | sed -e "s/^  interval: .*/  interval: $1/" \
     -e "/^traceroute:/,/^[a-z]/ s/^  enabled: .*/  enabled: $trace/" >"$cfg"
+  listen=$(sed -n 's/^  listen: \(.*\):9100$/\1/p' "$cfg")
+  if [ "$4" = analyzer ] && [ -z "$sink_pid" ]; then
+    $fabric exec mgmt -- "$sink" 198.19.128.1:50051 &
+    sink_pid=$!
+    sleep 0.5
+  elif [ "$4" = none ] && [ -n "$sink_pid" ]; then
+    kill -TERM "$sink_pid"; wait "$sink_pid" >/dev/null || true
+    sink_pid=""
+  fi
   $fabric exec h000 -- "$agent" --config "$cfg" --log-level error &
   pid=$!
   sleep 3  # start-up (sockets, first pool) is not steady state
+  local runs0 targets sent lost runs1 t0 t1
+  read -r runs0 targets _ _ < <(trace_metrics); t0=$(date +%s.%N)
   figures=$(measure "$pid")
-  local hwm anon file threads metrics sent lost
+  read -r runs1 targets sent lost < <(trace_metrics); t1=$(date +%s.%N)
+  local threads mem hwm
+  threads=$(cat "$threads_file")
+  mem=$(memory "$pid")
   hwm=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")
-  anon=$(awk '/RssAnon/ {print $2}' "/proc/$pid/status")
-  file=$(awk '/RssFile/ {print $2}' "/proc/$pid/status")
-  threads=$(awk '/Threads/ {print $2}' "/proc/$pid/status")
-  metrics=$($fabric exec h000 -- curl -s "http://$(sed -n 's/^  listen: \(.*\):9100$/\1/p' "$cfg"):9100/metrics")
-  sent=$(echo "$metrics" | awk '/^hostmesh_agent_probes_sent_total/ {s += $2} END {print s}')
-  lost=$(echo "$metrics" | awk '/^hostmesh_agent_probes_timeouts_total/ {s += $2} END {print s}')
+  local nthreads verbs
+  nthreads=$(awk '/Threads/ {print $2}' "/proc/$pid/status")
+  verbs=$(grep -qE 'libibverbs|libnl-3' "/proc/$pid/maps" && echo "mapped" || echo "not mapped")
   kill -TERM "$pid"; wait "$pid" || true
   summarize "$3" "$figures"
-  echo "$figures" | awk -v threads="$threads" -v hwm="$hwm" -v file="$file" -v anon="$anon" \
-      -v sent="$sent" -v lost="$lost" '{
-    printf "%-22s %d threads, %.0f wake-ups/s; peak RSS %.1f MB (now: %.1f MB file-backed, %.1f MB anonymous); sent %d, timed out %d\n",
-           "", threads, $6, hwm / 1024, file / 1024, anon / 1024, sent, lost }'
-  if [ -x "$floor" ]; then
+  echo "$figures $mem" | awk -v threads="$nthreads" -v hwm="$hwm" -v sent="$sent" -v lost="$lost" '{
+    printf "%-22s %d threads, %.0f wake-ups/s; private %.1f MB, PSS %.1f MB, RSS %.1f MB (peak %.1f MB); sent %d, timed out %d\n",
+           "", threads, $6, $11 / 1024, $10 / 1024, $9 / 1024, hwm / 1024, sent, lost }'
+  printf "%-22s by thread: %s; libibverbs/libnl %s\n" "" "${threads%, }" "$verbs"
+  if [ "$trace" = true ]; then
+    awk -v r0="$runs0" -v r1="$runs1" -v n="$targets" -v t0="$t0" -v t1="$t1" 'BEGIN {
+      rate = (r1 - r0) / (t1 - t0)
+      pass = rate > 0 ? sprintf("%.0f s", n / rate) : "none completed"
+      printf "%-22s tracer: %.2f traces/s over %d 5-tuples: a full pass (rotation traces included) takes %s\n",
+             "", rate, n, pass }'
+  fi
+  floor_figures=$5
+  if [ -z "$floor_figures" ] && [ -x "$floor" ]; then
     # The same NICs, rate and rounds with nothing but the system calls.
     local nics
     nics=$(awk '/^  - name:/ {ip = ""; dev = ""} /^    ip:/ {ip = $2} /^    netdev:/ {dev = $2}
@@ -159,15 +217,36 @@ run() {  # $1 = probe interval, $2 = interval in ns, $3 = label
     $fabric exec h000 -- "$floor" "$2" $nics &
     pid=$!
     sleep 3
-    summarize "  kernel floor" "$(measure "$pid")"
+    floor_figures=$(measure "$pid")
     kill -TERM "$pid"; wait "$pid" || true
+    summarize "  kernel floor" "$floor_figures"
+  fi
+  if [ -n "$floor_figures" ]; then
+    echo "$figures|$floor_figures" | awk -F'|' '{
+      split($1, a, " "); split($2, f, " ")
+      printf "%-22s over the floor: %+.2f points of one core, %.2f times the floor (%.2f%% against %.2f%%)\n",
+             "", a[1] - f[1], (f[1] > 0 ? a[1] / f[1] : 0), a[1], f[1] }'
   fi
   rm -f "$cfg"
 }
 
+threads_file=$(mktemp /tmp/hostmesh-bench.XXXXXX.threads)
+sink_pid=""
+cleanup() {
+  [ -n "$sink_pid" ] && kill -TERM "$sink_pid" 2>/dev/null
+  rm -f "$threads_file"
+  $fabric down >/dev/null
+}
+trap cleanup EXIT
 mode=$([ "$analyzer" -eq 1 ] && echo "uploading to a stand-in analyzer" || echo "no analyzer")
+connected=$([ "$analyzer" -eq 1 ] && echo analyzer || echo none)
 echo "agent overhead, 8 NICs, UDP transport, $mode, traceroute $trace, ${repeat} x ${duration} s per rate"
 echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at start"
-run 100ms 100000000 "10 probes/s per NIC"
-run 1ms 1000000 "1000 probes/s per NIC"
+run 100ms 100000000 "10 probes/s per NIC" "$connected" ""
+run 1ms 1000000 "1000 probes/s per NIC" "$connected" ""
+if [ "$analyzer" -eq 1 ] && [ "$outage" -eq 1 ]; then
+  # The same agent with its analyzer gone (buffering into the spool), against
+  # the floor just measured: an outage must not raise its cost.
+  run 1ms 1000000 "1000/s, no analyzer" none "$floor_figures"
+fi
 echo "load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"

@@ -57,6 +57,7 @@ int main(int argc, char** argv) {
   grpc::ServerBuilder builder;
   builder.AddListeningPort(argv[1], grpc::InsecureServerCredentials());
   builder.RegisterService(&sink);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, 0);  // as the analyzer (ingest_server.cc)
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server) {
     std::fprintf(stderr, "ingest-sink: cannot listen on %s\n", argv[1]);

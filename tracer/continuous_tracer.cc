@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
 
 namespace hostmesh::tracer {
 
@@ -55,48 +56,66 @@ int ContinuousTracer::ExpectedProbes(const Entry& e) const {
 }
 
 void ContinuousTracer::Enqueue(const FiveTuple& tuple, const Entry& e) {
-  waiting_[e.new_in_pool ? 0 : 1].emplace(e.due, tuple);
+  waiting_[e.new_in_pool ? 0 : 1][tuple.src].emplace(e.due, tuple);
 }
 
 void ContinuousTracer::Dequeue(const FiveTuple& tuple, const Entry& e) {
-  waiting_[e.new_in_pool ? 0 : 1].erase({e.due, tuple});
+  auto& queues = waiting_[e.new_in_pool ? 0 : 1];
+  const auto it = queues.find(tuple.src);
+  if (it == queues.end()) return;
+  it->second.erase({e.due, tuple});
+  if (it->second.empty()) queues.erase(it);
 }
 
 std::optional<TraceRequest> ContinuousTracer::NextTrace(MonoTime& wake_at) {
   const MonoTime now = clock_.MonotonicNow();
-  // New 5-tuples first, then the most overdue refresh: the due queues are
-  // ordered that way, so only the due entries are visited, not the whole pool.
+  // The candidates are the heads of the per-source queues that are due, in
+  // the order the pool would be: new 5-tuples first, then the most overdue
+  // refresh. A first hop whose bucket is empty must not hold up the other
+  // NICs: the next candidate is tried, except under a key already refused.
   MonoTime next_due = MonoTime::max();
-  for (const auto& queue : waiting_) {
-    if (const auto later = queue.upper_bound(now); later != queue.end()) {
-      next_due = std::min(next_due, later->first);
+  struct Candidate {
+    int queue;
+    MonoTime due;
+    const FiveTuple* tuple;
+    bool operator<(const Candidate& o) const {
+      return std::tie(queue, due, *tuple) < std::tie(o.queue, o.due, *o.tuple);
+    }
+  };
+  std::vector<Candidate> due_now;
+  for (int q = 0; q < 2; ++q) {
+    for (const auto& [src, queue] : waiting_[q]) {
+      const auto& head = *queue.begin();
+      if (head.first <= now) {
+        due_now.push_back({q, head.first, &head.second});
+        if (const auto later = queue.upper_bound(now); later != queue.end()) {
+          next_due = std::min(next_due, later->first);
+        }
+      } else {
+        next_due = std::min(next_due, head.first);
+      }
     }
   }
-  // A first hop whose bucket is empty must not hold up the other NICs (one
-  // NIC's 5-tuples sort together): try the best candidate of every other key.
-  // Keys follow sources, so once every source's key was refused, stop.
+  std::sort(due_now.begin(), due_now.end());
   wake_at = next_due;
   Entry* best = nullptr;
   std::set<Ipv4> refused;
   double reserved = 0;
   Ipv4 key;
-  for (const auto& queue : waiting_) {
-    for (const auto& [due, tuple] : queue) {
-      if (due > now || best != nullptr || refused.size() >= sources_.size()) break;
-      Entry& e = entries_.find(tuple)->second;
-      key = BudgetKey(e.target);
-      if (refused.contains(key)) continue;
-      const int probes = ExpectedProbes(e);
-      reserved = budget_.TryReserve(key, probes, now);
-      if (reserved > 0) {
-        best = &e;
-        break;
-      }
-      refused.insert(key);
-      if (!e.waiting_for_budget) ++counters_.budget_exhausted;
-      e.waiting_for_budget = true;
-      wake_at = std::min(wake_at, budget_.WhenAvailable(key, probes, now));
+  for (const Candidate& c : due_now) {
+    Entry& e = entries_.find(*c.tuple)->second;
+    key = BudgetKey(e.target);
+    if (refused.contains(key)) continue;
+    const int probes = ExpectedProbes(e);
+    reserved = budget_.TryReserve(key, probes, now);
+    if (reserved > 0) {
+      best = &e;
+      break;
     }
+    refused.insert(key);
+    if (!e.waiting_for_budget) ++counters_.budget_exhausted;
+    e.waiting_for_budget = true;
+    wake_at = std::min(wake_at, budget_.WhenAvailable(key, probes, now));
   }
   if (best == nullptr) return std::nullopt;
   Dequeue(best->target.tuple, *best);

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <thread>
@@ -50,8 +51,14 @@ std::unique_ptr<KernelTraceIo> KernelTraceIo::Create(const Clock& clock, std::st
 }
 
 std::string KernelTraceIo::Open(const FiveTuple& tuple, const std::string& netdev) {
-  udp_.Reset();
+  udp_ = -1;
   tuple_ = tuple;
+  SocketKey key{tuple.src.value, tuple.sport, netdev};
+  if (const auto it = sockets_.find(key); it != sockets_.end()) {
+    it->second.last_use = ++uses_;
+    udp_ = it->second.fd.get();
+    return {};
+  }
   UniqueFd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_UDP));
   if (!fd.valid()) return Errno("udp socket");
   const int one = 1;
@@ -66,17 +73,40 @@ std::string KernelTraceIo::Open(const FiveTuple& tuple, const std::string& netde
   if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&local), sizeof(local)) != 0) {
     return Errno("bind " + tuple.src.ToString() + ":" + std::to_string(tuple.sport));
   }
-  udp_ = std::move(fd);
+  if (sockets_.size() >= kMaxSendSockets) {
+    sockets_.erase(std::min_element(
+        sockets_.begin(), sockets_.end(),
+        [](const auto& a, const auto& b) { return a.second.last_use < b.second.last_use; }));
+  }
+  udp_ = fd.get();
+  sockets_.emplace(std::move(key), SendSocket{std::move(fd), ++uses_});
   return {};
 }
 
 std::string KernelTraceIo::Send(int ttl, std::span<const std::uint8_t> payload) {
-  if (!udp_.valid()) return "no 5-tuple open";
-  if (::setsockopt(udp_.get(), IPPROTO_IP, IP_TTL, &ttl, sizeof(ttl)) != 0) return Errno("IP_TTL");
-  const sockaddr_in dst = SockAddr(tuple_.dst, tuple_.dport);
-  const ssize_t n = ::sendto(udp_.get(), payload.data(), payload.size(), 0,
-                             reinterpret_cast<const sockaddr*>(&dst), sizeof(dst));
-  if (n < 0) return Errno("sendto " + tuple_.dst.ToString());
+  if (udp_ < 0) return "no 5-tuple open";
+  sockaddr_in dst = SockAddr(tuple_.dst, tuple_.dport);
+  iovec iov{const_cast<std::uint8_t*>(payload.data()), payload.size()};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_name = &dst;
+  msg.msg_namelen = sizeof(dst);
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof(control);
+  cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
+  cmsg->cmsg_level = IPPROTO_IP;
+  cmsg->cmsg_type = IP_TTL;
+  cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(cmsg), &ttl, sizeof(ttl));
+  if (::sendmsg(udp_, &msg, 0) < 0) {
+    std::string error = Errno("sendmsg " + tuple_.dst.ToString());
+    // Opened afresh next time: the device it is bound to may have gone and come back.
+    std::erase_if(sockets_, [this](const auto& entry) { return entry.second.fd.get() == udp_; });
+    udp_ = -1;
+    return error;
+  }
   return {};
 }
 

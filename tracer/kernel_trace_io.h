@@ -23,14 +23,23 @@
 // The raw socket is narrowed with ICMP_FILTER to Time Exceeded and
 // Destination Unreachable, so echo traffic never wakes it.
 //
-// The send socket is bound to (src, sport) on `netdev` (SO_BINDTODEVICE: a
+// A send socket is bound to (src, sport) on `netdev` (SO_BINDTODEVICE: a
 // sibling NIC's address is local, so without it the probe would take lo;
 // DESIGN 4.3) with SO_REUSEADDR, and sends unconnected: a connected UDP
 // socket turns a Port Unreachable into a sticky ECONNREFUSED. Binding fails
 // with EADDRINUSE while another socket without SO_REUSEADDR holds (src, sport).
+// Unconnected, one socket serves every destination of its (src, sport), so
+// the sockets are kept across traces, keyed by (src, sport, netdev): a pool of
+// 16 ports on 8 NICs is 128 sockets, opened once per port rotation instead of
+// once per trace. The least recently used go beyond kMaxSendSockets. The TTL
+// rides on each sendmsg (IP_TTL control message), not a setsockopt per probe.
+// A socket whose send fails is closed, so the next trace opens it afresh.
 
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 
 #include "common/base/clock.h"
 #include "common/base/unique_fd.h"
@@ -52,9 +61,19 @@ class KernelTraceIo final : public TraceIo {
  private:
   KernelTraceIo(const Clock& clock, UniqueFd icmp) : clock_(clock), icmp_(std::move(icmp)) {}
 
+  // Sockets past this are closed, least recently used first (2 x 8 NICs x 16 ports).
+  static constexpr std::size_t kMaxSendSockets = 256;
+  using SocketKey = std::tuple<std::uint32_t, std::uint16_t, std::string>;  // src, sport, netdev
+  struct SendSocket {
+    UniqueFd fd;
+    std::uint64_t last_use = 0;
+  };
+
   const Clock& clock_;
   UniqueFd icmp_;
-  UniqueFd udp_;
+  std::map<SocketKey, SendSocket> sockets_;
+  std::uint64_t uses_ = 0;
+  int udp_ = -1;  // the open 5-tuple's, owned by sockets_
   FiveTuple tuple_;
 };
 

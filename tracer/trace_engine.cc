@@ -47,6 +47,23 @@ void InferDestination(TraceResult& r, int ttl) {
   r.end = TraceEnd::kInferredDestination;
 }
 
+// How long to wait for the reply to TTL `ttl`. The probe that reaches a
+// swallowing destination of known distance gets no reply by design; only a
+// path grown by a switch would answer, and that switch's Time Exceeded comes
+// about as fast as the previous hop's: waiting the full probe_timeout would
+// cap a tracer thread at a few traces per second for nothing.
+std::chrono::nanoseconds ReplyWait(const TraceRequest& request, const TraceResult& result,
+                                   int ttl) {
+  if (!request.destination_swallows || request.switch_hops <= 0 || ttl != request.switch_hops + 1 ||
+      !Answered(result, ttl - 1)) {
+    return request.probe_timeout;
+  }
+  std::chrono::nanoseconds slowest{0};
+  for (const Hop& hop : result.hops) slowest = std::max(slowest, hop.rtt);
+  return std::min(request.probe_timeout,
+                  slowest * request.swallowed_wait_factor + request.swallowed_wait_slack);
+}
+
 }  // namespace
 
 TraceResult RunTrace(const TraceRequest& request, TraceIo& io, const Clock& clock) {
@@ -76,7 +93,7 @@ TraceResult RunTrace(const TraceRequest& request, TraceIo& io, const Clock& cloc
     ++result.probes_sent;
     sent_at.push_back(last_send);
     result.hops.push_back(Hop{ttl, {}, HopStatus::kSilent, {}, 0});
-    const MonoTime deadline = last_send + request.probe_timeout;
+    const MonoTime deadline = last_send + ReplyWait(request, result, ttl);
     MonoTime received_at{};
     while (!result.hops.back().answered() && io.Receive(deadline, packet, received_at)) {
       const ParsedIcmp parsed = ParseIcmpPacket(packet);
@@ -111,8 +128,13 @@ TraceResult RunTrace(const TraceRequest& request, TraceIo& io, const Clock& cloc
     }
     ++silent_run;
     const int first_silent = ttl - silent_run + 1;
+    // A run of silent hops that all lie on the known path (switches there,
+    // likely rate-limited) says nothing about where the destination is: only a
+    // run that reached the known destination hop may infer it.
+    const bool run_passed_known_path = request.switch_hops == 0 || ttl > request.switch_hops;
     if (request.destination_swallows && Answered(result, first_silent - 1) &&
-        (first_silent - 1 == request.switch_hops || silent_run >= request.max_silent_run)) {
+        (first_silent - 1 == request.switch_hops ||
+         (silent_run >= request.max_silent_run && run_passed_known_path))) {
       InferDestination(result, first_silent);
       return result;
     }

@@ -17,7 +17,13 @@
 //   destination (kInferredDestination, reached_destination = true) and the
 //   silent hops after it are dropped. A switch silent from rate limiting
 //   looks the same, which is why a known switch_hops is preferred: without it
-//   an inference can be early by the silent tail of the path.
+//   an inference can be early by the silent tail of the path. With it, a
+//   silent run that ends before hop switch_hops+1 (all on the known path)
+//   infers nothing and ends the trace at the silent limit.
+// - The probe to a swallowing destination at the known distance waits only
+//   swallowed_wait_factor x the slowest RTT so far + swallowed_wait_slack: the
+//   only reply that can come is a Time Exceeded from a switch added to the
+//   path, about as fast as the hop before it.
 // - max_ttl reached: kOutOfTtl.
 
 #include <cstdint>

@@ -27,6 +27,11 @@ struct TraceRequest {
   // Switches on the path when known (topology, or an earlier trace of the same
   // NIC pair); 0: unknown. Lets a swallowed probe end the trace at once.
   int switch_hops = 0;
+  // With a known switch_hops, the probe to the swallowing destination waits
+  // only factor x the slowest hop's RTT + slack (trace_engine.h), not
+  // probe_timeout.
+  int swallowed_wait_factor = 4;
+  std::chrono::nanoseconds swallowed_wait_slack = std::chrono::milliseconds{2};
   std::uint32_t generation = 0;  // distinguishes traces of one 5-tuple (probe_tag.h)
   std::uint32_t session = 0;     // distinguishes tracer processes
 };

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <random>
 #include <stdexcept>
 #include <utility>
@@ -16,11 +17,10 @@
 #include "agent/main/telemetry_thread.h"
 #include "agent/main/tracing_glue.h"
 #include "agent/main/tracing_thread.h"
+#include "agent/main/verbs_plugin.h"
 #include "agent/main/wiring.h"
 #include "agent/telemetry/telemetry_proto.h"
 #include "agent/udp/udp_transport.h"
-#include "agent/verbs/device_discovery.h"
-#include "agent/verbs/verbs_transport.h"
 #include "common/base/logging.h"
 #include "common/http/metrics_endpoint.h"
 #include "common/http/server.h"
@@ -65,9 +65,24 @@ struct AgentApp::Core {
   Prober prober;
 };
 
+// For `auto`: libibverbs is asked (through the verbs module) only when sysfs
+// shows an RDMA device of that name, so a host without one never loads it.
+bool HasRdmaDevice(std::string_view name) {
+  std::error_code ec;
+  if (!std::filesystem::exists(std::filesystem::path("/sys/class/infiniband") / name, ec)) {
+    return false;
+  }
+  std::string why;
+  const VerbsPlugin* plugin = LoadVerbsPlugin(&why);
+  if (plugin == nullptr) {
+    Log()->warn("transport: RDMA device {} present but {}", name, why);
+    return false;
+  }
+  return plugin->has_rdma_device(name);
+}
+
 BuiltTransport MakeTransport(const AgentConfig& config, const Clock& clock) {
-  const TransportChoice choice =
-      ChooseTransport(config, [](std::string_view name) { return verbs::HasRdmaDevice(name); });
+  const TransportChoice choice = ChooseTransport(config, HasRdmaDevice);
   for (const std::string& reason : choice.reasons) Log()->info("transport: {}", reason);
   Log()->info(
       "transport: using {} for all {} NICs (one transport per process: the two cannot "
@@ -76,15 +91,12 @@ BuiltTransport MakeTransport(const AgentConfig& config, const Clock& clock) {
   BuiltTransport built;
   built.kind = choice.transport;
   if (choice.transport == Transport::kVerbs) {
-    auto transport = std::make_unique<verbs::VerbsTransport>(clock, VerbsOptionsFrom(config));
-    verbs::VerbsTransport* raw = transport.get();
-    built.stats = [raw](NicId nic) {
-      const verbs::VerbsNicStats& s = raw->nic_stats(nic);
-      const verbs::VerbsClockState clock_state = raw->clock_state(nic);
-      return TransportNicStats{s.receive_errors,
-                               static_cast<double>(clock_state.error_bound_ns) * 1e-9};
-    };
-    built.transport = std::move(transport);
+    std::string why;
+    const VerbsPlugin* plugin = LoadVerbsPlugin(&why);
+    if (plugin == nullptr) throw std::runtime_error(why);
+    VerbsPluginTransport made = plugin->make_transport(clock, VerbsOptionsFrom(config));
+    built.stats = std::move(made.stats);
+    built.transport = std::move(made.transport);
   } else {
     auto transport = std::make_unique<udp::UdpTransport>(clock, UdpOptionsFrom(config));
     udp::UdpTransport* raw = transport.get();

@@ -17,6 +17,7 @@
 
 #include "agent/config/agent_config.h"
 #include "agent/core/probe_transport.h"
+#include "agent/main/transport_stats.h"
 #include "agent/upload/uploader.h"
 #include "common/base/clock.h"
 #include "common/metrics/registry.h"
@@ -34,12 +35,6 @@ class AgentMetrics;
 class PathTracer;
 class TelemetryBoard;
 class TelemetryThread;
-
-// Per-NIC figures only the concrete transport knows.
-struct TransportNicStats {
-  std::uint64_t receive_errors = 0;
-  double clock_fit_error_seconds = 0;
-};
 
 // A built transport with the hook that reads its per-NIC stats.
 struct BuiltTransport {

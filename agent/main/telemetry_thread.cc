@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "common/base/thread_name.h"
+
 namespace hostmesh::agent::app {
 
 TelemetryThread::TelemetryThread(const Clock& clock, std::chrono::nanoseconds period,
@@ -21,7 +23,10 @@ TelemetryThread::~TelemetryThread() {
 
 void TelemetryThread::Start() {
   if (thread_.joinable()) return;
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    SetThreadName("hm-telemetry");
+    Run();
+  });
 }
 
 void TelemetryThread::Stop() {

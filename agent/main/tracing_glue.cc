@@ -64,9 +64,9 @@ double RefreshProbesPerSecond(std::size_t targets, std::chrono::nanoseconds refr
 std::string DescribeTraceLoad(const AgentConfig& config, std::size_t targets, bool* over_budget) {
   const TracerouteConfig& t = config.traceroute;
   const double needed = RefreshProbesPerSecond(targets, t.refresh_period);
-  // One trace at a time, each waiting one probe timeout for its swallowed last probe.
-  const double thread_limit = 4 / std::chrono::duration<double>(kTraceProbeTimeout).count();
-  const double possible = std::min(t.rate_per_second, thread_limit);
+  // The budget, not the thread, is the limit: a trace of known length waits
+  // about one round trip for its swallowed last probe (trace_engine.h).
+  const double possible = t.rate_per_second;
   *over_budget = needed > possible;
   const auto refresh_s = std::chrono::duration_cast<std::chrono::seconds>(t.refresh_period).count();
   std::string line = std::to_string(targets) + " 5-tuples, a refresh every " +

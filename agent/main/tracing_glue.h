@@ -21,10 +21,11 @@
 namespace hostmesh::agent::app {
 
 // How long a trace waits for each hop's reply. The last probe of every agent
-// trace reaches our own NIC, which swallows it, so every trace pays this once:
-// it bounds the thread to about 1/timeout traces per second. Switch CPUs
-// answer in well under 10 ms; a later reply still fills its hop while the
-// next TTL waits.
+// trace reaches our own NIC, which swallows it: once the path length is known
+// (after the first trace of a NIC pair) that probe waits about one round trip
+// instead, so only silent hops and first traces pay this. Switch CPUs answer
+// in well under 10 ms; a later reply still fills its hop while the next TTL
+// waits.
 inline constexpr std::chrono::milliseconds kTraceProbeTimeout{100};
 
 tracer::ContinuousConfig ContinuousConfigFrom(const AgentConfig& config, std::uint32_t session);

@@ -6,6 +6,7 @@
 
 #include "agent/main/tracing_glue.h"
 #include "common/base/logging.h"
+#include "common/base/thread_name.h"
 #include "tracer/trace_engine.h"
 
 namespace hostmesh::agent::app {
@@ -68,7 +69,10 @@ void PathTracer::Start() {
     std::lock_guard lock(mu_);
     status_.up = true;
   }
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    SetThreadName("hm-tracer");
+    Run();
+  });
 }
 
 void PathTracer::SetTargets(std::vector<tracer::TraceTarget> targets) {

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <utility>
 
+#include "common/base/thread_name.h"
 #include "hostmesh/v1/ingest.grpc.pb.h"
 
 namespace hostmesh::agent::upload {
@@ -265,7 +266,10 @@ GrpcUploadChannel::GrpcUploadChannel(GrpcChannelOptions options, ChannelEventSin
   // failed attempt shuts it down and every retry pays for a restart.
   grpc_init();
   queue_ = std::make_unique<grpc::CompletionQueue>();
-  poller_ = std::thread([this] { Poll(); });
+  poller_ = std::thread([this] {
+    SetThreadName("hm-grpc-poll");
+    Poll();
+  });
 }
 
 GrpcUploadChannel::~GrpcUploadChannel() {

@@ -1,15 +1,25 @@
 #include "agent/upload/spool.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace hostmesh::agent::upload {
 
 Spool::Spool(std::uint64_t budget_bytes) : budget_(budget_bytes) {}
 
+std::uint64_t Spool::MemoryBytes(const v1::UploadBatch& batch) {
+  // In its arena a batch takes about twice its wire size (message objects,
+  // block slack): the arena's blocks are what the budget must bound.
+  if (google::protobuf::Arena* arena = batch.GetArena()) {
+    return std::max<std::uint64_t>(arena->SpaceAllocated(), batch.ByteSizeLong());
+  }
+  return batch.ByteSizeLong();
+}
+
 void Spool::Push(SharedBatch batch) {
   const std::uint64_t seq = batch->batch_seq();
   Entry entry;
-  entry.bytes = batch->ByteSizeLong();
+  entry.bytes = MemoryBytes(*batch);
   entry.batch = std::move(batch);
   bytes_ += entry.bytes;
   entries_.insert_or_assign(seq, std::move(entry));

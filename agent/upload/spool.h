@@ -34,11 +34,11 @@ enum class AckOutcome {
 };
 
 // Every closed batch stays here until the analyzer acknowledges it, so no result
-// is lost to an analyzer restart. Bounded by a byte budget (ByteSizeLong of each
-// batch): past it the OLDEST unacknowledged batches go first, since the newest
-// data is what on-call looks at. Batches are sent in batch_seq order and, after a
-// reconnect, all unacknowledged ones again in the same order (ingest is
-// idempotent, so resending is always safe).
+// is lost to an analyzer restart. Bounded by a byte budget (MemoryBytes of each
+// batch: the memory it holds, not its wire size): past it the OLDEST unacknowledged batches go
+// first, since the newest data is what on-call looks at. Batches are sent in batch_seq order and,
+// after a reconnect, all unacknowledged ones again in the same order (ingest is idempotent, so
+// resending is always safe).
 class Spool {
  public:
   explicit Spool(std::uint64_t budget_bytes);
@@ -60,6 +60,10 @@ class Spool {
   // A new connection: batches up to `last_durable_seq` are settled (the analyzer
   // said so in its HelloReply); every other one will be written again, in order.
   void Rewind(std::uint64_t last_durable_seq);
+
+  // What `batch` holds in memory: its arena's blocks when it was built in one
+  // (the batcher's are), else its wire size.
+  static std::uint64_t MemoryBytes(const v1::UploadBatch& batch);
 
   bool empty() const { return entries_.empty(); }
   std::uint64_t queue_depth() const { return entries_.size(); }

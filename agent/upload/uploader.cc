@@ -8,6 +8,7 @@
 
 #include "agent/upload/grpc_upload_channel.h"
 #include "common/base/logging.h"
+#include "common/base/thread_name.h"
 
 namespace hostmesh::agent::upload {
 
@@ -59,7 +60,10 @@ Uploader::~Uploader() {
 
 void Uploader::Start() {
   if (thread_.joinable()) return;
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    SetThreadName("hm-upload");
+    Run();
+  });
 }
 
 void Uploader::Append(const v1::ProbeResult& result) {

@@ -10,6 +10,10 @@ std::unique_ptr<IngestServer> IngestServer::Start(IngestHandler& handler,
   grpc::ServerBuilder builder;
   builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &server->port_);
   builder.RegisterService(&server->service_);
+  // No bandwidth-delay probing: each probe is an HTTP/2 ping that wakes the
+  // agent at the other end (its uploader's I/O thread), on every connection
+  // of the fleet; batches are small enough for the default window.
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, 0);
   // gRPC's own limit sits above the validator's, so an oversize batch gets a
   // REJECTED ack naming the limit instead of a broken stream.
   const std::size_t limit = handler.options().limits.max_batch_bytes * 2 + (1 << 20);

@@ -37,7 +37,8 @@ def expected() -> dict[str, set[str]]:
     rules = {f"{SHARE}/prometheus/{n}" for n in ("hostmesh-rules.yml", "hostmesh-rules.test.yml",
                                                  "prometheus.yml", "federation.yml")}
     return {
-        "hostmesh-agent": {"usr/bin/hostmesh-agent", f"{UNITS}/hostmesh-agent.service",
+        "hostmesh-agent": {"usr/bin/hostmesh-agent", "usr/lib/hostmesh/hostmesh-agent-verbs.so",
+                           f"{UNITS}/hostmesh-agent.service",
                            f"{DOC}/hostmesh-agent/README.md",
                            f"{DOC}/hostmesh-agent/agent.example.yaml"},
         "hostmesh-analyzer": {"usr/bin/hostmesh-analyzer", f"{UNITS}/hostmesh-analyzer.service",
@@ -130,6 +131,10 @@ class DebianPackages(unittest.TestCase):
         self.assertIn("data_dir /var/lib/hostmesh-analyzer", checked.stdout)
         run(binary("hostmesh-agent"), "--check-config", "--config",
             os.path.join(self.root, DOC, "hostmesh-agent/agent.example.yaml"))
+        # libibverbs comes with the verbs module, loaded only when verbs is chosen.
+        self.assertNotIn("libibverbs", run("readelf", "-d", binary("hostmesh-agent")).stdout)
+        module = os.path.join(self.root, "usr/lib/hostmesh/hostmesh-agent-verbs.so")
+        self.assertIn("libibverbs", run("readelf", "-d", module).stdout)
 
     def test_packaged_rules_load(self):
         promtool = shutil.which("promtool")

@@ -260,5 +260,30 @@ TEST_F(ContinuousTracerTest, PerFirstHopBudgetIsKeyedByTheLearnedFirstHop) {
   }
 }
 
+TEST_F(ContinuousTracerTest, NewPortsOfANicWaitingForItsSwitchDoNotHoldUpAnotherNicsRefresh) {
+  // NIC A's first hop allows one trace per 10 s; NIC B's refresh falls due
+  // while A's rotated-in ports (traced before refreshes) wait: B's goes.
+  config_.budget = {.probes_per_second = 1000,
+                    .burst = 100,
+                    .per_first_hop_per_second = 0.4,
+                    .per_first_hop_burst = 4};
+  const TraceTarget b = Target("198.18.0.9", "198.18.0.1", 49152);
+  Tracer().SetTargets({b});
+  RunDue();
+  clock_.Advance(60s);  // B's refresh is due, B's bucket full again
+  std::vector<TraceTarget> targets{b};
+  for (std::uint16_t p = 0; p < 50; ++p) {
+    targets.push_back(Target("198.18.0.1", "198.18.0.9", static_cast<std::uint16_t>(50000 + p)));
+  }
+  Tracer().SetTargets(targets);
+  RunDue();
+  ASSERT_EQ(requests_.size(), 3U);
+  EXPECT_EQ(requests_[1].tuple.src, Ip("198.18.0.1"));  // one new port of A first
+  EXPECT_EQ(requests_[2].tuple, b.tuple);               // then B's refresh, not A's queue
+  // A's 49 others wait for A's bucket, counted once; the wake-up is when it refills.
+  EXPECT_EQ(Tracer().counters().budget_exhausted, 1U);
+  EXPECT_EQ(wake_, clock_.MonotonicNow() + 10s);
+}
+
 }  // namespace
 }  // namespace hostmesh::tracer

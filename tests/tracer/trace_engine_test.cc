@@ -114,6 +114,53 @@ TEST_F(TraceEngineTest, ShorterPathThanKnownStillInfersTheDestination) {
   EXPECT_EQ(r.hops[2].status, HopStatus::kInferredDestination);
 }
 
+TEST_F(TraceEngineTest, SilentRunInsideALongerKnownPathInfersNothing) {
+  // Five switches, the last three rate-limited: three silent hops in a row
+  // are all on the known path, so hop 3 is not the destination.
+  io_.swallow = true;
+  io_.path = {{Ip("198.18.0.0")},
+              {Ip("198.19.0.1")},
+              {Ip("198.19.1.1"), true},
+              {Ip("198.19.2.1"), true},
+              {Ip("198.19.0.8"), true}};
+  request_.destination_swallows = true;
+  request_.switch_hops = 5;
+  request_.max_silent_run = 3;
+  const TraceResult r = Run();
+  EXPECT_EQ(r.end, TraceEnd::kSilentLimit);
+  EXPECT_FALSE(r.reached_destination);
+  ASSERT_EQ(r.hops.size(), 5U);
+  EXPECT_EQ(r.hops[2].status, HopStatus::kSilent);
+  EXPECT_EQ(r.answered_hops(), 2);
+}
+
+TEST_F(TraceEngineTest, SwallowedProbeAtTheKnownDistanceWaitsAboutOneRtt) {
+  io_.swallow = true;
+  io_.path[1].delay = 300us;  // the slowest hop
+  request_.destination_swallows = true;
+  request_.switch_hops = 3;
+  request_.probe_timeout = 100ms;
+  const TraceResult r = Run();
+  EXPECT_EQ(r.end, TraceEnd::kInferredDestination);
+  ASSERT_EQ(io_.sends.size(), 4U);
+  // 4 x 300 us + 2 ms after the last send, not 100 ms.
+  EXPECT_EQ(clock_.MonotonicNow() - io_.sends[3], 4 * 300us + 2ms);
+}
+
+TEST_F(TraceEngineTest, SwitchAddedToAKnownPathStillAnswersTheShortWait) {
+  io_.swallow = true;
+  io_.path.push_back({Ip("198.19.0.9")});  // the path grew by one switch
+  request_.destination_swallows = true;
+  request_.switch_hops = 3;
+  const TraceResult r = Run();
+  ASSERT_GE(r.hops.size(), 5U);
+  EXPECT_EQ(r.hops[3].status, HopStatus::kTimeExceeded);
+  EXPECT_EQ(r.hops[3].address, Ip("198.19.0.9"));
+  EXPECT_EQ(r.end, TraceEnd::kInferredDestination);
+  EXPECT_EQ(r.hops.size(), 5U);
+  EXPECT_EQ(r.hops[4].address, Ip("198.18.0.9"));
+}
+
 TEST_F(TraceEngineTest, SilentDestinationWithoutSwallowingIsNotReached) {
   io_.swallow = true;  // nobody answers past the switches, and we were not told why
   const TraceResult r = Run();

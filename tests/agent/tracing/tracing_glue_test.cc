@@ -88,7 +88,7 @@ TEST(tracing_glue, TraceLoadSaysWhenTheBudgetCannotKeepUp) {
 TEST(tracing_glue, DefaultsRefreshEightNicsOfSixteenPortsInTime) {
   AgentConfig config;  // the defaults an operator gets without a traceroute section
   bool over = true;
-  // 896 5-tuples * 4 probes / 240 s = 15/s of 40 (and of the thread's 40).
+  // 896 5-tuples * 4 probes / 240 s = 15/s of 40.
   DescribeTraceLoad(config, 8 * 7 * 16, &over);
   EXPECT_FALSE(over);
 }

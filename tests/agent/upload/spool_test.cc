@@ -126,6 +126,29 @@ TEST(upload_spool, OldestUnackedWriteIsTracked) {
   EXPECT_FALSE(spool.OldestUnackedWriteAt()) << "a new connection has written nothing";
 }
 
+TEST(upload_spool, BudgetCountsTheMemoryOfArenaBatchesNotTheirWireSize) {
+  // An agent buffering through an outage: its batches live in arenas, which
+  // take about twice the wire size; the budget bounds the memory.
+  auto arena = std::make_shared<google::protobuf::Arena>();
+  auto* message = google::protobuf::Arena::CreateMessage<v1::UploadBatch>(arena.get());
+  message->set_batch_seq(1);
+  for (int i = 0; i < 1000; ++i) {
+    v1::ProbeResult* r = message->add_results();
+    r->set_sequence(static_cast<std::uint64_t>(i));
+    r->set_src_port(50000);
+  }
+  const SharedBatch batch(arena, message);
+  const std::uint64_t wire = batch->ByteSizeLong();
+  EXPECT_EQ(Spool::MemoryBytes(*batch), arena->SpaceAllocated());
+  EXPECT_GT(Spool::MemoryBytes(*batch), wire);
+
+  Spool spool(arena->SpaceAllocated() - 1);  // room for the wire size, not the memory
+  spool.Push(batch);
+  EXPECT_TRUE(spool.empty());
+  EXPECT_EQ(spool.counters().batches_dropped, 1u);
+  EXPECT_EQ(spool.counters().bytes_dropped, arena->SpaceAllocated());
+}
+
 TEST(upload_spool, OverBudgetDropsOldestFirstAndCounts) {
   const std::uint64_t one = Batch(1, 10)->ByteSizeLong();
   Spool spool(3 * one + one / 2);  // room for three batches
