@@ -36,7 +36,7 @@ TEST(verbs_plugin, ModuleMakesAVerbsTransportThatNamesAMissingDevice) {
   EXPECT_FALSE(plugin->has_rdma_device("hostmesh-no-such-device"));
   SystemClock clock;
   verbs::VerbsTransportOptions options;
-  options.nics.push_back({.name = "nic0", .rdma_device = "hostmesh-no-such-device"});
+  options.nics.push_back({.name = "nic0", .rdma_device = "hostmesh-no-such-device", .ip = ""});
   VerbsPluginTransport made = plugin->make_transport(clock, options);
   ASSERT_NE(made.transport, nullptr);
   const OpenResult opened = made.transport->OpenNic(0);
