@@ -55,35 +55,46 @@ int ContinuousTracer::ExpectedProbes(const Entry& e) const {
 }
 
 void ContinuousTracer::Enqueue(const FiveTuple& tuple, const Entry& e) {
-  waiting_[e.new_in_pool ? 0 : 1].emplace(e.due, tuple);
+  waiting_[e.new_in_pool ? 0 : 1][tuple.src].emplace(e.due, tuple);
 }
 
 void ContinuousTracer::Dequeue(const FiveTuple& tuple, const Entry& e) {
-  waiting_[e.new_in_pool ? 0 : 1].erase({e.due, tuple});
+  auto& by_source = waiting_[e.new_in_pool ? 0 : 1];
+  const auto queue = by_source.find(tuple.src);
+  if (queue == by_source.end()) return;
+  queue->second.erase({e.due, tuple});
+  if (queue->second.empty()) by_source.erase(queue);
 }
 
 std::optional<TraceRequest> ContinuousTracer::NextTrace(MonoTime& wake_at) {
   const MonoTime now = clock_.MonotonicNow();
-  // New 5-tuples first, then the most overdue refresh: the due queues are
-  // ordered that way, so only the due entries are visited, not the whole pool.
+  // New 5-tuples first, then the most overdue refresh. A first hop whose
+  // bucket is empty must not hold up the other NICs: the candidates are the
+  // most overdue entry of every source, in due order (the order a walk over
+  // all due entries skipping refused keys would try them in, since a source's
+  // entries share its key). Keys follow sources, so once every source's key
+  // was refused, stop.
   MonoTime next_due = MonoTime::max();
-  for (const auto& queue : waiting_) {
-    if (const auto later = queue.upper_bound(now); later != queue.end()) {
-      next_due = std::min(next_due, later->first);
+  std::vector<const DueOrder::Item*> heads[2];
+  for (int q = 0; q < 2; ++q) {
+    for (const auto& [src, queue] : waiting_[q]) {
+      if (queue.begin()->first <= now) heads[q].push_back(&*queue.begin());
+      if (const auto later = queue.upper_bound(now); later != queue.end()) {
+        next_due = std::min(next_due, later->first);
+      }
     }
+    std::sort(heads[q].begin(), heads[q].end(),
+              [](const DueOrder::Item* a, const DueOrder::Item* b) { return *a < *b; });
   }
-  // A first hop whose bucket is empty must not hold up the other NICs (one
-  // NIC's 5-tuples sort together): try the best candidate of every other key.
-  // Keys follow sources, so once every source's key was refused, stop.
   wake_at = next_due;
   Entry* best = nullptr;
   std::set<Ipv4> refused;
   double reserved = 0;
   Ipv4 key;
-  for (const auto& queue : waiting_) {
-    for (const auto& [due, tuple] : queue) {
-      if (due > now || best != nullptr || refused.size() >= sources_.size()) break;
-      Entry& e = entries_.find(tuple)->second;
+  for (const auto& candidates : heads) {
+    for (const DueOrder::Item* head : candidates) {
+      if (best != nullptr || refused.size() >= sources_.size()) break;
+      Entry& e = entries_.find(head->second)->second;
       key = BudgetKey(e.target);
       if (refused.contains(key)) continue;
       const int probes = ExpectedProbes(e);

@@ -110,8 +110,10 @@ class ContinuousTracer {
   const Clock& clock_;
   TraceBudget budget_;
   std::map<FiveTuple, Entry> entries_;
-  // Entries not in flight by due time: [0] new to the pool (traced first), [1]
-  // refreshes. NextTrace visits only what is due instead of every 5-tuple.
+  // Entries not in flight by due time, per source address: [0] new to the pool
+  // (traced first), [1] refreshes. A source's entries share one budget key, so
+  // NextTrace tries only each source's most overdue entry: a refused key costs
+  // one look, not a walk over its backlog.
   struct DueOrder {
     using is_transparent = void;
     using Item = std::pair<MonoTime, FiveTuple>;
@@ -119,7 +121,8 @@ class ContinuousTracer {
     bool operator()(const Item& a, MonoTime t) const { return a.first < t; }
     bool operator()(MonoTime t, const Item& a) const { return t < a.first; }
   };
-  std::set<std::pair<MonoTime, FiveTuple>, DueOrder> waiting_[2];
+  using DueQueue = std::set<DueOrder::Item, DueOrder>;
+  std::map<Ipv4, DueQueue> waiting_[2];
   // Entries per source address: budget keys follow sources.
   std::map<Ipv4, std::size_t> sources_;
   // Source address -> its first hop's address, learned from TTL-1 replies.
