@@ -74,19 +74,15 @@ std::optional<TraceRequest> ContinuousTracer::NextTrace(MonoTime& wake_at) {
   // all due entries skipping refused keys would try them in, since a source's
   // entries share its key). Keys follow sources, so once every source's key
   // was refused, stop.
-  MonoTime next_due = MonoTime::max();
   std::vector<const DueOrder::Item*> heads[2];
   for (int q = 0; q < 2; ++q) {
     for (const auto& [src, queue] : waiting_[q]) {
       if (queue.begin()->first <= now) heads[q].push_back(&*queue.begin());
-      if (const auto later = queue.upper_bound(now); later != queue.end()) {
-        next_due = std::min(next_due, later->first);
-      }
     }
     std::sort(heads[q].begin(), heads[q].end(),
               [](const DueOrder::Item* a, const DueOrder::Item* b) { return *a < *b; });
   }
-  wake_at = next_due;
+  wake_at = MonoTime::max();
   Entry* best = nullptr;
   std::set<Ipv4> refused;
   double reserved = 0;
@@ -109,7 +105,18 @@ std::optional<TraceRequest> ContinuousTracer::NextTrace(MonoTime& wake_at) {
       wake_at = std::min(wake_at, budget_.WhenAvailable(key, probes, now));
     }
   }
-  if (best == nullptr) return std::nullopt;
+  if (best == nullptr) {
+    // Nothing runs now: wake for the first entry that is not due yet, unless a
+    // refused key's budget allows one sooner.
+    for (const auto& by_source : waiting_) {
+      for (const auto& [src, queue] : by_source) {
+        if (const auto later = queue.upper_bound(now); later != queue.end()) {
+          wake_at = std::min(wake_at, later->first);
+        }
+      }
+    }
+    return std::nullopt;
+  }
   Dequeue(best->target.tuple, *best);
   best->waiting_for_budget = false;
   best->in_flight = true;
