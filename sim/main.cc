@@ -132,7 +132,10 @@ int main(int argc, char** argv) {
       const hs::Fleet fleet(scenario.config.shape);
       std::cout << scenario.name << ": " << hostmesh::topology::DescribeShape(scenario.config.shape)
                 << ", " << scenario.config.duration_ns / 1'000'000'000 << " s simulated in "
-                << outcome.result.wall_seconds << " s, " << outcome.result.probes << " probes\n";
+                << outcome.result.wall_seconds << " s, " << outcome.result.probes << " probes\n"
+                << "  cpu: hosts " << outcome.result.host_cpu_seconds << " s ("
+                << outcome.result.host_wall_seconds << " s wall), analyzer "
+                << outcome.result.analyzer_seconds << " s\n";
       for (const auto& f : outcome.faults) std::cout << "  fault: " << f << "\n";
       hs::PrintScorecard(std::cout, outcome.card, "scorecard");
       WriteJson(json_path, hs::OutcomeJson(fleet, scenario, outcome));

@@ -58,6 +58,10 @@ struct SimResult {
   std::uint64_t probes = 0;
   std::uint64_t paths_resolved = 0, paths_unresolved = 0;
   double wall_seconds = 0;
+  // Where the time went: the hosts' phase of every slice (wall, and CPU summed
+  // over the host threads) and the analyzer's (ingest and window close).
+  double host_wall_seconds = 0, host_cpu_seconds = 0;
+  double analyzer_seconds = 0;
   std::vector<MemorySample> memory;
 };
 
@@ -88,5 +92,7 @@ class Simulation {
 };
 
 std::size_t ProcessRssBytes();
+// CPU time of the calling thread.
+double ThreadCpuSeconds();
 
 }  // namespace hostmesh::sim
