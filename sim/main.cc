@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "common/config/config_error.h"
+#include "sim/bench.h"
 #include "sim/flow_export.h"
 #include "sim/report.h"
 #include "sim/suite.h"
@@ -123,6 +124,24 @@ int main(int argc, char** argv) {
   suite->add_flag("--explain", explain, "print every window's culprits with their evidence");
   suite->add_option("--only", only, "run only the scenario of this name (suite-SEED-N)");
 
+  hs::BenchOptions bench_options;
+  double bench_minutes = 10;
+  auto* bench = app.add_subcommand(
+      "bench", "Simulation speed and the analyzer's memory over a fault-free fleet");
+  bench->add_option("--hosts", bench_options.shape.hosts, "hosts")->capture_default_str();
+  bench->add_option("--rails", bench_options.shape.rails, "rails")->capture_default_str();
+  bench->add_option("--spines", bench_options.shape.spines, "spines")->capture_default_str();
+  bench->add_option("--pods", bench_options.shape.pods, "pods")->capture_default_str();
+  bench->add_option("--minutes", bench_minutes, "simulated minutes")->capture_default_str();
+  bench->add_option("--seed", bench_options.seed, "seed")->capture_default_str();
+  bench->add_option("--threads", bench_options.threads, "host threads")->capture_default_str();
+  bench->add_option("--rotation-speedup", bench_options.rotation_speedup,
+                    "port rotation this many times faster")
+      ->capture_default_str();
+  bench->add_option("--memory-every", bench_options.memory_every_s,
+                    "memory sample every this many simulated seconds")
+      ->capture_default_str();
+
   CLI11_PARSE(app, argc, argv);
   try {
     if (*run) {
@@ -139,6 +158,11 @@ int main(int argc, char** argv) {
       for (const auto& f : outcome.faults) std::cout << "  fault: " << f << "\n";
       hs::PrintScorecard(std::cout, outcome.card, "scorecard");
       WriteJson(json_path, hs::OutcomeJson(fleet, scenario, outcome));
+      return 0;
+    }
+    if (*bench) {
+      bench_options.duration_ns = static_cast<std::int64_t>(bench_minutes * 60e9);
+      hs::RunBench(bench_options, std::cout);
       return 0;
     }
     if (*suite) {

@@ -1,5 +1,6 @@
 #include "sim/simulation.h"
 
+#include <malloc.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -105,6 +106,7 @@ SimResult Simulation::Run(const WindowObserver& on_window, const UploadObserver&
       m.path_table_bytes = analyzer.analysis().paths().memory_bytes();
       m.path_table_entries = analyzer.analysis().paths().size();
       m.open_window_bytes = analyzer.analysis().open_window_bytes();
+      m.heap_bytes = mallinfo2().uordblks;
       result.memory.push_back(m);
     }
     result.analyzer_seconds += ThreadCpuSeconds() - cpu_start;

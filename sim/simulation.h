@@ -48,6 +48,7 @@ struct MemorySample {
   std::size_t path_table_bytes = 0;
   std::size_t path_table_entries = 0;
   std::size_t open_window_bytes = 0;
+  std::size_t heap_bytes = 0;  // malloc's bytes in use (mallinfo2)
 };
 
 struct SimResult {
