@@ -35,25 +35,26 @@ SimConfig BenchConfig(const BenchOptions& options) {
   return c;
 }
 
-SimResult RunBench(const BenchOptions& options, std::ostream& out) {
-  const SimConfig config = BenchConfig(options);
+SimResult RunBench(const SimConfig& config, int memory_every_s, std::ostream& out) {
   const double simulated = static_cast<double>(config.duration_ns) / 1e9;
-  out << "bench: " << topology::DescribeShape(config.shape) << ", "
-      << Format("%.0f", simulated) << " s simulated, probe interval "
+  out << "bench: " << topology::DescribeShape(config.shape) << ", " << Format("%.0f", simulated)
+      << " s simulated, probe interval "
       << Format("%.0f ms", static_cast<double>(config.agent.probe.interval.count()) / 1e6)
       << ", port rotation every "
       << Format("%.1f s", static_cast<double>(config.agent.ports.rotation_period.count()) / 1e9)
-      << ", " << config.threads << " host threads, seed " << config.seed << "\n";
+      << ", " << config.threads << " host threads, seed " << config.seed << ", "
+      << config.faults.size() << " faults\n";
   Simulation sim(config);
-  const SimResult r = sim.Run({}, {}, std::max(1, options.memory_every_s));
+  const SimResult r = sim.Run({}, {}, std::max(1, memory_every_s));
   out << Format("  wall %.1f s: %.2fx real time\n", r.wall_seconds, simulated / r.wall_seconds);
   out << Format("  cpu: hosts %.1f s (their phase %.1f s wall), analyzer %.1f s (its own thread)\n",
                 r.host_cpu_seconds, r.host_wall_seconds, r.analyzer_seconds);
-  out << Format("  probes %llu (%.0f/s simulated), %.3f us of host CPU and %.3f us of analyzer "
-                "CPU per probe\n",
-                static_cast<unsigned long long>(r.probes), static_cast<double>(r.probes) / simulated,
-                r.host_cpu_seconds * 1e6 / static_cast<double>(r.probes),
-                r.analyzer_seconds * 1e6 / static_cast<double>(r.probes));
+  out << Format(
+      "  probes %llu (%.0f/s simulated), %.3f us of host CPU and %.3f us of analyzer "
+      "CPU per probe\n",
+      static_cast<unsigned long long>(r.probes), static_cast<double>(r.probes) / simulated,
+      r.host_cpu_seconds * 1e6 / static_cast<double>(r.probes),
+      r.analyzer_seconds * 1e6 / static_cast<double>(r.probes));
   out << "  memory (analyzer: path table and open windows; process: RSS and heap in use)\n";
   out << "      min   paths   path MB  windows MB    RSS MB   heap MB\n";
   for (const MemorySample& m : r.memory) {

@@ -24,7 +24,8 @@ struct BenchOptions {
 };
 
 SimConfig BenchConfig(const BenchOptions& options);
-// Runs the bench and prints its figures and memory series to `out`.
-SimResult RunBench(const BenchOptions& options, std::ostream& out);
+// Runs `config` (BenchConfig, or a suite scenario's) and prints its speed
+// figures and memory series to `out`.
+SimResult RunBench(const SimConfig& config, int memory_every_s, std::ostream& out);
 
 }  // namespace hostmesh::sim

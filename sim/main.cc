@@ -135,12 +135,19 @@ int main(int argc, char** argv) {
   bench->add_option("--minutes", bench_minutes, "simulated minutes")->capture_default_str();
   bench->add_option("--seed", bench_options.seed, "seed")->capture_default_str();
   bench->add_option("--threads", bench_options.threads, "host threads")->capture_default_str();
-  bench->add_option("--rotation-speedup", bench_options.rotation_speedup,
-                    "port rotation this many times faster")
+  bench
+      ->add_option("--rotation-speedup", bench_options.rotation_speedup,
+                   "port rotation this many times faster")
       ->capture_default_str();
-  bench->add_option("--memory-every", bench_options.memory_every_s,
-                    "memory sample every this many simulated seconds")
+  bench
+      ->add_option("--memory-every", bench_options.memory_every_s,
+                   "memory sample every this many simulated seconds")
       ->capture_default_str();
+
+  int bench_scenario = -1;
+  bench->add_option("--suite-scenario", bench_scenario,
+                    "with the faults and background of this suite scenario (its index), and "
+                    "its scorecard");
 
   CLI11_PARSE(app, argc, argv);
   try {
@@ -162,7 +169,29 @@ int main(int argc, char** argv) {
     }
     if (*bench) {
       bench_options.duration_ns = static_cast<std::int64_t>(bench_minutes * 60e9);
-      hs::RunBench(bench_options, std::cout);
+      hostmesh::sim::SimConfig config = hs::BenchConfig(bench_options);
+      if (bench_scenario >= 0) {
+        // A suite scenario's faults and background on the bench's fleet.
+        hs::SuiteOptions so;
+        so.shape = bench_options.shape;
+        so.duration_ns = bench_options.duration_ns;
+        so.seed = bench_options.seed;
+        so.scenarios = bench_scenario + 1;
+        const hs::Scenario s = hs::BuildSuite(so).back();
+        std::cout << s.name << "\n";
+        config.faults = s.config.faults;
+        config.background = s.config.background;
+      }
+      const hs::SimResult r = hs::RunBench(config, bench_options.memory_every_s, std::cout);
+      if (bench_scenario >= 0) {
+        const hs::Fleet fleet(config.shape);
+        for (const auto& f : config.faults) {
+          std::cout << "  fault: " << hs::DescribeFault(fleet, f) << "\n";
+        }
+        const hs::Scorecard card = hs::ScoreRun(fleet, config.faults, r.windows, r.incidents,
+                                                config.analysis.window.count());
+        hs::PrintScorecard(std::cout, card, "scorecard");
+      }
       return 0;
     }
     if (*suite) {
