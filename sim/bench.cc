@@ -43,9 +43,21 @@ SimResult RunBench(const SimConfig& config, int memory_every_s, std::ostream& ou
       << ", port rotation every "
       << Format("%.1f s", static_cast<double>(config.agent.ports.rotation_period.count()) / 1e9)
       << ", " << config.threads << " host threads, seed " << config.seed << ", "
-      << config.faults.size() << " faults\n";
+      << config.faults.size() << " faults\n"
+      << std::flush;
   Simulation sim(config);
-  const SimResult r = sim.Run({}, {}, std::max(1, memory_every_s));
+  out << "  memory (analyzer: path table and open windows; process: RSS and heap in use) and "
+         "progress\n";
+  out << "      min   paths   path MB  windows MB    RSS MB   heap MB    wall s  host cpu s  "
+         "analyzer cpu s\n";
+  const auto print = [&](const MemorySample& m) {
+    out << Format("  %7.1f %7zu %9.1f %11.1f %9.1f %9.1f %9.1f %11.1f %15.1f\n",
+                  static_cast<double>(m.at_ns) / 60e9, m.path_table_entries, Mb(m.path_table_bytes),
+                  Mb(m.open_window_bytes), Mb(m.rss_bytes), Mb(m.heap_bytes), m.wall_seconds,
+                  m.host_cpu_seconds, m.analyzer_seconds)
+        << std::flush;
+  };
+  const SimResult r = sim.Run({}, {}, std::max(1, memory_every_s), print);
   out << Format("  wall %.1f s: %.2fx real time\n", r.wall_seconds, simulated / r.wall_seconds);
   out << Format("  cpu: hosts %.1f s (their phase %.1f s wall), analyzer %.1f s (its own thread)\n",
                 r.host_cpu_seconds, r.host_wall_seconds, r.analyzer_seconds);
@@ -55,13 +67,6 @@ SimResult RunBench(const SimConfig& config, int memory_every_s, std::ostream& ou
       static_cast<unsigned long long>(r.probes), static_cast<double>(r.probes) / simulated,
       r.host_cpu_seconds * 1e6 / static_cast<double>(r.probes),
       r.analyzer_seconds * 1e6 / static_cast<double>(r.probes));
-  out << "  memory (analyzer: path table and open windows; process: RSS and heap in use)\n";
-  out << "      min   paths   path MB  windows MB    RSS MB   heap MB\n";
-  for (const MemorySample& m : r.memory) {
-    out << Format("  %7.1f %7zu %9.1f %11.1f %9.1f %9.1f\n", static_cast<double>(m.at_ns) / 60e9,
-                  m.path_table_entries, Mb(m.path_table_bytes), Mb(m.open_window_bytes),
-                  Mb(m.rss_bytes), Mb(m.heap_bytes));
-  }
   return r;
 }
 

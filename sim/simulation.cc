@@ -49,7 +49,7 @@ Simulation::Simulation(SimConfig config) : config_(std::move(config)) {
 Simulation::~Simulation() = default;
 
 SimResult Simulation::Run(const WindowObserver& on_window, const UploadObserver& on_upload,
-                          int memory_every) {
+                          int memory_every, const MemoryObserver& on_memory) {
   const auto wall_start = std::chrono::steady_clock::now();
   const std::size_t n = fleet_->hosts().size();
   std::vector<std::unique_ptr<HostAgent>> agents;
@@ -78,6 +78,7 @@ SimResult Simulation::Run(const WindowObserver& on_window, const UploadObserver&
 
   // The analyzer's half of a slice: every host's upload in host order, then
   // the windows that are due.
+  double host_cpu_done = 0;  // the host threads' CPU up to the slice being ingested
   const auto analyze = [&](std::int64_t end, int slice_index) {
     const double cpu_start = ThreadCpuSeconds();
     for (std::uint32_t h = 0; h < n; ++h) {
@@ -107,7 +108,12 @@ SimResult Simulation::Run(const WindowObserver& on_window, const UploadObserver&
       m.path_table_entries = analyzer.analysis().paths().size();
       m.open_window_bytes = analyzer.analysis().open_window_bytes();
       m.heap_bytes = mallinfo2().uordblks;
+      m.wall_seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+      m.host_cpu_seconds = host_cpu_done;
+      m.analyzer_seconds = result.analyzer_seconds + ThreadCpuSeconds() - cpu_start;
       result.memory.push_back(m);
+      if (on_memory) on_memory(m);
     }
     result.analyzer_seconds += ThreadCpuSeconds() - cpu_start;
   };
@@ -163,6 +169,8 @@ SimResult Simulation::Run(const WindowObserver& on_window, const UploadObserver&
       result.probes += uploads[h].results.size();
       uploaded[h] = agents[h]->running() || !uploads[h].results.empty();
     }
+    host_cpu_done = 0;
+    for (double c : host_cpu) host_cpu_done += c;
     std::swap(uploads, ingesting);
     std::swap(uploaded, ingest_uploaded);
     analyzer_thread = std::thread(analyze, end, slice_index);

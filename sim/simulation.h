@@ -49,7 +49,11 @@ struct MemorySample {
   std::size_t path_table_entries = 0;
   std::size_t open_window_bytes = 0;
   std::size_t heap_bytes = 0;  // malloc's bytes in use (mallinfo2)
+  // Progress so far: wall time, and CPU of the hosts' and analyzer's phases.
+  double wall_seconds = 0, host_cpu_seconds = 0, analyzer_seconds = 0;
 };
+// Called with each memory sample as it is taken (from the analyzer's thread).
+using MemoryObserver = std::function<void(const MemorySample&)>;
 
 struct SimResult {
   std::vector<WindowRecord> windows;
@@ -82,7 +86,7 @@ class Simulation {
 
   // memory_every: record a MemorySample every this many slices (0: never).
   SimResult Run(const WindowObserver& on_window = {}, const UploadObserver& on_upload = {},
-                int memory_every = 0);
+                int memory_every = 0, const MemoryObserver& on_memory = {});
 
  private:
   SimConfig config_;
