@@ -29,7 +29,7 @@ class AnalyzerSide {
  public:
   AnalyzerSide(const Fleet& fleet, const analysis::AnalysisConfig& config);
 
-  // One host's upload (what it produced in one slice).
+  // One host's upload (what it produced in one slice; paths as `wire_paths`).
   void Ingest(std::uint32_t fleet_host, const HostOutput& upload);
   // Judges the windows due at `wall_ns`; incidents are updated.
   std::vector<analysis::WindowReport> Advance(std::int64_t wall_ns);

@@ -143,7 +143,10 @@ void HostAgent::RunUntil(std::int64_t end_ns, HostOutput& out) {
     clock_.Set(next);
 
     if (in_flight_ && in_flight_done_ <= next) {
-      if (auto report = tracer_->OnTraceDone(*in_flight_)) out.paths.push_back(std::move(*report));
+      if (auto report = tracer_->OnTraceDone(*in_flight_)) {
+        out.wire_paths.push_back(agent::app::ToProto(*report));
+        out.paths.push_back(std::move(*report));
+      }
       in_flight_.reset();
       tracer_wake_ = next;
     }
