@@ -28,8 +28,7 @@ void AnalyzerSide::Ingest(std::uint32_t fleet_host, const HostOutput& upload) {
   if (upload.hello) analysis_.SetRails(id, analyzer::app::RailsFromHello(*upload.hello));
   // Paths first, as the feed applies a batch: a result may be the first of a
   // freshly traced 5-tuple.
-  for (const tracer::PathReport& report : upload.paths) {
-    const v1::PathReport wire = agent::app::ToProto(report);
+  for (const v1::PathReport& wire : upload.wire_paths) {
     switch (analyzer::app::ToPathRecord(id, wire, resolver_, scratch_, path_)) {
       case analyzer::app::PathConversion::kContinued:
         ++counts_.paths_continued;

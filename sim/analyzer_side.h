@@ -35,7 +35,7 @@ class AnalyzerSide {
  public:
   AnalyzerSide(const Fleet& fleet, const analysis::AnalysisConfig& config);
 
-  // One host's upload (what it produced in one slice).
+  // One host's upload (what it produced in one slice; paths as `wire_paths`).
   void Ingest(std::uint32_t fleet_host, const HostOutput& upload);
   // Incidents are diagnosed by `diagnosis` (may be null: not diagnosed) after each window.
   void AttachDiagnosis(DiagnosisSide* diagnosis) { diagnosis_ = diagnosis; }

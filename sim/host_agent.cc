@@ -106,15 +106,20 @@ void HostAgent::Start(std::int64_t at_ns) {
 }
 
 void HostAgent::RefreshTraceTargets() {
+  // As the agent's HandTraceTargets: nothing to do (and nothing to copy) until
+  // a pool has rotated, which it does once a rotation period.
   bool changed = false;
+  for (agent::NicId nic = 0; nic < config_.nics.size() && !changed; ++nic) {
+    changed = scheduler_->pool(nic).generation() != generations_[nic];
+  }
+  if (!changed) return;
   std::vector<std::vector<std::uint16_t>> ports(config_.nics.size());
   for (agent::NicId nic = 0; nic < config_.nics.size(); ++nic) {
     const agent::PortPool& pool = scheduler_->pool(nic);
-    changed |= pool.generation() != generations_[nic];
     generations_[nic] = pool.generation();
     ports[nic].assign(pool.ports().begin(), pool.ports().end());
   }
-  if (changed && tracer_) tracer_->SetTargets(agent::app::TraceTargetsFrom(config_, ports));
+  if (tracer_) tracer_->SetTargets(agent::app::TraceTargetsFrom(config_, ports));
 }
 
 void HostAgent::RunUntil(std::int64_t end_ns, HostOutput& out) {
@@ -138,7 +143,10 @@ void HostAgent::RunUntil(std::int64_t end_ns, HostOutput& out) {
     clock_.Set(next);
 
     if (in_flight_ && in_flight_done_ <= next) {
-      if (auto report = tracer_->OnTraceDone(*in_flight_)) out.paths.push_back(std::move(*report));
+      if (auto report = tracer_->OnTraceDone(*in_flight_)) {
+        out.wire_paths.push_back(agent::app::ToProto(*report));
+        out.paths.push_back(std::move(*report));
+      }
       in_flight_.reset();
       tracer_wake_ = next;
     }

@@ -36,11 +36,15 @@ struct AgentSettings {
 struct HostOutput {
   std::vector<agent::ProbeResult> results;
   std::vector<tracer::PathReport> paths;
+  // `paths` as the agent puts them on the wire (its ToProto runs on the
+  // host's thread, as it runs in the agent, not in the analyzer).
+  std::vector<v1::PathReport> wire_paths;
   std::optional<v1::AgentHello> hello;  // after each (re)start
   std::uint64_t boot_id = 0;
   void Clear() {
     results.clear();
     paths.clear();
+    wire_paths.clear();
     hello.reset();
   }
 };

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "common/config/config_error.h"
+#include "sim/bench.h"
 #include "sim/diagnosis_score.h"
 #include "sim/flow_export.h"
 #include "sim/report.h"
@@ -124,6 +125,31 @@ int main(int argc, char** argv) {
   suite->add_flag("--explain", explain, "print every window's culprits with their evidence");
   suite->add_option("--only", only, "run only the scenario of this name (suite-SEED-N)");
 
+  hs::BenchOptions bench_options;
+  double bench_minutes = 10;
+  auto* bench = app.add_subcommand(
+      "bench", "Simulation speed and the analyzer's memory over a fault-free fleet");
+  bench->add_option("--hosts", bench_options.shape.hosts, "hosts")->capture_default_str();
+  bench->add_option("--rails", bench_options.shape.rails, "rails")->capture_default_str();
+  bench->add_option("--spines", bench_options.shape.spines, "spines")->capture_default_str();
+  bench->add_option("--pods", bench_options.shape.pods, "pods")->capture_default_str();
+  bench->add_option("--minutes", bench_minutes, "simulated minutes")->capture_default_str();
+  bench->add_option("--seed", bench_options.seed, "seed")->capture_default_str();
+  bench->add_option("--threads", bench_options.threads, "host threads")->capture_default_str();
+  bench
+      ->add_option("--rotation-speedup", bench_options.rotation_speedup,
+                   "port rotation this many times faster")
+      ->capture_default_str();
+  bench
+      ->add_option("--memory-every", bench_options.memory_every_s,
+                   "memory sample every this many simulated seconds")
+      ->capture_default_str();
+
+  int bench_scenario = -1;
+  bench->add_option("--suite-scenario", bench_scenario,
+                    "with the faults and background of this suite scenario (its index), and "
+                    "its scorecard");
+
   CLI11_PARSE(app, argc, argv);
   try {
     if (*run) {
@@ -137,7 +163,10 @@ int main(int argc, char** argv) {
                 << outcome.result.paths_resolved << " paths resolved ("
                 << outcome.result.paths_continued << " continued after a cut), "
                 << outcome.result.paths_cut_short << " cut short, "
-                << outcome.result.paths_unresolved << " unresolved\n";
+                << outcome.result.paths_unresolved << " unresolved\n"
+                << "  cpu: hosts " << outcome.result.host_cpu_seconds << " s ("
+                << outcome.result.host_wall_seconds << " s wall), analyzer "
+                << outcome.result.analyzer_seconds << " s\n";
       for (const auto& f : outcome.faults) std::cout << "  fault: " << f << "\n";
       hs::PrintScorecard(std::cout, outcome.card, "scorecard");
       hs::DiagnosisScore diagnosis;
@@ -145,6 +174,33 @@ int main(int argc, char** argv) {
                          scenario.config.analysis.window.count(), diagnosis);
       hs::PrintDiagnosisScore(std::cout, diagnosis);
       WriteJson(json_path, hs::OutcomeJson(fleet, scenario, outcome));
+      return 0;
+    }
+    if (*bench) {
+      bench_options.duration_ns = static_cast<std::int64_t>(bench_minutes * 60e9);
+      hostmesh::sim::SimConfig config = hs::BenchConfig(bench_options);
+      if (bench_scenario >= 0) {
+        // A suite scenario's faults and background on the bench's fleet.
+        hs::SuiteOptions so;
+        so.shape = bench_options.shape;
+        so.duration_ns = bench_options.duration_ns;
+        so.seed = bench_options.seed;
+        so.scenarios = bench_scenario + 1;
+        const hs::Scenario s = hs::BuildSuite(so).back();
+        std::cout << s.name << "\n";
+        config.faults = s.config.faults;
+        config.background = s.config.background;
+      }
+      const hs::SimResult r = hs::RunBench(config, bench_options.memory_every_s, std::cout);
+      if (bench_scenario >= 0) {
+        const hs::Fleet fleet(config.shape);
+        for (const auto& f : config.faults) {
+          std::cout << "  fault: " << hs::DescribeFault(fleet, f) << "\n";
+        }
+        const hs::Scorecard card = hs::ScoreRun(fleet, config.faults, r.windows, r.incidents,
+                                                config.analysis.window.count());
+        hs::PrintScorecard(std::cout, card, "scorecard");
+      }
       return 0;
     }
     if (*suite) {

@@ -1,5 +1,7 @@
 #include "sim/simulation.h"
 
+#include <malloc.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -24,6 +26,12 @@ std::vector<std::uint32_t> SwitchSeeds(const Fleet& fleet, std::uint32_t hash_se
 
 }  // namespace
 
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
 std::size_t ProcessRssBytes() {
   std::ifstream statm("/proc/self/statm");
   std::size_t pages = 0, resident = 0;
@@ -42,7 +50,7 @@ Simulation::Simulation(SimConfig config) : config_(std::move(config)) {
 Simulation::~Simulation() = default;
 
 SimResult Simulation::Run(const WindowObserver& on_window, const UploadObserver& on_upload,
-                          int memory_every) {
+                          int memory_every, const MemoryObserver& on_memory) {
   const auto wall_start = std::chrono::steady_clock::now();
   const std::size_t n = fleet_->hosts().size();
   std::vector<std::unique_ptr<HostAgent>> agents;
@@ -52,10 +60,14 @@ SimResult Simulation::Run(const WindowObserver& on_window, const UploadObserver&
                                                  kWallOffsetNs, config_.seed));
   }
   AnalyzerSide analyzer(*fleet_, config_.analysis);
+  // Two upload buffers: the analyzer ingests slice k on a thread of its own
+  // while the hosts run slice k+1 (nothing the analyzer concludes feeds back
+  // into the hosts, and it ingests in host order, so results do not change).
   DiagnosisSide diagnosis(*fleet_, *faults_, kWallOffsetNs);
   analyzer.AttachDiagnosis(&diagnosis);
-  std::vector<std::uint8_t> running(n, 0);
-  std::vector<HostOutput> uploads(n);
+  std::vector<HostOutput> uploads(n), ingesting(n);
+  std::vector<std::uint8_t> uploaded(n), ingest_uploaded(n);
+  std::vector<std::uint8_t> running(n), ingest_running(n);
   std::vector<std::uint8_t> dead;
   std::vector<LinkId> dead_list, last_dead_list;
   ecmp::DeadLinks dead_state;
@@ -68,52 +80,14 @@ SimResult Simulation::Run(const WindowObserver& on_window, const UploadObserver&
       config_.duration_ns + std::max(timeout, config_.analysis.grace.count()) + config_.slice_ns;
   const int threads = std::max(1, config_.threads);
 
-  int slice_index = 0;
-  for (std::int64_t t = 0; t < run_until; t += config_.slice_ns, ++slice_index) {
-    const std::int64_t end = t + config_.slice_ns;
-    faults_->DeadLinksAt(t, dead);
-    dead_list.clear();
-    for (LinkId l = 0; l < dead.size(); ++l) {
-      if (dead[l]) dead_list.push_back(l);
-    }
-    if (dead_list != last_dead_list) {
-      dead_state = router_->Reconverge(dead_list);
-      last_dead_list = dead_list;
-    }
-    model_->SetDeadLinks(dead_list.empty() ? nullptr : &dead_state);
-    const bool probing = t < config_.duration_ns + timeout;
+  // The analyzer's half of a slice: every host's upload in host order, then
+  // the windows that are due.
+  double host_cpu_done = 0;  // the host threads' CPU up to the slice being ingested
+  const auto analyze = [&](std::int64_t start, std::int64_t end, int slice_index) {
+    const double cpu_start = ThreadCpuSeconds();
+    diagnosis.Sample(start, end, ingest_running);  // read by the analyzer's judging
     for (std::uint32_t h = 0; h < n; ++h) {
-      HostAgent& a = *agents[h];
-      const bool absent = !probing || faults_->HostAbsent(h, t);
-      if (absent && a.running()) a.Stop();
-      if (!absent && (!a.running() || faults_->RestartsBetween(h, t, end) > 0)) a.Start(t);
-    }
-    const auto run_range = [&](std::size_t from, std::size_t to) {
-      for (std::size_t h = from; h < to; ++h) {
-        uploads[h].Clear();
-        agents[h]->RunUntil(end, uploads[h]);
-      }
-    };
-    std::vector<std::thread> workers;
-    for (int k = 1; k < threads; ++k) {
-      workers.emplace_back(run_range, n * k / threads, n * (k + 1) / threads);
-    }
-    run_range(0, n / threads);
-    for (auto& w : workers) w.join();
-
-    if (end > config_.duration_ns) {
-      for (HostOutput& u : uploads) {
-        std::erase_if(u.results, [&](const agent::ProbeResult& r) {
-          return r.send_time_ns - kWallOffsetNs >= config_.duration_ns;
-        });
-      }
-    }
-    for (std::uint32_t h = 0; h < n; ++h) running[h] = agents[h]->running() ? 1 : 0;
-    diagnosis.Sample(t, end, running);
-    if (on_upload) on_upload(end, uploads);
-    for (std::uint32_t h = 0; h < n; ++h) {
-      result.probes += uploads[h].results.size();
-      if (agents[h]->running() || !uploads[h].results.empty()) analyzer.Ingest(h, uploads[h]);
+      if (ingest_uploaded[h]) analyzer.Ingest(h, ingesting[h]);
     }
     // Windows that end by the run's end are judged; the one after is partial.
     const std::int64_t judge_at =
@@ -138,9 +112,78 @@ SimResult Simulation::Run(const WindowObserver& on_window, const UploadObserver&
       m.path_table_bytes = analyzer.analysis().paths().memory_bytes();
       m.path_table_entries = analyzer.analysis().paths().size();
       m.open_window_bytes = analyzer.analysis().open_window_bytes();
+      m.heap_bytes = mallinfo2().uordblks;
+      m.wall_seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+      m.host_cpu_seconds = host_cpu_done;
+      m.analyzer_seconds = result.analyzer_seconds + ThreadCpuSeconds() - cpu_start;
       result.memory.push_back(m);
+      if (on_memory) on_memory(m);
     }
+    result.analyzer_seconds += ThreadCpuSeconds() - cpu_start;
+  };
+  std::thread analyzer_thread;
+
+  std::vector<double> host_cpu(static_cast<std::size_t>(threads));
+  int slice_index = 0;
+  for (std::int64_t t = 0; t < run_until; t += config_.slice_ns, ++slice_index) {
+    const std::int64_t end = t + config_.slice_ns;
+    faults_->DeadLinksAt(t, dead);
+    dead_list.clear();
+    for (LinkId l = 0; l < dead.size(); ++l) {
+      if (dead[l]) dead_list.push_back(l);
+    }
+    if (dead_list != last_dead_list) {
+      dead_state = router_->Reconverge(dead_list);
+      last_dead_list = dead_list;
+    }
+    model_->SetDeadLinks(dead_list.empty() ? nullptr : &dead_state);
+    const bool probing = t < config_.duration_ns + timeout;
+    for (std::uint32_t h = 0; h < n; ++h) {
+      HostAgent& a = *agents[h];
+      const bool absent = !probing || faults_->HostAbsent(h, t);
+      if (absent && a.running()) a.Stop();
+      if (!absent && (!a.running() || faults_->RestartsBetween(h, t, end) > 0)) a.Start(t);
+    }
+    const auto hosts_start = std::chrono::steady_clock::now();
+    const auto run_range = [&](int k) {
+      const double cpu_start = ThreadCpuSeconds();
+      for (std::size_t h = n * k / threads; h < n * (k + 1) / threads; ++h) {
+        uploads[h].Clear();
+        agents[h]->RunUntil(end, uploads[h]);
+      }
+      host_cpu[static_cast<std::size_t>(k)] += ThreadCpuSeconds() - cpu_start;
+    };
+    std::vector<std::thread> workers;
+    for (int k = 1; k < threads; ++k) workers.emplace_back(run_range, k);
+    run_range(0);
+    for (auto& w : workers) w.join();
+    result.host_wall_seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - hosts_start).count();
+    if (analyzer_thread.joinable()) analyzer_thread.join();
+
+    if (end > config_.duration_ns) {
+      for (HostOutput& u : uploads) {
+        std::erase_if(u.results, [&](const agent::ProbeResult& r) {
+          return r.send_time_ns - kWallOffsetNs >= config_.duration_ns;
+        });
+      }
+    }
+    if (on_upload) on_upload(end, uploads);
+    for (std::uint32_t h = 0; h < n; ++h) {
+      result.probes += uploads[h].results.size();
+      uploaded[h] = agents[h]->running() || !uploads[h].results.empty();
+      running[h] = agents[h]->running() ? 1 : 0;
+    }
+    host_cpu_done = 0;
+    for (double c : host_cpu) host_cpu_done += c;
+    std::swap(uploads, ingesting);
+    std::swap(uploaded, ingest_uploaded);
+    std::swap(running, ingest_running);
+    analyzer_thread = std::thread(analyze, t, end, slice_index);
   }
+  if (analyzer_thread.joinable()) analyzer_thread.join();
+  for (double c : host_cpu) result.host_cpu_seconds += c;
   result.host_of = analyzer.fleet_hosts();
   result.incidents = OurIncidents(analyzer.incidents().all(), result.host_of, kWallOffsetNs);
   result.raw_incidents = analyzer.incidents().all();

@@ -48,7 +48,12 @@ struct MemorySample {
   std::size_t path_table_bytes = 0;
   std::size_t path_table_entries = 0;
   std::size_t open_window_bytes = 0;
+  std::size_t heap_bytes = 0;  // malloc's bytes in use (mallinfo2)
+  // Progress so far: wall time, and CPU of the hosts' and analyzer's phases.
+  double wall_seconds = 0, host_cpu_seconds = 0, analyzer_seconds = 0;
 };
+// Called with each memory sample as it is taken (from the analyzer's thread).
+using MemoryObserver = std::function<void(const MemorySample&)>;
 
 struct SimResult {
   std::vector<WindowRecord> windows;
@@ -60,6 +65,10 @@ struct SimResult {
   // Traces a gray link cut short: continued (among the resolved), or left out.
   std::uint64_t paths_continued = 0, paths_cut_short = 0;
   double wall_seconds = 0;
+  // Where the time went: the hosts' phase of every slice (wall, and CPU summed
+  // over the host threads) and the analyzer's (ingest and window close).
+  double host_wall_seconds = 0, host_cpu_seconds = 0;
+  double analyzer_seconds = 0;
   std::vector<MemorySample> memory;
 };
 
@@ -79,7 +88,7 @@ class Simulation {
 
   // memory_every: record a MemorySample every this many slices (0: never).
   SimResult Run(const WindowObserver& on_window = {}, const UploadObserver& on_upload = {},
-                int memory_every = 0);
+                int memory_every = 0, const MemoryObserver& on_memory = {});
 
  private:
   SimConfig config_;
@@ -90,5 +99,7 @@ class Simulation {
 };
 
 std::size_t ProcessRssBytes();
+// CPU time of the calling thread.
+double ThreadCpuSeconds();
 
 }  // namespace hostmesh::sim

@@ -12,7 +12,12 @@ constexpr std::uint32_t kNicLinkBase = (198U << 24) | (18U << 16);      // 198.1
 constexpr std::uint32_t kFabricLinkBase = (198U << 24) | (19U << 16);   // 198.19.0.0/17
 constexpr std::uint32_t kMgmtHostBase = kFabricLinkBase | (129U << 8);  // 198.19.129.0
 constexpr Ipv4 kAnalyzer{kFabricLinkBase | (128U << 8) | 1U};           // 198.19.128.1
-constexpr int kMaxNicLinks = 1 << 15;
+// NIC links beyond the testbed's /16 (fleets over 32768 NICs, which only the
+// simulator builds) continue in 100.64.0.0/10, so the testbed's addresses stay
+// as they are.
+constexpr std::uint32_t kWideNicLinkBase = (100U << 24) | (64U << 16);  // 100.64.0.0/10
+constexpr int kTestbedNicLinks = 1 << 15;
+constexpr int kMaxNicLinks = kTestbedNicLinks + (1 << 21);
 constexpr int kMaxFabricLinks = 1 << 14;
 constexpr int kMaxMgmtHosts = 32768 - 256;
 
@@ -130,7 +135,9 @@ class Generator {
     for (int r = 0; r < s_.rails; ++r) {
       for (int h = 0; h < s_.hosts; ++h) {
         const auto idx = static_cast<std::uint32_t>(r * s_.hosts + h);
-        const Ipv4 switch_ip{kNicLinkBase + 2 * idx};
+        const Ipv4 switch_ip{idx < kTestbedNicLinks
+                                 ? kNicLinkBase + 2 * idx
+                                 : kWideNicLinkBase + 2 * (idx - kTestbedNicLinks)};
         const Ipv4 nic_ip{switch_ip.value + 1};
         InventoryHost& host = inv_.hosts[static_cast<size_t>(h)];
         InventorySwitch& sw = rail_[Rail(host.pod, r)];

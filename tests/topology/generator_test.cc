@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
 #include <stdexcept>
 
 #include "tests/topology/test_fabrics.h"
@@ -62,11 +63,28 @@ TEST(Generator, ThreeTierValidatesAndRoundTrips) {
   EXPECT_EQ(inv.links[8 * 4].a.ip.ToString(), "198.19.0.0");
 }
 
+TEST(Generator, NicLinksPastTheTestbedsRangeContinueElsewhere) {
+  // 4200 x 8 = 33600 NIC links: the last 832 do not fit in 198.18.0.0/16.
+  const Inventory inv = GenerateInventory({.hosts = 4200, .rails = 8, .spines = 2, .pods = 4});
+  std::set<std::uint32_t> seen;
+  for (const auto& host : inv.hosts) {
+    for (const auto& nic : host.nics) {
+      EXPECT_TRUE(seen.insert(nic.ip.value).second) << nic.ip.ToString();
+      EXPECT_TRUE(seen.insert(nic.switch_ip.value).second) << nic.switch_ip.ToString();
+    }
+  }
+  // idx = r*H + h: rail 7 of host 3367 is the last of the /16, host 3368 the first after.
+  EXPECT_EQ(inv.hosts[3367].nics[7].ip.ToString(), "198.18.255.255");
+  EXPECT_EQ(inv.hosts[3368].nics[7].switch_ip.ToString(), "100.64.0.0");
+  EXPECT_EQ(inv.hosts[3368].nics[7].ip.ToString(), "100.64.0.1");
+  EXPECT_EQ(inv.hosts[0].nics[0].ip.ToString(), "198.18.0.1");
+}
+
 TEST(Generator, RefusesShapesTheAddressingCannotHold) {
   EXPECT_THROW(GenerateInventory({.hosts = 4, .rails = 1, .spines = 2}), std::invalid_argument);
   EXPECT_THROW(GenerateInventory({.hosts = 5, .rails = 2, .spines = 2, .pods = 2}),
                std::invalid_argument);
-  EXPECT_THROW(GenerateInventory({.hosts = 8192, .rails = 8, .spines = 2}), std::invalid_argument);
+  EXPECT_THROW(GenerateInventory({.hosts = 32768, .rails = 2, .spines = 2}), std::invalid_argument);
   EXPECT_THROW(GenerateInventory({.hosts = 4, .rails = 2, .spines = 2, .tiers = 4}),
                std::invalid_argument);
 }
