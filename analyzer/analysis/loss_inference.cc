@@ -29,6 +29,31 @@ void InferenceProblem::AddGroup(std::uint32_t pair, std::uint32_t bad, bool trac
   groups.push_back(g);
 }
 
+UntracedExplainer::UntracedExplainer(const InferenceProblem& p)
+    : link_failures_(p.rail_pairs, 0), traced_(p.rail_pairs, 0) {
+  for (const auto& t : p.pairs) {
+    if (t.rail_pair < p.rail_pairs) traced_[t.rail_pair] += static_cast<double>(t.traced);
+  }
+}
+
+void UntracedExplainer::CrossedBlamedLink(const InferenceProblem& p,
+                                          const InferenceProblem::Group& g) {
+  const std::uint32_t group = p.pairs[g.pair].rail_pair;
+  if (group < link_failures_.size()) link_failures_[group] += g.bad;
+}
+
+void UntracedExplainer::Explain(const InferenceProblem& p,
+                                std::vector<double>& untraced_explained) const {
+  for (std::size_t gi = 0; gi < p.groups.size(); ++gi) {
+    const auto& g = p.groups[gi];
+    if (g.traced) continue;
+    const auto& t = p.pairs[g.pair];
+    if (t.rail_pair >= traced_.size() || traced_[t.rail_pair] <= 0) continue;
+    const double share = link_failures_[t.rail_pair] / traced_[t.rail_pair];
+    untraced_explained[gi] = std::min<double>(g.bad, share * static_cast<double>(t.untraced));
+  }
+}
+
 double BinomialZ(double bad, double n, double p0) {
   if (n <= 0) return 0;
   const double sd = std::sqrt(n * p0 * (1 - p0));
@@ -41,7 +66,7 @@ InferenceResult Infer(InferenceProblem& p, const InferenceParams& params) {
   out.failures.assign(n_comp, 0);
   std::vector<char> explained(p.groups.size(), 0);
   std::vector<double> untraced_explained(p.groups.size(), 0);
-  std::vector<double> pair_link_failures(p.pairs.size(), 0);
+  UntracedExplainer untraced(p);
   std::vector<char> blamed(n_comp, 0);
   std::vector<double> ub(n_comp, 0);    // unexplained failures, traced
   std::vector<double> ub_u(n_comp, 0);  // unexplained failures, untraced
@@ -111,7 +136,7 @@ InferenceResult Infer(InferenceProblem& p, const InferenceParams& params) {
     blamed[best] = 1;
 
     // Everything through the culprit is explained by it.
-    bool pairs_changed = false;
+    bool crossed = false;
     for (std::size_t gi = 0; gi < p.groups.size(); ++gi) {
       auto& g = p.groups[gi];
       const auto* begin = p.comps.data() + g.first;
@@ -119,22 +144,11 @@ InferenceResult Infer(InferenceProblem& p, const InferenceParams& params) {
       explained[gi] = 1;
       if (g.traced && p.is_link[best] && !g.link_part) {
         g.link_part = true;
-        pair_link_failures[g.pair] += g.bad;
-        pairs_changed = true;
+        untraced.CrossedBlamedLink(p, g);
+        crossed = true;
       }
     }
-    // Untraced probes of a pair fail through blamed links as often as its traced ones do.
-    if (pairs_changed) {
-      for (std::size_t gi = 0; gi < p.groups.size(); ++gi) {
-        const auto& g = p.groups[gi];
-        if (g.traced) continue;
-        const auto& t = p.pairs[g.pair];
-        if (t.traced == 0) continue;
-        const double pair_share = pair_link_failures[g.pair] / static_cast<double>(t.traced);
-        untraced_explained[gi] =
-            std::min<double>(g.bad, pair_share * static_cast<double>(t.untraced));
-      }
-    }
+    if (crossed) untraced.Explain(p, untraced_explained);
   }
 
   out.score.resize(n_comp);

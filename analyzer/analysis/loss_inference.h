@@ -57,10 +57,10 @@ struct InferenceProblem {
   struct PairTotals {
     std::uint64_t traced = 0;     // all probes of the pair, traced
     std::uint64_t untraced = 0;   // all probes of the pair, untraced
-    std::uint32_t rail_pair = 0;  // pairs of NICs on the same two rails share one
+    std::uint32_t rail_pair = 0;  // NIC pairs of one ECMP group (the same two rail switches)
   };
   std::vector<PairTotals> pairs;
-  std::size_t rail_pairs = 0;
+  std::size_t rail_pairs = 0;  // ECMP groups
   // Components whose unexplained loss rate estimates the ambient loss (the
   // directed fabric links): sequential_inference.h.
   std::vector<bool> ambient;
@@ -98,6 +98,26 @@ struct InferenceResult {
   std::vector<std::uint64_t> failures;
   std::vector<double> residual;
   std::vector<double> score;  // residual x residual loss
+};
+
+// How many of the untraced probes' failures the blamed links explain. An
+// untraced 5-tuple's path is unknown, but ECMP spreads every 5-tuple between
+// the same two rail switches alike, so it fails through blamed links as often
+// as the traced probes of all NIC pairs of that ECMP group do. (The NIC pair's
+// own traced 5-tuples are other 5-tuples: the handful of them says nothing
+// about where these hash, and on a large fleet most pairs' traced ones miss
+// a given uplink, which left their untraced failures to indict the RNICs.)
+class UntracedExplainer {
+ public:
+  explicit UntracedExplainer(const InferenceProblem& p);
+  // A traced group newly found to cross a blamed link.
+  void CrossedBlamedLink(const InferenceProblem& p, const InferenceProblem::Group& g);
+  // Recomputes untraced_explained (per group) after CrossedBlamedLink calls.
+  void Explain(const InferenceProblem& p, std::vector<double>& untraced_explained) const;
+
+ private:
+  std::vector<double> link_failures_;  // per ECMP group
+  std::vector<double> traced_;
 };
 
 InferenceResult Infer(InferenceProblem& problem, const InferenceParams& params);

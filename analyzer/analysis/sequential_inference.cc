@@ -59,15 +59,7 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
   out.failures.assign(n_comp, 0);
   std::vector<char> explained(p.groups.size(), 0);
   std::vector<double> untraced_explained(p.groups.size(), 0);
-  std::vector<double> pair_link_failures(p.pairs.size(), 0);
-  // The same per pair of rails, over every host: a NIC pair with few traced
-  // probes of its own (an agent that just started, a pool just rotated) fails
-  // through blamed links as often as the other hosts' pairs of its rails do,
-  // since ECMP spreads every host's 5-tuples alike.
-  std::vector<double> rail_link_failures(p.rail_pairs, 0), rail_traced(p.rail_pairs, 0);
-  for (const auto& t : p.pairs) {
-    if (t.rail_pair < p.rail_pairs) rail_traced[t.rail_pair] += static_cast<double>(t.traced);
-  }
+  UntracedExplainer untraced(p);
   std::vector<char> blamed(n_comp, 0);
   std::vector<double> ub(n_comp, 0), ub_u(n_comp, 0), traced_n(n_comp, 0);
   for (const auto& g : p.groups) {
@@ -99,7 +91,7 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
     }
   };
   auto explain = [&](std::uint32_t best) {
-    bool pairs_changed = false;
+    bool crossed = false;
     for (std::size_t gi = 0; gi < p.groups.size(); ++gi) {
       auto& g = p.groups[gi];
       const auto* begin = p.comps.data() + g.first;
@@ -107,20 +99,11 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
       explained[gi] = 1;
       if (g.traced && p.is_link[best] && !g.link_part) {
         g.link_part = true;
-        pair_link_failures[g.pair] += g.bad;
-        pairs_changed = true;
+        untraced.CrossedBlamedLink(p, g);
+        crossed = true;
       }
     }
-    if (!pairs_changed) return;
-    for (std::size_t gi = 0; gi < p.groups.size(); ++gi) {
-      const auto& g = p.groups[gi];
-      if (g.traced) continue;
-      const auto& t = p.pairs[g.pair];
-      if (t.traced == 0) continue;
-      const double pair_share = pair_link_failures[g.pair] / static_cast<double>(t.traced);
-      untraced_explained[gi] =
-          std::min<double>(g.bad, pair_share * static_cast<double>(t.untraced));
-    }
+    if (crossed) untraced.Explain(p, untraced_explained);
   };
   // H1: a culprit's own loss estimate; for the rest, halfway from p0 to this
   // window's loss, and at least p0 + delta: a 3% fault gains evidence as a
@@ -195,6 +178,7 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
       }
       if (!eligible) continue;
       const double strength = gain(bad, n);
+      p.is_link[c] ? gain(bad, n) : gain(ub[c], ub[c] + static_cast<double>(p.good[c]));
       if (strength > best_strength && spread(c)) {
         best = c;
         best_strength = strength;

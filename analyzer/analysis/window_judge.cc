@@ -130,7 +130,21 @@ void BuildProblem(const WindowAccumulator& w, const PathTable& paths, const Fabr
                   const auto& ix, const FailureGroups& groups, bool slow, InferenceProblem* p,
                   const auto& rail_of) {
   p->Reset(ix.components());
-  p->rail_pairs = std::size_t{kMaxNics} * kMaxNics;
+  // ECMP groups: NIC pairs between the same two rail switches (the first
+  // switch of each NIC's link, learned from paths); a NIC whose link is not
+  // known yet counts by its rail (one pod's fabrics alike).
+  std::unordered_map<std::uint64_t, std::uint32_t> ecmp_groups;
+  const auto ecmp_group = [&](HostId h, NicId s, NicId d) {
+    const auto first_switch = [&](NicId n) -> std::uint64_t {
+      const LinkId l = paths.NicLink(h, n);
+      if (l < fabric.links.size() && fabric.links[l].upper != kUnknown) {
+        return fabric.links[l].upper;
+      }
+      return (std::uint64_t{1} << 31) | rail_of(h, n);
+    };
+    const std::uint64_t key = (first_switch(s) << 32) | first_switch(d);
+    return ecmp_groups.emplace(key, static_cast<std::uint32_t>(ecmp_groups.size())).first->second;
+  };
   std::fill(p->is_link.begin(), p->is_link.begin() + static_cast<std::ptrdiff_t>(ix.network()),
             true);
   const auto& ok = w.middle_ok();
@@ -164,12 +178,13 @@ void BuildProblem(const WindowAccumulator& w, const PathTable& paths, const Fabr
           p->good_untraced[ix.RnicComponent(h, n)] += untraced;
         }
         auto& t = p->pairs[ix.Pair(h, s, d)];
-        t.rail_pair = static_cast<std::uint32_t>(rail_of(h, s) * kMaxNics + rail_of(h, d));
+        t.rail_pair = ecmp_group(h, s, d);
         t.traced = slow ? c.traced_ok : std::uint64_t{c.traced_ok} + c.traced_timeout;
         t.untraced = slow ? c.untraced_ok : std::uint64_t{c.untraced_ok} + c.untraced_timeout;
       }
     }
   }
+  p->rail_pairs = ecmp_groups.size();
   std::vector<std::uint32_t> middle;
   for (std::size_t i = 0; i < groups.keys.size(); ++i) {
     const GroupKey g = Decode(groups.keys[i]);

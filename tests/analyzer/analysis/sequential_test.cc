@@ -183,5 +183,24 @@ TEST_F(SequentialTest, ALossyNeighbourOfAFlappingLinkIsStillNamed) {
   EXPECT_LE(first, 2) << "held back more than the window a flap starts in";
 }
 
+TEST_F(SequentialTest, AnUplinkWithMostProbesUntracedIndictsNoRnic) {
+  // A fifth of the 5-tuples traced: most NIC pairs have no traced 5-tuple over
+  // the bad uplink, yet their untraced ones cross it as often as anyone's.
+  Analysis analysis(AnalysisConfig{}, fleet_.Map());
+  fleet_.TracePaths(analysis, kT0, 0.2);
+  const LinkId bad = fleet_.RailSpine(1, 3);
+  for (int w = 0; w < 4; ++w) {
+    const std::int64_t start = kT0 + w * 20 * kSecond;
+    fleet_.ProbeInto(analysis, start, Faults{.link_loss = {{bad, 0.3}}});
+    for (const auto& r : analysis.Advance(start + 30 * kSecond)) {
+      EXPECT_TRUE(Blamed(r, bad)) << "window " << w;
+      for (const auto& c : r.loss.culprits) {
+        EXPECT_EQ(c.component.kind, Component::Kind::kLink)
+            << "window " << w << ": RNIC h" << c.component.host << " nic" << c.component.nic;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace hostmesh::analysis::testing
