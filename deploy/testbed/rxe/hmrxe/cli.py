@@ -33,7 +33,7 @@ def base_image(build_dir: str) -> tuple[str, str]:
     kver = initramfs.kernel_version()
     agent = os.path.join(build_dir, "agent", "main", "hostmesh-agent")
     out = os.path.join(state.STATE_ROOT, "rxe-base.cpio")
-    inputs = [agent, INIT_SCRIPT, initramfs.__file__]
+    inputs = [agent, initramfs.verbs_module(agent), INIT_SCRIPT, initramfs.__file__]
     if not os.path.exists(out) or os.path.getmtime(out) < max(os.path.getmtime(p) for p in inputs):
         os.makedirs(state.STATE_ROOT, exist_ok=True)
         t0 = time.monotonic()

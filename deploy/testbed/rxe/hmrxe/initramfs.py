@@ -126,9 +126,16 @@ class Cpio:
         self._f.close()
 
 
+def verbs_module(agent: str) -> str:
+    """The agent's verbs transport, a module it loads only when verbs is chosen:
+    beside the binary in the build tree, /usr/lib/hostmesh in the guest."""
+    return os.path.join(os.path.dirname(agent), "hostmesh-agent-verbs.so")
+
+
 def build_base(out: str, agent: str, init_script: str, kver: str) -> dict:
     """The shared part of every guest. Returns what went in, for the log."""
-    for path in [BUSYBOX, *PROGRAMS, *RDMA_FILES, agent]:
+    module = verbs_module(agent)
+    for path in [BUSYBOX, *PROGRAMS, *RDMA_FILES, agent, module]:
         if not os.path.exists(path):
             raise Missing(f"{path} is missing (busybox-static, iproute2, rdma-core, "
                           "ibverbs-providers, ibverbs-utils, or build the agent)")
@@ -142,7 +149,7 @@ def build_base(out: str, agent: str, init_script: str, kver: str) -> dict:
     with open(init_script, "rb") as f:
         archive.file("init", f.read(), 0o755)
     libs: set[str] = set()
-    for prog in [*PROGRAMS, agent]:
+    for prog in [*PROGRAMS, agent, module]:
         libs.update(shared_libraries(prog))
     libs.update(shared_libraries(RDMA_FILES[0]))
     for lib in sorted(libs):
@@ -154,6 +161,8 @@ def build_base(out: str, agent: str, init_script: str, kver: str) -> dict:
     stripped = out + ".agent"
     subprocess.run(["objcopy", "--strip-debug", agent, stripped], check=True)
     archive.copy(stripped, "/usr/bin/hostmesh-agent")
+    subprocess.run(["objcopy", "--strip-debug", module, stripped], check=True)
+    archive.copy(stripped, "/usr/lib/hostmesh/hostmesh-agent-verbs.so")
     os.unlink(stripped)
     for i, path in enumerate(mods):
         archive.copy(path, f"/lib/modules/{i:02d}-{os.path.basename(path)}")
