@@ -39,6 +39,7 @@ void AnalyzerSide::Ingest(std::uint32_t fleet_host, const HostOutput& upload) {
         break;
       case analyzer::app::PathConversion::kCutShort:
         ++counts_.paths_cut_short;
+        analysis_.AddPath(path_);
         break;
       case analyzer::app::PathConversion::kUnresolved:
         ++counts_.paths_unresolved;

@@ -8,9 +8,23 @@ namespace hostmesh::analysis {
 PathTable::PathTable(std::chrono::nanoseconds ttl)
     : tick_ns_(std::max<std::int64_t>(1, ttl.count() / kTicksPerTtl)) {}
 
-MiddleId PathTable::Intern(std::span<const LinkId> middle) {
-  std::string bytes(middle.size() * sizeof(LinkId), '\0');
-  if (!middle.empty()) std::memcpy(bytes.data(), middle.data(), bytes.size());
+namespace {
+
+// The intern key: the links' bytes, then the candidates'.
+std::string MiddleKey(std::span<const LinkId> links, std::span<const PathCandidate> candidates) {
+  std::string bytes(links.size_bytes() + candidates.size_bytes(), '\0');
+  if (!links.empty()) std::memcpy(bytes.data(), links.data(), links.size_bytes());
+  if (!candidates.empty()) {
+    std::memcpy(bytes.data() + links.size_bytes(), candidates.data(), candidates.size_bytes());
+  }
+  return bytes;
+}
+
+}  // namespace
+
+MiddleId PathTable::Intern(std::span<const LinkId> middle,
+                           std::span<const PathCandidate> candidates) {
+  std::string bytes = MiddleKey(middle, candidates);
   const auto it = middle_ids_.find(bytes);
   if (it != middle_ids_.end()) return it->second;  // an orphan too: adopted back by Ref
   MiddleId id = kNoPath;
@@ -24,6 +38,7 @@ MiddleId PathTable::Intern(std::span<const LinkId> middle) {
     return kNoPath;
   }
   middles_[id].links.assign(middle.begin(), middle.end());
+  middles_[id].candidates.assign(candidates.begin(), candidates.end());
   middle_ids_.emplace(std::move(bytes), id);
   return id;
 }
@@ -56,14 +71,54 @@ void PathTable::Add(const PathRecord& path) {
   if (links.back() != kUnknown) {
     *nic_links_.Insert(std::uint64_t{path.host} * kMaxNics + path.dst_nic, 0).first = links.back();
   }
-  const MiddleId id = Intern(std::span<const LinkId>(links).subspan(1, links.size() - 2));
+  const auto middle = std::span<const LinkId>(links).subspan(1, links.size() - 2);
+  // Candidates of the middle's positions, renumbered from its first link.
+  candidates_.clear();
+  for (const PathCandidate& c : path.candidates) {
+    if (c.position >= 1 && c.position + 1 < links.size()) {
+      candidates_.push_back({c.position - 1, c.link});
+    }
+  }
+  const std::uint64_t key = Key(path.host, path.src_nic, path.dst_nic, path.src_port);
+  if (std::find(middle.begin(), middle.end(), kUnknown) != middle.end()) {
+    const auto* known = paths_.Find(key);
+    if (known != nullptr && *known != kNoPath && Refines(middles_[*known], middle, candidates_)) {
+      paths_.Touch(key, tick_);
+      ++partial_kept_;
+      return;
+    }
+  }
+  const MiddleId id = Intern(middle, candidates_);
   Ref(id);  // before Unref of the old one: the same part must not pass through orphanhood
-  auto [value, inserted] =
-      paths_.Insert(Key(path.host, path.src_nic, path.dst_nic, path.src_port), id, tick_);
+  auto [value, inserted] = paths_.Insert(key, id, tick_);
   if (!inserted) {
     Unref(*value);
     *value = id;
   }
+}
+
+bool PathTable::Refines(const MiddleEntry& known, std::span<const LinkId> partial,
+                        std::span<const PathCandidate> candidates) const {
+  if (known.links.size() != partial.size()) return false;
+  std::size_t known_unknown = 0, partial_unknown = 0;
+  for (std::uint32_t i = 0; i < partial.size(); ++i) {
+    const LinkId was = known.links[i];
+    known_unknown += was == kUnknown;
+    if (partial[i] != kUnknown) {
+      if (was != partial[i]) return false;
+      continue;
+    }
+    ++partial_unknown;
+    if (was == kUnknown) continue;
+    bool listed = false, any = false;
+    for (const PathCandidate& c : candidates) {
+      if (c.position != i) continue;
+      any = true;
+      listed = listed || c.link == was;
+    }
+    if (any && !listed) return false;
+  }
+  return known_unknown < partial_unknown;
 }
 
 void PathTable::AdvanceTo(std::int64_t now_ns) {
@@ -123,9 +178,7 @@ void PathTable::FreeOrphans(std::int64_t judged_before_ns) {
       orphans_[kept++] = id;
       continue;
     }
-    std::string bytes(m.links.size() * sizeof(LinkId), '\0');
-    if (!m.links.empty()) std::memcpy(bytes.data(), m.links.data(), bytes.size());
-    middle_ids_.erase(bytes);
+    middle_ids_.erase(MiddleKey(m.links, m.candidates));
     m = MiddleEntry{};
     free_ids_.push_back(id);
     ++middles_freed_;
@@ -137,7 +190,9 @@ std::size_t PathTable::memory_bytes() const {
   std::size_t bytes = paths_.memory_bytes() + nic_links_.memory_bytes() +
                       middles_.capacity() * sizeof(MiddleEntry) +
                       (free_ids_.capacity() + orphans_.capacity()) * sizeof(MiddleId);
-  for (const auto& m : middles_) bytes += m.links.capacity() * sizeof(LinkId);
+  for (const auto& m : middles_) {
+    bytes += m.links.capacity() * sizeof(LinkId) + m.candidates.capacity() * sizeof(PathCandidate);
+  }
   // The intern map: a node, a bucket and the key's bytes per fabric part.
   for (const auto& [key, id] : middle_ids_) bytes += 64 + key.capacity();
   return bytes;

@@ -52,7 +52,11 @@ class PathTable {
   // Precondition: ttl > 0.
   explicit PathTable(std::chrono::nanoseconds ttl = kDefaultTtl);
 
-  // Replaces the 5-tuple's path, fresh as of now. Precondition: nic ids < kMaxNics.
+  // Replaces the 5-tuple's path, fresh as of now. A partial path (a trace cut
+  // short, silent hops) that the 5-tuple's known path fits leaves the known
+  // one in place, fresh: ECMP still hashes the 5-tuple the same way, and the
+  // known path names the link the partial one can only list among others.
+  // Precondition: nic ids < kMaxNics.
   void Add(const PathRecord& path);
 
   // The 5-tuple's fabric part, or kNoPath; Lookup leaves its age alone, Use
@@ -82,8 +86,10 @@ class PathTable {
   void HoldOrphans(std::int64_t newest_open_window_start);
   void FreeOrphans(std::int64_t judged_before_ns);
 
-  // Links of a fabric part; empty once freed.
+  // Links of a fabric part (kUnknown where ambiguous); empty once freed.
   std::span<const LinkId> Middle(MiddleId id) const { return middles_[id].links; }
+  // The links its ambiguous positions may be (positions index Middle(id)).
+  std::span<const PathCandidate> Candidates(MiddleId id) const { return middles_[id].candidates; }
   // Fabric parts interned and not freed (orphans included).
   std::size_t middle_count() const { return middle_ids_.size(); }
   // The link of a NIC, learned from paths; kUnknown until one was seen.
@@ -100,18 +106,25 @@ class PathTable {
   // 5-tuples forgotten for age, and fabric parts freed, since construction.
   std::uint64_t aged_out() const { return aged_out_; }
   std::uint64_t middles_freed() const { return middles_freed_; }
+  // Partial paths that left a known path in place (Add).
+  std::uint64_t partial_kept() const { return partial_kept_; }
   std::chrono::nanoseconds ttl() const { return std::chrono::nanoseconds{tick_ns_ * kTicksPerTtl}; }
 
  private:
   static constexpr std::int64_t kUnheld = std::numeric_limits<std::int64_t>::max();
   struct MiddleEntry {
     std::vector<LinkId> links;
+    std::vector<PathCandidate> candidates;
     std::uint32_t refs = 0;       // 5-tuples whose path it is
     bool orphan_listed = false;   // in orphans_
     std::int64_t hold = kUnheld;  // orphan: freed once windows up to this start are judged
   };
 
-  MiddleId Intern(std::span<const LinkId> middle);
+  MiddleId Intern(std::span<const LinkId> middle, std::span<const PathCandidate> candidates);
+  // Whether a known fabric part is what a partial one (kUnknown positions,
+  // candidates) could be, and says more.
+  bool Refines(const MiddleEntry& known, std::span<const LinkId> partial,
+               std::span<const PathCandidate> candidates) const;
   void Ref(MiddleId id);
   void Unref(MiddleId id);
 
@@ -132,6 +145,8 @@ class PathTable {
   double sweep_debt_ = 0;    // slots owed to the sweep
   std::uint64_t aged_out_ = 0;
   std::uint64_t middles_freed_ = 0;
+  std::uint64_t partial_kept_ = 0;
+  std::vector<PathCandidate> candidates_;  // Add's scratch
 };
 
 }  // namespace hostmesh::analysis

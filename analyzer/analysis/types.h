@@ -39,10 +39,19 @@ struct ProbeRecord {
   bool timeout = false;
 };
 
+// A link an ambiguous position of a path may be: one of several ECMP choices
+// left open by silent hops (a trace a gray link cut short leaves every way on
+// from its last answer).
+struct PathCandidate {
+  std::uint32_t position = 0;  // index into PathRecord::links
+  LinkId link = kUnknown;
+};
+
 // The path one probe 5-tuple took (a resolved hostmesh.v1.PathReport): links
 // from the source NIC's link to the destination NIC's link, in order; kUnknown
-// where a silent hop left a position ambiguous. A path stands for its 5-tuple
-// until a newer report replaces it.
+// where a silent hop left a position ambiguous, with the links that position
+// may be in `candidates` (none when the resolver could not list them). A path
+// stands for its 5-tuple until a newer report replaces it.
 struct PathRecord {
   HostId host = 0;
   NicId src_nic = 0;
@@ -51,6 +60,7 @@ struct PathRecord {
   std::uint16_t dst_port = 0;
   std::int64_t time_ns = 0;
   std::vector<LinkId> links{};
+  std::vector<PathCandidate> candidates{};  // by position
 };
 
 // What the analysis needs of the fabric; topology_adapter.h fills it from a

@@ -89,6 +89,7 @@ void AnalysisFeed::AddPath(analysis::HostId host, const v1::PathReport& report) 
       return;
     case PathConversion::kCutShort:
       ++stats_.paths_cut_short;
+      if (!path.links.empty()) queue_.paths.push_back(std::move(path));
       return;
     case PathConversion::kContinued:
       ++stats_.paths_continued;

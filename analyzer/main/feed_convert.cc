@@ -47,6 +47,14 @@ void FillPathRecord(analysis::HostId host, const v1::PathReport& report,
   out.dst_port = static_cast<std::uint16_t>(report.dst_port());
   out.time_ns = report.time_ns();
   out.links = resolved.links;  // ambiguous positions are kNone == kUnknown
+  out.candidates.clear();
+  for (const topology::LinkCandidates& at : resolved.candidates) {
+    // A position with more ways than a fabric's ECMP fan-out says nothing.
+    if (at.links.size() > kMaxCandidatesPerPosition) continue;
+    for (const topology::LinkId l : at.links) {
+      out.candidates.push_back({static_cast<std::uint32_t>(at.position), l});
+    }
+  }
 }
 
 PathConversion ToPathRecord(analysis::HostId host, const v1::PathReport& report,
@@ -81,6 +89,7 @@ PathConversion ToPathRecord(analysis::HostId host, const v1::PathReport& report,
       FillPathRecord(host, report, scratch, out);
       return PathConversion::kContinued;
     case topology::PathStatus::kAmbiguous:
+      FillPathRecord(host, report, scratch, out);
       return PathConversion::kCutShort;
     case topology::PathStatus::kInconsistent:
       break;

@@ -21,8 +21,11 @@ enum class PathConversion : std::uint8_t {
   // Cut short (a gray link ate the rest), continued by the only shortest walk
   // the fabric allows to the destination: resolved.
   kContinued,
-  // Cut short, and several continuations fit: nothing in `out`, so the
-  // 5-tuple's previous path stands (it keeps the gray link in view).
+  // Cut short, and several continuations fit: `out` holds the answered part
+  // and every way on as candidates. The 5-tuple's previous path stands where
+  // it fits (PathTable::Add); otherwise the failures of its probes are shared
+  // among the candidates (a gray link that eats the traceroute stays in view
+  // when port rotation brings 5-tuples never traced before the fault).
   kCutShort,
   kUnresolved,
 };
@@ -33,7 +36,11 @@ enum class PathConversion : std::uint8_t {
 bool ParseTrace(const v1::PathReport& report, topology::Ipv4* src, topology::Ipv4* dst,
                 topology::Hop* hops, std::size_t* count);
 
-// `report`'s identity and `resolved`'s links (kUnknown where ambiguous) into `out`.
+// Beyond this many links one ambiguous position may be, its candidates are not kept.
+inline constexpr std::size_t kMaxCandidatesPerPosition = 64;
+
+// `report`'s identity and `resolved`'s links (kUnknown where ambiguous, with
+// their candidates) into `out`.
 void FillPathRecord(analysis::HostId host, const v1::PathReport& report,
                     const topology::ResolvedPath& resolved, analysis::PathRecord& out);
 

@@ -31,10 +31,10 @@ PathConversion LearnedTopology::Convert(analysis::HostId host, std::string_view 
   if (scratch_.status == topology::PathStatus::kInconsistent) {
     return scratch_.truncated ? PathConversion::kCutShort : PathConversion::kUnresolved;
   }
+  FillPathRecord(host, report, scratch_, out);
   if (scratch_.truncated && scratch_.status != topology::PathStatus::kOk) {
     return PathConversion::kCutShort;
   }
-  FillPathRecord(host, report, scratch_, out);
   return scratch_.truncated ? PathConversion::kContinued : PathConversion::kResolved;
 }
 

@@ -89,6 +89,63 @@ TEST(AgingMap, TouchKeepsAnEntryAndAnEmptiedTableShrinks) {
   EXPECT_LT(map.memory_bytes() * 100, full);
 }
 
+// A trace a gray link cut short at the rail switch: the uplink and downlink
+// unknown, every spine's a candidate.
+PathRecord CutShort(std::uint16_t port) {
+  PathRecord p = PathVia(port, 0);
+  p.links[1] = p.links[2] = kUnknown;
+  for (std::uint32_t s = 0; s < 4; ++s) {
+    p.candidates.push_back({1, 10 + s});
+    p.candidates.push_back({2, 14 + s});
+  }
+  return p;
+}
+
+TEST(PathTable, ACutShortTraceKeepsTheKnownPathItFits) {
+  PathTable table(5min);
+  table.AdvanceTo(kT0);
+  table.Add(PathVia(49152, 2));
+  const MiddleId known = table.Lookup(0, 0, 1, 49152);
+  table.Add(CutShort(49152));
+  EXPECT_EQ(table.Lookup(0, 0, 1, 49152), known);
+  EXPECT_EQ(table.partial_kept(), 1u);
+  EXPECT_TRUE(table.Candidates(known).empty());
+}
+
+TEST(PathTable, ACutShortTraceOfANewTupleKeepsItsCandidates) {
+  PathTable table(5min);
+  table.AdvanceTo(kT0);
+  table.Add(CutShort(49153));
+  const MiddleId m = table.Lookup(0, 0, 1, 49153);
+  ASSERT_NE(m, PathTable::kNoPath);
+  EXPECT_EQ(std::vector<LinkId>(table.Middle(m).begin(), table.Middle(m).end()),
+            (std::vector<LinkId>{kUnknown, kUnknown}));
+  const auto candidates = table.Candidates(m);
+  ASSERT_EQ(candidates.size(), 8u);
+  EXPECT_EQ(candidates[0].position, 0u);  // renumbered from the middle's first link
+  EXPECT_EQ(candidates[0].link, 10u);
+  EXPECT_EQ(candidates[1].position, 1u);
+  EXPECT_EQ(candidates[1].link, 14u);
+  // The same partial path is one fabric part; a whole trace replaces it.
+  table.Add(CutShort(49154));
+  EXPECT_EQ(table.Lookup(0, 0, 1, 49154), m);
+  table.Add(PathVia(49153, 1));
+  EXPECT_NE(table.Lookup(0, 0, 1, 49153), m);
+  EXPECT_EQ(table.partial_kept(), 0u);
+}
+
+TEST(PathTable, APartialTraceThatContradictsTheKnownPathReplacesIt) {
+  PathTable table(5min);
+  table.AdvanceTo(kT0);
+  table.Add(PathVia(49152, 2));
+  const MiddleId known = table.Lookup(0, 0, 1, 49152);
+  PathRecord moved = PathVia(49152, 3);  // rerouted: the uplink answered differently
+  moved.links[2] = kUnknown;
+  table.Add(moved);
+  EXPECT_NE(table.Lookup(0, 0, 1, 49152), known);
+  EXPECT_EQ(table.partial_kept(), 0u);
+}
+
 TEST(PathTable, AReportedTupleIsForgottenAfterTtlUnlessProbed) {
   PathTable table(5min);
   table.AdvanceTo(kT0);

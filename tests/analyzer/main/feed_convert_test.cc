@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -89,16 +90,30 @@ TEST_F(FeedConvertTest, ATraceCutShortOnTheWayDownIsContinuedToTheGrayLink) {
   EXPECT_EQ(out_.links, path);
 }
 
-// On the way up every spine fits: nothing is resolved, so the 5-tuple's
-// earlier path stands rather than one that names only the NICs' links.
-TEST_F(FeedConvertTest, ATraceCutShortOnTheWayUpLeavesThePreviousPath) {
-  std::vector<Hop> hops = HopsOf(Path());
+// On the way up every spine fits: the path holds what the trace answered,
+// and every way on as candidates (the path table keeps an earlier whole path
+// of the 5-tuple where it fits).
+TEST_F(FeedConvertTest, ATraceCutShortOnTheWayUpListsEveryWayOn) {
+  const std::vector<LinkId> path = Path();
+  std::vector<Hop> hops = HopsOf(path);
   hops.resize(1);  // the rail switch answered; the link to the spine is gray
   std::vector<Hop> inferred = hops;
   inferred.emplace_back(Nic(1));
   EXPECT_EQ(Convert(inferred), PathConversion::kCutShort);
   hops.insert(hops.end(), 3, std::nullopt);
-  EXPECT_EQ(Convert(hops), PathConversion::kCutShort);
+  ASSERT_EQ(Convert(hops), PathConversion::kCutShort);
+  ASSERT_EQ(out_.links.size(), path.size());
+  EXPECT_EQ(out_.links.front(), path.front());
+  EXPECT_EQ(out_.links[1], analysis::kUnknown);
+  std::vector<LinkId> ups, downs;
+  for (const analysis::PathCandidate& c : out_.candidates) {
+    (c.position == 1 ? ups : downs).push_back(c.link);
+  }
+  EXPECT_EQ(ups.size(), 4u);  // one per spine
+  EXPECT_NE(std::find(ups.begin(), ups.end(), path[1]), ups.end());
+  if (out_.links[2] == analysis::kUnknown) {
+    EXPECT_NE(std::find(downs.begin(), downs.end(), path[2]), downs.end());
+  }
 }
 
 // Trailing silence is no switch: a trace that never reached the destination
