@@ -15,6 +15,14 @@ void InferenceProblem::Reset(std::size_t component_count) {
   groups.clear();
   comps.clear();
   pairs.clear();
+  routes.clear();
+  route_comps.clear();
+}
+
+void InferenceProblem::AddRoute(std::uint32_t rail_pair, std::span<const std::uint32_t> rc) {
+  routes.push_back({rail_pair, static_cast<std::uint32_t>(route_comps.size()),
+                    static_cast<std::uint32_t>(rc.size())});
+  route_comps.insert(route_comps.end(), rc.begin(), rc.end());
 }
 
 void InferenceProblem::AddGroup(std::uint32_t pair, std::uint32_t bad, bool traced,
@@ -30,27 +38,41 @@ void InferenceProblem::AddGroup(std::uint32_t pair, std::uint32_t bad, bool trac
 }
 
 UntracedExplainer::UntracedExplainer(const InferenceProblem& p)
-    : link_failures_(p.rail_pairs, 0), traced_(p.rail_pairs, 0) {
-  for (const auto& t : p.pairs) {
-    if (t.rail_pair < p.rail_pairs) traced_[t.rail_pair] += static_cast<double>(t.traced);
+    : at_risk_(p.rail_pairs, 0), pair_failed_(p.pairs.size(), 0) {
+  for (const auto& g : p.groups) {
+    if (!g.traced && g.pair < pair_failed_.size()) pair_failed_[g.pair] += g.bad;
   }
 }
 
-void UntracedExplainer::CrossedBlamedLink(const InferenceProblem& p,
-                                          const InferenceProblem::Group& g) {
-  const std::uint32_t group = p.pairs[g.pair].rail_pair;
-  if (group < link_failures_.size()) link_failures_[group] += g.bad;
+bool UntracedExplainer::Blamed(const InferenceProblem& p, std::uint32_t component) {
+  bool changed = false;
+  for (const auto& r : p.routes) {
+    if (r.rail_pair >= at_risk_.size() || at_risk_[r.rail_pair]) continue;
+    const auto* begin = p.route_comps.data() + r.first;
+    if (std::find(begin, begin + r.size, component) == begin + r.size) continue;
+    at_risk_[r.rail_pair] = 1;
+    changed = true;
+  }
+  return changed;
 }
 
-void UntracedExplainer::Explain(const InferenceProblem& p,
-                                std::vector<double>& untraced_explained) const {
+void UntracedExplainer::Explain(const InferenceProblem& p, std::vector<double>& untraced_explained,
+                                std::vector<double>& ambiguous_good) const {
+  const auto risky = [&](std::uint32_t pair) {
+    const std::uint32_t group = p.pairs[pair].rail_pair;
+    return group < at_risk_.size() && at_risk_[group] != 0;
+  };
   for (std::size_t gi = 0; gi < p.groups.size(); ++gi) {
     const auto& g = p.groups[gi];
-    if (g.traced) continue;
-    const auto& t = p.pairs[g.pair];
-    if (t.rail_pair >= traced_.size() || traced_[t.rail_pair] <= 0) continue;
-    const double share = link_failures_[t.rail_pair] / traced_[t.rail_pair];
-    untraced_explained[gi] = std::min<double>(g.bad, share * static_cast<double>(t.untraced));
+    if (!g.traced && risky(g.pair)) untraced_explained[gi] = g.bad;
+  }
+  std::fill(ambiguous_good.begin(), ambiguous_good.end(), 0.0);
+  for (std::uint32_t i = 0; i < p.pairs.size(); ++i) {
+    const auto& t = p.pairs[i];
+    if (!risky(i) || t.untraced <= pair_failed_[i]) continue;
+    const double good = static_cast<double>(t.untraced - pair_failed_[i]);
+    if (t.src_rnic < ambiguous_good.size()) ambiguous_good[t.src_rnic] += good;
+    if (t.dst_rnic < ambiguous_good.size()) ambiguous_good[t.dst_rnic] += good;
   }
 }
 
@@ -66,6 +88,7 @@ InferenceResult Infer(InferenceProblem& p, const InferenceParams& params) {
   out.failures.assign(n_comp, 0);
   std::vector<char> explained(p.groups.size(), 0);
   std::vector<double> untraced_explained(p.groups.size(), 0);
+  std::vector<double> ambiguous_good(n_comp, 0);
   UntracedExplainer untraced(p);
   std::vector<char> blamed(n_comp, 0);
   std::vector<double> ub(n_comp, 0);    // unexplained failures, traced
@@ -82,7 +105,7 @@ InferenceResult Infer(InferenceProblem& p, const InferenceParams& params) {
       return {ub[c], ub[c] + static_cast<double>(p.good[c])};
     }
     const double bad = ub[c] + ub_u[c];
-    return {bad, bad + static_cast<double>(p.good[c] + p.good_untraced[c])};
+    return {bad, bad + static_cast<double>(p.good[c] + p.good_untraced[c]) - ambiguous_good[c]};
   };
 
   for (auto& g : p.groups) {
@@ -136,19 +159,16 @@ InferenceResult Infer(InferenceProblem& p, const InferenceParams& params) {
     blamed[best] = 1;
 
     // Everything through the culprit is explained by it.
-    bool crossed = false;
     for (std::size_t gi = 0; gi < p.groups.size(); ++gi) {
       auto& g = p.groups[gi];
       const auto* begin = p.comps.data() + g.first;
       if (std::find(begin, begin + g.size, best) == begin + g.size) continue;
       explained[gi] = 1;
-      if (g.traced && p.is_link[best] && !g.link_part) {
-        g.link_part = true;
-        untraced.CrossedBlamedLink(p, g);
-        crossed = true;
-      }
+      if (g.traced && p.is_link[best]) g.link_part = true;
     }
-    if (crossed) untraced.Explain(p, untraced_explained);
+    if (p.is_link[best] && untraced.Blamed(p, best)) {
+      untraced.Explain(p, untraced_explained, ambiguous_good);
+    }
   }
 
   out.score.resize(n_comp);

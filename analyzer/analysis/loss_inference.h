@@ -16,12 +16,10 @@
 //  - Partial loss (5%) and 5-tuple blackholes are accepted by a binomial test
 //    against a background loss rate, not by a fixed ratio: a link with 40
 //    failures in 800 probes is significant, a link with 1 in 10,000 is not.
-//  - Untraced probes only tell their two RNICs. They are explained in
-//    proportion to what the traced probes of the same NIC pair show: if 25% of
-//    the pair's traced probes fail through a blamed link, 25% of its untraced
-//    probes are taken to fail there too. An RNIC with enough traced probes is
-//    judged on those alone (its untraced failures are ambiguous); only an RNIC
-//    with few traced probes is judged on the untraced excess.
+//  - Untraced probes only tell their two RNICs, and only while no link their
+//    5-tuples may cross is blamed (UntracedExplainer). An RNIC with enough
+//    traced probes is judged on those alone (its untraced failures are
+//    ambiguous); only an RNIC with few traced probes counts untraced ones.
 //  - RNICs are components like links: an RNIC fault fails its probes over all
 //    its paths (high loss at the RNIC, the fabric links diluted by other NICs'
 //    successes), a link fault only over the paths through that link (the link's
@@ -58,15 +56,27 @@ struct InferenceProblem {
     std::uint64_t traced = 0;     // all probes of the pair, traced
     std::uint64_t untraced = 0;   // all probes of the pair, untraced
     std::uint32_t rail_pair = 0;  // NIC pairs of one ECMP group (the same two rail switches)
+    std::uint32_t src_rnic = 0;   // components of its two RNICs
+    std::uint32_t dst_rnic = 0;
   };
   std::vector<PairTotals> pairs;
   std::size_t rail_pairs = 0;  // ECMP groups
+  // The fabric paths probes of an ECMP group took in the window (traced,
+  // failed or not): which groups' untraced probes a blamed component may fail.
+  struct Route {
+    std::uint32_t rail_pair = 0;
+    std::uint32_t first = 0;  // into route_comps
+    std::uint32_t size = 0;
+  };
+  std::vector<Route> routes;
+  std::vector<std::uint32_t> route_comps;
   // Components whose unexplained loss rate estimates the ambient loss (the
   // directed fabric links): sequential_inference.h.
   std::vector<bool> ambient;
 
   void AddGroup(std::uint32_t pair, std::uint32_t bad, bool traced,
                 std::span<const std::uint32_t> group_comps);
+  void AddRoute(std::uint32_t rail_pair, std::span<const std::uint32_t> comps);
   void Reset(std::size_t component_count);
 };
 
@@ -100,24 +110,34 @@ struct InferenceResult {
   std::vector<double> score;  // residual x residual loss
 };
 
-// How many of the untraced probes' failures the blamed links explain. An
-// untraced 5-tuple's path is unknown, but ECMP spreads every 5-tuple between
-// the same two rail switches alike, so it fails through blamed links as often
-// as the traced probes of all NIC pairs of that ECMP group do. (The NIC pair's
-// own traced 5-tuples are other 5-tuples: the handful of them says nothing
-// about where these hash, and on a large fleet most pairs' traced ones miss
-// a given uplink, which left their untraced failures to indict the RNICs.)
+// Which untraced probes say nothing of their RNICs. An untraced 5-tuple's
+// path is unknown, and ECMP may send it through any link between its two rail
+// switches. When a link of that ECMP group (NIC pairs between the same two
+// rail switches, pooled over hosts) is blamed, the group's untraced probes are
+// ambiguous: their failures are explained (by the link, as far as the RNICs
+// are concerned) and their successes do not count for the RNICs either. A
+// group is affected when any of its routes in the window (the paths its
+// traced probes took, failed or not) crosses the blamed link or switch.
+// Estimating how many of them crossed the link from the traced ones is biased
+// exactly when it matters: a gray link eats the traceroutes that cross it, so
+// the 5-tuples it fails are the last to be traced, and the untraced ones of a
+// window are mostly the failing ones; charging the RNICs with the excess
+// blamed every RNIC of the fleet while a gray link lasted. RNICs are then
+// judged on their traced probes and on the untraced ones of unaffected groups.
 class UntracedExplainer {
  public:
   explicit UntracedExplainer(const InferenceProblem& p);
-  // A traced group newly found to cross a blamed link.
-  void CrossedBlamedLink(const InferenceProblem& p, const InferenceProblem::Group& g);
-  // Recomputes untraced_explained (per group) after CrossedBlamedLink calls.
-  void Explain(const InferenceProblem& p, std::vector<double>& untraced_explained) const;
+  // A network component (link, switch) was blamed: whether an ECMP group
+  // became affected.
+  bool Blamed(const InferenceProblem& p, std::uint32_t component);
+  // After Blamed: untraced_explained (per group) and ambiguous_good (per
+  // component: untraced successes that do not count).
+  void Explain(const InferenceProblem& p, std::vector<double>& untraced_explained,
+               std::vector<double>& ambiguous_good) const;
 
  private:
-  std::vector<double> link_failures_;  // per ECMP group
-  std::vector<double> traced_;
+  std::vector<char> at_risk_;               // per ECMP group: a route crosses a blamed component
+  std::vector<std::uint64_t> pair_failed_;  // per pair: untraced failures
 };
 
 InferenceResult Infer(InferenceProblem& problem, const InferenceParams& params);

@@ -41,6 +41,12 @@ double PoissonTail(double k, double lambda) {
   return boost::math::gamma_p(k, lambda);
 }
 
+namespace {
+// How unlikely a part's failures must be at 2.5 times its switch's loss rate
+// for the loss to count as concentrated on it.
+constexpr double kConcentrated = 1e-3;
+}  // namespace
+
 SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint64_t> keys,
                                  std::span<const std::vector<std::uint32_t>> parts,
                                  const SequentialParams& params, EvidenceBook& book) {
@@ -59,6 +65,7 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
   out.failures.assign(n_comp, 0);
   std::vector<char> explained(p.groups.size(), 0);
   std::vector<double> untraced_explained(p.groups.size(), 0);
+  std::vector<double> ambiguous_good(n_comp, 0);
   UntracedExplainer untraced(p);
   std::vector<char> blamed(n_comp, 0);
   std::vector<double> ub(n_comp, 0), ub_u(n_comp, 0), traced_n(n_comp, 0);
@@ -72,7 +79,7 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
       return {ub[c], ub[c] + static_cast<double>(p.good[c])};
     }
     const double bad = ub[c] + ub_u[c];
-    return {bad, bad + static_cast<double>(p.good[c] + p.good_untraced[c])};
+    return {bad, bad + static_cast<double>(p.good[c] + p.good_untraced[c]) - ambiguous_good[c]};
   };
   for (auto& g : p.groups) {
     g.link_part = false;
@@ -91,19 +98,16 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
     }
   };
   auto explain = [&](std::uint32_t best) {
-    bool crossed = false;
     for (std::size_t gi = 0; gi < p.groups.size(); ++gi) {
       auto& g = p.groups[gi];
       const auto* begin = p.comps.data() + g.first;
       if (std::find(begin, begin + g.size, best) == begin + g.size) continue;
       explained[gi] = 1;
-      if (g.traced && p.is_link[best] && !g.link_part) {
-        g.link_part = true;
-        untraced.CrossedBlamedLink(p, g);
-        crossed = true;
-      }
+      if (g.traced && p.is_link[best]) g.link_part = true;
     }
-    if (crossed) untraced.Explain(p, untraced_explained);
+    if (p.is_link[best] && untraced.Blamed(p, best)) {
+      untraced.Explain(p, untraced_explained, ambiguous_good);
+    }
   };
   // H1: a culprit's own loss estimate; for the rest, halfway from p0 to this
   // window's loss, and at least p0 + delta: a 3% fault gains evidence as a
@@ -123,8 +127,8 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
   // A component made of parts (a switch: its links and RNICs) is blamed only
   // when its loss is spread over them: its strongest part loses at most 2.5
   // times the switch's rate, and without that part the rest still loses at
-  // least half of it. A fault on one link or RNIC (or two) under a switch
-  // concentrates its loss; a lossy switch loses evenly everywhere.
+  // least half of it, each up to chance (kConcentrated). A fault on one link or RNIC (or two) under
+  // a switch concentrates its loss; a lossy switch loses evenly everywhere.
   auto spread = [&](std::uint32_t c) {
     if (c >= parts.size() || parts[c].empty()) return true;
     const auto [bad, n] = counts(c);
@@ -140,9 +144,18 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
       }
     }
     const double loss = bad / n;
-    if (part_n > 0 && part_bad / part_n > 2.5 * loss) return false;
+    // Concentrated: the part loses more than 2.5 times the switch's rate, by
+    // more than its few probes' chance (a part's probes are a fraction of
+    // the switch's, and fewer still while tracing lags behind rotation).
+    if (part_n > 0 && part_bad / part_n > 2.5 * loss &&
+        PoissonTail(part_bad, 2.5 * loss * part_n) < kConcentrated) {
+      return false;
+    }
     if (n - part_n <= 0) return true;
-    return (bad - part_bad) / (n - part_n) >= 0.5 * loss;
+    // And the rest loses less than half the switch's rate, by more than chance.
+    const double rest_bad = bad - part_bad, rest_n = n - part_n;
+    if (rest_bad / rest_n >= 0.5 * loss) return true;
+    return 1.0 - PoissonTail(std::floor(rest_bad) + 1, 0.5 * loss * rest_n) >= kConcentrated;
   };
 
   // Greedy: the strongest candidate explains its failures, then the next.
@@ -155,13 +168,18 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
     double bad, n;
   };
   std::vector<Chosen> chosen;
-  for (;;) {
-    unexplained();
-    if (chosen.size() >= params.max_culprits) break;
-    std::uint32_t best = 0;
-    double best_strength = -1;
+  // Evidence that rests on untraced probes (an RNIC with few traced ones) is
+  // the weakest kind: its failures may cross a fabric fault not chosen yet,
+  // which would make its ECMP groups ambiguous. Such a candidate is chosen
+  // only when no other one is eligible.
+  const auto on_untraced = [&](std::uint32_t c) {
+    return !p.is_link[c] && traced_n[c] < params.min_traced;
+  };
+  std::uint32_t best = 0;
+  double best_strength = -1;
+  const auto pick = [&](bool untraced_too) {
     for (std::uint32_t c = 0; c < n_comp; ++c) {
-      if (blamed[c]) continue;
+      if (blamed[c] || (!untraced_too && on_untraced(c))) continue;
       const auto [bad, n] = counts(c);
       if (n <= 0 || bad <= 0) continue;
       const auto* e = book.Find(keys[c]);
@@ -178,12 +196,18 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
       }
       if (!eligible) continue;
       const double strength = gain(bad, n);
-      p.is_link[c] ? gain(bad, n) : gain(ub[c], ub[c] + static_cast<double>(p.good[c]));
       if (strength > best_strength && spread(c)) {
         best = c;
         best_strength = strength;
       }
     }
+  };
+  for (;;) {
+    unexplained();
+    if (chosen.size() >= params.max_culprits) break;
+    best_strength = -1;
+    pick(false);
+    if (best_strength < 0) pick(true);
     if (best_strength < 0) break;
     const auto [bad, n] = counts(best);
     chosen.push_back({best, bad, n});

@@ -125,6 +125,30 @@ void MiddleComponents(std::span<const LinkId> middle, const FabricMap& fabric, c
   }
 }
 
+// The components an ambiguous position of a fabric path may be (a trace cut
+// short by a gray link lists every way on): its candidate links, each one way
+// and both ways, and their switches. A failure through the part counts against
+// each, a success against none, so the candidate that fails alone stands out
+// while its healthy siblings' successes keep their loss low; once a culprit is
+// chosen among them, it explains the failure like a link the path names.
+void CandidateComponents(std::span<const LinkId> middle, std::span<const PathCandidate> candidates,
+                         const FabricMap& fabric, const auto& ix, std::vector<std::uint32_t>& out) {
+  const std::size_t half = middle.size() / 2;
+  const auto add = [&out](std::uint32_t c) {
+    if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+  };
+  for (const PathCandidate& cand : candidates) {
+    const LinkId l = cand.link;
+    if (l >= ix.links) continue;
+    add(ix.LinkComponent(l, cand.position < half));
+    add(ix.BothWaysComponent(l));
+    if (l >= fabric.links.size()) continue;
+    for (SwitchId s : {fabric.links[l].lower, fabric.links[l].upper}) {
+      if (s < ix.switches) add(ix.SwitchComponent(s));
+    }
+  }
+}
+
 // Fills problem with one kind of failure: timeouts (slow=false) or slow probes.
 void BuildProblem(const WindowAccumulator& w, const PathTable& paths, const FabricMap& fabric,
                   const auto& ix, const FailureGroups& groups, bool slow, InferenceProblem* p,
@@ -179,12 +203,48 @@ void BuildProblem(const WindowAccumulator& w, const PathTable& paths, const Fabr
         }
         auto& t = p->pairs[ix.Pair(h, s, d)];
         t.rail_pair = ecmp_group(h, s, d);
+        t.src_rnic = ix.RnicComponent(h, s);
+        t.dst_rnic = ix.RnicComponent(h, d);
         t.traced = slow ? c.traced_ok : std::uint64_t{c.traced_ok} + c.traced_timeout;
         t.untraced = slow ? c.untraced_ok : std::uint64_t{c.untraced_ok} + c.untraced_timeout;
       }
     }
   }
   p->rail_pairs = ecmp_groups.size();
+  // Routes: every fabric path of the window once, under the ECMP group of its
+  // two ends (the lower switch of its first and of its last link).
+  const auto end_switch = [&](MiddleId m, std::size_t at) -> std::uint64_t {
+    const auto links = paths.Middle(m);
+    LinkId l = links[at];
+    if (l == kUnknown) {
+      for (const PathCandidate& c : paths.Candidates(m)) {
+        if (c.position == at) l = c.link;
+      }
+    }
+    return l < fabric.links.size() ? fabric.links[l].lower : kUnknown;
+  };
+  std::vector<char> routed;
+  const auto add_route = [&](MiddleId m) {
+    if (m >= routed.size()) routed.resize(std::size_t{m} + 1, 0);
+    if (routed[m]) return;
+    routed[m] = 1;
+    const auto links = paths.Middle(m);
+    if (links.empty()) return;
+    const std::uint64_t a = end_switch(m, 0), b = end_switch(m, links.size() - 1);
+    if (a == kUnknown || b == kUnknown) return;
+    const auto it = ecmp_groups.find((a << 32) | b);
+    if (it == ecmp_groups.end()) return;
+    MiddleComponents(links, fabric, ix, comps);
+    CandidateComponents(links, paths.Candidates(m), fabric, ix, comps);
+    p->AddRoute(it->second, comps);
+  };
+  for (std::size_t m = 0; m < ok.size(); ++m) {
+    if (ok[m] > 0) add_route(static_cast<MiddleId>(m));
+  }
+  for (const std::uint64_t key : groups.keys) {
+    const MiddleId m = Decode(key).middle;
+    if (m != PathTable::kNoPath) add_route(m);
+  }
   std::vector<std::uint32_t> middle;
   for (std::size_t i = 0; i < groups.keys.size(); ++i) {
     const GroupKey g = Decode(groups.keys[i]);
@@ -193,6 +253,7 @@ void BuildProblem(const WindowAccumulator& w, const PathTable& paths, const Fabr
     if (traced) {
       MiddleComponents(paths.Middle(g.middle), fabric, ix, middle);
       comps.insert(comps.end(), middle.begin(), middle.end());
+      CandidateComponents(paths.Middle(g.middle), paths.Candidates(g.middle), fabric, ix, comps);
     }
     p->AddGroup(ix.Pair(g.host, g.src, g.dst), groups.counts[i], traced, comps);
   }

@@ -124,6 +124,69 @@ TEST(LossUntraced, LinkFaultWithHalfThePathsUnknown) {
   EXPECT_EQ(anomalous, 1);
 }
 
+// A gray link eats the traceroutes that cross it. Of the 5-tuples it fails on
+// the way up, half were traced only as far as their rail switch (every uplink
+// a candidate), and half not at all: the tracer is slowest for exactly these,
+// so the untraced probes of a window are mostly failing ones. Of the other
+// 5-tuples only one in ten is traced (tracing lags behind port rotation), too
+// few for an RNIC to be judged on traced probes alone. Nothing but the link
+// may be blamed: not the RNICs the untraced failures name, not the sibling
+// uplinks the cut-short traces list beside it.
+TEST(LossUntraced, AGrayLinkThatEatsItsTraceroutesStaysTheOnlyCulprit) {
+  const FleetShape shape;
+  SyntheticFleet fleet(shape);
+  Analysis analysis(AnalysisConfig{}, fleet.Map());
+  const std::int64_t t0 = FleetTest::kT0;
+  const std::uint32_t gray_rail = 1, gray_spine = 2;
+  const LinkId bad = fleet.RailSpine(gray_rail, gray_spine);
+  std::size_t cut = 0, untraced = 0;
+  for (HostId h = 0; h < shape.hosts; ++h) {
+    for (NicId a = 0; a < shape.rails; ++a) {
+      for (NicId b = 0; b < shape.rails; ++b) {
+        if (a == b) continue;
+        for (std::uint32_t i = 0; i < shape.ports; ++i) {
+          const std::uint16_t port = fleet.Port(i);
+          PathRecord p{h, a, b, port, 4791, t0, fleet.PathOf(h, a, b, port)};
+          if (a == gray_rail && p.links[1] == bad) {
+            if (i % 2 == 1) {
+              ++untraced;
+              continue;
+            }
+            ++cut;
+            p.links[1] = p.links[2] = kUnknown;
+            for (std::uint32_t s = 0; s < shape.spines; ++s) {
+              p.candidates.push_back({1, fleet.RailSpine(a, s)});
+              p.candidates.push_back({2, fleet.RailSpine(b, s)});
+            }
+          } else if ((h * 7 + a * 3 + b + i) % 10 != 0) {
+            continue;
+          }
+          analysis.AddPath(p);
+        }
+      }
+    }
+  }
+  ASSERT_GT(cut, 10u);
+  ASSERT_GT(untraced, 10u);
+
+  for (int window = 0; window < 4; ++window) {
+    const std::int64_t start = t0 + window * 20 * FleetTest::kSecond;
+    fleet.ProbeInto(analysis, start, Faults{.link_loss = {{bad, 1.0}}});
+    const auto reports = analysis.Advance(start + 30 * FleetTest::kSecond);
+    ASSERT_EQ(reports.size(), 1u);
+    const WindowReport& r = reports.front();
+    EXPECT_GT(r.coverage.untraced_probes, 3 * r.coverage.traced_probes);
+    ASSERT_FALSE(r.loss.culprits.empty()) << "window " << window;
+    for (const auto& c : r.loss.culprits) {
+      EXPECT_EQ(c.component.kind, Component::Kind::kLink) << "window " << window;
+      EXPECT_EQ(c.component.link, bad) << "window " << window;
+    }
+    for (const auto& s : r.rnics) {
+      EXPECT_FALSE(s.anomalous) << "h" << s.host << "/nic" << s.nic << " in window " << window;
+    }
+  }
+}
+
 TEST_F(LossTest, AnomalousRnicStaysStickyForSixtySeconds) {
   RunWindow(0, Faults{.nic_loss = {{{1, 1}, 1.0}}});
   const auto healed = RunWindow(1, Faults{});  // within 60 s of the fault's window
