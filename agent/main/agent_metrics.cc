@@ -51,14 +51,14 @@ AgentMetrics::AgentMetrics(metrics::Registry& r, std::vector<std::string> nic_na
   AddPairCounter(r, "hostmesh_agent_probes_received_total",
                  "Probes received before their timeout, by NIC pair.", &PairCounters::received);
   AddPairCounter(r, "hostmesh_agent_probes_timeouts_total",
-                 "Probes not received within the timeout (send failures included), by NIC pair.",
+                 "Probes not received within the timeout (send failures not included), by NIC pair.",
                  &PairCounters::timed_out);
   AddPairCounter(r, "hostmesh_agent_probes_late_total",
                  "Probes received after their timeout was reported, by NIC pair.",
                  &PairCounters::late);
 
   AddNicCounter(r, "hostmesh_agent_send_errors_total",
-                "Probes the NIC failed to send (reported as timeouts).",
+                "Probes the NIC failed to send (reported as send failures, not timeouts).",
                 [](const LoopSnapshot& s, std::size_t i) {
                   return static_cast<double>(s.prober[i].send_errors);
                 });
