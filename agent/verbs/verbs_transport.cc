@@ -202,6 +202,9 @@ OpenResult VerbsTransport::OpenNic(NicId nic) {
   result.ok = true;
   result.capabilities = NicCapabilities{source, source};
   for (const auto& [port, qp] : n.qp_for_port) result.source_ports.push_back(port);
+  result.rotation = n.port_mode == SourcePortMode::kFlowLabel ? SourcePortRotation::kFlowLabel
+                    : n.qp_for_port.size() > 1                ? SourcePortRotation::kPerQp
+                                                              : SourcePortRotation::kFixed;
   return result;
 }
 
