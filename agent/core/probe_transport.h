@@ -25,6 +25,29 @@ struct NicCapabilities {
   TimestampSource recv_timestamps = TimestampSource::kUser;  // best source of (3)
 };
 
+// How a NIC varies the UDP source port of its probes (the port rotation the
+// ECMP coverage depends on), for the agent's metrics.
+enum class SourcePortRotation : std::uint8_t {
+  kSocket,     // kernel UDP: a socket bound per port
+  kFlowLabel,  // RoCEv2: the address handle's flow label sets the port
+  kPerQp,      // RoCEv2 on a device that fixes the port per QP: a send QP per port
+  kFixed,      // a single port: no rotation at all
+};
+inline constexpr std::size_t kSourcePortRotationCount = 4;
+inline const char* SourcePortRotationName(SourcePortRotation rotation) {
+  switch (rotation) {
+    case SourcePortRotation::kSocket:
+      return "socket";
+    case SourcePortRotation::kFlowLabel:
+      return "flow_label";
+    case SourcePortRotation::kPerQp:
+      return "per_qp";
+    case SourcePortRotation::kFixed:
+      break;
+  }
+  return "fixed";
+}
+
 struct OpenResult {
   bool ok = false;
   std::string error;  // why not, for the log, when !ok
@@ -34,6 +57,7 @@ struct OpenResult {
   // per QP, with one QP per port): the port pool draws from these, so the
   // ports reported and traced are the ones on the wire.
   std::vector<std::uint16_t> source_ports;
+  SourcePortRotation rotation = SourcePortRotation::kSocket;
 };
 
 enum class SendStatus : std::uint8_t {

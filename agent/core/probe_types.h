@@ -62,6 +62,7 @@ struct ProbeResult {
   TimestampSource recv_timestamp_source = TimestampSource::kUnspecified;  // of (3)
 
   bool timeout = false;
+  bool send_failed = false;  // never left the local NIC (not a timeout, not loss)
   std::uint32_t payload_bytes = 0;
   std::int64_t timestamp_error_ns = 0;  // filled by whoever maps NIC clocks; 0 = unknown
 

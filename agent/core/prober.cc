@@ -99,8 +99,8 @@ bool Prober::SendDue(MonoTime now) {
     probe.payload_bytes = options_.payload_bytes;
     tracker_.OnSend(probe, now);
     if (sent.status == SendStatus::kFailed) {
-      // The destination did not get it: report the timeout so a NIC that
-      // cannot send shows up in the analyzer, counted apart as send_failed.
+      // Reported as a send failure, not a timeout: it never reached the
+      // network, and the analyzer must not read it as loss.
       ++counters.send_errors;
       tracker_.OnSendFailed(order.src, order.sequence);
     }

@@ -56,7 +56,7 @@ Tracker::Slot* Tracker::Find(NicId src, std::uint64_t sequence) {
   return slot.sequence == sequence ? &slot : nullptr;
 }
 
-void Tracker::Emit(NicId src, const Slot& slot, bool timeout) {
+void Tracker::Emit(NicId src, const Slot& slot, Fate fate) {
   ProbeResult result;
   result.src_nic = src;
   result.dst_nic = slot.dst;
@@ -68,19 +68,20 @@ void Tracker::Emit(NicId src, const Slot& slot, bool timeout) {
   result.nic_send_ns = slot.nic_send.ns;
   result.send_timestamp_source =
       slot.nic_send.known() ? slot.nic_send.source : TimestampSource::kUnspecified;
-  if (!timeout) {
+  if (fate == Fate::kReceived) {
     result.nic_recv_ns = slot.nic_recv.ns;
     result.app_recv_ns = slot.app_recv.ns;
     result.recv_timestamp_source =
         slot.nic_recv.known() ? slot.nic_recv.source : TimestampSource::kUnspecified;
   }
-  result.timeout = timeout;
+  result.timeout = fate == Fate::kTimeout;
+  result.send_failed = fate == Fate::kSendFailed;
   result.payload_bytes = slot.payload_bytes;
   sink_(result);
 }
 
-void Tracker::Close(NicId src, Slot& slot, State final_state, bool timeout) {
-  Emit(src, slot, timeout);
+void Tracker::Close(NicId src, Slot& slot, State final_state, Fate fate) {
+  Emit(src, slot, fate);
   slot.state = final_state;
   --pending_;
 }
@@ -90,9 +91,9 @@ void Tracker::Evict(NicId src, Slot& slot) {
     PairCounters& pair = Pair(src, slot.dst);
     ++pair.evicted;
     ++pair.timed_out;
-    Close(src, slot, State::kTimedOut, true);
+    Close(src, slot, State::kTimedOut, Fate::kTimeout);
   } else if (slot.state == State::kAwaitingSendTime) {
-    Close(src, slot, State::kCompleted, false);  // received; only (2) is missing
+    Close(src, slot, State::kCompleted, Fate::kReceived);  // received; only (2) is missing
   }
 }
 
@@ -161,7 +162,7 @@ void Tracker::OnSendFailed(NicId src, std::uint64_t sequence) {
     return;
   }
   ++Pair(src, slot->dst).send_failed;
-  Close(src, *slot, State::kFailed, true);
+  Close(src, *slot, State::kFailed, Fate::kSendFailed);
   AdvanceCursor(rings_[src]);
 }
 
@@ -174,7 +175,7 @@ void Tracker::OnSendTimestamp(NicId src, std::uint64_t sequence, Timestamp nic_s
   slot->nic_send = nic_send;
   slot->nic_send_pending = false;
   if (slot->state == State::kAwaitingSendTime) {
-    Close(src, *slot, State::kCompleted, false);
+    Close(src, *slot, State::kCompleted, Fate::kReceived);
     AdvanceCursor(rings_[src]);
   }
 }
@@ -213,7 +214,7 @@ ReceiveOutcome Tracker::OnReceive(NicId rx_nic, const ProbeHeader& header, Times
       if (now >= slot.deadline) {
         // Poll has not run since the deadline passed; decide as it would have.
         ++pair.timed_out;
-        Close(src, slot, State::kTimedOut, true);
+        Close(src, slot, State::kTimedOut, Fate::kTimeout);
         ++pair.late;
         slot.state = State::kLateSeen;
         AdvanceCursor(ring);
@@ -225,7 +226,7 @@ ReceiveOutcome Tracker::OnReceive(NicId rx_nic, const ProbeHeader& header, Times
       if (slot.nic_send_pending) {
         slot.state = State::kAwaitingSendTime;
       } else {
-        Close(src, slot, State::kCompleted, false);
+        Close(src, slot, State::kCompleted, Fate::kReceived);
         AdvanceCursor(ring);
       }
       return ReceiveOutcome::kReceived;
@@ -255,9 +256,9 @@ void Tracker::Poll(MonoTime now) {
       if (slot.deadline > now) break;
       if (slot.state == State::kPending) {
         ++Pair(src, slot.dst).timed_out;
-        Close(src, slot, State::kTimedOut, true);
+        Close(src, slot, State::kTimedOut, Fate::kTimeout);
       } else {
-        Close(src, slot, State::kCompleted, false);  // (2) never came; emit without it
+        Close(src, slot, State::kCompleted, Fate::kReceived);  // (2) never came; emit without it
       }
     }
   }

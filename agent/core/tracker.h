@@ -22,8 +22,9 @@
 //   unknown     a sequence this agent never sent from that NIC
 //   misdelivered  arrived on another NIC than it was sent to (a routing fault);
 //               the probe stays pending for its real destination
-//   send_failed the transport could not send it; reported as a timeout, since
-//               the destination did not get it, but counted apart
+//   send_failed the transport could not send it (or its send completed in
+//               error); reported as a send failure, not a timeout: the probe
+//               never reached the network, so it says nothing about loss
 //
 // A received probe is emitted as soon as its NIC send timestamp is known; when
 // that timestamp is still on its way (it may arrive after the receive), the
@@ -106,7 +107,7 @@ class Tracker {
   // Records a send. Returns false (counted in rejected_sends) if a NIC id is
   // out of range or the sequence does not exceed the source NIC's last one.
   bool OnSend(const SentProbe& probe, MonoTime now);
-  // The transport failed to send a recorded probe: emits it as a timeout.
+  // The transport failed to send a recorded probe: emits it as a send failure.
   void OnSendFailed(NicId src, std::uint64_t sequence);
   // The sender NIC's send timestamp (2), possibly after the receive.
   void OnSendTimestamp(NicId src, std::uint64_t sequence, Timestamp nic_send);
@@ -136,7 +137,7 @@ class Tracker {
     kCompleted,         // received, result emitted
     kTimedOut,          // timeout result emitted
     kLateSeen,          // timed out, then received
-    kFailed,            // send failed, timeout result emitted
+    kFailed,            // send failed, send-failure result emitted
   };
   static bool Open(State state) {
     return state == State::kPending || state == State::kAwaitingSendTime;
@@ -169,8 +170,9 @@ class Tracker {
   void RaiseCursor(NicId src, std::uint64_t new_cursor);
   void Evict(NicId src, Slot& slot);
   PairCounters& Pair(NicId src, NicId dst) { return pairs_[std::size_t{src} * num_nics_ + dst]; }
-  void Emit(NicId src, const Slot& slot, bool timeout);
-  void Close(NicId src, Slot& slot, State final_state, bool timeout);
+  enum class Fate : std::uint8_t { kReceived, kTimeout, kSendFailed };
+  void Emit(NicId src, const Slot& slot, Fate fate);
+  void Close(NicId src, Slot& slot, State final_state, Fate fate);
   // Moves the cursor past closed slots, so NextDeadline reads one slot per NIC.
   void AdvanceCursor(Ring& ring);
 

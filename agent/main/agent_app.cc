@@ -102,7 +102,7 @@ BuiltTransport MakeTransport(const AgentConfig& config, const Clock& clock) {
     udp::UdpTransport* raw = transport.get();
     // Kernel stamps are on CLOCK_REALTIME already: no fit, no fit error.
     built.stats = [raw](NicId nic) {
-      return TransportNicStats{raw->counters(nic).receive_errors, 0};
+      return TransportNicStats{raw->counters(nic).receive_errors, 0, std::nullopt};
     };
     built.transport = std::move(transport);
   }
@@ -138,24 +138,28 @@ bool AgentApp::Start(std::string* error) {
     *error = problems.front();
     return false;
   }
-  // A NIC that does not open stays in the mesh: its probes fail and show up
-  // as timeouts, which is how the analyzer should learn a NIC is broken.
+  // A NIC that does not open stays in the mesh: its own probes are send
+  // failures and the probes to it time out, which is how the analyzer learns
+  // that a NIC is broken.
   std::vector<NicCapabilities> capabilities;
   std::vector<TimestampSource> sources;
   std::vector<std::vector<std::uint16_t>> source_ports;
+  std::vector<SourcePortRotation> rotations;
   std::size_t opened = 0;
   for (NicId nic = 0; nic < config_.nics.size(); ++nic) {
     const OpenResult result = built_.transport->OpenNic(nic);
     capabilities.push_back(result.capabilities);
     source_ports.push_back(result.source_ports);
+    rotations.push_back(result.rotation);
     sources.push_back(result.ok ? result.capabilities.recv_timestamps
                                 : TimestampSource::kUnspecified);
     if (result.ok) {
       ++opened;
-      Log()->info("NIC {} open: {} transport, timestamps send {} receive {}",
+      Log()->info("NIC {} open: {} transport, timestamps send {} receive {}, source ports by {}",
                   config_.nics[nic].name, TransportName(built_.kind),
                   SourceName(result.capabilities.send_timestamps),
-                  SourceName(result.capabilities.recv_timestamps));
+                  SourceName(result.capabilities.recv_timestamps),
+                  SourcePortRotationName(result.rotation));
     } else {
       Log()->warn("NIC {} did not open (its probes will time out): {}", config_.nics[nic].name,
                   result.error);
@@ -193,6 +197,7 @@ bool AgentApp::Start(std::string* error) {
   metrics_ =
       std::make_unique<AgentMetrics>(registry_, names, [uploader] { return uploader->Counters(); });
   metrics_->SetTimestampSources(sources);
+  metrics_->SetSourcePortRotations(rotations);
   if (config_.traceroute.enabled) {
     tracer_ = std::make_unique<PathTracer>(
         ContinuousConfigFrom(config_, static_cast<std::uint32_t>(rd()) | 1U), std::move(trace_io),
@@ -319,6 +324,7 @@ void AgentApp::Publish(bool coverage) {
     const TransportNicStats stats = built_.stats ? built_.stats(nic) : TransportNicStats{};
     s.receive_errors.push_back(stats.receive_errors);
     s.clock_fit_error_seconds.push_back(stats.clock_fit_error_seconds);
+    s.rnic_health.push_back(stats.rnic_health);
     const PortPool& pool = core_->scheduler.pool(nic);
     s.pool_generation.push_back(pool.generation());
     if (coverage) {

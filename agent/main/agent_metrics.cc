@@ -50,15 +50,16 @@ AgentMetrics::AgentMetrics(metrics::Registry& r, std::vector<std::string> nic_na
                  &PairCounters::sent);
   AddPairCounter(r, "hostmesh_agent_probes_received_total",
                  "Probes received before their timeout, by NIC pair.", &PairCounters::received);
-  AddPairCounter(r, "hostmesh_agent_probes_timeouts_total",
-                 "Probes not received within the timeout (send failures included), by NIC pair.",
-                 &PairCounters::timed_out);
+  AddPairCounter(
+      r, "hostmesh_agent_probes_timeouts_total",
+      "Probes not received within the timeout (send failures not included), by NIC pair.",
+      &PairCounters::timed_out);
   AddPairCounter(r, "hostmesh_agent_probes_late_total",
                  "Probes received after their timeout was reported, by NIC pair.",
                  &PairCounters::late);
 
   AddNicCounter(r, "hostmesh_agent_send_errors_total",
-                "Probes the NIC failed to send (reported as timeouts).",
+                "Probes the NIC failed to send (reported as send failures, not timeouts).",
                 [](const LoopSnapshot& s, std::size_t i) {
                   return static_cast<double>(s.prober[i].send_errors);
                 });
@@ -111,6 +112,49 @@ AgentMetrics::AgentMetrics(metrics::Registry& r, std::vector<std::string> nic_na
           for (const auto& [source, name] : kSources) {
             out.push_back({{nics_[i], std::string(name)}, sources_[i] == source ? 1.0 : 0.0});
           }
+        }
+        return out;
+      });
+  // One series per NIC with the mode as a label (an info metric): a 0/1
+  // gauge per mode would spend 24 more series of the budget with 8 NICs.
+  r.AddCallbackFamily(
+      MetricType::kGauge, "hostmesh_agent_source_port_rotation",
+      "The way the NIC rotates its probes' UDP source port, in label mode (socket: kernel UDP; "
+      "flow_label: RoCEv2 port from the address handle's flow label; per_qp: a send QP per port, "
+      "where the device fixes it per QP, e.g. soft-RoCE; fixed: one port, no rotation); always 1.",
+      {"nic", "mode"}, [this] {
+        std::lock_guard lock(mu_);
+        std::vector<ScrapedValue> out;
+        for (std::size_t i = 0; i < rotations_.size() && i < nics_.size(); ++i) {
+          out.push_back({{nics_[i], SourcePortRotationName(rotations_[i])}, 1.0});
+        }
+        return out;
+      });
+  r.AddCallbackFamily(
+      MetricType::kCounter, "hostmesh_agent_rdma_async_events_total",
+      "Asynchronous events of the NIC's RDMA device (verbs transport), by kind.", {"nic", "event"},
+      [this] {
+        const LoopSnapshot s = Read();
+        std::vector<ScrapedValue> out;
+        for (std::size_t i = 0; i < s.rnic_health.size() && i < nics_.size(); ++i) {
+          if (!s.rnic_health[i]) continue;
+          for (const auto& [kind, count] : s.rnic_health[i]->async_events) {
+            out.push_back({{nics_[i], std::string(kind)}, static_cast<double>(count)});
+          }
+        }
+        return out;
+      });
+  r.AddCallbackFamily(
+      MetricType::kCounter, "hostmesh_agent_qp_recoveries_total",
+      "Queue pairs found in the error state and reset back to RTS, by outcome.", {"nic", "outcome"},
+      [this] {
+        const LoopSnapshot s = Read();
+        std::vector<ScrapedValue> out;
+        for (std::size_t i = 0; i < s.rnic_health.size() && i < nics_.size(); ++i) {
+          if (!s.rnic_health[i]) continue;
+          out.push_back({{nics_[i], "ok"}, static_cast<double>(s.rnic_health[i]->qp_recoveries)});
+          out.push_back(
+              {{nics_[i], "failed"}, static_cast<double>(s.rnic_health[i]->qp_recovery_failures)});
         }
         return out;
       });
@@ -259,6 +303,11 @@ void AgentMetrics::ObserveResult(const ProbeResult& result) {
 void AgentMetrics::SetTimestampSources(const std::vector<TimestampSource>& sources) {
   std::lock_guard lock(mu_);
   sources_ = sources;
+}
+
+void AgentMetrics::SetSourcePortRotations(const std::vector<SourcePortRotation>& rotations) {
+  std::lock_guard lock(mu_);
+  rotations_ = rotations;
 }
 
 }  // namespace hostmesh::agent::app

@@ -16,11 +16,13 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "agent/core/prober.h"
 #include "agent/core/tracker.h"
+#include "agent/main/transport_stats.h"
 #include "agent/upload/upload_engine.h"
 #include "common/metrics/registry.h"
 
@@ -33,7 +35,9 @@ struct LoopSnapshot {
   std::vector<double> clock_fit_error_seconds;  // per NIC; 0 where the host clock stamps
   std::vector<std::uint64_t> pool_generation;   // per NIC
   std::vector<std::uint64_t> distinct_ports;    // [src * nics + dst], last hour
-  std::uint64_t pending = 0;                    // probes not decided yet
+  // The verbs transport's per-NIC RNIC health (all absent under UDP).
+  std::vector<std::optional<RnicHealthStats>> rnic_health;
+  std::uint64_t pending = 0;  // probes not decided yet
 };
 
 class AgentMetrics {
@@ -48,6 +52,8 @@ class AgentMetrics {
   void ObserveResult(const ProbeResult& result);
   // What each NIC's transport delivers (from OpenNic); exported as a 0/1 gauge.
   void SetTimestampSources(const std::vector<TimestampSource>& sources);
+  // How each NIC rotates its source ports (OpenResult::rotation); an info gauge.
+  void SetSourcePortRotations(const std::vector<SourcePortRotation>& rotations);
 
   // Histogram bounds: 1 us .. 1 s, ~3.16x apart.
   static std::vector<double> LatencyBuckets();
@@ -77,6 +83,7 @@ class AgentMetrics {
   mutable std::mutex mu_;
   LoopSnapshot snapshot_;
   std::vector<TimestampSource> sources_;
+  std::vector<SourcePortRotation> rotations_;
 };
 
 }  // namespace hostmesh::agent::app

@@ -14,7 +14,7 @@
 // joins the three. A counter the driver lacks has no series; the port state
 // gauges exist for every RDMA NIC, 0 while the state cannot be read.
 //
-// Cardinality with 8 NICs and pause_priorities [3]: at most 31 series per
+// Cardinality with 8 NICs and pause_priorities [3]: at most 33 series per
 // NIC plus 5 (tests/agent/main/telemetry_metrics_test.cc counts them).
 
 #include <cstdint>

@@ -1,13 +1,26 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 namespace hostmesh::agent::app {
+
+// An RNIC's async-event state (verbs/nic_health.h), for the metrics.
+struct RnicHealthStats {
+  // Async events by kind: port_active, port_down, qp_fatal, device_fatal (CQ error included).
+  std::vector<std::pair<std::string_view, std::uint64_t>> async_events;
+  std::uint64_t qp_recoveries = 0;
+  std::uint64_t qp_recovery_failures = 0;
+};
 
 // Per-NIC figures only the concrete transport knows.
 struct TransportNicStats {
   std::uint64_t receive_errors = 0;
   double clock_fit_error_seconds = 0;
+  std::optional<RnicHealthStats> rnic_health;  // verbs NICs that opened
 };
 
 }  // namespace hostmesh::agent::app

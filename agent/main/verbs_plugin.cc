@@ -15,8 +15,27 @@ VerbsPluginTransport MakeVerbsTransport(const Clock& clock,
   out.stats = [raw](NicId nic) {
     const verbs::VerbsNicStats& s = raw->nic_stats(nic);
     const verbs::VerbsClockState clock_state = raw->clock_state(nic);
-    return TransportNicStats{s.receive_errors,
-                             static_cast<double>(clock_state.error_bound_ns) * 1e-9};
+    TransportNicStats stats{s.receive_errors,
+                            static_cast<double>(clock_state.error_bound_ns) * 1e-9, std::nullopt};
+    if (const verbs::NicHealth* health = raw->nic_health(nic)) {
+      RnicHealthStats h;
+      // Within the series budget: the two kinds that end the NIC as one, and
+      // the events that change nothing (GID changes, ...) only in the log.
+      const auto count = [health](verbs::AsyncEventKind kind) {
+        return health->counters().events[static_cast<std::size_t>(kind)];
+      };
+      h.async_events = {
+          {"port_active", count(verbs::AsyncEventKind::kPortActive)},
+          {"port_down", count(verbs::AsyncEventKind::kPortDown)},
+          {"qp_fatal", count(verbs::AsyncEventKind::kQpFatal)},
+          {"device_fatal",
+           count(verbs::AsyncEventKind::kDeviceFatal) + count(verbs::AsyncEventKind::kCqError)},
+      };
+      h.qp_recoveries = health->counters().qp_recoveries;
+      h.qp_recovery_failures = health->counters().qp_recovery_failures;
+      stats.rnic_health = std::move(h);
+    }
+    return stats;
   };
   out.transport = std::move(transport);
   return out;

@@ -186,6 +186,7 @@ v1::ProbeResult ToProto(const ProbeResult& r) {
   out.set_send_timestamp_source(ToProto(r.send_timestamp_source));
   out.set_recv_timestamp_source(ToProto(r.recv_timestamp_source));
   out.set_timeout(r.timeout);
+  out.set_send_failed(r.send_failed);
   out.set_payload_bytes(r.payload_bytes);
   out.set_timestamp_error_ns(r.timestamp_error_ns);
   return out;

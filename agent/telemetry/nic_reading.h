@@ -27,6 +27,8 @@ enum class NicCounter : std::uint8_t {
   kNpCnpSent,
   kRpCnpHandled,
   kRnrNakRetryErr,
+  kPortRcvPackets,
+  kPortXmitPackets,
   // Netdev: sysfs carrier_changes and ethtool statistics.
   kCarrierChanges,
   kLinkDownEvents,
@@ -41,7 +43,7 @@ enum class NicCounter : std::uint8_t {
   kAerNonfatal,
   kAerFatal,
 };
-inline constexpr std::size_t kNicCounterCount = 23;
+inline constexpr std::size_t kNicCounterCount = 25;
 inline constexpr std::size_t kPfcPriorities = 8;
 
 // Where a value comes from, for counting what could not be read.

@@ -29,6 +29,10 @@ constexpr RdmaSource kRdmaSources[] = {
     {NicCounter::kRpCnpHandled, {"hw_counters/rp_cnp_handled", ""}},
     {NicCounter::kRnrNakRetryErr,
      {"hw_counters/rnr_nak_retry_err", "hw_counters/retry_rnr_exceeded_err"}},
+    // Every RoCE packet, probes included: on rxe the one counter that moves
+    // with UD traffic (its others are about RC).
+    {NicCounter::kPortRcvPackets, {"counters/port_rcv_packets", "hw_counters/rcvd_pkts"}},
+    {NicCounter::kPortXmitPackets, {"counters/port_xmit_packets", "hw_counters/sent_pkts"}},
 };
 
 constexpr std::array<std::pair<NicCounter, std::string_view>, 3> kAerFiles = {{

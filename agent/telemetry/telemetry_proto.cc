@@ -28,6 +28,10 @@ v1::NicCounter ToProto(NicCounter counter) {
       return v1::NIC_COUNTER_RP_CNP_HANDLED;
     case NicCounter::kRnrNakRetryErr:
       return v1::NIC_COUNTER_RNR_NAK_RETRY_ERR;
+    case NicCounter::kPortRcvPackets:
+      return v1::NIC_COUNTER_PORT_RCV_PACKETS;
+    case NicCounter::kPortXmitPackets:
+      return v1::NIC_COUNTER_PORT_XMIT_PACKETS;
     case NicCounter::kCarrierChanges:
       return v1::NIC_COUNTER_CARRIER_CHANGES;
     case NicCounter::kLinkDownEvents:

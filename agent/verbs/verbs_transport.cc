@@ -23,8 +23,10 @@ constexpr std::uint32_t kGrhBytes = 40;
 // wr_id = kind << 32 | slot, so a completion names its buffer and direction.
 constexpr std::uint64_t kRecvKind = 1;
 constexpr std::uint64_t kSendKind = 2;
-// epoll data of the wake-up eventfd; NIC channels carry their NicId.
+// epoll data of the wake-up eventfd; NIC channels carry their NicId, NIC
+// async fds their NicId with kAsyncTag set.
 constexpr std::uint32_t kWakeTag = 0xFFFFFFFF;
+constexpr std::uint32_t kAsyncTag = 0x80000000;
 
 std::uint64_t WrId(std::uint64_t kind, std::uint32_t slot) {
   return kind << 32 | slot;
@@ -64,6 +66,8 @@ struct VerbsTransport::Nic {
   struct SendSlot {
     std::uint64_t sequence = 0;
     AddressHandleKey key;
+    std::uint32_t qp = 0;  // index (QpAt) of the QP it was posted on
+    bool busy = false;     // posted, completion not seen yet
   };
 
   NicId id = 0;
@@ -82,15 +86,29 @@ struct VerbsTransport::Nic {
   bool warned_sample_error = false;
   SourcePortMode port_mode = SourcePortMode::kFlowLabel;
   // kPerQp: the send QPs (after `res`, so they go before its CQ) and, sorted
-  // by port, the QP that sends from each port.
+  // by port, the index (QpAt) of the QP that sends from each port.
   std::vector<UniqueQp> send_qps;
-  std::vector<std::pair<std::uint16_t, ibv_qp*>> qp_for_port;
+  std::vector<std::pair<std::uint16_t, std::uint32_t>> qp_for_port;
+  // Async events and QP recovery; QP index 0 is res.qp, i > 0 send_qps[i - 1].
+  std::optional<NicHealth> health;
 
-  ibv_qp* SendQp(std::uint16_t port) const {
-    if (port_mode == SourcePortMode::kFlowLabel) return res.qp.get();
+  ibv_qp* QpAt(std::uint32_t index) const {
+    return index == 0 ? res.qp.get() : send_qps[index - 1].get();
+  }
+  std::optional<std::uint32_t> QpIndex(const ibv_qp* qp) const {
+    if (qp == res.qp.get()) return 0;
+    for (std::size_t i = 0; i < send_qps.size(); ++i) {
+      if (send_qps[i].get() == qp) return static_cast<std::uint32_t>(i + 1);
+    }
+    return std::nullopt;
+  }
+  // The QP index that sends from `port`; nullopt when no QP can.
+  std::optional<std::uint32_t> SendQp(std::uint16_t port) const {
+    if (port_mode == SourcePortMode::kFlowLabel) return 0;
     auto it = std::lower_bound(qp_for_port.begin(), qp_for_port.end(),
-                               std::pair<std::uint16_t, ibv_qp*>{port, nullptr});
-    return it != qp_for_port.end() && it->first == port ? it->second : nullptr;
+                               std::pair<std::uint16_t, std::uint32_t>{port, 0});
+    if (it == qp_for_port.end() || it->first != port) return std::nullopt;
+    return it->second;
   }
 
   std::uint8_t* recv_slot(std::uint32_t slot) {
@@ -143,6 +161,10 @@ std::optional<SourcePortMode> VerbsTransport::source_port_mode(NicId nic) const 
   return nics_[nic]->port_mode;
 }
 
+const NicHealth* VerbsTransport::nic_health(NicId nic) const {
+  return is_open(nic) ? &*nics_[nic]->health : nullptr;
+}
+
 VerbsClockState VerbsTransport::clock_state(NicId nic) const {
   VerbsClockState state;
   if (!is_open(nic)) return state;
@@ -172,6 +194,7 @@ OpenResult VerbsTransport::OpenNic(NicId nic) {
     }
     nics_[nic] = std::move(built).value();
     open_order_.push_back(nic);
+    PrebuildAddressHandles(*nics_[nic]);
   }
   const Nic& n = *nics_[nic];
   const bool hardware = n.res.cq.mode() == CompletionTimestampMode::kWallclock || n.clock;
@@ -179,6 +202,9 @@ OpenResult VerbsTransport::OpenNic(NicId nic) {
   result.ok = true;
   result.capabilities = NicCapabilities{source, source};
   for (const auto& [port, qp] : n.qp_for_port) result.source_ports.push_back(port);
+  result.rotation = n.port_mode == SourcePortMode::kFlowLabel ? SourcePortRotation::kFlowLabel
+                    : n.qp_for_port.size() > 1                ? SourcePortRotation::kPerQp
+                                                              : SourcePortRotation::kFixed;
   return result;
 }
 
@@ -298,12 +324,16 @@ VerbsResult<std::unique_ptr<VerbsTransport::Nic>> VerbsTransport::Build(NicId id
       const std::uint16_t port = RxeQpSourcePort(send_qp.value().get()->qp_num);
       const bool taken = std::any_of(nic->qp_for_port.begin(), nic->qp_for_port.end(),
                                      [&](const auto& entry) { return entry.first == port; });
-      if (!taken) nic->qp_for_port.emplace_back(port, send_qp.value().get());
       nic->send_qps.push_back(std::move(send_qp).value());
+      if (!taken) {
+        nic->qp_for_port.emplace_back(port, static_cast<std::uint32_t>(nic->send_qps.size()));
+      }
     }
     std::sort(nic->qp_for_port.begin(), nic->qp_for_port.end());
   }
 
+  nic->health.emplace(static_cast<std::uint32_t>(1 + nic->send_qps.size()),
+                      port_attr.state == IBV_PORT_ACTIVE, clock_.MonotonicNow());
   res.ahs = BasicAddressHandleCache<UniqueAh>(options_.max_address_handles);
   for (std::uint32_t slot = 0; slot < nic->recv_slots; ++slot) {
     if (auto posted = PostReceive(*nic, slot); !posted) return posted.error();
@@ -342,12 +372,22 @@ VerbsResult<std::unique_ptr<VerbsTransport::Nic>> VerbsTransport::Build(NicId id
         cfg.name, where, dev_attr.completion_timestamp_mask);
   }
 
+  // Port changes, fatal QPs and device errors arrive on the context's async
+  // fd (nic_health.h); read without blocking whenever it is readable.
+  const int async_fd = ctx->async_fd;
+  if (fcntl(async_fd, F_SETFL, fcntl(async_fd, F_GETFL) | O_NONBLOCK) != 0) {
+    return ErrnoError("fcntl(O_NONBLOCK) on the async event fd" + where, errno);
+  }
   if (epoll_.valid()) {
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.u32 = id;
     if (epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &ev) != 0) {
       return ErrnoError("epoll_ctl(completion channel)" + where, errno);
+    }
+    ev.data.u32 = id | kAsyncTag;
+    if (epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, async_fd, &ev) != 0) {
+      return ErrnoError("epoll_ctl(async event fd)" + where, errno);
     }
   }
   Log()->info(
@@ -431,29 +471,42 @@ VerbsResult<UniqueQp> VerbsTransport::CreateUdQp(Nic& nic, std::uint32_t recv_de
   UniqueQp qp(ibv_create_qp(res.pd.get(), &qp_init));
   if (!qp) return ErrnoError("ibv_create_qp" + where, errno ? errno : ENOMEM);
 
-  // UD needs no peer: INIT binds port and Q_Key, RTR and RTS just enable.
+  if (auto up = BringUpQp(qp.get(), nic, where); !up) return up.error();
+  return qp;
+}
+
+// RESET -> INIT -> RTR -> RTS. UD needs no peer: INIT binds port and Q_Key,
+// RTR and RTS just enable. Also how a QP in the error state comes back.
+VerbsStatus VerbsTransport::BringUpQp(ibv_qp* qp, const Nic& nic, const std::string& where) {
   ibv_qp_attr attr{};
+  if (qp->state != IBV_QPS_RESET) {
+    attr.qp_state = IBV_QPS_RESET;
+    if (int rc = ibv_modify_qp(qp, &attr, IBV_QP_STATE); rc != 0) {
+      return ErrnoError("ibv_modify_qp(RESET)" + where, rc);
+    }
+  }
+  attr = ibv_qp_attr{};
   attr.qp_state = IBV_QPS_INIT;
   attr.pkey_index = 0;
   attr.port_num = nic.config.port;
   attr.qkey = options_.qkey;
-  if (int rc = ibv_modify_qp(qp.get(), &attr,
-                             IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY);
+  if (int rc =
+          ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY);
       rc != 0) {
     return ErrnoError("ibv_modify_qp(INIT)" + where, rc);
   }
   attr = ibv_qp_attr{};
   attr.qp_state = IBV_QPS_RTR;
-  if (int rc = ibv_modify_qp(qp.get(), &attr, IBV_QP_STATE); rc != 0) {
+  if (int rc = ibv_modify_qp(qp, &attr, IBV_QP_STATE); rc != 0) {
     return ErrnoError("ibv_modify_qp(RTR)" + where, rc);
   }
   attr = ibv_qp_attr{};
   attr.qp_state = IBV_QPS_RTS;
   attr.sq_psn = 0;
-  if (int rc = ibv_modify_qp(qp.get(), &attr, IBV_QP_STATE | IBV_QP_SQ_PSN); rc != 0) {
+  if (int rc = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN); rc != 0) {
     return ErrnoError("ibv_modify_qp(RTS)" + where, rc);
   }
-  return qp;
+  return VerbsOk{};
 }
 
 VerbsStatus VerbsTransport::PostReceive(Nic& nic, std::uint32_t slot) {
@@ -489,34 +542,37 @@ SendResult VerbsTransport::Send(const ProbeOrder& order, std::span<const std::ui
   Nic& src = *nics_[order.src];
   const Nic& dst = *nics_[order.dst];
   if (payload.size() > src.max_payload) return fail(SendStatus::kFailed, EMSGSIZE);
+  // A NIC whose port is down (or whose device failed) does not probe: refused
+  // at once, so the probe is a send failure, not a timeout (nic_health.h).
+  if (!src.health->can_send()) {
+    ++stats.sends_nic_down;
+    return fail(SendStatus::kFailed, ENETDOWN);
+  }
   const std::optional<std::uint32_t> label = FlowLabelForUdpSport(order.src_port);
   // Ports below 49152 cannot be expressed as a flow label (see flow_label.h).
   if (!label) return fail(SendStatus::kFailed, EINVAL);
   // A per-QP device sends only from the ports OpenNic offered.
-  ibv_qp* qp = src.SendQp(order.src_port);
-  if (qp == nullptr) return fail(SendStatus::kFailed, EADDRNOTAVAIL);
+  const std::optional<std::uint32_t> qp_index = src.SendQp(order.src_port);
+  if (!qp_index) return fail(SendStatus::kFailed, EADDRNOTAVAIL);
+  // A QP being reset, or the destination's receive QP: either would lose the
+  // probe on this host, which is no network loss.
+  if (!src.health->qp_ready(*qp_index) || !dst.health->qp_ready(0)) {
+    ++stats.sends_qp_recovering;
+    return fail(SendStatus::kFailed, EIO);
+  }
+  ibv_qp* qp = src.QpAt(*qp_index);
   if (src.free_send_slots.empty()) return fail(SendStatus::kRetryLater, EAGAIN);
 
-  const AddressHandleKey key{order.dst, *label};
+  // Where the QP fixes the port the label changes nothing on the wire: one AH
+  // per destination, built when the pair opened (PrebuildAddressHandles).
+  const AddressHandleKey key{order.dst, src.port_mode == SourcePortMode::kPerQp ? 0 : *label};
   ibv_ah* ah = src.res.ahs.Find(key);
   if (ah == nullptr) {
     if (!src.res.ahs.MakeRoom()) return fail(SendStatus::kRetryLater, EAGAIN);
-    ibv_ah_attr attr{};
-    attr.is_global = 1;
-    attr.port_num = src.config.port;
-    attr.grh.dgid = dst.gid;
-    attr.grh.sgid_index = src.config.gid_index;
-    attr.grh.flow_label = *label;
-    attr.grh.hop_limit = options_.hop_limit;
-    attr.grh.traffic_class = options_.traffic_class;
-    attr.sl = options_.service_level;
-    errno = 0;
-    UniqueAh created(ibv_create_ah(src.res.pd.get(), &attr));
-    if (!created) return fail(SendStatus::kFailed, errno ? errno : EINVAL);
-    ah = created.get();
-    src.res.ahs.Insert(key, std::move(created));
-    ++stats.address_handles_created;
-    stats.address_handles_evicted = src.res.ahs.evicted();
+    ++stats.address_handles_created_on_send;
+    auto created = CreateAddressHandle(src, dst, key);
+    if (!created) return fail(SendStatus::kFailed, created.error().errnum);
+    ah = created.value();
   }
 
   const std::uint32_t slot = src.free_send_slots.back();
@@ -542,12 +598,54 @@ SendResult VerbsTransport::Send(const ProbeOrder& order, std::span<const std::ui
     return fail(rc == ENOMEM ? SendStatus::kRetryLater : SendStatus::kFailed, rc);
   }
   src.free_send_slots.pop_back();
-  src.send_slots[slot] = Nic::SendSlot{order.sequence, key};
+  src.send_slots[slot] = Nic::SendSlot{order.sequence, key, *qp_index, true};
   src.res.ahs.AddInFlight(key);
   ++stats.sends_posted;
   result.status = SendStatus::kOk;
   result.nic_send_pending = true;
   return result;
+}
+
+VerbsResult<ibv_ah*> VerbsTransport::CreateAddressHandle(Nic& src, const Nic& dst,
+                                                         const AddressHandleKey& key) {
+  ibv_ah_attr attr{};
+  attr.is_global = 1;
+  attr.port_num = src.config.port;
+  attr.grh.dgid = dst.gid;
+  attr.grh.sgid_index = src.config.gid_index;
+  attr.grh.flow_label = key.flow_label;
+  attr.grh.hop_limit = options_.hop_limit;
+  attr.grh.traffic_class = options_.traffic_class;
+  attr.sl = options_.service_level;
+  errno = 0;
+  UniqueAh created(ibv_create_ah(src.res.pd.get(), &attr));
+  if (!created)
+    return ErrnoError("ibv_create_ah(" + src.config.rdma_device + ")", errno ? errno : EINVAL);
+  ibv_ah* ah = created.get();
+  src.res.ahs.Insert(key, std::move(created));
+  VerbsNicStats& stats = stats_[src.id];
+  ++stats.address_handles_created;
+  stats.address_handles_evicted = src.res.ahs.evicted();
+  return ah;
+}
+
+// ibv_create_ah may resolve the neighbour (a netlink round trip on RoCE):
+// done here, when a NIC opens, not in the send of a probe. Only where the AH
+// does not depend on the port (kPerQp); flow-label NICs build on first use.
+void VerbsTransport::PrebuildAddressHandles(Nic& opened) {
+  const auto build = [this](Nic& src, const Nic& dst) {
+    if (src.port_mode != SourcePortMode::kPerQp || &src == &dst) return;
+    const AddressHandleKey key{dst.id, 0};
+    if (src.res.ahs.Find(key) != nullptr || !src.res.ahs.MakeRoom()) return;
+    if (auto made = CreateAddressHandle(src, dst, key); !made) {
+      Log()->warn("nic {}: address handle to {} not built ahead: {}", src.config.name,
+                  dst.config.name, made.error().message);
+    }
+  };
+  for (NicId other : open_order_) {
+    build(opened, *nics_[other]);
+    build(*nics_[other], opened);
+  }
 }
 
 void VerbsTransport::SampleClock(Nic& nic) {
@@ -589,6 +687,10 @@ void VerbsTransport::DrainReadyFd() {
       [[maybe_unused]] const auto got = read(wake_.get(), &count, sizeof(count));
       continue;
     }
+    if ((tag & kAsyncTag) != 0) {
+      if (is_open(tag & ~kAsyncTag)) ReadAsyncEvents(*nics_[tag & ~kAsyncTag]);
+      continue;
+    }
     if (!is_open(tag)) continue;
     Nic& nic = *nics_[tag];
     ibv_cq* cq = nullptr;
@@ -599,6 +701,125 @@ void VerbsTransport::DrainReadyFd() {
     // landing in between still raises an event.
     ibv_req_notify_cq(nic.res.cq.cq(), 0);
   }
+}
+
+void VerbsTransport::ReadAsyncEvents(Nic& nic) {
+  const MonoTime now = clock_.MonotonicNow();
+  ibv_async_event event{};
+  while (ibv_get_async_event(nic.res.context.get(), &event) == 0) {
+    AsyncEventKind kind = ClassifyAsyncEvent(event.event_type);
+    std::optional<std::uint32_t> qp;
+    switch (event.event_type) {
+      case IBV_EVENT_QP_FATAL:
+      case IBV_EVENT_QP_REQ_ERR:
+      case IBV_EVENT_QP_ACCESS_ERR:
+      case IBV_EVENT_COMM_EST:
+      case IBV_EVENT_SQ_DRAINED:
+      case IBV_EVENT_PATH_MIG:
+      case IBV_EVENT_PATH_MIG_ERR:
+      case IBV_EVENT_QP_LAST_WQE_REACHED:
+        qp = nic.QpIndex(event.element.qp);
+        break;
+      case IBV_EVENT_PORT_ACTIVE:
+      case IBV_EVENT_PORT_ERR:
+      case IBV_EVENT_LID_CHANGE:
+      case IBV_EVENT_PKEY_CHANGE:
+      case IBV_EVENT_SM_CHANGE:
+      case IBV_EVENT_CLIENT_REREGISTER:
+      case IBV_EVENT_GID_CHANGE:
+        // Another port of the device is not this NIC's business.
+        if (event.element.port_num != nic.config.port) kind = AsyncEventKind::kOther;
+        break;
+      default:
+        break;
+    }
+    if (kind == AsyncEventKind::kOther) {
+      Log()->info("nic {}: async event {}", nic.config.name, ibv_event_type_str(event.event_type));
+    } else {
+      Log()->warn("nic {}: async event {}{}", nic.config.name, ibv_event_type_str(event.event_type),
+                  kind == AsyncEventKind::kPortDown     ? ": probing from it pauses"
+                  : kind == AsyncEventKind::kPortActive ? ": probing from it resumes"
+                  : kind == AsyncEventKind::kQpFatal    ? ": the QP will be reset"
+                                                        : ": the NIC stops sending until reopened");
+    }
+    nic.health->OnEvent(kind, qp, now);
+    ibv_ack_async_event(&event);
+  }
+  if (errno != EAGAIN && errno != EWOULDBLOCK) {
+    ++stats_[nic.id].async_event_errors;
+    Log()->warn("nic {}: ibv_get_async_event: {}", nic.config.name, std::strerror(errno));
+  }
+}
+
+void VerbsTransport::CheckQpAfterError(Nic& nic, std::uint32_t qp_index) {
+  if (!nic.health->qp_ready(qp_index)) return;
+  ibv_qp_attr attr{};
+  ibv_qp_init_attr init{};
+  if (ibv_query_qp(nic.QpAt(qp_index), &attr, IBV_QP_STATE, &init) != 0) return;
+  if (attr.qp_state == IBV_QPS_ERR || attr.qp_state == IBV_QPS_SQE) {
+    Log()->warn("nic {}: QP {:#x} found in state {} after an error completion; resetting it",
+                nic.config.name, nic.QpAt(qp_index)->qp_num,
+                attr.qp_state == IBV_QPS_ERR ? "ERR" : "SQE");
+    nic.health->OnQpFoundInError(qp_index, clock_.MonotonicNow());
+  }
+}
+
+bool VerbsTransport::RecoverQp(Nic& nic, std::uint32_t qp_index) {
+  ibv_qp* qp = nic.QpAt(qp_index);
+  const std::string where =
+      "(" + nic.config.rdma_device + " qpn " + std::to_string(qp->qp_num) + ")";
+  if (auto up = BringUpQp(qp, nic, where); !up) {
+    Log()->warn("nic {}: QP recovery failed: {}; retrying later", nic.config.name,
+                up.error().message);
+    return false;
+  }
+  // The reset dropped whatever was still queued: sends still in flight on
+  // this QP are reported failed, and the receive QP gets its buffers back.
+  std::size_t dropped = 0;
+  for (std::uint32_t slot = 0; slot < nic.send_slots.size(); ++slot) {
+    Nic::SendSlot& sent = nic.send_slots[slot];
+    if (!sent.busy || sent.qp != qp_index) continue;
+    sent.busy = false;
+    nic.free_send_slots.push_back(slot);
+    nic.res.ahs.ReleaseInFlight(sent.key);
+    TransportEvent ev;
+    ev.kind = TransportEvent::Kind::kSendFailed;
+    ev.nic = nic.id;
+    ev.sequence = sent.sequence;
+    ev.error = IBV_WC_WR_FLUSH_ERR;
+    backlog_.push_back(std::move(ev));
+    ++dropped;
+  }
+  if (qp_index == 0) {
+    for (std::uint32_t slot = 0; slot < nic.recv_slots; ++slot) {
+      if (auto posted = PostReceive(nic, slot); !posted) {
+        ++stats_[nic.id].receive_repost_failures;
+        Log()->warn("nic {}: reposting receives after the reset: {}", nic.config.name,
+                    posted.error().message);
+        return false;
+      }
+    }
+  }
+  Log()->warn("nic {}: QP {:#x} reset and back in RTS ({} sends in flight reported failed)",
+              nic.config.name, qp->qp_num, dropped);
+  return true;
+}
+
+void VerbsTransport::MaintainHealth(Nic& nic) {
+  NicHealth& health = *nic.health;
+  const MonoTime now = clock_.MonotonicNow();
+  if (health.PortCheckDue(now)) {
+    ibv_port_attr attr{};
+    if (ibv_query_port(nic.res.context.get(), nic.config.port, &attr) == 0) {
+      const bool active = attr.state == IBV_PORT_ACTIVE;
+      if (active) {
+        Log()->warn("nic {}: port {} is active again (found by query); probing from it resumes",
+                    nic.config.name, nic.config.port);
+      }
+      health.OnPortState(active, now);
+    }
+  }
+  for (std::uint32_t qp : health.RecoveryDue(now)) health.OnRecovery(qp, RecoverQp(nic, qp), now);
 }
 
 void VerbsTransport::WakeLater() {
@@ -617,6 +838,13 @@ std::size_t VerbsTransport::Poll(std::vector<TransportEvent>& out, std::size_t m
   }
   const std::size_t before = out.size();
   bool left_work = false;
+  if (!backlog_.empty()) {
+    const std::size_t take = std::min(max_events, backlog_.size());
+    std::move(backlog_.begin(), backlog_.begin() + static_cast<std::ptrdiff_t>(take),
+              std::back_inserter(out));
+    backlog_.erase(backlog_.begin(), backlog_.begin() + static_cast<std::ptrdiff_t>(take));
+    left_work = !backlog_.empty();
+  }
   const std::size_t n = nics_.size();
   for (std::size_t k = 0; k < n; ++k) {
     const std::size_t appended = out.size() - before;
@@ -628,6 +856,10 @@ std::size_t VerbsTransport::Poll(std::vector<TransportEvent>& out, std::size_t m
     if (nics_[id]) PollNic(*nics_[id], out, max_events - appended, left_work);
   }
   next_poll_nic_ = (next_poll_nic_ + 1) % n;
+  // After the polls, so the flushed completions of a QP in error are read
+  // before its reset discards what is left.
+  for (NicId id : open_order_) MaintainHealth(*nics_[id]);
+  if (!backlog_.empty()) left_work = true;
   // The completion channel only fires for new completions: whatever stays in
   // a CQ must keep the ready fd readable, or the loop would sleep on it.
   if (left_work) WakeLater();
@@ -661,6 +893,12 @@ void VerbsTransport::PollNic(Nic& nic, std::vector<TransportEvent>& out, std::si
       const std::uint64_t kind = c.wr_id >> 32;
       if (kind == kSendKind && slot < nic.send_slots.size()) {
         const Nic::SendSlot sent = nic.send_slots[slot];
+        if (!sent.busy) {
+          // Its QP was reset after the probe had been reported failed.
+          ++stats.stale_completions;
+          continue;
+        }
+        nic.send_slots[slot].busy = false;
         nic.free_send_slots.push_back(slot);
         nic.res.ahs.ReleaseInFlight(sent.key);
         TransportEvent ev;
@@ -675,6 +913,9 @@ void VerbsTransport::PollNic(Nic& nic, std::vector<TransportEvent>& out, std::si
           ev.error = static_cast<int>(c.status);
           Log()->debug("nic {}: send {} failed: {} (vendor {:#x})", nic.config.name, sent.sequence,
                        ibv_wc_status_str(c.status), c.vendor_err);
+          // An error completion may have put the QP in the error state (and a
+          // flush says it is there), whether or not the device raises an event.
+          CheckQpAfterError(nic, sent.qp);
         }
         out.push_back(std::move(ev));
       } else if (kind == kRecvKind && slot < nic.recv_slots) {
@@ -690,6 +931,7 @@ void VerbsTransport::PollNic(Nic& nic, std::vector<TransportEvent>& out, std::si
           out.push_back(std::move(ev));
         } else {
           ++stats.receive_errors;
+          if (c.status != IBV_WC_SUCCESS) CheckQpAfterError(nic, 0);
         }
         // A flushed receive means the QP is in error: reposting would only flush again.
         if (c.status != IBV_WC_WR_FLUSH_ERR && !PostReceive(nic, slot)) {

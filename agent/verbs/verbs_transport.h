@@ -15,7 +15,12 @@
 // ProbeOrder::dst_port is not used; the source port comes from the GRH flow
 // label of the address handle (flow_label.h), one AH per (destination, port),
 // or, on devices that fix it per QP (soft-RoCE, source_port.h), from a pool
-// of send QPs whose ports OpenNic reports for the port pool to draw from.
+// of send QPs whose ports OpenNic reports for the port pool to draw from;
+// there one AH per destination serves every port, built when the pair opens.
+//
+// Asynchronous events (nic_health.h) are read from each device's async fd:
+// a port down pauses the NIC's sends (refused, reported as send failures), a
+// QP in the error state is reset to RTS on a later Poll.
 //
 // Single-threaded like every ProbeTransport: OpenNic, Send and Poll are called
 // from the agent's I/O loop.
@@ -31,6 +36,7 @@
 #include "agent/verbs/address_handle_cache.h"
 #include "agent/verbs/clock_fit.h"
 #include "agent/verbs/completion_queue.h"
+#include "agent/verbs/nic_health.h"
 #include "agent/verbs/nic_resources.h"
 #include "agent/verbs/source_port.h"
 #include "agent/verbs/verbs_handles.h"
@@ -80,10 +86,15 @@ struct VerbsNicStats {
   std::uint64_t poll_busy = 0;  // EBUSY from ibv_start_poll: retried later
   std::uint64_t poll_errors = 0;
   std::uint64_t address_handles_created = 0;
+  std::uint64_t address_handles_created_on_send = 0;  // a cache miss in the send path
   std::uint64_t address_handles_evicted = 0;
   std::uint64_t clock_samples = 0;
   std::uint64_t clock_sample_errors = 0;
   std::uint64_t unmapped_timestamps = 0;  // NIC stamp present but no clock fit yet
+  std::uint64_t sends_nic_down = 0;       // refused: port down or device failed (nic_health.h)
+  std::uint64_t sends_qp_recovering = 0;  // refused: the QP is being reset after an error
+  std::uint64_t async_event_errors = 0;   // ibv_get_async_event failures other than EAGAIN
+  std::uint64_t stale_completions = 0;    // send CQEs for a slot no longer in flight
 };
 
 // The NIC clock mapping state of one NIC, for the clock-fit error metric.
@@ -113,6 +124,8 @@ class VerbsTransport final : public ProbeTransport {
   // Valid for nic < options.nics.size().
   const VerbsNicStats& nic_stats(NicId nic) const;
   VerbsClockState clock_state(NicId nic) const;
+  // The async-event state of an open NIC (nullptr when not open).
+  const NicHealth* nic_health(NicId nic) const;
   // The QPN of an open NIC (0 when not open); for logs and tests.
   std::uint32_t qp_num(NicId nic) const;
   // How an open NIC's source ports are chosen (nullopt when not open).
@@ -126,7 +139,14 @@ class VerbsTransport final : public ProbeTransport {
   static VerbsResult<ibv_gid> CheckGid(ibv_context* ctx, const VerbsNicOptions& cfg,
                                        const ibv_port_attr& port_attr, const std::string& where);
   VerbsResult<UniqueQp> CreateUdQp(Nic& nic, std::uint32_t recv_depth, const std::string& where);
+  VerbsStatus BringUpQp(ibv_qp* qp, const Nic& nic, const std::string& where);
   VerbsStatus PostReceive(Nic& nic, std::uint32_t slot);
+  VerbsResult<ibv_ah*> CreateAddressHandle(Nic& src, const Nic& dst, const AddressHandleKey& key);
+  void PrebuildAddressHandles(Nic& opened);
+  void ReadAsyncEvents(Nic& nic);
+  void MaintainHealth(Nic& nic);
+  bool RecoverQp(Nic& nic, std::uint32_t qp_index);
+  void CheckQpAfterError(Nic& nic, std::uint32_t qp_index);
   void SampleClock(Nic& nic);
   void DrainReadyFd();
   void PollNic(Nic& nic, std::vector<TransportEvent>& out, std::size_t budget, bool& left_work);
@@ -145,6 +165,9 @@ class VerbsTransport final : public ProbeTransport {
   std::vector<NicId> open_order_;
   std::vector<VerbsNicStats> stats_;  // kept for NICs that failed to open too
   std::size_t next_poll_nic_ = 0;     // round robin, so one busy NIC cannot starve others
+  // Send failures of in-flight probes a QP reset dropped, handed out by Poll
+  // ahead of completions (Poll never returns more than it was asked for).
+  std::vector<TransportEvent> backlog_;
 };
 
 }  // namespace hostmesh::agent::verbs

@@ -58,6 +58,12 @@ AddStatus Analysis::AddResult(const ProbeRecord& r) {
     ++stats_.invalid;
     return AddStatus::kInvalid;
   }
+  // A probe its own NIC failed to send crossed no link: counting it as a
+  // failure would blame the network for a local fault.
+  if (r.send_failed) {
+    ++stats_.send_failed;
+    return AddStatus::kSendFailed;
+  }
   if (now_ns_ != 0 && r.send_time_ns > now_ns_ + config_.max_future.count()) {
     ++stats_.future;
     return AddStatus::kFuture;

@@ -34,6 +34,8 @@ struct AnalysisStats {
   std::uint64_t late = 0;     // for a window already judged
   std::uint64_t future = 0;   // stamped beyond now + max_future
   std::uint64_t invalid = 0;  // nic id out of range, src == dst, no send time
+  // The sending NIC could not send them: not loss, so not in any window.
+  std::uint64_t send_failed = 0;
   std::uint64_t paths = 0;
   std::uint64_t windows_judged = 0;
   // Untraced when added, placed on a path reported before the window closed.
@@ -49,7 +51,7 @@ struct AnalysisStats {
   std::uint64_t path_table_bytes = 0;
 };
 
-enum class AddStatus : std::uint8_t { kAccepted, kLate, kFuture, kInvalid };
+enum class AddStatus : std::uint8_t { kAccepted, kLate, kFuture, kInvalid, kSendFailed };
 
 class Analysis {
  public:

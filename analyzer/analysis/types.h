@@ -37,6 +37,9 @@ struct ProbeRecord {
   std::int64_t t3_nic_recv_ns = 0;
   std::int64_t t4_app_recv_ns = 0;
   bool timeout = false;
+  // Never left the sending NIC (hostmesh.v1.ProbeResult.send_failed): not
+  // network evidence, counted and kept out of the windows.
+  bool send_failed = false;
 };
 
 // A link an ambiguous position of a path may be: one of several ECMP choices

@@ -54,7 +54,7 @@ std::string_view RejectReasonName(RejectReason reason) {
   static constexpr std::array<std::string_view, kRejectReasonCount> kNames = {
       "schema_version", "unknown_agent",      "bad_batch_seq",    "future_timestamp",
       "past_timestamp", "unknown_nic",        "too_many_results", "too_many_paths",
-      "too_large",      "too_many_telemetry", "bad_telemetry"};
+      "too_large",      "too_many_telemetry", "bad_telemetry",    "bad_result"};
   return kNames[static_cast<std::size_t>(reason)];
 }
 
@@ -131,6 +131,11 @@ std::optional<Rejection> ValidateBatch(const v1::UploadBatch& batch, std::size_t
     }
     if (!agent->Has(r.src_nic())) return CheckNic(where("src_nic"), r.src_nic(), *agent, batch);
     if (!agent->Has(r.dst_nic())) return CheckNic(where("dst_nic"), r.dst_nic(), *agent, batch);
+    // Exclusive: a probe that never left its NIC cannot also have been lost on the way.
+    if (r.timeout() && r.send_failed()) {
+      return Rejection{RejectReason::kBadResult,
+                       where("timeout") + " and send_failed are both set (one fate per probe)"};
+    }
   }
   for (int i = 0; i < batch.paths_size(); ++i) {
     const v1::PathReport& p = batch.paths(i);

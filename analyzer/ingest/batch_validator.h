@@ -28,8 +28,9 @@ enum class RejectReason {
   kTooLarge,  // encoded size over the limit
   kTooManyTelemetry,
   kBadTelemetry,  // NIC telemetry that ends before it starts
+  kBadResult,     // a result that is both a timeout and a send failure
 };
-inline constexpr std::size_t kRejectReasonCount = 11;
+inline constexpr std::size_t kRejectReasonCount = 12;
 std::string_view RejectReasonName(RejectReason reason);
 
 struct Rejection {

@@ -227,14 +227,16 @@ void RegisterAnalyzerMetrics(metrics::Registry& registry, const api::SnapshotHol
                               });
   registry.AddCallbackFamily(
       MetricType::kCounter, "hostmesh_analyzer_results_total",
-      "Probe results offered to the analysis, by outcome (late: for a window already judged).",
+      "Probe results offered to the analysis, by outcome (late: for a window already judged; "
+      "send_failed: the agent's NIC could not send it, kept out of the loss figures).",
       {"outcome"}, [&holder] {
         const auto s = holder.Get();
         analysis::AnalysisStats st = s ? s->stats : analysis::AnalysisStats{};
         return std::vector<ScrapedValue>{{{"accepted"}, static_cast<double>(st.accepted)},
                                          {{"late"}, static_cast<double>(st.late)},
                                          {{"future"}, static_cast<double>(st.future)},
-                                         {{"invalid"}, static_cast<double>(st.invalid)}};
+                                         {{"invalid"}, static_cast<double>(st.invalid)},
+                                         {{"send_failed"}, static_cast<double>(st.send_failed)}};
       });
   registry.AddCallbackCounter(
       "hostmesh_analyzer_results_resolved_late_total",

@@ -18,6 +18,7 @@ analysis::ProbeRecord ToProbeRecord(analysis::HostId host, const v1::ProbeResult
   r.t3_nic_recv_ns = p.nic_recv_ns();
   r.t4_app_recv_ns = p.app_recv_ns();
   r.timeout = p.timeout();
+  r.send_failed = p.send_failed();
   return r;
 }
 

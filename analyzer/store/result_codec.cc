@@ -20,7 +20,9 @@ enum Flag : std::uint32_t {
   kError = 1u << 9,
   kPayload = 1u << 10,  // payload_bytes differs from the previous result's
   kDstPort = 1u << 11,  // dst_port differs from the previous result's
+  kSendFailed = 1u << 12,
 };
+constexpr int kFlagBits = 13;
 constexpr int kSendSourceShift = 1;
 constexpr int kRecvSourceShift = 3;
 constexpr std::uint32_t kSourceMask = 3;
@@ -95,6 +97,7 @@ void EncodeResultChunk(std::span<const v1::ProbeResult* const> results, std::str
     const v1::ProbeResult& r = *p;
     std::uint32_t flags =
         (r.timeout() ? std::uint32_t{kTimeout} : 0u) |
+        (r.send_failed() ? std::uint32_t{kSendFailed} : 0u) |
         (static_cast<std::uint32_t>(r.send_timestamp_source()) << kSendSourceShift) |
         (static_cast<std::uint32_t>(r.recv_timestamp_source()) << kRecvSourceShift);
     if (r.app_send_ns() != 0) flags |= kT1;
@@ -160,9 +163,10 @@ bool ResultChunkReader::NextCompact(v1::ProbeResult& out) {
   out.Clear();
   std::uint64_t flags = 0, src = 0, dst = 0;
   if (!GetVarint(in_, flags) || !GetVarint(in_, src) || !GetVarint(in_, dst)) return false;
-  if (flags >> 12 != 0) return false;  // no flag this version knows
+  if (flags >> kFlagBits != 0) return false;  // no flag this version knows
   if (src >= kMaxNic || dst >= kMaxNic || in_.size() < 2) return false;
   out.set_timeout((flags & kTimeout) != 0);
+  out.set_send_failed((flags & kSendFailed) != 0);
   out.set_send_timestamp_source(
       static_cast<v1::TimestampSource>((flags >> kSendSourceShift) & kSourceMask));
   out.set_recv_timestamp_source(

@@ -6,7 +6,10 @@ NIC rotates its source ports by QP; probes cross the fabric both ways with no
 loss; every RoCEv2 source port seen on the wire (tcpdump in a rail switch) is
 one the agent offered, and many are used; the analyzer traces those 5-tuples;
 5% loss on a link and then a gray (100%) link are localized from the VM's
-RoCE probes alone (it is the only host)."""
+RoCE probes alone (it is the only host); rxe's own packet counters reach the
+agent's /metrics and the analyzer and rise with the probes; a NIC's link taken
+down in the guest pauses its probing (async port event, send failures, never
+timeouts) and probing resumes when it comes back."""
 
 import os
 import re
@@ -21,6 +24,7 @@ import e2e  # noqa: E402
 import harness  # noqa: E402
 
 sys.path.insert(0, os.path.join(harness.TESTBED_DIR, "rxe"))
+from hmfabric import layout  # noqa: E402
 from hmrxe import vm  # noqa: E402
 
 HOST = "h000"
@@ -40,6 +44,32 @@ def rxevm(*args: str) -> subprocess.CompletedProcess:
     if proc.returncode != 0:
         raise AssertionError(f"rxevm {' '.join(args)}: {proc.stdout}{proc.stderr}")
     return proc
+
+
+def scrape(url: str) -> str:
+    """A /metrics page, fetched from the management namespace."""
+    proc = subprocess.run(["ip", "netns", "exec", layout.namespace(layout.MGMT_DEVICE,
+                                                                   harness.PREFIX),
+                           "curl", "-sf", "-m", "5", url], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise AssertionError(f"{url} did not answer")
+    return proc.stdout
+
+
+def samples(text: str, name: str) -> dict[str, float]:
+    """{labels: value} of one metric family in an exposition."""
+    out = {}
+    for m in re.finditer(rf"^{re.escape(name)}(\{{[^}}]*\}})? (\S+)$", text, re.M):
+        out[m.group(1) or ""] = float(m.group(2))
+    return out
+
+
+def agent_metrics() -> str:
+    return scrape(f"http://{layout.mgmt_ip(0)}:{layout.AGENT_METRICS_PORT}/metrics")
+
+
+def analyzer_metrics() -> str:
+    return scrape(f"http://{layout.ANALYZER_IP}:{layout.ANALYZER_HTTP_PORT}/metrics")
 
 
 class RxeFabric(e2e.FabricTestCase):
@@ -133,6 +163,81 @@ class RxeFabric(e2e.FabricTestCase):
 
     def test_4_gray_link_localized_from_roce_probes(self):
         self._localize("gray", windows=2)
+
+    def test_5_rxe_counters_rise_with_probes_and_reach_the_analyzer(self):
+        # Exported by the agent: rxe's hw_counters sent_pkts and rcvd_pkts, per device.
+        name = "hostmesh_agent_infiniband_port_packets_transmitted_total"
+        first = samples(agent_metrics(), name)
+        time.sleep(12)  # a telemetry period (10 s)
+        second = samples(agent_metrics(), name)
+        e2e.log(f"rxe sent_pkts: {first} -> {second}")
+        self.assertEqual(len(second), 3, second)
+        for labels, value in second.items():
+            self.assertIn("device=\"rxe", labels)
+            # 20 probes/s to each of 2 peers: far more than 100 in 12 s.
+            self.assertGreater(value - first.get(labels, 0), 100, labels)
+        rotation = samples(agent_metrics(), "hostmesh_agent_source_port_rotation")
+        per_qp = sorted(k for k, v in rotation.items() if v == 1)
+        self.assertEqual(len(per_qp), 3, rotation)
+        self.assertTrue(all("mode=\"per_qp\"" in k for k in per_qp), per_qp)
+        # Uploaded as deltas: the analyzer's telemetry API has them per NIC.
+        tel = e2e.api("telemetry?agent=" + HOST) or {}
+        got = {n["nic"]: n["counters"] for n in tel.get("nics", [])}
+        e2e.log(f"analyzer telemetry counters of {HOST}: {got}")
+        self.assertEqual(len(got), 3, tel)
+        for nic, counters in got.items():
+            self.assertGreater(counters.get("port_xmit_packets", 0), 100, (nic, counters))
+            self.assertGreater(counters.get("port_rcv_packets", 0), 100, (nic, counters))
+
+    def test_6_nic_link_down_pauses_its_probing_and_it_resumes(self):
+        failed_before = samples(analyzer_metrics(), "hostmesh_analyzer_results_total")
+        rxevm("exec", HOST, "ip link set nic1 down")
+        t_down = time.time()
+        deadline = t_down + 30
+        while "async event port error" not in self.agent_log() and time.time() < deadline:
+            time.sleep(1)
+        time.sleep(max(0.0, t_down + 12 - time.time()))  # a window's worth of paused probing
+        rxevm("exec", HOST, "ip link set nic1 up; sh /run/nic1.routes")
+        self.assertRegex(self.agent_log(), r"nic1: async event port error: probing from it pauses")
+        # Its probes were send failures, which the analyzer keeps out of the loss figures.
+        failed_after = samples(analyzer_metrics(), "hostmesh_analyzer_results_total")
+        key = '{outcome="send_failed"}'
+        e2e.log(f"analyzer send failures: {failed_before.get(key)} -> {failed_after.get(key)}")
+        self.assertGreater(failed_after.get(key, 0) - failed_before.get(key, 0), 50)
+        # The agent hears the port come back (event, or its own query while down).
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            events = samples(agent_metrics(), "hostmesh_agent_rdma_async_events_total")
+            if events.get('{nic="nic1",event="port_active"}', 0) >= 1:
+                break
+            time.sleep(1)
+        e2e.log(f"async events: { {k: v for k, v in events.items() if v} }; agent log: "
+                + " | ".join(line[line.find("nic nic1:"):] for line in self.agent_log().splitlines()
+                             if "nic nic1: async" in line or "nic nic1: port" in line))
+        self.assertGreaterEqual(events.get('{nic="nic1",event="port_down"}', 0), 1, events)
+        self.assertGreaterEqual(events.get('{nic="nic1",event="port_active"}', 0), 1, events)
+        # Probing from and to nic1 resumes: every pair with nic1 receives again.
+        received = "hostmesh_agent_probes_received_total"
+        pairs = [f'{{src_nic="{a}",dst_nic="{b}"}}' for a, b in
+                 (("nic1", "nic0"), ("nic1", "nic2"), ("nic0", "nic1"), ("nic2", "nic1"))]
+        before = samples(agent_metrics(), received)
+        time.sleep(5)
+        after = samples(agent_metrics(), received)
+        rose = {p: after.get(p, 0) - before.get(p, 0) for p in pairs}
+        e2e.log(f"probes received in 5 s after the link came back: {rose}")
+        for pair, n in rose.items():
+            self.assertGreater(n, 20, f"{pair}: probing did not resume ({rose})")
+        # rxe counted the link going down, and the analyzer received it.
+        deadline = time.time() + 30
+        while True:
+            tel = e2e.api(f"telemetry?agent={HOST}&from={int(t_down) - 5}") or {}
+            downs = {n["nic"]: n["counters"].get("link_downed", 0) for n in tel.get("nics", [])}
+            if downs.get("nic1", 0) >= 1 or time.time() > deadline:
+                break
+            time.sleep(2)
+        e2e.log(f"link_downed deltas since the bounce: {downs}")
+        self.assertGreaterEqual(downs.get("nic1", 0), 1, tel)
+        self.assertEqual(downs.get("nic0", 0) + downs.get("nic2", 0), 0, tel)
 
 
 if __name__ == "__main__":

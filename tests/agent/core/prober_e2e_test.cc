@@ -161,13 +161,14 @@ TEST(agent_e2e, ForeignCorruptAndStrayPacketsAreRejectedAndCounted) {
   EXPECT_EQ(totals.unknown, 0U);
 }
 
-TEST(agent_e2e, ANicThatCannotSendShowsAsTimeoutsFromIt) {
+TEST(agent_e2e, ANicThatCannotSendShowsAsSendFailuresFromItNotTimeouts) {
   Agent agent(3);
   agent.transport.FailSends(0, SendStatus::kFailed);
   agent.RunUntil(kStart + 5s);
   std::size_t from_zero = 0;
   for (const ProbeResult& r : agent.results) {
-    EXPECT_EQ(r.timeout, r.src_nic == 0);
+    EXPECT_EQ(r.send_failed, r.src_nic == 0);
+    EXPECT_FALSE(r.timeout);
     from_zero += r.src_nic == 0 ? 1 : 0;
   }
   EXPECT_NEAR(static_cast<double>(from_zero), 50.0, 2.0);

@@ -193,11 +193,13 @@ TEST_F(agent_tracker_fixture, AMissingSendTimestampIsGivenUpAtTheDeadline) {
   EXPECT_EQ(results_.size(), 1U);
 }
 
-TEST_F(agent_tracker_fixture, AFailedSendIsReportedAsATimeoutCountedApart) {
+TEST_F(agent_tracker_fixture, AFailedSendIsReportedAsASendFailureNotATimeout) {
   tracker_.OnSend(Probe(1, 2, 1), kT0);
   tracker_.OnSendFailed(1, 1);
   ASSERT_EQ(results_.size(), 1U);
-  EXPECT_TRUE(results_[0].timeout);
+  EXPECT_TRUE(results_[0].send_failed);
+  EXPECT_FALSE(results_[0].timeout);
+  EXPECT_EQ(results_[0].nic_recv_ns, 0);
   EXPECT_EQ(tracker_.counters(1, 2).send_failed, 1U);
   EXPECT_EQ(tracker_.counters(1, 2).timed_out, 0U);
   tracker_.Poll(kT0 + 1s);

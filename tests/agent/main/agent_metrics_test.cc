@@ -39,6 +39,14 @@ LoopSnapshot Snapshot(std::size_t n) {
   s.clock_fit_error_seconds.assign(n, 0);
   s.pool_generation.assign(n, 2);
   s.distinct_ports.assign(n * n, 16);
+  // Verbs NICs: every one but nic0 (a NIC that did not open, or UDP).
+  s.rnic_health.resize(n);
+  for (std::size_t i = 1; i < n; ++i) {
+    RnicHealthStats h;
+    h.async_events = {{"port_down", i == 1 ? 2 : 0}, {"qp_fatal", 1}};
+    h.qp_recoveries = i;
+    s.rnic_health[i] = h;
+  }
   return s;
 }
 
@@ -53,6 +61,9 @@ struct Fixture {
           return c;
         }) {
     metrics.SetTimestampSources(std::vector<TimestampSource>(nics, TimestampSource::kKernel));
+    std::vector<SourcePortRotation> rotations(nics, SourcePortRotation::kFlowLabel);
+    rotations[0] = SourcePortRotation::kPerQp;
+    metrics.SetSourcePortRotations(rotations);
     ProbeResult r;
     r.src_nic = 1;
     r.app_send_ns = 1000;
@@ -84,9 +95,17 @@ TEST(agent_metrics, ValuesComeFromTheSnapshot) {
            "hostmesh_agent_upload_batches_acknowledged_total 5",
            "hostmesh_agent_network_latency_seconds_count{src_nic=\"nic1\"} 1",
            "hostmesh_agent_processing_delay_seconds_count{src_nic=\"nic1\"} 1",
+           "hostmesh_agent_source_port_rotation{nic=\"nic0\",mode=\"per_qp\"} 1",
+           "hostmesh_agent_source_port_rotation{nic=\"nic2\",mode=\"flow_label\"} 1",
+           "hostmesh_agent_rdma_async_events_total{nic=\"nic1\",event=\"port_down\"} 2",
+           "hostmesh_agent_rdma_async_events_total{nic=\"nic3\",event=\"qp_fatal\"} 1",
+           "hostmesh_agent_qp_recoveries_total{nic=\"nic2\",outcome=\"ok\"} 2",
        }) {
     EXPECT_NE(text.find(line), std::string::npos) << line << "\n--- in ---\n" << text;
   }
+  // A NIC without verbs health (not open, or UDP) has no RDMA series.
+  EXPECT_EQ(text.find("hostmesh_agent_qp_recoveries_total{nic=\"nic0\""), std::string::npos);
+  EXPECT_EQ(text.find("mode=\"flow_label\"} 0"), std::string::npos);  // only the NIC's mode
   // No self-pairs: a NIC never probes itself.
   EXPECT_EQ(text.find("src_nic=\"nic0\",dst_nic=\"nic0\""), std::string::npos);
 }

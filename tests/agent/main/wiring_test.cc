@@ -142,8 +142,15 @@ TEST(agent_wiring, ResultConvertsFieldForField) {
   EXPECT_NEAR(seconds, 10e-6, 1e-12);
   ASSERT_TRUE(ProcessingDelaySeconds(r, &seconds));
   EXPECT_NEAR(seconds, 19e-6 - 10e-6, 1e-12);
+  EXPECT_FALSE(p.send_failed());
   r.timeout = true;
   EXPECT_TRUE(ToProto(r).timeout());
+  r.timeout = false;
+  r.send_failed = true;
+  EXPECT_TRUE(ToProto(r).send_failed());
+  EXPECT_FALSE(ToProto(r).timeout());
+  r.send_failed = false;
+  r.timeout = true;
   EXPECT_FALSE(NetworkLatencySeconds(r, &seconds));
   r.timeout = false;
   r.nic_send_ns = 0;  // (2) never came: no latency, no processing delay

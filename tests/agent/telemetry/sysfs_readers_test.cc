@@ -46,6 +46,7 @@ TEST(sysfs_readers, Mlx5PortCountersComeFromTheirFilesAndDataIsInBytes) {
   EXPECT_EQ(r[NicCounter::kNpCnpSent], 14U);
   EXPECT_EQ(r[NicCounter::kRpCnpHandled], 15U);
   EXPECT_EQ(r[NicCounter::kRnrNakRetryErr], 16U);
+  EXPECT_EQ(r[NicCounter::kPortRcvPackets], 999U);  // counters/ before hw_counters/
   EXPECT_EQ(r.port_state, 4U);
   EXPECT_EQ(r.phys_state, 5U);
   EXPECT_EQ(r.total_failures(), 0U);
@@ -67,6 +68,8 @@ TEST(sysfs_readers, RxeUsesItsOwnCounterNamesAndLacksThePmaOnes) {
   EXPECT_EQ(r[NicCounter::kOutOfSequence], 7U);
   EXPECT_EQ(r[NicCounter::kPacketSeqErr], 8U);
   EXPECT_EQ(r[NicCounter::kRnrNakRetryErr], 9U);
+  EXPECT_EQ(r[NicCounter::kPortRcvPackets], 12345U);
+  EXPECT_EQ(r[NicCounter::kPortXmitPackets], 0U);  // sent_pkts is there, at 0
   // rxe has no IB PMA counters/: not available, and not a failure.
   EXPECT_FALSE(r[NicCounter::kSymbolError]);
   EXPECT_FALSE(r[NicCounter::kPortRcvDataBytes]);

@@ -72,5 +72,31 @@ TEST_F(WindowsTest, RefusesFutureAndInvalidResults) {
   EXPECT_EQ(analysis_.AddResult(r), AddStatus::kAccepted);
 }
 
+TEST_F(WindowsTest, SendFailuresAreCountedApartNotAsLoss) {
+  // Host 2's NIC 1 cannot send (port down, QP in error): its probes never left
+  // the host. Were they read as timeouts, NIC 1's rail would look lossy.
+  std::uint64_t failed = 0, offered = 0;
+  fleet_.Probe(kT0, 20, Faults{}, [&](ProbeRecord p) {
+    ++offered;
+    if (p.host == 2 && p.src_nic == 1) {
+      p.send_failed = true;
+      p.timeout = false;
+      p.t2_nic_send_ns = p.t3_nic_recv_ns = p.t4_app_recv_ns = 0;
+      EXPECT_EQ(analysis_.AddResult(p), AddStatus::kSendFailed);
+      ++failed;
+      return;
+    }
+    EXPECT_EQ(analysis_.AddResult(p), AddStatus::kAccepted);
+  });
+  ASSERT_GT(failed, 0u);
+  const auto reports = analysis_.Advance(kT0 + 30 * kSecond);
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_EQ(analysis_.stats().send_failed, failed);
+  EXPECT_EQ(reports.front().sla.cluster.probes, offered - failed);
+  EXPECT_EQ(reports.front().sla.cluster.timeouts, 0u);
+  EXPECT_TRUE(reports.front().loss.culprits.empty());
+  EXPECT_EQ(AnomalousRnics(reports.front()), 0);
+}
+
 }  // namespace
 }  // namespace hostmesh::analysis::testing

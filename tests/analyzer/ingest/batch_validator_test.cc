@@ -39,6 +39,8 @@ TEST(batch_validator, AGoodBatchPasses) {
   const AgentNics nics(MakeHello("h1", 7));
   v1::UploadBatch batch = MakeBatch("h1", 7, 1, 100, kNow - 2s);
   EXPECT_FALSE(ValidateBatch(batch, batch.ByteSizeLong(), &nics, kNow, {}));
+  batch.mutable_results(1)->set_send_failed(true);  // a probe its NIC could not send
+  EXPECT_FALSE(ValidateBatch(batch, batch.ByteSizeLong(), &nics, kNow, {}));
   *batch.add_telemetry() = Telemetry(3);
   EXPECT_FALSE(ValidateBatch(batch, batch.ByteSizeLong(), &nics, kNow, {}));
 }
@@ -121,6 +123,13 @@ TEST(batch_validator, EachBadBatchIsRejectedWithItsReason) {
          *b.add_telemetry() = t;
        },
        false, 0, RejectReason::kBadTelemetry, "telemetry 1: start_ns"},
+      {"timeout and send failure at once",
+       [](v1::UploadBatch& b) {
+         b.mutable_results(2)->set_send_failed(true);
+         b.mutable_results(4)->set_send_failed(true);
+         b.mutable_results(4)->set_timeout(true);
+       },
+       false, 0, RejectReason::kBadResult, "result 4: timeout and send_failed"},
   };
   const AgentNics nics(MakeHello("h1", 7));
   for (const Case& c : cases) {

@@ -107,6 +107,7 @@ TEST(ResultCodec, EveryValueRoundTrips) {
   results[3].set_app_recv_ns(kT0 - 1);  // t4 alone, before the send
   results[4].set_dst_port(0);
   results[4].set_sequence(7);
+  results[4].set_send_failed(true);
   results[5] = results[4];  // the same result twice
   ExpectRoundTrip(results, true);
 }

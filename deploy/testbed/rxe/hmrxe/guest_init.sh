@@ -34,8 +34,11 @@ while [ $# -ge 3 ]; do
   ip link set "$dev" name "nic$r"; dev=nic$r
   ip link set "$dev" up
   ip addr add "$2" dev "$dev"
-  ip route add "$gw/31" dev "$dev" src "$ip" table $table
-  ip route add default via "$gw" dev "$dev" table $table
+  # The kernel drops a NIC's routes when its link goes down: /run/nic<r>.routes
+  # puts them back after `ip link set nic<r> up` (the rdma test bounces a NIC).
+  printf '/usr/bin/ip route replace %s dev %s src %s table %s\n/usr/bin/ip route replace default via %s dev %s table %s\n' \
+    "$gw/31" "$dev" "$ip" $table "$gw" "$dev" $table > /run/$dev.routes
+  sh /run/$dev.routes
   ip rule add from "$ip" iif lo lookup $table pref $((100 + r))
   ip rule add oif "$dev" lookup $table pref $((200 + r))
   rdma link add "rxe$r" type rxe netdev "$dev" || echo "hm-guest: rdma link add rxe$r failed"
