@@ -147,12 +147,12 @@ TraceResult RunTrace(const TraceRequest& request, TraceIo& io, const Clock& cloc
   return result;
 }
 
-TraceResult TraceOnce(TraceRequest request) {
+TraceResult TraceOnce(TraceRequest request, std::uint8_t tos) {
   if (request.session == 0)
     request.session = static_cast<std::uint32_t>(std::random_device{}()) | 1u;
   SystemClock clock;
   std::string error;
-  auto io = KernelTraceIo::Create(clock, error);
+  auto io = KernelTraceIo::Create(clock, tos, error);
   if (!io) {
     TraceResult result;
     result.tuple = request.tuple;

@@ -40,7 +40,7 @@ TraceResult RunTrace(const TraceRequest& request, TraceIo& io, const Clock& cloc
 
 // The blocking entry point for `hostmeshctl trace`: real sockets
 // (kernel_trace_io.h, needs CAP_NET_RAW) and the system clock. A request
-// with session 0 gets a random one.
-TraceResult TraceOnce(TraceRequest request);
+// with session 0 gets a random one. `tos`: the probes' IP TOS byte.
+TraceResult TraceOnce(TraceRequest request, std::uint8_t tos);
 
 }  // namespace hostmesh::tracer
