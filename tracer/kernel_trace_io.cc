@@ -116,12 +116,14 @@ std::string KernelTraceIo::Send(int ttl, std::span<const std::uint8_t> payload) 
 
 bool KernelTraceIo::Receive(MonoTime deadline, std::vector<std::uint8_t>& packet,
                             MonoTime& received_at) {
-  packet.resize(kMaxPacket);
+  // Into a buffer kept across calls: resizing `packet` to 64 KiB zero-filled
+  // it on every reply (a tenth of the tracer thread's time).
+  if (buffer_.size() < kMaxPacket) buffer_.resize(kMaxPacket);
   for (;;) {
-    const ssize_t n = ::recv(icmp_.get(), packet.data(), packet.size(), MSG_DONTWAIT);
+    const ssize_t n = ::recv(icmp_.get(), buffer_.data(), buffer_.size(), MSG_DONTWAIT);
     if (n >= 0) {
       received_at = clock_.MonotonicNow();
-      packet.resize(static_cast<std::size_t>(n));
+      packet.assign(buffer_.begin(), buffer_.begin() + n);
       return true;
     }
     if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return false;

@@ -43,6 +43,7 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "common/base/clock.h"
 #include "common/base/unique_fd.h"
@@ -79,6 +80,7 @@ class KernelTraceIo final : public TraceIo {
   const Clock& clock_;
   int tos_ = 0;
   UniqueFd icmp_;
+  std::vector<std::uint8_t> buffer_;  // Receive's, reused
   std::map<SocketKey, SendSocket> sockets_;
   std::uint64_t uses_ = 0;
   int udp_ = -1;  // the open 5-tuple's, owned by sockets_
