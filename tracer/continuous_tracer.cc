@@ -57,14 +57,17 @@ Ipv4 ContinuousTracer::TrustedFirstHop(Ipv4 src, MonoTime now) const {
   return first_hop_.at(src);
 }
 
+bool ContinuousTracer::SwitchesKnown(const Entry& e) {
+  if (e.switch_hops <= 0 || static_cast<int>(e.known.size()) <= e.switch_hops) return false;
+  return std::all_of(e.known.begin(), e.known.begin() + e.switch_hops,
+                     [](const Hop& hop) { return hop.status == HopStatus::kTimeExceeded; });
+}
+
 std::vector<Ipv4> ContinuousTracer::KnownSwitches(const Entry& e) {
-  if (e.switch_hops <= 0 || static_cast<int>(e.known.size()) <= e.switch_hops) return {};
+  if (!SwitchesKnown(e)) return {};
   std::vector<Ipv4> out;
-  for (int i = 0; i < e.switch_hops; ++i) {
-    const Hop& hop = e.known[static_cast<std::size_t>(i)];
-    if (hop.status != HopStatus::kTimeExceeded) return {};
-    out.push_back(hop.address);
-  }
+  for (int i = 0; i < e.switch_hops; ++i)
+    out.push_back(e.known[static_cast<std::size_t>(i)].address);
   return out;
 }
 
@@ -72,7 +75,7 @@ int ContinuousTracer::ExpectedProbes(const Entry& e, bool first_hop_known) const
   // The switches and the destination; a confirmed path spares the
   // destination's probe, a known first hop TTL 1's.
   int probes = e.switch_hops > 0 ? e.switch_hops + 1 : config_.expected_probes;
-  if (!KnownSwitches(e).empty()) --probes;
+  if (SwitchesKnown(e)) --probes;
   if (first_hop_known) --probes;
   return std::max(probes, 1);
 }

@@ -116,7 +116,8 @@ class ContinuousTracer {
   Ipv4 SettleKey(Ipv4 reserved_key, Ipv4 src) const;
   // The source's first hop when seen within first_hop_recheck, else zero.
   Ipv4 TrustedFirstHop(Ipv4 src, MonoTime now) const;
-  // The switches of the entry's known path when every one of them is known.
+  // Whether every switch of the entry's known path is known, and their addresses.
+  static bool SwitchesKnown(const Entry& e);
   static std::vector<Ipv4> KnownSwitches(const Entry& e);
   int ExpectedProbes(const Entry& e, bool first_hop_known) const;
 
