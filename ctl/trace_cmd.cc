@@ -62,6 +62,7 @@ struct TraceOptions {
   std::string dev;
   int max_ttl = 8;
   int timeout_ms = 500;
+  int tclass = 106;  // the agent's default probe class (probe.traffic_class)
   std::string topology;
   bool json = false;
 };
@@ -273,7 +274,7 @@ int RunTraceCommand(const TraceOptions& opt, CommandContext& ctx) {
 
   SystemClock clock;
   std::string error;
-  auto io = tracer::KernelTraceIo::Create(clock, error);
+  auto io = tracer::KernelTraceIo::Create(clock, static_cast<std::uint8_t>(opt.tclass), error);
   const int create_errno = errno;
   if (!io) {
     if (IsPermissionError(create_errno, error)) {
@@ -340,6 +341,11 @@ void AddTraceCommand(CLI::App& app, CommandContext& ctx) {
       ->capture_default_str();
   trace->add_option("--timeout-ms", opt->timeout_ms, "Wait per probe before a hop counts as silent")
       ->check(CLI::Range(1, 60000))
+      ->capture_default_str();
+  trace
+      ->add_option("--tclass", opt->tclass,
+                   "IP TOS byte of the probes: the probes' class, so the trace takes their queue")
+      ->check(CLI::Range(0, 255))
       ->capture_default_str();
   trace->add_option("--topology", opt->topology,
                     "Inventory YAML (`fabric topology`, `hostmeshctl topology generate`): name "

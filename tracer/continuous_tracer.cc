@@ -51,8 +51,33 @@ Ipv4 ContinuousTracer::SettleKey(Ipv4 reserved_key, Ipv4 src) const {
   return it == first_hop_.end() ? src : it->second;
 }
 
-int ContinuousTracer::ExpectedProbes(const Entry& e) const {
-  return e.switch_hops > 0 ? e.switch_hops + 1 : config_.expected_probes;
+Ipv4 ContinuousTracer::TrustedFirstHop(Ipv4 src, MonoTime now) const {
+  const auto seen = first_hop_seen_.find(src);
+  if (seen == first_hop_seen_.end() || now - seen->second >= config_.first_hop_recheck) return {};
+  return first_hop_.at(src);
+}
+
+bool ContinuousTracer::SwitchesKnown(const Entry& e) {
+  if (e.switch_hops <= 0 || static_cast<int>(e.known.size()) <= e.switch_hops) return false;
+  return std::all_of(e.known.begin(), e.known.begin() + e.switch_hops,
+                     [](const Hop& hop) { return hop.status == HopStatus::kTimeExceeded; });
+}
+
+std::vector<Ipv4> ContinuousTracer::KnownSwitches(const Entry& e) {
+  if (!SwitchesKnown(e)) return {};
+  std::vector<Ipv4> out;
+  for (int i = 0; i < e.switch_hops; ++i)
+    out.push_back(e.known[static_cast<std::size_t>(i)].address);
+  return out;
+}
+
+int ContinuousTracer::ExpectedProbes(const Entry& e, bool first_hop_known) const {
+  // The switches and the destination; a confirmed path spares the
+  // destination's probe, a known first hop TTL 1's.
+  int probes = e.switch_hops > 0 ? e.switch_hops + 1 : config_.expected_probes;
+  if (SwitchesKnown(e)) --probes;
+  if (first_hop_known) --probes;
+  return std::max(probes, 1);
 }
 
 void ContinuousTracer::Enqueue(const FiveTuple& tuple, const Entry& e) {
@@ -106,7 +131,7 @@ std::optional<TraceRequest> ContinuousTracer::NextTrace(MonoTime& wake_at) {
     Entry& e = entries_.find(*c.tuple)->second;
     key = BudgetKey(e.target);
     if (refused.contains(key)) continue;
-    const int probes = ExpectedProbes(e);
+    const int probes = ExpectedProbes(e, !TrustedFirstHop(e.target.tuple.src, now).IsZero());
     reserved = budget_.TryReserve(key, probes, now);
     if (reserved > 0) {
       best = &e;
@@ -129,6 +154,8 @@ std::optional<TraceRequest> ContinuousTracer::NextTrace(MonoTime& wake_at) {
   request.netdev = best->target.netdev;
   request.generation = best->generation++;
   request.switch_hops = best->switch_hops;
+  request.first_hop = TrustedFirstHop(best->target.tuple.src, now);
+  request.known_hops = KnownSwitches(*best);
   wake_at = now;
   return request;
 }
@@ -140,11 +167,13 @@ std::optional<PathReport> ContinuousTracer::OnTraceDone(const TraceResult& resul
   counters_.hops_answered += static_cast<std::uint64_t>(result.answered_hops());
   counters_.silent_hops += static_cast<std::uint64_t>(result.silent_hops());
   if (result.end == TraceEnd::kError) ++counters_.trace_errors;
-  if (!result.hops.empty() && result.hops.front().status == HopStatus::kTimeExceeded) {
+  if (result.first_probed_ttl == 1 && !result.hops.empty() &&
+      result.hops.front().status == HopStatus::kTimeExceeded) {
     const auto [known, inserted] =
         first_hop_.try_emplace(result.tuple.src, result.hops.front().address);
     if (inserted) budget_.Rekey(result.tuple.src, known->second, now);
     known->second = result.hops.front().address;
+    first_hop_seen_[result.tuple.src] = now;
   }
 
   const auto it = entries_.find(result.tuple);

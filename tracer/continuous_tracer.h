@@ -12,6 +12,13 @@
 // - Every trace is paid for from the TraceBudget (trace_budget.h) before it is
 //   handed out; when a due trace must wait for tokens, `budget_exhausted`
 //   counts it once.
+// - Probes are spent only where the path can have changed: a source's first
+//   hop is the switch its NIC is cabled to, the same for all its 5-tuples, so
+//   once a trace has seen it TTL 1 is probed again only first_hop_recheck
+//   later (by whichever trace of that source comes next); a refresh hands the
+//   engine the 5-tuple's known switches, so a path whose switches all answer
+//   as before costs no probe to the (swallowing) destination. A two-tier
+//   refresh is then 2 probes, not 4.
 // - A report goes out after the first trace of a 5-tuple, whenever its path
 //   changes (PathsDiffer against the known path; silent hops never count as a
 //   change), and otherwise once report_period has passed since the last one.
@@ -38,6 +45,9 @@ struct ContinuousConfig {
   // Reserved for a 5-tuple whose path length is not known yet (two-tier
   // same-host path: 3 switches + the destination).
   int expected_probes = 4;
+  // How long a source's first hop, seen by one trace, is taken for granted by
+  // the next ones (TTL 1 not probed).
+  std::chrono::nanoseconds first_hop_recheck = std::chrono::seconds{30};
   // Copied into every request (max_ttl, timeouts, destination_swallows,
   // session); tuple, netdev, generation and switch_hops are set per trace.
   TraceRequest request_template;
@@ -104,7 +114,12 @@ class ContinuousTracer {
   // A reservation made under the source's key before its first hop was
   // known is settled against the first hop's bucket (TraceBudget::Rekey).
   Ipv4 SettleKey(Ipv4 reserved_key, Ipv4 src) const;
-  int ExpectedProbes(const Entry& e) const;
+  // The source's first hop when seen within first_hop_recheck, else zero.
+  Ipv4 TrustedFirstHop(Ipv4 src, MonoTime now) const;
+  // Whether every switch of the entry's known path is known, and their addresses.
+  static bool SwitchesKnown(const Entry& e);
+  static std::vector<Ipv4> KnownSwitches(const Entry& e);
+  int ExpectedProbes(const Entry& e, bool first_hop_known) const;
 
   ContinuousConfig config_;
   const Clock& clock_;
@@ -125,8 +140,10 @@ class ContinuousTracer {
   std::map<Ipv4, DueQueue> waiting_[2];
   // Entries per source address: budget keys follow sources.
   std::map<Ipv4, std::size_t> sources_;
-  // Source address -> its first hop's address, learned from TTL-1 replies.
+  // Source address -> its first hop's address, learned from TTL-1 replies,
+  // and when a trace last saw it.
   std::map<Ipv4, Ipv4> first_hop_;
+  std::map<Ipv4, MonoTime> first_hop_seen_;
   // Budget reservations of traces whose 5-tuple left the pool while in flight.
   std::map<FiveTuple, std::pair<Ipv4, double>> orphans_;
   ContinuousCounters counters_;

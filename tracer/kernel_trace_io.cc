@@ -31,7 +31,8 @@ constexpr std::size_t kMaxPacket = 65535;
 
 }  // namespace
 
-std::unique_ptr<KernelTraceIo> KernelTraceIo::Create(const Clock& clock, std::string& error) {
+std::unique_ptr<KernelTraceIo> KernelTraceIo::Create(const Clock& clock, std::uint8_t tos,
+                                                     std::string& error) {
   UniqueFd fd(::socket(AF_INET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_ICMP));
   if (!fd.valid()) {
     error = Errno("raw ICMP socket (needs CAP_NET_RAW)");
@@ -47,7 +48,7 @@ std::unique_ptr<KernelTraceIo> KernelTraceIo::Create(const Clock& clock, std::st
   // Best effort: a larger buffer only matters when many hosts' replies cross.
   (void)::setsockopt(fd.get(), SOL_SOCKET, SO_RCVBUF, &kIcmpReceiveBuffer,
                      sizeof(kIcmpReceiveBuffer));
-  return std::unique_ptr<KernelTraceIo>(new KernelTraceIo(clock, std::move(fd)));
+  return std::unique_ptr<KernelTraceIo>(new KernelTraceIo(clock, tos, std::move(fd)));
 }
 
 std::string KernelTraceIo::Open(const FiveTuple& tuple, const std::string& netdev) {
@@ -64,6 +65,9 @@ std::string KernelTraceIo::Open(const FiveTuple& tuple, const std::string& netde
   const int one = 1;
   if (::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0) {
     return Errno("SO_REUSEADDR");
+  }
+  if (::setsockopt(fd.get(), IPPROTO_IP, IP_TOS, &tos_, sizeof(tos_)) != 0) {
+    return Errno("IP_TOS " + std::to_string(tos_));
   }
   if (!netdev.empty() && ::setsockopt(fd.get(), SOL_SOCKET, SO_BINDTODEVICE, netdev.c_str(),
                                       static_cast<socklen_t>(netdev.size())) != 0) {
@@ -112,12 +116,14 @@ std::string KernelTraceIo::Send(int ttl, std::span<const std::uint8_t> payload) 
 
 bool KernelTraceIo::Receive(MonoTime deadline, std::vector<std::uint8_t>& packet,
                             MonoTime& received_at) {
-  packet.resize(kMaxPacket);
+  // Into a buffer kept across calls: resizing `packet` to 64 KiB zero-filled
+  // it on every reply (a tenth of the tracer thread's time).
+  if (buffer_.size() < kMaxPacket) buffer_.resize(kMaxPacket);
   for (;;) {
-    const ssize_t n = ::recv(icmp_.get(), packet.data(), packet.size(), MSG_DONTWAIT);
+    const ssize_t n = ::recv(icmp_.get(), buffer_.data(), buffer_.size(), MSG_DONTWAIT);
     if (n >= 0) {
       received_at = clock_.MonotonicNow();
-      packet.resize(static_cast<std::size_t>(n));
+      packet.assign(buffer_.begin(), buffer_.begin() + n);
       return true;
     }
     if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return false;

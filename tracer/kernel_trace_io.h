@@ -34,12 +34,16 @@
 // once per trace. The least recently used go beyond kMaxSendSockets. The TTL
 // rides on each sendmsg (IP_TTL control message), not a setsockopt per probe.
 // A socket whose send fails is closed, so the next trace opens it afresh.
+// Every probe carries the traffic class (IP TOS byte) it was created with: a
+// traceroute must take the probes' queue (the lossless RoCE class), or it
+// follows another class's path and queue and reports them instead.
 
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "common/base/clock.h"
 #include "common/base/unique_fd.h"
@@ -49,8 +53,11 @@ namespace hostmesh::tracer {
 
 class KernelTraceIo final : public TraceIo {
  public:
-  // Null with `error` set when the raw ICMP socket cannot be opened (no CAP_NET_RAW).
-  static std::unique_ptr<KernelTraceIo> Create(const Clock& clock, std::string& error);
+  // Null with `error` set when the raw ICMP socket cannot be opened (no
+  // CAP_NET_RAW). `tos`: the IP TOS byte of every probe (the agent's probe
+  // traffic_class).
+  static std::unique_ptr<KernelTraceIo> Create(const Clock& clock, std::uint8_t tos,
+                                               std::string& error);
 
   std::string Open(const FiveTuple& tuple, const std::string& netdev) override;
   std::string Send(int ttl, std::span<const std::uint8_t> payload) override;
@@ -59,7 +66,8 @@ class KernelTraceIo final : public TraceIo {
   void SleepUntil(MonoTime until) override;
 
  private:
-  KernelTraceIo(const Clock& clock, UniqueFd icmp) : clock_(clock), icmp_(std::move(icmp)) {}
+  KernelTraceIo(const Clock& clock, std::uint8_t tos, UniqueFd icmp)
+      : clock_(clock), tos_(tos), icmp_(std::move(icmp)) {}
 
   // Sockets past this are closed, least recently used first (2 x 8 NICs x 16 ports).
   static constexpr std::size_t kMaxSendSockets = 256;
@@ -70,7 +78,9 @@ class KernelTraceIo final : public TraceIo {
   };
 
   const Clock& clock_;
+  int tos_ = 0;
   UniqueFd icmp_;
+  std::vector<std::uint8_t> buffer_;  // Receive's, reused
   std::map<SocketKey, SendSocket> sockets_;
   std::uint64_t uses_ = 0;
   int udp_ = -1;  // the open 5-tuple's, owned by sockets_

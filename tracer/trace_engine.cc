@@ -66,93 +66,194 @@ std::chrono::nanoseconds ReplyWait(const TraceRequest& request, const TraceResul
 
 }  // namespace
 
-TraceResult RunTrace(const TraceRequest& request, TraceIo& io, const Clock& clock) {
-  TraceResult result;
-  result.tuple = request.tuple;
-  const int max_ttl = std::clamp(request.max_ttl, 1, kMaxTtl);
-  if (std::string error = io.Open(request.tuple, request.netdev); !error.empty()) {
-    result.error = std::move(error);
-    return result;
+namespace {
+
+// One trace under way: the sends, the replies, and the stop rules applied hop
+// by hop.
+class Tracing {
+ public:
+  Tracing(const TraceRequest& request, TraceIo& io, const Clock& clock)
+      : request_(request),
+        io_(io),
+        clock_(clock),
+        identity_{request.tuple, request.generation, request.session} {
+    result_.tuple = request.tuple;
   }
-  const TraceIdentity identity{request.tuple, request.generation, request.session};
-  std::vector<MonoTime> sent_at;
-  std::vector<std::uint8_t> packet;
-  MonoTime last_send{};
-  int silent_run = 0;
-  for (int ttl = 1; ttl <= max_ttl; ++ttl) {
-    if (ttl > 1 && request.min_probe_interval.count() > 0) {
-      io.SleepUntil(last_send + request.min_probe_interval);
+
+  TraceResult& result() { return result_; }
+
+  // Hop 1 from the request's confirmed first hop, without a probe.
+  void TakeFirstHop() {
+    result_.hops.push_back(Hop{1, request_.first_hop, HopStatus::kTimeExceeded, {}, 0});
+    sent_at_.push_back(MonoTime{});
+    result_.first_probed_ttl = 2;
+  }
+
+  // Sends TTL `ttl` (the next one) after the pacing gap; false on a send error.
+  bool Send(int ttl) {
+    if (ttl > result_.first_probed_ttl && request_.min_probe_interval.count() > 0) {
+      io_.SleepUntil(last_send_ + request_.min_probe_interval);
     }
-    const auto payload = EncodeProbePayload({ttl, request.generation, request.session});
-    last_send = clock.MonotonicNow();
-    if (std::string error = io.Send(ttl, payload); !error.empty()) {
-      result.error = "ttl " + std::to_string(ttl) + ": " + error;
-      result.end = TraceEnd::kError;
-      return result;
+    const auto payload = EncodeProbePayload({ttl, request_.generation, request_.session});
+    last_send_ = clock_.MonotonicNow();
+    if (std::string error = io_.Send(ttl, payload); !error.empty()) {
+      result_.error = "ttl " + std::to_string(ttl) + ": " + error;
+      result_.end = TraceEnd::kError;
+      return false;
     }
-    ++result.probes_sent;
-    sent_at.push_back(last_send);
-    result.hops.push_back(Hop{ttl, {}, HopStatus::kSilent, {}, 0});
-    const MonoTime deadline = last_send + ReplyWait(request, result, ttl);
+    ++result_.probes_sent;
+    sent_at_.push_back(last_send_);
+    result_.hops.push_back(Hop{ttl, {}, HopStatus::kSilent, {}, 0});
+    return true;
+  }
+
+  // Takes replies until hops [from, to] have all answered or `deadline`.
+  void Receive(int from, int to, MonoTime deadline) {
     MonoTime received_at{};
-    while (!result.hops.back().answered() && io.Receive(deadline, packet, received_at)) {
-      const ParsedIcmp parsed = ParseIcmpPacket(packet);
+    while (!AllAnswered(from, to) && io_.Receive(deadline, packet_, received_at)) {
+      const ParsedIcmp parsed = ParseIcmpPacket(packet_);
       if (parsed.status != ParseStatus::kOk) {
-        ++result.unparsable_replies;
+        ++result_.unparsable_replies;
         continue;
       }
-      const Match match = MatchReply(parsed.error, identity);
+      const Match match = MatchReply(parsed.error, identity_);
       if (match.verdict == MatchVerdict::kForeign) {
-        ++result.foreign_replies;
-      } else if (match.verdict == MatchVerdict::kStale || match.ttl > ttl) {
-        // A TTL not sent yet in this trace can only be an older trace's.
-        ++result.stale_replies;
+        ++result_.foreign_replies;
+      } else if (match.verdict == MatchVerdict::kStale ||
+                 match.ttl > static_cast<int>(result_.hops.size()) ||
+                 match.ttl < result_.first_probed_ttl) {
+        // A TTL not sent in this trace can only be an older trace's.
+        ++result_.stale_replies;
       } else {
-        Record(result, parsed.error, match.ttl, sent_at[static_cast<std::size_t>(match.ttl - 1)],
+        Record(result_, parsed.error, match.ttl, sent_at_[static_cast<std::size_t>(match.ttl - 1)],
                received_at);
       }
     }
-    const Hop& hop = result.hops.back();
-    if (hop.status == HopStatus::kDestination) {
-      result.reached_destination = true;
-      result.end = TraceEnd::kDestination;
-      return result;
-    }
-    if (hop.status == HopStatus::kUnreachable) {
-      result.end = TraceEnd::kUnreachable;
-      return result;
+  }
+
+  MonoTime last_send() const { return last_send_; }
+
+  // The stop rules for hop `ttl`, in TTL order: true when the trace ends
+  // there (hops past it, sent at once with it, are dropped).
+  bool EndsAt(int ttl) {
+    const Hop& hop = result_.hops[static_cast<std::size_t>(ttl - 1)];
+    if (hop.status == HopStatus::kDestination || hop.status == HopStatus::kUnreachable) {
+      result_.hops.resize(static_cast<std::size_t>(ttl));
+      result_.reached_destination = hop.status == HopStatus::kDestination;
+      result_.end =
+          hop.status == HopStatus::kDestination ? TraceEnd::kDestination : TraceEnd::kUnreachable;
+      return true;
     }
     if (hop.answered()) {
-      silent_run = 0;
-      continue;
+      silent_run_ = 0;
+      return false;
     }
-    ++silent_run;
-    const int first_silent = ttl - silent_run + 1;
+    ++silent_run_;
+    const int first_silent = ttl - silent_run_ + 1;
     // A run of silent hops that all lie on the known path (switches there,
     // likely rate-limited) says nothing about where the destination is: only a
     // run that reached the known destination hop may infer it.
-    const bool run_passed_known_path = request.switch_hops == 0 || ttl > request.switch_hops;
-    if (request.destination_swallows && Answered(result, first_silent - 1) &&
-        (first_silent - 1 == request.switch_hops ||
-         (silent_run >= request.max_silent_run && run_passed_known_path))) {
-      InferDestination(result, first_silent);
-      return result;
+    const bool run_passed_known_path = request_.switch_hops == 0 || ttl > request_.switch_hops;
+    if (request_.destination_swallows && Answered(result_, first_silent - 1) &&
+        (first_silent - 1 == request_.switch_hops ||
+         (silent_run_ >= request_.max_silent_run && run_passed_known_path))) {
+      InferDestination(result_, first_silent);
+      return true;
     }
-    if (silent_run >= request.max_silent_run) {
-      result.end = TraceEnd::kSilentLimit;
-      return result;
+    if (silent_run_ >= request_.max_silent_run) {
+      result_.hops.resize(static_cast<std::size_t>(ttl));
+      result_.end = TraceEnd::kSilentLimit;
+      return true;
+    }
+    return false;
+  }
+
+  // Every switch of the known path answered from its known address.
+  bool KnownPathConfirmed(int switches) const {
+    if (static_cast<int>(request_.known_hops.size()) != switches ||
+        static_cast<int>(result_.hops.size()) < switches) {
+      return false;
+    }
+    for (int i = 0; i < switches; ++i) {
+      const Hop& hop = result_.hops[static_cast<std::size_t>(i)];
+      if (hop.status != HopStatus::kTimeExceeded ||
+          hop.address != request_.known_hops[static_cast<std::size_t>(i)]) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+ private:
+  bool AllAnswered(int from, int to) const {
+    for (int ttl = from; ttl <= to; ++ttl) {
+      if (!result_.hops[static_cast<std::size_t>(ttl - 1)].answered()) return false;
+    }
+    return true;
+  }
+
+  const TraceRequest& request_;
+  TraceIo& io_;
+  const Clock& clock_;
+  const TraceIdentity identity_;
+  TraceResult result_;
+  std::vector<MonoTime> sent_at_;
+  std::vector<std::uint8_t> packet_;
+  MonoTime last_send_{};
+  int silent_run_ = 0;
+};
+
+}  // namespace
+
+TraceResult RunTrace(const TraceRequest& request, TraceIo& io, const Clock& clock) {
+  Tracing t(request, io, clock);
+  TraceResult& result = t.result();
+  const int max_ttl = std::clamp(request.max_ttl, 1, kMaxTtl);
+  if (std::string error = io.Open(request.tuple, request.netdev); !error.empty()) {
+    result.error = std::move(error);
+    return std::move(result);
+  }
+  int ttl = 1;
+  if (!request.first_hop.IsZero() && max_ttl > 1) {
+    t.TakeFirstHop();
+    ttl = 2;
+  }
+  // A known path length: its switches' TTLs go out at once and their replies
+  // are awaited together (one wait, not one per hop), then judged hop by hop
+  // as if sent one at a time.
+  const int known = std::min(request.switch_hops, max_ttl);
+  if (known >= ttl) {
+    const int from = ttl;
+    for (; ttl <= known; ++ttl) {
+      if (!t.Send(ttl)) return std::move(result);
+    }
+    t.Receive(from, known, t.last_send() + request.probe_timeout);
+    // Every switch as before: the swallowing destination is where it was,
+    // since a switch added after the last one would need new cabling to the
+    // destination NIC. No probe is spent on it.
+    if (request.destination_swallows && known < max_ttl && t.KnownPathConfirmed(known)) {
+      InferDestination(result, known + 1);
+      return std::move(result);
+    }
+    for (int k = 1; k <= known; ++k) {
+      if (t.EndsAt(k)) return std::move(result);
     }
   }
+  for (; ttl <= max_ttl; ++ttl) {
+    if (!t.Send(ttl)) return std::move(result);
+    t.Receive(ttl, ttl, t.last_send() + ReplyWait(request, result, ttl));
+    if (t.EndsAt(ttl)) return std::move(result);
+  }
   result.end = TraceEnd::kOutOfTtl;
-  return result;
+  return std::move(result);
 }
 
-TraceResult TraceOnce(TraceRequest request) {
+TraceResult TraceOnce(TraceRequest request, std::uint8_t tos) {
   if (request.session == 0)
     request.session = static_cast<std::uint32_t>(std::random_device{}()) | 1u;
   SystemClock clock;
   std::string error;
-  auto io = KernelTraceIo::Create(clock, error);
+  auto io = KernelTraceIo::Create(clock, tos, error);
   if (!io) {
     TraceResult result;
     result.tuple = request.tuple;
@@ -181,8 +282,11 @@ const char* ToString(TraceEnd end) {
 }
 
 int TraceResult::answered_hops() const {
+  const auto from =
+      hops.begin() +
+      std::min<std::ptrdiff_t>(first_probed_ttl - 1, static_cast<std::ptrdiff_t>(hops.size()));
   return static_cast<int>(
-      std::count_if(hops.begin(), hops.end(), [](const Hop& h) { return h.answered(); }));
+      std::count_if(from, hops.end(), [](const Hop& h) { return h.answered(); }));
 }
 
 int TraceResult::silent_hops() const {

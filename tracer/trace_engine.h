@@ -1,7 +1,17 @@
 #pragma once
 
-// Traceroute of one 5-tuple, one TTL at a time: send the probe with TTL k,
-// wait up to probe_timeout for its reply, go on with k+1.
+// Traceroute of one 5-tuple: send the probe with TTL k, wait up to
+// probe_timeout for its reply, go on with k+1. What is already known is not
+// waited for one hop at a time, or not probed at all:
+// - first_hop set: TTL 1 is not probed; hop 1 is that address.
+// - switch_hops known: TTLs up to it go out back to back and their replies
+//   are awaited together (one wait, not one per hop), then judged by the
+//   rules below in TTL order as if sent one at a time (hops past an end are
+//   dropped).
+// - known_hops given and every switch answered from its known address (the
+//   swallowing destination is then where it was: a switch added after the
+//   last one would need new cabling to the destination NIC): the destination
+//   is inferred at switch_hops + 1 without a probe.
 //
 // Stop rules:
 // - Port Unreachable from the destination address: reached (kDestination).
@@ -40,7 +50,7 @@ TraceResult RunTrace(const TraceRequest& request, TraceIo& io, const Clock& cloc
 
 // The blocking entry point for `hostmeshctl trace`: real sockets
 // (kernel_trace_io.h, needs CAP_NET_RAW) and the system clock. A request
-// with session 0 gets a random one.
-TraceResult TraceOnce(TraceRequest request);
+// with session 0 gets a random one. `tos`: the probes' IP TOS byte.
+TraceResult TraceOnce(TraceRequest request, std::uint8_t tos);
 
 }  // namespace hostmesh::tracer

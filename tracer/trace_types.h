@@ -32,6 +32,14 @@ struct TraceRequest {
   // probe_timeout.
   int swallowed_wait_factor = 4;
   std::chrono::nanoseconds swallowed_wait_slack = std::chrono::milliseconds{2};
+  // The source's first hop (the switch its NIC is cabled to: the same for
+  // every 5-tuple of the source, no ECMP before it), confirmed by a recent
+  // trace: TTL 1 is not probed, hop 1 is this address. Zero: probe it.
+  Ipv4 first_hop;
+  // The switch hops of this 5-tuple's last path (switch_hops of them, by
+  // TTL) when known: if every switch answers as before, the destination
+  // (swallowing) is where it was and is not probed (trace_engine.h).
+  std::vector<Ipv4> known_hops;
   std::uint32_t generation = 0;  // distinguishes traces of one 5-tuple (probe_tag.h)
   std::uint32_t session = 0;     // distinguishes tracer processes
 };
@@ -73,12 +81,14 @@ struct TraceResult {
   TraceEnd end = TraceEnd::kError;
   std::string error;
   int probes_sent = 0;
+  // 2 when hop 1 was taken from the request's first_hop, not probed.
+  int first_probed_ttl = 1;
   // ICMP seen while waiting that did not answer this trace.
   int foreign_replies = 0;
   int stale_replies = 0;
   int unparsable_replies = 0;
 
-  int answered_hops() const;
+  int answered_hops() const;  // of those probed (hop 1 taken as known is not)
   int silent_hops() const;
   // The switch hops' addresses (zero for silent ones), without the destination.
   std::vector<Ipv4> SwitchHops() const;

@@ -174,8 +174,9 @@ bool AgentApp::Start(std::string* error) {
   std::unique_ptr<tracer::TraceIo> trace_io;
   if (config_.traceroute.enabled) {
     std::string why;
-    trace_io = options_.make_trace_io ? options_.make_trace_io(clock_, why)
-                                      : tracer::KernelTraceIo::Create(clock_, why);
+    trace_io = options_.make_trace_io
+                   ? options_.make_trace_io(clock_, why)
+                   : tracer::KernelTraceIo::Create(clock_, config_.probe.traffic_class, why);
     if (!trace_io) Log()->warn("traceroute off, probing without path reports: {}", why);
   }
 

@@ -46,19 +46,29 @@ class ContinuousTracerTest : public ::testing::Test {
     return {Ipv4{t.src.value - 1}, Ipv4{0x0A000000u + t.sport % 4}, Ipv4{t.dst.value - 1}};
   }
 
+  // As the engine would trace it: TTL 1 taken from a trusted first hop, no
+  // destination probe when every known switch answers as before.
   TraceResult Trace(const TraceRequest& request) const {
     TraceResult r;
     r.tuple = request.tuple;
     int ttl = 1;
     for (const Ipv4 hop : PathOf(request.tuple)) {
+      if (ttl == 1 && !request.first_hop.IsZero()) {
+        r.hops.push_back({ttl++, request.first_hop, HopStatus::kTimeExceeded});
+        r.first_probed_ttl = 2;
+        continue;
+      }
       const bool silent = silent_ttl_ == ttl;
       r.hops.push_back(
           {ttl++, silent ? Ipv4{} : hop, silent ? HopStatus::kSilent : HopStatus::kTimeExceeded});
+      ++r.probes_sent;
     }
-    r.hops.push_back({ttl, request.tuple.dst, HopStatus::kDestination});
+    const bool confirmed = request.known_hops == r.SwitchHops();
+    r.hops.push_back({ttl, request.tuple.dst,
+                      confirmed ? HopStatus::kInferredDestination : HopStatus::kDestination});
     r.reached_destination = true;
-    r.end = TraceEnd::kDestination;
-    r.probes_sent = ttl;
+    r.end = confirmed ? TraceEnd::kInferredDestination : TraceEnd::kDestination;
+    if (!confirmed) ++r.probes_sent;
     return r;
   }
 
@@ -97,7 +107,8 @@ TEST_F(ContinuousTracerTest, TracesEveryTargetAndReportsEachOnce) {
     EXPECT_EQ(r.time, VirtualClock::kDefaultWallStart);
   }
   EXPECT_EQ(Tracer().counters().traces_run, 3U);
-  EXPECT_EQ(Tracer().counters().hops_answered, 12U);
+  // The second port of 198.18.0.1 takes hop 1 from the first: 4 + 3 + 4.
+  EXPECT_EQ(Tracer().counters().hops_answered, 11U);
   EXPECT_EQ(Tracer().counters().rotation_traces, 3U);
   EXPECT_EQ(wake_, clock_.MonotonicNow() + 60s);  // next: the refresh
   EXPECT_TRUE(RunDue().empty());
@@ -197,6 +208,7 @@ TEST_F(ContinuousTracerTest, LearnsThePathLengthForTheNextTrace) {
 
 TEST_F(ContinuousTracerTest, BudgetSpreadsTracesOverTime) {
   // 2 probes/s, burst 4: one 4-probe trace every 2 s after the first.
+  config_.first_hop_recheck = 0s;  // every trace probes TTL 1: 4-probe traces of new ports
   config_.budget = {.probes_per_second = 2,
                     .burst = 4,
                     .per_first_hop_per_second = 100,
@@ -229,6 +241,7 @@ TEST_F(ContinuousTracerTest, BudgetSpreadsTracesOverTime) {
 TEST_F(ContinuousTracerTest, PerFirstHopBudgetIsKeyedByTheLearnedFirstHop) {
   // Plenty globally, 4 probes/s per first hop: two NICs trace side by side,
   // each at one trace per second.
+  config_.first_hop_recheck = 0s;  // every trace probes TTL 1: 4-probe traces of new ports
   config_.budget = {.probes_per_second = 1000,
                     .burst = 100,
                     .per_first_hop_per_second = 4,
@@ -263,6 +276,7 @@ TEST_F(ContinuousTracerTest, PerFirstHopBudgetIsKeyedByTheLearnedFirstHop) {
 TEST_F(ContinuousTracerTest, NewPortsOfANicWaitingForItsSwitchDoNotHoldUpAnotherNicsRefresh) {
   // NIC A's first hop allows one trace per 10 s; NIC B's refresh falls due
   // while A's rotated-in ports (traced before refreshes) wait: B's goes.
+  config_.first_hop_recheck = 0s;  // every trace probes TTL 1: 4-probe traces of new ports
   config_.budget = {.probes_per_second = 1000,
                     .burst = 100,
                     .per_first_hop_per_second = 0.4,
@@ -283,6 +297,90 @@ TEST_F(ContinuousTracerTest, NewPortsOfANicWaitingForItsSwitchDoNotHoldUpAnother
   // A's 49 others wait for A's bucket, counted once; the wake-up is when it refills.
   EXPECT_EQ(Tracer().counters().budget_exhausted, 1U);
   EXPECT_EQ(wake_, clock_.MonotonicNow() + 10s);
+}
+
+TEST_F(ContinuousTracerTest, ProbesOnlyWhatCanHaveChanged) {
+  config_.first_hop_recheck = 30s;
+  const TraceTarget a = Target("198.18.0.1", "198.18.0.9", 49152);
+  const TraceTarget b = Target("198.18.0.1", "198.18.0.9", 49153);
+  Tracer().SetTargets({a, b});
+  RunDue();
+  ASSERT_EQ(requests_.size(), 2U);
+  // The first trace of the source probes TTL 1; the next takes its answer.
+  EXPECT_TRUE(requests_[0].first_hop.IsZero());
+  EXPECT_EQ(requests_[1].first_hop, Ip("198.18.0.0"));
+  EXPECT_TRUE(requests_[1].known_hops.empty());  // a new port: its path is unknown
+  EXPECT_EQ(Tracer().counters().probes_sent, 4U + 3U);
+
+  clock_.Advance(60s);  // both refreshes due; the first hop was seen 60 s ago
+  RunDue();
+  ASSERT_EQ(requests_.size(), 4U);
+  EXPECT_TRUE(requests_[2].first_hop.IsZero());  // rechecked by the first refresh
+  EXPECT_EQ(requests_[3].first_hop, Ip("198.18.0.0"));
+  EXPECT_EQ(requests_[3].known_hops, PathOf(b.tuple));
+  EXPECT_EQ(requests_[3].switch_hops, 3);
+  // 3 switches each (the known path confirmed, no destination probe), then 2.
+  EXPECT_EQ(Tracer().counters().probes_sent, 4U + 3U + 3U + 2U);
+  EXPECT_EQ(Tracer().counters().path_changes, 0U);
+  const std::vector<Hop>* known = Tracer().KnownPath(b.tuple);
+  ASSERT_NE(known, nullptr);
+  EXPECT_EQ(known->size(), 4U);
+}
+
+TEST_F(ContinuousTracerTest, ChangedSpineIsStillSeenWithTheFirstHopTaken) {
+  config_.first_hop_recheck = 300s;
+  const TraceTarget a = Target("198.18.0.1", "198.18.0.9", 49152);
+  const TraceTarget b = Target("198.18.0.1", "198.18.0.9", 49153);
+  Tracer().SetTargets({a, b});
+  RunDue();
+  clock_.Advance(60s);
+  override_[b.tuple] = {Ip("198.18.0.0"), Ip("10.9.9.9"), Ip("198.18.0.8")};
+  const auto reports = RunDue();
+  ASSERT_EQ(reports.size(), 1U);
+  EXPECT_TRUE(reports[0].changed);
+  EXPECT_EQ(reports[0].hops[1].address, Ip("10.9.9.9"));
+  EXPECT_EQ(Tracer().counters().path_changes, 1U);
+}
+
+TEST_F(ContinuousTracerTest, ConfirmedRefreshesReserveFewerProbes) {
+  // 2 probes/s, burst 4: refreshes of known paths with a trusted first hop
+  // reserve and spend 2 probes each, so one goes every second, not every 2 s.
+  config_.first_hop_recheck = 1000s;
+  config_.refresh_period = 100s;
+  config_.budget = {.probes_per_second = 2,
+                    .burst = 4,
+                    .per_first_hop_per_second = 100,
+                    .per_first_hop_burst = 100};
+  std::vector<TraceTarget> targets;
+  for (std::uint16_t p = 0; p < 5; ++p) {
+    targets.push_back(Target("198.18.0.1", "198.18.0.9", static_cast<std::uint16_t>(49152 + p)));
+  }
+  Tracer().SetTargets(targets);
+  const auto run_until = [&](MonoTime end, std::vector<MonoTime>& times) {
+    while (clock_.MonotonicNow() < end) {
+      MonoTime wake{};
+      if (auto request = Tracer().NextTrace(wake)) {
+        times.push_back(clock_.MonotonicNow());
+        Tracer().OnTraceDone(Trace(*request));
+      } else {
+        clock_.AdvanceTo(std::min(wake, end));
+      }
+    }
+  };
+  std::vector<MonoTime> first;
+  run_until(clock_.MonotonicNow() + 50s, first);
+  ASSERT_EQ(first.size(), 5U);
+  clock_.Advance(100s);  // every refresh overdue, the bucket full
+  std::vector<MonoTime> refreshes;
+  const MonoTime start = clock_.MonotonicNow();
+  run_until(start + 20s, refreshes);
+  ASSERT_EQ(refreshes.size(), 5U);
+  EXPECT_EQ(Tracer().counters().probes_sent, 4U + 4U * 3U + 5U * 2U);
+  // The bucket was full: two back to back, then one per second.
+  EXPECT_EQ(refreshes[1] - refreshes[0], 0s);
+  for (std::size_t i = 2; i < refreshes.size(); ++i) {
+    EXPECT_EQ(refreshes[i] - refreshes[i - 1], 1s);
+  }
 }
 
 }  // namespace

@@ -234,5 +234,91 @@ TEST_F(TraceEngineTest, SendErrorIsReported) {
   EXPECT_EQ(Run().error, "bind: Address already in use");
 }
 
+TEST_F(TraceEngineTest, KnownSwitchesGoOutAtOnceAndAreAwaitedTogether) {
+  io_.swallow = true;
+  io_.path[0].delay = 300us;
+  request_.destination_swallows = true;
+  request_.switch_hops = 3;
+  const TraceResult r = Run();
+  EXPECT_EQ(r.end, TraceEnd::kInferredDestination);
+  ASSERT_EQ(io_.ttls, (std::vector<int>{1, 2, 3, 4}));
+  // TTLs 1..3 back to back; the swallowed probe after the slowest reply.
+  EXPECT_EQ(io_.sends[1], io_.sends[0]);
+  EXPECT_EQ(io_.sends[2], io_.sends[0]);
+  EXPECT_EQ(io_.sends[3] - io_.sends[0], 300us);
+  EXPECT_EQ(r.hops[0].rtt, 300us);
+  EXPECT_EQ(r.hops[1].rtt, 100us);
+}
+
+TEST_F(TraceEngineTest, ConfirmedKnownPathSparesTheFirstHopAndTheDestination) {
+  io_.swallow = true;
+  request_.destination_swallows = true;
+  request_.switch_hops = 3;
+  request_.first_hop = Ip("198.18.0.0");
+  request_.known_hops = {Ip("198.18.0.0"), Ip("198.19.0.1"), Ip("198.19.0.8")};
+  const TraceResult r = Run();
+  EXPECT_EQ(r.end, TraceEnd::kInferredDestination);
+  EXPECT_TRUE(r.reached_destination);
+  EXPECT_EQ(io_.ttls, (std::vector<int>{2, 3}));
+  EXPECT_EQ(r.probes_sent, 2);
+  EXPECT_EQ(r.first_probed_ttl, 2);
+  ASSERT_EQ(r.hops.size(), 4U);
+  EXPECT_EQ(r.hops[0].address, Ip("198.18.0.0"));
+  EXPECT_EQ(r.hops[0].status, HopStatus::kTimeExceeded);
+  EXPECT_EQ(r.hops[3].status, HopStatus::kInferredDestination);
+  EXPECT_EQ(r.answered_hops(), 2);  // hop 1 was not probed
+  // Done when the last reply came: no wait for the swallowed probe.
+  EXPECT_EQ(clock_.MonotonicNow() - io_.sends[0], 100us);
+}
+
+TEST_F(TraceEngineTest, ChangedKnownPathProbesTheDestinationAsBefore) {
+  io_.swallow = true;
+  request_.destination_swallows = true;
+  request_.switch_hops = 3;
+  request_.first_hop = Ip("198.18.0.0");
+  request_.known_hops = {Ip("198.18.0.0"), Ip("198.19.0.2"), Ip("198.19.0.8")};  // another spine
+  const TraceResult r = Run();
+  EXPECT_EQ(r.end, TraceEnd::kInferredDestination);
+  EXPECT_EQ(io_.ttls, (std::vector<int>{2, 3, 4}));
+  ASSERT_EQ(r.hops.size(), 4U);
+  EXPECT_EQ(r.hops[1].address, Ip("198.19.0.1"));
+}
+
+TEST_F(TraceEngineTest, SilentKnownSwitchIsNotAConfirmation) {
+  io_.swallow = true;
+  io_.path[1].silent = true;  // rate-limited
+  request_.destination_swallows = true;
+  request_.switch_hops = 3;
+  request_.known_hops = {Ip("198.18.0.0"), Ip("198.19.0.1"), Ip("198.19.0.8")};
+  request_.probe_timeout = 100ms;
+  const TraceResult r = Run();
+  EXPECT_EQ(io_.ttls, (std::vector<int>{1, 2, 3, 4}));
+  EXPECT_EQ(r.end, TraceEnd::kInferredDestination);
+  EXPECT_EQ(r.hops[1].status, HopStatus::kSilent);
+  // One wait of probe_timeout for the three, not one per hop.
+  EXPECT_EQ(io_.sends[3] - io_.sends[0], 100ms);
+}
+
+TEST_F(TraceEngineTest, KnownLengthEndsWhereTheHopsSentAtOnceSayItEnds) {
+  io_.path[1].type = 3;  // the spine refuses
+  request_.switch_hops = 3;
+  const TraceResult r = Run();
+  EXPECT_EQ(r.end, TraceEnd::kUnreachable);
+  ASSERT_EQ(r.hops.size(), 2U);  // TTL 3, sent with it, is dropped
+  EXPECT_EQ(r.probes_sent, 3);
+}
+
+TEST_F(TraceEngineTest, ReplyToAnUnprobedFirstHopIsStale) {
+  request_.first_hop = Ip("198.18.0.0");
+  const auto payload = EncodeProbePayload({1, request_.generation, request_.session});
+  io_.Inject(clock_.MonotonicNow() + 10us, BuildIcmpError(Ip("10.0.0.2"), request_.tuple.src, 11, 0,
+                                                          request_.tuple, payload, 1000));
+  const TraceResult r = Run();
+  EXPECT_EQ(r.end, TraceEnd::kDestination);
+  EXPECT_EQ(r.hops[0].address, Ip("198.18.0.0"));
+  EXPECT_EQ(r.stale_replies, 1);
+  EXPECT_EQ(io_.ttls.front(), 2);
+}
+
 }  // namespace
 }  // namespace hostmesh::tracer

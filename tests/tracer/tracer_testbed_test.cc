@@ -33,6 +33,7 @@ const std::string kPrefix = hostmesh::testing::TestPrefix("tr");
 constexpr int kHosts = 4;
 constexpr std::uint16_t kFirstPort = 49152;
 constexpr int kPorts = 64;
+constexpr std::uint8_t kProbeTos = 106;  // the agent's default probe class
 
 // Addresses per deploy/testbed/README.md: NIC link (h, r) has index r*H + h,
 // the NIC holds 198.18.0.0 + 2*index + 1.
@@ -103,7 +104,7 @@ std::vector<TracedPath> TraceAll(Ipv4 src, Ipv4 dst, std::string& error) {
   for (int i = 0; i < kPorts; ++i) {
     request.tuple.sport = static_cast<std::uint16_t>(kFirstPort + i);
     request.generation = static_cast<std::uint32_t>(i);
-    out.push_back(Pack(request.tuple.sport, false, TraceOnce(request)));
+    out.push_back(Pack(request.tuple.sport, false, TraceOnce(request, kProbeTos)));
   }
   // The agent's case: the destination's receiver swallows the probe.
   const int receiver = OpenReceiver(dst);
@@ -116,7 +117,7 @@ std::vector<TracedPath> TraceAll(Ipv4 src, Ipv4 dst, std::string& error) {
   for (int i = 0; i < 4; ++i) {
     request.tuple.sport = static_cast<std::uint16_t>(kFirstPort + i);
     request.generation = static_cast<std::uint32_t>(100 + i);
-    out.push_back(Pack(request.tuple.sport, true, TraceOnce(request)));
+    out.push_back(Pack(request.tuple.sport, true, TraceOnce(request, kProbeTos)));
   }
   ::close(receiver);
   return out;
