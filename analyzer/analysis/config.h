@@ -36,6 +36,11 @@ struct AnalysisConfig {
   double false_alarms_per_window = 1e-4;
   double window_alpha = 1e-4;
   std::uint32_t min_failures = 3;
+  // Route churn (WindowJudge::DropChurnShadows): a culprit link beside a
+  // flapping one is its shadow when at least this share of its failures were
+  // sent while the flapping link was down. A lossy neighbour of its own fails
+  // at the flap's duty cycle (about half) inside; a shadow all but only inside.
+  double churn_inside = 0.9;
   std::uint32_t max_culprits = 64;  // per window and kind
 
   // Latency inference (one window): a component is blamed when it explains at

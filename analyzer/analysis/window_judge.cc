@@ -422,7 +422,6 @@ bool WindowJudge::ShareASwitch(LinkId a, LinkId b) const {
 // held back so the next window can tell; a fault of its own fails outside
 // the flaps too and is named then, a window late.
 void WindowJudge::DropChurnShadows(const WindowAccumulator& w, Localization* loss) {
-  constexpr double kInside = 0.9;
   std::vector<Suspect>& culprits = loss->culprits;
   std::vector<char> shadow(culprits.size(), 0);
   for (std::size_t a = 0; a < culprits.size(); ++a) {
@@ -439,7 +438,7 @@ void WindowJudge::DropChurnShadows(const WindowAccumulator& w, Localization* los
       }
       if (unjudged && w.flaps().Watches(other.component.link)) continue;
       const auto overlap = w.flaps().FailuresWhileDown(other.component.link, down.component.link);
-      if (overlap && overlap->inside < kInside * overlap->failures) continue;
+      if (overlap && overlap->inside < config_.churn_inside * overlap->failures) continue;
       shadow[b] = 1;
       culprits[a].churn_shadows.push_back(other.component.link);
     }

@@ -64,6 +64,7 @@ TEST(AnalyzerConfig, EveryDecisionThresholdIsTheOperators) {
   false_alarms_per_window: 1e-6
   window_alpha: 1e-5
   min_failures: 5
+  churn_inside: 0.95
   hotspot_min_excess: 30us
   hotspot_noise_z: 6
   processing_factor: 5
@@ -79,6 +80,7 @@ TEST(AnalyzerConfig, EveryDecisionThresholdIsTheOperators) {
   EXPECT_EQ(a.false_alarms_per_window, 1e-6);
   EXPECT_EQ(a.window_alpha, 1e-5);
   EXPECT_EQ(a.min_failures, 5u);
+  EXPECT_EQ(a.churn_inside, 0.95);
   EXPECT_EQ(a.hotspot_min_excess, 30us);
   EXPECT_EQ(a.hotspot_noise_z, 6);
   EXPECT_EQ(a.proc_factor, 5);
