@@ -70,6 +70,25 @@ std::string AgentOf(const std::string& host) {
   return "agent-" + host;
 }
 
+// A window that blames `link` (`suspect` as loss or latency culprit) and the
+// open incident of that kind on it.
+struct LinkWindow {
+  analysis::WindowReport report;
+  analysis::Incident incident;
+};
+LinkWindow Blamed(topology::LinkId link, IncidentKind kind, analysis::Suspect suspect) {
+  LinkWindow w;
+  w.report.end_ns = 20'000'000'000;
+  w.report.sla.cluster.latency.p50 = 5000;
+  suspect.component.link = link;
+  (kind == IncidentKind::kLatencyHotspot ? w.report.latency : w.report.loss).culprits = {suspect};
+  w.incident.id = 3;
+  w.incident.kind = kind;
+  w.incident.suspect.link = link;
+  w.incident.evidence.last_seen_ns = w.report.end_ns;
+  return w;
+}
+
 DiagnosisContext ContextOf(const FabricContext& fabric) {
   return fabric.Context(
       AgentOf, [](analysis::HostId, analysis::NicId) { return std::nullopt; },
@@ -121,19 +140,11 @@ TEST_F(LearnedFabricContext, RailSwitchesKnowTheirNicsAndAccessLinksTheirNic) {
 }
 
 TEST_F(LearnedFabricContext, AccessLinkLossWithSymbolErrorsOnItsNicIsCorruption) {
-  const topology::LinkId link = NicLink(HostName(0), "mlx5_1");
-  analysis::WindowReport r;
-  r.end_ns = 20'000'000'000;
-  analysis::Suspect s;
-  s.component.link = link;
-  s.failures = 30;
-  s.good = 970;
-  r.loss.culprits = {s};
-  analysis::Incident inc;
-  inc.id = 3;
-  inc.kind = IncidentKind::kLinkLoss;
-  inc.suspect.link = link;
-  inc.evidence.last_seen_ns = r.end_ns;
+  analysis::Suspect lossy;
+  lossy.failures = 30;
+  lossy.good = 970;
+  const auto [r, inc] =
+      Blamed(NicLink(HostName(0), "mlx5_1"), IncidentKind::kLinkLoss, std::move(lossy));
 
   IncidentDiagnoser diagnoser;
   const WindowFindings findings = diagnoser.Find(r, {&inc}, ctx_);
@@ -164,19 +175,10 @@ TEST_F(LearnedFabricContext, OneHotLearnedRailUplinkIsAnEcmpCollision) {
     }
   }
   ASSERT_NE(uplink, topology::kNone) << "a rail switch's uplink was learned";
-  analysis::WindowReport r;
-  r.end_ns = 20'000'000'000;
-  r.sla.cluster.latency.p50 = 5000;
   analysis::Suspect hot;
-  hot.component.link = uplink;
   hot.added_latency_ns = 20'000;
   hot.good = 300;
-  r.latency.culprits = {hot};
-  analysis::Incident inc;
-  inc.id = 4;
-  inc.kind = IncidentKind::kLatencyHotspot;
-  inc.suspect.link = uplink;
-  inc.evidence.last_seen_ns = r.end_ns;
+  const auto [r, inc] = Blamed(uplink, IncidentKind::kLatencyHotspot, std::move(hot));
 
   IncidentDiagnoser diagnoser;
   const auto out = diagnoser.Diagnose(r, {&inc}, {}, ctx_);
