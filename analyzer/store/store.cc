@@ -317,9 +317,12 @@ StoreStatus Store::ScanChunks(
     const std::function<bool(std::string_view, std::string_view)>& visit) const {
   const std::int64_t from_ns = Ns(from);
   const std::int64_t to_ns = Ns(to);
-  const bool seek = agents != nullptr && from_ns < to_ns &&
-                    from_ns >= std::numeric_limits<std::int64_t>::min() + kRawBucket.count() &&
-                    (to_ns - BucketStart(from_ns)) / kRawBucket.count() < kMaxSeekBuckets;
+  // The span in unsigned arithmetic: exact for any to_ns > from_ns, never overflows.
+  const bool seek =
+      agents != nullptr && from_ns < to_ns &&
+      from_ns >= std::numeric_limits<std::int64_t>::min() + kRawBucket.count() &&
+      static_cast<std::uint64_t>(to_ns) - static_cast<std::uint64_t>(BucketStart(from_ns)) <
+          static_cast<std::uint64_t>(kMaxSeekBuckets * kRawBucket.count());
   if (seek) {
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf(family)));
     for (std::int64_t bucket = BucketStart(from_ns); bucket < to_ns; bucket += kRawBucket.count()) {

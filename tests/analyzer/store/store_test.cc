@@ -218,6 +218,7 @@ TEST_F(StoreTest, NicTelemetryOfSomeAgentsIsReadByThoseAgentsOnly) {
   const std::map<std::string, int> all = {{"h1", 4}, {"h3", 4}};
   EXPECT_EQ(scan(WallTime::min(), WallTime::max(), {"h3", "h1"}), all);
   EXPECT_EQ(scan(Now() - 1h, Now() + 1h, {"h1", "h3"}).at("h1"), 4);
+  EXPECT_EQ(scan(WallTime{} - 1h, WallTime::max(), {"h3", "h1"}), all) << "a span past int64";
   EXPECT_TRUE(scan(Now(), Now() + 1h, {"h9"}).empty());
   EXPECT_TRUE(scan(Now(), Now() + 1h, {}).empty());
 }
