@@ -2,6 +2,8 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
+#include <unordered_set>
 
 #include "agent/telemetry/telemetry_proto.h"
 #include "analyzer/telemetry/telemetry_rollup.h"
@@ -44,22 +46,6 @@ void DiagnosisSide::Diagnose(const analysis::WindowReport& report,
     if (nic >= links.size()) return std::nullopt;
     return topo.interface(topo.link(links[nic]).lower).name;
   };
-  // The store's scan: samples whose end is in [start, end) of the window.
-  analyzer::telemetry::TelemetryRollup rollup(
-      {}, [&](std::string_view agent, std::uint64_t, std::uint32_t nic) {
-        const auto it = host_by_name_.find(std::string(agent));
-        return it == host_by_name_.end() ? std::nullopt : nic_name(it->second, nic);
-      });
-  while (!samples_.empty() && samples_.front().sample.end_ns() < report.start_ns) {
-    samples_.pop_front();
-  }
-  for (const Stored& s : samples_) {
-    if (s.sample.end_ns() >= report.end_ns) break;
-    rollup.Add(fleet_.hosts()[s.host].name, 1, s.sample);
-  }
-  const analyzer::diagnosis::TelemetryByNic telemetry =
-      analyzer::diagnosis::IndexTelemetry(rollup.Rows());
-
   const auto fleet_host = [&](analysis::HostId h) -> std::optional<std::uint32_t> {
     if (h >= fleet_host_of.size()) return std::nullopt;
     return fleet_host_of[h];
@@ -77,7 +63,29 @@ void DiagnosisSide::Diagnose(const analysis::WindowReport& report,
         const auto host = fleet_host(h);
         return host ? fleet_.hosts()[*host].name : "host" + std::to_string(h);
       });
-  for (auto& [id, d] : diagnoser_.Diagnose(report, incidents.open(), telemetry, context)) {
+  const analyzer::diagnosis::WindowFindings findings =
+      diagnoser_.Find(report, incidents.open(), context);
+  // The store's scan: samples whose end is in [start, end) of the window.
+  analyzer::telemetry::TelemetryRollup rollup(
+      {}, [&](std::string_view agent, std::uint64_t, std::uint32_t nic) {
+        const auto it = host_by_name_.find(std::string(agent));
+        return it == host_by_name_.end() ? std::nullopt : nic_name(it->second, nic);
+      });
+  while (!samples_.empty() && samples_.front().sample.end_ns() < report.start_ns) {
+    samples_.pop_front();
+  }
+  // Of the agents the findings involve only, as the analyzer reads them.
+  const std::vector<std::string> wanted = findings.Agents();
+  const std::unordered_set<std::string_view> agents(wanted.begin(), wanted.end());
+  for (const Stored& s : samples_) {
+    if (s.sample.end_ns() >= report.end_ns) break;
+    const std::string& agent = fleet_.hosts()[s.host].name;
+    if (agents.contains(agent)) rollup.Add(agent, 1, s.sample);
+  }
+  const analyzer::diagnosis::TelemetryByNic telemetry =
+      analyzer::diagnosis::IndexTelemetry(rollup.Rows());
+
+  for (auto& [id, d] : diagnoser_.Diagnose(findings, telemetry, report.start_ns)) {
     incidents.SetDiagnosis(id, std::move(d));
   }
 }

@@ -7,13 +7,22 @@ namespace hostmesh::analyzer::diagnosis {
 FabricContext::FabricContext(const topology::Topology& topology)
     : topology_(topology),
       links_(analysis::FabricMapFrom(topology).links),
-      switch_nics_(topology.devices().size()) {
-  for (const topology::Link& link : topology.links()) {
+      switch_nics_(topology.devices().size()),
+      link_nics_(topology.links().size()) {
+  for (topology::LinkId l = 0; l < topology.links().size(); ++l) {
+    const topology::Link& link = topology.link(l);
     if (link.kind != topology::LinkKind::kNic) continue;
     const topology::Interface& nic = topology.interface(link.lower);
     const topology::DeviceId sw = topology.DeviceOf(link.upper);
-    switch_nics_[sw].emplace_back(topology.device(nic.device).name, nic.name);
+    HostNic host_nic{topology.device(nic.device).name, nic.name};
+    if (sw < switch_nics_.size()) switch_nics_[sw].push_back(host_nic);
+    link_nics_[l] = std::move(host_nic);
   }
+}
+
+FabricContext::FabricContext(std::shared_ptr<const topology::Topology> topology)
+    : FabricContext(*topology) {
+  owned_ = std::move(topology);
 }
 
 DiagnosisContext FabricContext::Context(
@@ -23,6 +32,12 @@ DiagnosisContext FabricContext::Context(
   DiagnosisContext ctx;
   ctx.links = links_;
   ctx.nic_of = nic_of;
+  ctx.link_nic = [this, agent_of](analysis::LinkId link) -> std::optional<NicRef> {
+    if (link >= link_nics_.size() || !link_nics_[link]) return std::nullopt;
+    std::string agent = agent_of(link_nics_[link]->first);
+    if (agent.empty()) return std::nullopt;
+    return NicRef{std::move(agent), link_nics_[link]->second};
+  };
   ctx.switch_nics = [this, agent_of](analysis::SwitchId sw) {
     std::vector<NicRef> out;
     if (sw >= switch_nics_.size()) return out;

@@ -1,6 +1,7 @@
 #include "analyzer/diagnosis/incident_diagnosis.h"
 
 #include <algorithm>
+#include <string_view>
 
 namespace hostmesh::analyzer::diagnosis {
 namespace {
@@ -110,6 +111,7 @@ std::optional<IncidentFinding> FindingOf(const analysis::Incident& inc,
         p.failed_from_start = failed_from_start;
       } else {
         p.subject = Subject::kLink;
+        if (ctx.link_nic) f.nic = ctx.link_nic(c.link);
         f.rail_nics = RailNics(c.link, ctx);
         if (latency) Uplink(c.link, report, ctx, p);
       }
@@ -196,21 +198,31 @@ analysis::IncidentDiagnosis Merge(const analysis::IncidentDiagnosis& old,
   return fresh;
 }
 
-std::vector<std::pair<std::uint64_t, analysis::IncidentDiagnosis>> IncidentDiagnoser::Diagnose(
-    const analysis::WindowReport& report, const std::vector<const analysis::Incident*>& incidents,
-    const TelemetryByNic& telemetry, const DiagnosisContext& context) {
+std::vector<std::string> WindowFindings::Agents() const {
+  std::vector<std::string> out;
+  std::unordered_set<std::string_view> seen;
+  const auto add = [&](const NicRef& nic) {
+    if (!nic.agent_id.empty() && seen.insert(nic.agent_id).second) out.push_back(nic.agent_id);
+  };
+  for (const RnicFinding& f : window.rnics) add(f.nic);
+  for (const LinkFinding& f : window.links) {
+    if (f.access_nic) add(*f.access_nic);
+  }
+  for (const LinkFinding& f : window.links) {
+    for (const NicRef& nic : f.rail_nics) add(nic);
+  }
+  return out;
+}
+
+WindowFindings IncidentDiagnoser::Find(const analysis::WindowReport& report,
+                                       const std::vector<const analysis::Incident*>& incidents,
+                                       const DiagnosisContext& context) {
   for (const analysis::RnicStatus& r : report.rnics) {
     if (r.probes_to > r.timeouts_to) reached_.insert(RnicKey(r.host, r.nic));
   }
   // One DiagnoseWindow over every finding: RNICs, links (and switches), hosts.
-  WindowEvidence window;
-  struct Slot {
-    const analysis::Incident* incident;
-    Subject subject;
-    std::size_t index;
-    std::optional<NicRef> nic;
-  };
-  std::vector<Slot> slots;
+  WindowFindings out;
+  WindowEvidence& window = out.window;
   for (const analysis::Incident* inc : incidents) {
     const bool from_start = inc->suspect.kind == Component::Kind::kRnic &&
                             !reached_.contains(RnicKey(inc->suspect.host, inc->suspect.nic));
@@ -229,11 +241,17 @@ std::vector<std::pair<std::uint64_t, analysis::IncidentDiagnosis>> IncidentDiagn
       index = window.hosts.size();
       window.hosts.push_back({std::string(), std::move(f->probes)});
     }
-    slots.push_back({inc, subject, index, f->nic});
+    out.slots.push_back({inc, subject, index, f->nic});
   }
-  const WindowDiagnosis d = DiagnoseWindow(window, telemetry, config_);
+  return out;
+}
+
+std::vector<std::pair<std::uint64_t, analysis::IncidentDiagnosis>> IncidentDiagnoser::Diagnose(
+    const WindowFindings& findings, const TelemetryByNic& telemetry,
+    std::int64_t window_start_ns) const {
+  const WindowDiagnosis d = DiagnoseWindow(findings.window, telemetry, config_);
   std::vector<std::pair<std::uint64_t, analysis::IncidentDiagnosis>> out;
-  for (const Slot& slot : slots) {
+  for (const WindowFindings::Slot& slot : findings.slots) {
     const Diagnosis& one = slot.subject == Subject::kRnic   ? d.rnics[slot.index]
                            : slot.subject == Subject::kLink ? d.links[slot.index]
                                                             : d.hosts[slot.index];
@@ -243,9 +261,15 @@ std::vector<std::pair<std::uint64_t, analysis::IncidentDiagnosis>> IncidentDiagn
       if (it != telemetry.end()) nic = &it->second;
     }
     out.emplace_back(slot.incident->id, Merge(slot.incident->diagnosis,
-                                              ToIncidentDiagnosis(one, nic, report.start_ns)));
+                                              ToIncidentDiagnosis(one, nic, window_start_ns)));
   }
   return out;
+}
+
+std::vector<std::pair<std::uint64_t, analysis::IncidentDiagnosis>> IncidentDiagnoser::Diagnose(
+    const analysis::WindowReport& report, const std::vector<const analysis::Incident*>& incidents,
+    const TelemetryByNic& telemetry, const DiagnosisContext& context) {
+  return Diagnose(Find(report, incidents, context), telemetry, report.start_ns);
 }
 
 }  // namespace hostmesh::analyzer::diagnosis

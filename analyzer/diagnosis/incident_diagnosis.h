@@ -32,6 +32,8 @@ namespace hostmesh::analyzer::diagnosis {
 struct DiagnosisContext {
   // The agent and NIC name of an analysis RNIC; nullopt when unknown.
   std::function<std::optional<NicRef>(analysis::HostId, analysis::NicId)> nic_of;
+  // The host's NIC at the end of a NIC access link; nullopt for fabric links or unknown.
+  std::function<std::optional<NicRef>(analysis::LinkId)> link_nic;
   // The NICs cabled to a switch (a rail switch's, for pause frames); may be empty.
   std::function<std::vector<NicRef>(analysis::SwitchId)> switch_nics;
   // "link p0r1-s02", "RNIC h003 nic1", "host h003", "switch p0r1" for sentences.
@@ -62,12 +64,36 @@ analysis::IncidentDiagnosis ToIncidentDiagnosis(const Diagnosis& diagnosis,
 analysis::IncidentDiagnosis Merge(const analysis::IncidentDiagnosis& old,
                                   analysis::IncidentDiagnosis fresh);
 
+// The findings of one window's incidents, before the telemetry is read.
+struct WindowFindings {
+  struct Slot {
+    const analysis::Incident* incident = nullptr;
+    Subject subject = Subject::kRnic;
+    std::size_t index = 0;  // into the window's rnics, links or hosts
+    std::optional<NicRef> nic;
+  };
+  WindowEvidence window;
+  std::vector<Slot> slots;
+
+  // The agents whose telemetry the findings read, each once, most needed
+  // first: the suspects' own NICs' hosts, then the rails' hosts (pause frames).
+  std::vector<std::string> Agents() const;
+};
+
 class IncidentDiagnoser {
  public:
   explicit IncidentDiagnoser(DiagnosisConfig config = {}) : config_(config) {}
 
-  // The diagnoses of the incidents `report` found among `incidents`, merged
-  // with what they had: (incident id, diagnosis).
+  // The findings of the incidents `report` found among `incidents`: what
+  // telemetry to read (WindowFindings::Agents) for Diagnose.
+  WindowFindings Find(const analysis::WindowReport& report,
+                      const std::vector<const analysis::Incident*>& incidents,
+                      const DiagnosisContext& context);
+  // Their diagnoses merged with what the incidents had: (incident id, diagnosis).
+  std::vector<std::pair<std::uint64_t, analysis::IncidentDiagnosis>> Diagnose(
+      const WindowFindings& findings, const TelemetryByNic& telemetry,
+      std::int64_t window_start_ns) const;
+  // Both at once, with the telemetry of every NIC at hand.
   std::vector<std::pair<std::uint64_t, analysis::IncidentDiagnosis>> Diagnose(
       const analysis::WindowReport& report, const std::vector<const analysis::Incident*>& incidents,
       const TelemetryByNic& telemetry, const DiagnosisContext& context);

@@ -208,6 +208,7 @@ void AnalysisFeed::Drain(std::int64_t now_ns) {
     auto view = std::make_shared<const api::InventoryView>(ViewOf(*learned, true));
     std::lock_guard lock(mu_);
     learned_view_ = std::move(view);
+    learned_graph_ = std::move(learned);
     learned_view_version_ = version;
   }
   for (auto& [host, rails] : applying_.rails) analysis_.SetRails(host, std::move(rails));
@@ -259,6 +260,11 @@ std::shared_ptr<const api::InventoryView> AnalysisFeed::LearnedView(std::uint64_
   std::lock_guard lock(mu_);
   *version = learned_view_version_;
   return learned_view_;
+}
+
+std::shared_ptr<const topology::Topology> AnalysisFeed::LearnedGraph() const {
+  std::lock_guard lock(mu_);
+  return learned_graph_;
 }
 
 std::optional<std::pair<std::uint64_t, topology::LearnedFabric>> AnalysisFeed::LearnedChangedSince(

@@ -87,6 +87,9 @@ class AnalysisFeed final : public ingest::IngestSink {
   // Without an inventory: the learned fabric as the API shows it (null until
   // the first Advance), and its version.
   std::shared_ptr<const api::InventoryView> LearnedView(std::uint64_t* version) const;
+  // Without an inventory: the learned fabric the analysis judges on (null
+  // until the first Advance that learned something): its ids are the reports'.
+  std::shared_ptr<const topology::Topology> LearnedGraph() const;
   // The learned fabric and its version when that is not `stored_version`
   // (nullopt with an inventory, or unchanged): for the store.
   std::optional<std::pair<std::uint64_t, topology::LearnedFabric>> LearnedChangedSince(
@@ -141,6 +144,7 @@ class AnalysisFeed final : public ingest::IngestSink {
   FeedStats stats_;
   std::optional<LearnedTopology> learned_;  // without an inventory
   std::shared_ptr<const api::InventoryView> learned_view_;
+  std::shared_ptr<const topology::Topology> learned_graph_;  // of learned_view_
   std::uint64_t learned_view_version_ = 0;
   DisagreementBook disagreements_;  // with one
   bool warned_places_full_ = false;

@@ -155,7 +155,7 @@ void AnalyzerApp::Tick() {
   if (!topology_) SaveLearned();  // before the reports naming its ids are stored
   for (analysis::WindowReport& report : reports) {
     const std::vector<std::uint64_t> touched = incidents_.Update(report);
-    diagnosis_->Run(report, *feed_->Hosts(), incidents_);
+    diagnosis_->Run(report, *feed_->Hosts(), incidents_, feed_->LearnedGraph());
     state_->Save(report, touched, incidents_, *feed_);
     latest_ = std::make_shared<const analysis::WindowReport>(std::move(report));
   }
@@ -206,7 +206,8 @@ void AnalyzerApp::Publish(std::shared_ptr<const analysis::WindowReport> latest) 
       {"hello_missing", feed.no_hello},
       {"host_id_not_stored", feed.index_write_errors},
       {"result_dropped_queue_full", feed.queue_dropped},
-      {"diagnosis_without_telemetry", diagnosis_ ? diagnosis_->telemetry_errors() : 0}};
+      {"diagnosis_without_telemetry", diagnosis_ ? diagnosis_->telemetry_errors() : 0},
+      {"diagnosis_telemetry_hosts_capped", diagnosis_ ? diagnosis_->telemetry_hosts_capped() : 0}};
   if (!topology_) {
     const topology::LearnerStats learner = feed_->learner_stats();
     snapshot->feed_events.insert(snapshot->feed_events.end(),

@@ -35,6 +35,28 @@ Rows RowsOf(const api::ApiSnapshot& s, std::string_view scope) {
   return rows;
 }
 
+// A number read from the latest snapshot; 0 before the first.
+template <typename Read>
+std::function<double()> Latest(const api::SnapshotHolder& holder, Read read) {
+  return [&holder, read] {
+    const auto s = holder.Get();
+    return s ? static_cast<double>(read(*s)) : 0.0;
+  };
+}
+
+// One sample per (label value, count) of the latest snapshot's `counts`.
+metrics::ScrapeCallback LatestCounts(
+    const api::SnapshotHolder& holder,
+    std::vector<std::pair<std::string, std::uint64_t>> api::ApiSnapshot::*counts) {
+  return [&holder, counts] {
+    std::vector<ScrapedValue> out;
+    const auto s = holder.Get();
+    if (!s) return out;
+    for (const auto& [label, n] : (*s).*counts) out.push_back({{label}, static_cast<double>(n)});
+    return out;
+  };
+}
+
 void RegisterScope(metrics::Registry& registry, const api::SnapshotHolder& holder,
                    const std::string& scope) {
   const bool labelled = scope != "cluster";
@@ -209,22 +231,17 @@ void RegisterAnalyzerMetrics(metrics::Registry& registry, const api::SnapshotHol
         out.push_back({{}, static_cast<double>(now - s->report->end_ns) / 1e9});
         return out;
       });
-  registry.AddCallbackGauge("hostmesh_analyzer_agents_known", "Agents seen since start.",
-                            [&holder] {
-                              const auto s = holder.Get();
-                              return s ? static_cast<double>(s->hosts().size()) : 0.0;
-                            });
   registry.AddCallbackGauge(
-      "hostmesh_analyzer_agents_present", "Agents that reported in the latest judged window.",
-      [&holder] {
-        const auto s = holder.Get();
-        return s && s->report ? static_cast<double>(s->report->present_hosts.size()) : 0.0;
-      });
-  registry.AddCallbackCounter("hostmesh_analyzer_windows_judged_total", "Windows judged.",
-                              [&holder] {
-                                const auto s = holder.Get();
-                                return s ? static_cast<double>(s->stats.windows_judged) : 0.0;
-                              });
+      "hostmesh_analyzer_agents_known", "Agents seen since start.",
+      Latest(holder, [](const api::ApiSnapshot& s) { return s.hosts().size(); }));
+  registry.AddCallbackGauge("hostmesh_analyzer_agents_present",
+                            "Agents that reported in the latest judged window.",
+                            Latest(holder, [](const api::ApiSnapshot& s) {
+                              return s.report ? s.report->present_hosts.size() : std::size_t{0};
+                            }));
+  registry.AddCallbackCounter(
+      "hostmesh_analyzer_windows_judged_total", "Windows judged.",
+      Latest(holder, [](const api::ApiSnapshot& s) { return s.stats.windows_judged; }));
   registry.AddCallbackFamily(
       MetricType::kCounter, "hostmesh_analyzer_results_total",
       "Probe results offered to the analysis, by outcome (late: for a window already judged; "
@@ -241,39 +258,25 @@ void RegisterAnalyzerMetrics(metrics::Registry& registry, const api::SnapshotHol
   registry.AddCallbackCounter(
       "hostmesh_analyzer_results_resolved_late_total",
       "Results untraced when they arrived whose path was reported before their window closed.",
-      [&holder] {
-        const auto s = holder.Get();
-        return s ? static_cast<double>(s->stats.resolved_late) : 0.0;
-      });
+      Latest(holder, [](const api::ApiSnapshot& s) { return s.stats.resolved_late; }));
   registry.AddCallbackCounter(
       "hostmesh_analyzer_results_untraced_overflow_total",
       "Untraced results a window could not keep per 5-tuple (too many untraced 5-tuples); "
       "they stay untraced even if their path arrives.",
-      [&holder] {
-        const auto s = holder.Get();
-        return s ? static_cast<double>(s->stats.untraced_overflow) : 0.0;
-      });
+      Latest(holder, [](const api::ApiSnapshot& s) { return s.stats.untraced_overflow; }));
   registry.AddCallbackCounter(
       "hostmesh_analyzer_paths_aged_out_total",
       "Probe 5-tuples whose traced path was forgotten: neither reported nor probed for "
       "path_ttl (their source port rotated out of the agent's pool).",
-      [&holder] {
-        const auto s = holder.Get();
-        return s ? static_cast<double>(s->stats.paths_aged_out) : 0.0;
-      });
-  registry.AddCallbackGauge("hostmesh_analyzer_path_table_entries",
-                            "Probe 5-tuples with a known path (the live port pools, plus "
-                            "path_ttl of rotation).",
-                            [&holder] {
-                              const auto s = holder.Get();
-                              return s ? static_cast<double>(s->stats.paths_live) : 0.0;
-                            });
-  registry.AddCallbackGauge("hostmesh_analyzer_path_table_bytes",
-                            "Memory of the path table (5-tuples, interned fabric paths).",
-                            [&holder] {
-                              const auto s = holder.Get();
-                              return s ? static_cast<double>(s->stats.path_table_bytes) : 0.0;
-                            });
+      Latest(holder, [](const api::ApiSnapshot& s) { return s.stats.paths_aged_out; }));
+  registry.AddCallbackGauge(
+      "hostmesh_analyzer_path_table_entries",
+      "Probe 5-tuples with a known path (the live port pools, plus path_ttl of rotation).",
+      Latest(holder, [](const api::ApiSnapshot& s) { return s.stats.paths_live; }));
+  registry.AddCallbackGauge(
+      "hostmesh_analyzer_path_table_bytes",
+      "Memory of the path table (5-tuples, interned fabric paths).",
+      Latest(holder, [](const api::ApiSnapshot& s) { return s.stats.path_table_bytes; }));
   registry.AddCallbackFamily(
       MetricType::kCounter, "hostmesh_analyzer_feed_events_total",
       "Stored batches on their way into the analysis, by event: batches, path reports "
@@ -282,28 +285,12 @@ void RegisterAnalyzerMetrics(metrics::Registry& registry, const api::SnapshotHol
       "Hello is gone, host ids not "
       "stored, results dropped because the analysis queue was full; without an inventory "
       "also the learner's refused traces and merged or refused switches.",
-      {"event"}, [&holder] {
-        std::vector<ScrapedValue> out;
-        const auto s = holder.Get();
-        if (!s) return out;
-        for (const auto& [event, n] : s->feed_events) {
-          out.push_back({{event}, static_cast<double>(n)});
-        }
-        return out;
-      });
+      {"event"}, LatestCounts(holder, &api::ApiSnapshot::feed_events));
   registry.AddCallbackFamily(
       MetricType::kCounter, "hostmesh_analyzer_topology_disagreeing_traces_total",
       "Path reports whose answers contradict the inventory, by kind (unknown_nic, "
       "unknown_address, unlinked_port, miscabled_nic, miscabled_link). Only with an inventory.",
-      {"kind"}, [&holder] {
-        std::vector<ScrapedValue> out;
-        const auto s = holder.Get();
-        if (!s) return out;
-        for (const auto& [kind, n] : s->disagreeing_traces) {
-          out.push_back({{kind}, static_cast<double>(n)});
-        }
-        return out;
-      });
+      {"kind"}, LatestCounts(holder, &api::ApiSnapshot::disagreeing_traces));
   registry.AddCallbackFamily(
       MetricType::kGauge, "hostmesh_analyzer_topology_disagreements",
       "Places where the traced fabric contradicts the inventory, by kind: shown by two traces "
@@ -345,10 +332,7 @@ void RegisterAnalyzerMetrics(metrics::Registry& registry, const api::SnapshotHol
   registry.AddCallbackCounter(
       "hostmesh_analyzer_state_write_errors_total",
       "Window summaries and incidents that could not be stored (a restart would miss them).",
-      [&holder] {
-        const auto s = holder.Get();
-        return s ? static_cast<double>(s->state_write_errors) : 0.0;
-      });
+      Latest(holder, [](const api::ApiSnapshot& s) { return s.state_write_errors; }));
   registry.AddCallbackCounter("hostmesh_analyzer_process_cpu_seconds_total",
                               "User and system CPU time of the analyzer process.", [] {
                                 const auto stats = ReadSelfProcStats();

@@ -1,6 +1,5 @@
 #include "analyzer/main/diagnosis_step.h"
 
-#include <limits>
 #include <string>
 #include <unordered_map>
 
@@ -9,28 +8,22 @@
 
 namespace hostmesh::analyzer::app {
 
-DiagnosisStep::DiagnosisStep(const store::Store& store, const topology::Topology* topology)
-    : store_(store) {
-  if (topology != nullptr) fabric_.emplace(*topology);
+DiagnosisStep::DiagnosisStep(const store::Store& store, const topology::Topology* inventory,
+                             std::size_t max_telemetry_hosts)
+    : store_(store), inventory_(inventory != nullptr), max_telemetry_hosts_(max_telemetry_hosts) {
+  if (inventory != nullptr) fabric_.emplace(*inventory);
 }
 
 void DiagnosisStep::Run(const analysis::WindowReport& report,
                         const std::vector<api::HostInfo>& hosts,
-                        analysis::IncidentTracker& incidents) {
+                        analysis::IncidentTracker& incidents,
+                        const std::shared_ptr<const topology::Topology>& learned) {
+  if (!inventory_ && learned && learned.get() != learned_) {
+    fabric_.emplace(learned);
+    learned_ = learned.get();
+  }
   const std::vector<const analysis::Incident*> open = incidents.open();
   if (open.empty()) return;
-  api::TelemetryQuery query;
-  query.from_ns = report.start_ns;
-  query.to_ns = report.end_ns;
-  query.limit = std::numeric_limits<std::size_t>::max();
-  const api::TelemetryAnswer answer = QueryTelemetry(store_, query);
-  if (!answer.error.empty()) {
-    ++telemetry_errors_;
-    GetLogger("analyzer")
-        ->warn("diagnosis of window {} without NIC counters: telemetry scan failed ({})",
-               report.start_ns / 1'000'000'000, answer.error);
-  }
-  const diagnosis::TelemetryByNic telemetry = diagnosis::IndexTelemetry(answer.rows);
 
   std::unordered_map<std::string, std::string> agent_of_host;
   for (const api::HostInfo& h : hosts) agent_of_host.emplace(h.host, h.agent_id);
@@ -53,7 +46,34 @@ void DiagnosisStep::Run(const analysis::WindowReport& report,
   } else {
     context.nic_of = nic_of;
   }
-  for (auto& [id, d] : diagnoser_.Diagnose(report, open, telemetry, context)) {
+  const diagnosis::WindowFindings findings = diagnoser_.Find(report, open, context);
+  if (findings.slots.empty()) return;
+
+  const auto log = GetLogger("analyzer");
+  std::vector<std::string> agents = findings.Agents();
+  if (agents.size() > max_telemetry_hosts_) {
+    telemetry_hosts_capped_ += agents.size() - max_telemetry_hosts_;
+    if (!warned_capped_) {
+      log->warn(
+          "diagnosis of window {} reads the NIC telemetry of {} of the {} hosts its incidents "
+          "involve (the cap): the others' counters are left out (warned once until a window "
+          "fits)",
+          report.start_ns / 1'000'000'000, max_telemetry_hosts_, agents.size());
+    }
+    warned_capped_ = true;
+    agents.resize(max_telemetry_hosts_);
+  } else {
+    warned_capped_ = false;
+  }
+  const api::TelemetryAnswer answer =
+      QueryAgentsTelemetry(store_, report.start_ns, report.end_ns, agents);
+  if (!answer.error.empty()) {
+    ++telemetry_errors_;
+    log->warn("diagnosis of window {} without NIC counters: telemetry scan failed ({})",
+              report.start_ns / 1'000'000'000, answer.error);
+  }
+  const diagnosis::TelemetryByNic telemetry = diagnosis::IndexTelemetry(answer.rows);
+  for (auto& [id, d] : diagnoser_.Diagnose(findings, telemetry, report.start_ns)) {
     incidents.SetDiagnosis(id, std::move(d));
   }
 }

@@ -313,14 +313,43 @@ std::optional<v1::AgentHello> Store::GetHello(std::string_view agent_id,
 }
 
 StoreStatus Store::ScanChunks(
-    Family family, WallTime from, WallTime to,
+    Family family, WallTime from, WallTime to, const std::vector<std::string>* agents,
     const std::function<bool(std::string_view, std::string_view)>& visit) const {
-  const std::string upper = TimeKey(Ns(to));
+  const std::int64_t from_ns = Ns(from);
+  const std::int64_t to_ns = Ns(to);
+  // The span in unsigned arithmetic: exact for any to_ns > from_ns, never overflows.
+  const bool seek =
+      agents != nullptr && from_ns < to_ns &&
+      from_ns >= std::numeric_limits<std::int64_t>::min() + kRawBucket.count() &&
+      static_cast<std::uint64_t>(to_ns) - static_cast<std::uint64_t>(BucketStart(from_ns)) <
+          static_cast<std::uint64_t>(kMaxSeekBuckets * kRawBucket.count());
+  if (seek) {
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf(family)));
+    for (std::int64_t bucket = BucketStart(from_ns); bucket < to_ns; bucket += kRawBucket.count()) {
+      for (const std::string& agent : *agents) {
+        std::string prefix = TimeKey(bucket);
+        AppendAgent(prefix, agent);
+        for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+          if (!visit(ToView(it->key()), ToView(it->value())))
+            return FromRocks(it->status(), "scan");
+        }
+        if (!it->status().ok()) return FromRocks(it->status(), "scan");
+      }
+    }
+    return {};
+  }
+  const std::string upper = TimeKey(to_ns);
   const rocksdb::Slice upper_slice(upper);
   rocksdb::ReadOptions read;
   read.iterate_upper_bound = &upper_slice;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(read, cf(family)));
-  for (it->Seek(ScanStart(Ns(from))); it->Valid(); it->Next()) {
+  for (it->Seek(ScanStart(from_ns)); it->Valid(); it->Next()) {
+    if (agents != nullptr) {
+      const auto parts = ParseChunkKey(ToView(it->key()));
+      if (!parts || std::find(agents->begin(), agents->end(), parts->agent_id) == agents->end()) {
+        continue;
+      }
+    }
     if (!visit(ToView(it->key()), ToView(it->value()))) break;
   }
   return FromRocks(it->status(), "scan");
@@ -330,12 +359,13 @@ StoreStatus Store::ScanChunks(
 // key parsed, its delimited messages decoded and filtered. `visit` returns
 // false to stop.
 template <typename Message, typename Reader, typename TimeOf, typename Visit>
-StoreStatus Store::ScanItems(Family family, WallTime from, WallTime to, std::string_view what,
+StoreStatus Store::ScanItems(Family family, WallTime from, WallTime to,
+                             const std::vector<std::string>* agents, std::string_view what,
                              TimeOf time_of, Visit visit) const {
   Message item;
   std::string error;
   StoreStatus status =
-      ScanChunks(family, from, to, [&](std::string_view key, std::string_view value) {
+      ScanChunks(family, from, to, agents, [&](std::string_view key, std::string_view value) {
         const auto parts = ParseChunkKey(key);
         if (!parts) return true;  // not a chunk key: skip, never crash a rebuild
         Reader reader(value);
@@ -357,7 +387,8 @@ StoreStatus Store::ScanItems(Family family, WallTime from, WallTime to, std::str
 StoreStatus Store::ScanResults(WallTime from, WallTime to,
                                const std::function<bool(const StoredResult&)>& visit) const {
   return ScanItems<v1::ProbeResult, ResultChunkReader>(
-      kRawResults, from, to, "result", [](const v1::ProbeResult& r) { return r.send_time_ns(); },
+      kRawResults, from, to, nullptr, "result",
+      [](const v1::ProbeResult& r) { return r.send_time_ns(); },
       [&](const ChunkKeyParts& parts, const v1::ProbeResult& r) {
         return visit({parts.agent_id, parts.boot_id, parts.batch_seq, &r});
       });
@@ -366,7 +397,7 @@ StoreStatus Store::ScanResults(WallTime from, WallTime to,
 StoreStatus Store::ScanPaths(WallTime from, WallTime to,
                              const std::function<bool(const StoredPath&)>& visit) const {
   return ScanItems<v1::PathReport, DelimitedReader<v1::PathReport>>(
-      kPathReports, from, to, "path", [](const v1::PathReport& p) { return p.time_ns(); },
+      kPathReports, from, to, nullptr, "path", [](const v1::PathReport& p) { return p.time_ns(); },
       [&](const ChunkKeyParts& parts, const v1::PathReport& p) {
         return visit({parts.agent_id, parts.boot_id, parts.batch_seq, &p});
       });
@@ -374,8 +405,21 @@ StoreStatus Store::ScanPaths(WallTime from, WallTime to,
 
 StoreStatus Store::ScanTelemetry(WallTime from, WallTime to,
                                  const std::function<bool(const StoredTelemetry&)>& visit) const {
+  return ScanTelemetryAmong(from, to, nullptr, visit);
+}
+
+StoreStatus Store::ScanTelemetryOf(WallTime from, WallTime to,
+                                   const std::vector<std::string>& agents,
+                                   const std::function<bool(const StoredTelemetry&)>& visit) const {
+  return ScanTelemetryAmong(from, to, &agents, visit);
+}
+
+StoreStatus Store::ScanTelemetryAmong(
+    WallTime from, WallTime to, const std::vector<std::string>* agents,
+    const std::function<bool(const StoredTelemetry&)>& visit) const {
   return ScanItems<v1::NicTelemetry, DelimitedReader<v1::NicTelemetry>>(
-      kTelemetry, from, to, "telemetry", [](const v1::NicTelemetry& t) { return t.end_ns(); },
+      kTelemetry, from, to, agents, "telemetry",
+      [](const v1::NicTelemetry& t) { return t.end_ns(); },
       [&](const ChunkKeyParts& parts, const v1::NicTelemetry& t) {
         return visit({parts.agent_id, parts.boot_id, parts.batch_seq, &t});
       });

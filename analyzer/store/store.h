@@ -151,6 +151,12 @@ class Store {
   // NIC telemetry with from <= end_ns < to, in the same order.
   StoreStatus ScanTelemetry(WallTime from, WallTime to,
                             const std::function<bool(const StoredTelemetry&)>& visit) const;
+  // The same for the given agents only: a seek per (time bucket, agent), so
+  // the cost follows the agents read, not the fleet. Ranges longer than
+  // kMaxSeekBuckets buckets scan every key instead (and skip other agents').
+  static constexpr std::int64_t kMaxSeekBuckets = 360;
+  StoreStatus ScanTelemetryOf(WallTime from, WallTime to, const std::vector<std::string>& agents,
+                              const std::function<bool(const StoredTelemetry&)>& visit) const;
   // Stored results per agent, over everything retained.
   std::map<std::string, std::uint64_t> CountResultsByAgent() const;
   // Copies per (agent, boot, src_nic, sequence): every value is 1 unless a
@@ -215,12 +221,16 @@ class Store {
   StoreStatus OpenDb();
   rocksdb::ColumnFamilyHandle* cf(Family f) const { return handles_[f]; }
   bool LedgerHas(const std::string& key) const;
+  // Chunks of every agent, or of `agents` only when not null.
   StoreStatus ScanChunks(
-      Family family, WallTime from, WallTime to,
+      Family family, WallTime from, WallTime to, const std::vector<std::string>* agents,
       const std::function<bool(std::string_view key, std::string_view value)>& visit) const;
   template <typename Message, typename Reader, typename TimeOf, typename Visit>
-  StoreStatus ScanItems(Family family, WallTime from, WallTime to, std::string_view what,
+  StoreStatus ScanItems(Family family, WallTime from, WallTime to,
+                        const std::vector<std::string>* agents, std::string_view what,
                         TimeOf time_of, Visit visit) const;
+  StoreStatus ScanTelemetryAmong(WallTime from, WallTime to, const std::vector<std::string>* agents,
+                                 const std::function<bool(const StoredTelemetry&)>& visit) const;
 
   const Clock& clock_;
   const StoreOptions options_;

@@ -112,7 +112,10 @@ class TimingFaults(unittest.TestCase):
         pid = self.check_delay(10)
         fault("clear")
         self.assertFalse(os.path.exists(f"/proc/{pid}/cmdline") and netns.running(pid))
-        self.assertLess(median_ms(self.probe(self.via, count=5)), 1.0)
+        # Gone, not just smaller: half the cleared delay, as for an untouched path
+        # (a loaded machine's probes alone can take over a millisecond).
+        self.assertLess(median_ms(self.probe(self.via, count=5)), 10 / 2,
+                        "the delay outlived its clear")
 
     def test_wire_delay_holds_every_probe_at_every_spine(self):
         self.require_delayq()

@@ -3,7 +3,8 @@
 // in-test AgentIngest server on the management bridge. Checks that the path
 // reports match `fabric truth-path`, that no switch is asked for more ICMP
 // than the per-switch budget (from the switches' own SNMP counters), and that
-// a route change shows up as a changed path within one refresh period.
+// a route change shows up as a changed path (by the next refresh; the time it
+// took is printed, the deadline has room for a loaded machine).
 // Needs root; skips otherwise.
 #include <fcntl.h>
 #include <grpcpp/grpcpp.h>
@@ -223,6 +224,19 @@ void ExpectMatchesTruth(const v1::PathReport& p,
   EXPECT_EQ(p.hops(p.hops_size() - 1).address(), p.dst_ip());
 }
 
+// The same comparison as a verdict: silent hops match anything.
+bool MatchesTruth(const v1::PathReport& p,
+                  const std::vector<std::pair<std::string, std::string>>& truth) {
+  if (!p.reached_destination() || static_cast<std::size_t>(p.hops_size()) != truth.size() + 1) {
+    return false;
+  }
+  for (std::size_t i = 0; i < truth.size(); ++i) {
+    const std::string& address = p.hops(static_cast<int>(i)).address();
+    if (!address.empty() && address != truth[i].second) return false;
+  }
+  return p.hops(p.hops_size() - 1).address() == p.dst_ip();
+}
+
 std::map<std::string, double> ScrapeMetrics() {
   const auto text = Shell("ip netns exec " + Prefix() + "h000 " + HOSTMESH_PYTHON3 +
                           " -c \"import urllib.request as u; print(u.urlopen("
@@ -329,8 +343,13 @@ TEST_F(AgentTracingTestbed, PathsMatchTruthUnderTheSwitchBudgetAndARouteChangeIs
   ASSERT_FALSE(hellos.empty());
   EXPECT_TRUE(hellos.front().capabilities().traceroute());
 
+  // The first traces need about 8 s of the 30 probes/s budget; an agent that
+  // a loaded machine started late gets 30 s more before that counts as a miss.
   std::map<TupleKey, v1::PathReport> latest;
-  for (const auto& a : ingest.paths()) latest[Key(a.report)] = a.report;
+  for (const auto wait_until = Steady::now() + 30s;; std::this_thread::sleep_for(100ms)) {
+    for (const auto& a : ingest.paths()) latest[Key(a.report)] = a.report;
+    if (latest.size() >= static_cast<std::size_t>(kTuples) || Steady::now() > wait_until) break;
+  }
   EXPECT_EQ(latest.size(), static_cast<std::size_t>(kTuples));
   std::map<TupleKey, std::vector<std::pair<std::string, std::string>>> truth;
   int silent = 0;
@@ -396,21 +415,31 @@ TEST_F(AgentTracingTestbed, PathsMatchTruthUnderTheSwitchBudgetAndARouteChangeIs
   }
   ASSERT_FALSE(affected.empty()) << "dropping " << spine << " moved no 5-tuple of nic0";
 
-  const auto deadline = changed_at + kRefresh + 5s;  // + trace queueing and batch age
+  // What the tracer guarantees: a moved 5-tuple's next trace, at most one
+  // refresh period after its previous one ended, reports the new path as
+  // changed. The trace in flight at the change may still see the old path (or
+  // a mix of both, so the first changed report need not be the new path), and
+  // the budget, the batch age and a loaded machine's scheduling add seconds:
+  // the deadline allows two refreshes and as much again for the rest. How soon
+  // it is seen is printed, not asserted (a shared 2-core machine at a load of
+  // 12 delays the agent by seconds).
+  const auto allowed = 2 * kRefresh + 10s;
+  const auto deadline = changed_at + allowed;
   std::optional<PathIngest::Arrival> seen;
   while (!seen && Steady::now() < deadline) {
     for (const auto& a : ingest.paths()) {
-      if (a.at >= changed_at && a.report.changed() && affected.contains(Key(a.report))) {
+      const TupleKey key = Key(a.report);
+      if (a.at >= changed_at && a.report.changed() && affected.contains(key) &&
+          MatchesTruth(a.report, new_truth[key])) {
         seen = a;
         break;
       }
     }
     std::this_thread::sleep_for(50ms);  // polling period
   }
-  ASSERT_TRUE(seen) << "no changed path for the " << affected.size()
+  ASSERT_TRUE(seen) << "no changed path matching the new routes for the " << affected.size()
                     << " moved 5-tuples of nic0 within "
-                    << std::chrono::duration_cast<std::chrono::seconds>(kRefresh + 5s).count()
-                    << " s";
+                    << std::chrono::duration_cast<std::chrono::seconds>(allowed).count() << " s";
   std::printf("route change seen after %.1f s (refresh period %lld s)\n",
               std::chrono::duration<double>(seen->at - changed_at).count(),
               static_cast<long long>(kRefresh.count()));

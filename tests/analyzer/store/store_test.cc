@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -187,6 +188,39 @@ TEST_F(StoreTest, NicTelemetryIsStoredOnceScannedByEndTimeAndExpiresWithRawData)
     return true;
   });
   EXPECT_EQ(left, 0) << "telemetry is kept as long as raw results";
+}
+
+TEST_F(StoreTest, NicTelemetryOfSomeAgentsIsReadByThoseAgentsOnly) {
+  // "h1" is a prefix of "h10": the length before the id keeps them apart.
+  const std::vector<std::string> fleet = {"h1", "h10", "h2", "h3"};
+  std::uint64_t seq = 1;
+  for (const std::string& agent : fleet) {
+    v1::UploadBatch batch = MakeBatch(agent, 7, seq++, 1, Now());
+    for (int i = 0; i < 4; ++i) {  // ends at 0, 10, 20, 30 s: one bucket each
+      v1::NicTelemetry* t = batch.add_telemetry();
+      t->set_end_ns((Now() + std::chrono::seconds{10 * i}).time_since_epoch().count());
+      t->set_start_ns(t->end_ns() - 10'000'000'000);
+    }
+    ASSERT_EQ(store_->Commit(Store::Prepare(batch)).status, CommitStatus::kStored);
+  }
+  const auto scan = [&](WallTime from, WallTime to, const std::vector<std::string>& agents) {
+    std::map<std::string, int> seen;
+    const StoreStatus s = store_->ScanTelemetryOf(from, to, agents, [&](const StoredTelemetry& t) {
+      ++seen[std::string(t.agent_id)];
+      return true;
+    });
+    EXPECT_TRUE(s.ok()) << s.error;
+    return seen;
+  };
+  const std::map<std::string, int> two_buckets = {{"h1", 2}, {"h3", 2}};
+  EXPECT_EQ(scan(Now() + 5s, Now() + 25s, {"h3", "h1"}), two_buckets);
+  // A range past kMaxSeekBuckets scans every key and keeps the same agents'.
+  const std::map<std::string, int> all = {{"h1", 4}, {"h3", 4}};
+  EXPECT_EQ(scan(WallTime::min(), WallTime::max(), {"h3", "h1"}), all);
+  EXPECT_EQ(scan(Now() - 1h, Now() + 1h, {"h1", "h3"}).at("h1"), 4);
+  EXPECT_EQ(scan(WallTime{} - 1h, WallTime::max(), {"h3", "h1"}), all) << "a span past int64";
+  EXPECT_TRUE(scan(Now(), Now() + 1h, {"h9"}).empty());
+  EXPECT_TRUE(scan(Now(), Now() + 1h, {}).empty());
 }
 
 TEST_F(StoreTest, HellosRoundTripAndSurviveReopen) {
