@@ -118,6 +118,7 @@ std::vector<WindowReport> Analysis::Advance(std::int64_t now_ns) {
     } else {
       stats_.resolved_late += it->second->ResolveLatePaths(paths_);
       stats_.untraced_overflow += it->second->untraced().overflow;
+      stats_.port_probes_untallied += it->second->flaps().untallied_port_probes();
       reports.push_back(judge_.Judge(*it->second));
       if (last_ == it->second.get()) last_ = nullptr;
       windows_.erase(it);

@@ -42,6 +42,9 @@ struct AnalysisStats {
   std::uint64_t resolved_late = 0;
   // Untraced results a window could not keep per 5-tuple (UntracedTuples::kMaxTuples).
   std::uint64_t untraced_overflow = 0;
+  // Probes through watched links whose source port was past PortTally's cap
+  // (the ACL rule reads the ports tallied).
+  std::uint64_t port_probes_untallied = 0;
   // 5-tuples whose path was forgotten, neither reported nor probed for path_ttl.
   std::uint64_t paths_aged_out = 0;
   // Interned fabric paths freed once no 5-tuple and no open window used them.

@@ -29,17 +29,14 @@ void FlapRecorder::Record(const ProbeRecord& r, std::span<const LinkId> middle) 
     if (l == kUnknown) continue;
     if (const auto* slot = watch_.links.Find(l)) {
       trails_[*slot].push_back(entry);
-      PortOutcome& port = ports_[*slot][r.src_port];
-      port.port = r.src_port;
-      ++port.probes;
-      if (r.timeout) ++port.failures;
+      ports_[*slot].Add(r.src_port, r.timeout);
     }
   }
 }
 
 void FlapRecorder::Rewatch(const FlapWatchList& watch) {
   std::vector<Trail> trails(watch.size);
-  std::vector<std::unordered_map<std::uint16_t, PortOutcome>> ports(watch.size);
+  std::vector<PortTally> ports(watch.size);
   const auto carry = [&](const FlatMap& now, const FlatMap& before) {
     now.ForEach([&](std::uint64_t key, std::uint32_t slot) {
       if (const auto* old = before.Find(key)) {
@@ -57,13 +54,13 @@ void FlapRecorder::Rewatch(const FlapWatchList& watch) {
 
 std::vector<PortOutcome> FlapRecorder::LinkPorts(LinkId link) const {
   const auto* slot = watch_.links.Find(link);
-  if (slot == nullptr) return {};
-  std::vector<PortOutcome> out;
-  out.reserve(ports_[*slot].size());
-  for (const auto& [port, outcome] : ports_[*slot]) out.push_back(outcome);
-  std::sort(out.begin(), out.end(),
-            [](const PortOutcome& a, const PortOutcome& b) { return a.port < b.port; });
-  return out;
+  return slot == nullptr ? std::vector<PortOutcome>{} : ports_[*slot].Outcomes();
+}
+
+std::uint64_t FlapRecorder::untallied_port_probes() const {
+  std::uint64_t n = 0;
+  for (const PortTally& t : ports_) n += t.untallied_probes();
+  return n;
 }
 
 std::optional<FlapVerdict> FlapRecorder::JudgeRnic(HostId host, NicId nic,
@@ -149,7 +146,7 @@ FlapVerdict JudgeOutcomes(std::span<const bool> failed, std::int64_t window_ns) 
 std::size_t FlapRecorder::memory_bytes() const {
   std::size_t bytes = trails_.capacity() * sizeof(Trail);
   for (const Trail& t : trails_) bytes += t.capacity() * sizeof(std::uint32_t);
-  for (const auto& p : ports_) bytes += p.size() * (sizeof(PortOutcome) + 2 * sizeof(void*));
+  for (const PortTally& p : ports_) bytes += p.memory_bytes();
   return bytes;
 }
 

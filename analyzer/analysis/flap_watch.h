@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "analyzer/analysis/flat_map.h"
+#include "analyzer/analysis/port_tally.h"
 #include "analyzer/analysis/types.h"
 #include "analyzer/analysis/window_report.h"
 
@@ -74,6 +75,8 @@ class FlapRecorder {
   std::optional<ChurnOverlap> FailuresWhileDown(LinkId failing, LinkId down) const;
   // Outcomes through a watched link per source port, by port; empty when not watched.
   std::vector<PortOutcome> LinkPorts(LinkId link) const;
+  // Probes through watched links whose port was past PortTally's cap.
+  std::uint64_t untallied_port_probes() const;
   std::size_t memory_bytes() const;
 
  private:
@@ -85,8 +88,8 @@ class FlapRecorder {
   FlapWatchList watch_;  // a copy: the list changes after each judged window
   std::int64_t start_ns_;
   std::vector<Trail> trails_;
-  // By slot, links only: source port -> (probes, failures).
-  std::vector<std::unordered_map<std::uint16_t, PortOutcome>> ports_;
+  // By slot, links only: (probes, failures) per source port, capped.
+  std::vector<PortTally> ports_;
 };
 
 // The runs test and burst count on outcomes already in time order (true: failed).

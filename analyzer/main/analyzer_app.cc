@@ -161,6 +161,17 @@ void AnalyzerApp::Tick() {
   }
   if (!reports.empty()) {
     incidents_.Prune((clock_.RealtimeNow() - options_.resolved_visible).time_since_epoch().count());
+    // Warned when the port tallies start to overflow, not every window they do.
+    const std::uint64_t untallied = feed_->analysis_stats().port_probes_untallied;
+    if (untallied > untallied_seen_ && !port_tally_capped_) {
+      GetLogger("analyzer")
+          ->warn(
+              "per-port tallies of watched links are full: {} probes of further source ports "
+              "not tallied (the ACL rule reads the first 1024 ports of a link per window)",
+              untallied - untallied_seen_);
+    }
+    port_tally_capped_ = untallied > untallied_seen_;
+    untallied_seen_ = untallied;
   }
   Publish(latest_);
   if (clock_.MonotonicNow() >= next_retention_) {

@@ -95,6 +95,8 @@ class AnalyzerApp {
   std::shared_ptr<const api::InventoryView> inventory_view_;  // built once; null without
   std::uint64_t learned_stored_version_ = 0;
   std::uint64_t learned_write_errors_ = 0;
+  std::uint64_t untallied_seen_ = 0;  // AnalysisStats::port_probes_untallied, last window
+  bool port_tally_capped_ = false;
 
   api::SnapshotHolder snapshots_;
 };

@@ -265,6 +265,11 @@ void RegisterAnalyzerMetrics(metrics::Registry& registry, const api::SnapshotHol
       "they stay untraced even if their path arrives.",
       Latest(holder, [](const api::ApiSnapshot& s) { return s.stats.untraced_overflow; }));
   registry.AddCallbackCounter(
+      "hostmesh_analyzer_port_tally_untallied_probes_total",
+      "Probes through links watched for flapping and ACLs whose source port was past the "
+      "per-link port tally's cap (1024 ports); the ACL rule reads the ports tallied.",
+      Latest(holder, [](const api::ApiSnapshot& s) { return s.stats.port_probes_untallied; }));
+  registry.AddCallbackCounter(
       "hostmesh_analyzer_paths_aged_out_total",
       "Probe 5-tuples whose traced path was forgotten: neither reported nor probed for "
       "path_ttl (their source port rotated out of the agent's pool).",
