@@ -80,6 +80,20 @@ AddStatus Analysis::AddResult(const ProbeRecord& r) {
   return AddStatus::kAccepted;
 }
 
+void Analysis::AddResults(std::span<const ProbeRecord> results) {
+  // Far enough ahead for a slot to arrive from memory, near enough that it is
+  // still cached when its result comes.
+  constexpr std::size_t kAhead = 8;
+  const std::size_t n = results.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i + kAhead < n) {
+      const ProbeRecord& next = results[i + kAhead];
+      paths_.Prefetch(next.host, next.src_nic, next.dst_nic, next.src_port);
+    }
+    AddResult(results[i]);
+  }
+}
+
 std::vector<WindowReport> Analysis::Advance(std::int64_t now_ns) {
   now_ns_ = std::max(now_ns_, now_ns);
   // Ageing may orphan fabric paths that open windows count probes under: they
