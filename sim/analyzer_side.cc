@@ -46,9 +46,11 @@ void AnalyzerSide::Ingest(std::uint32_t fleet_host, const HostOutput& upload) {
         break;
     }
   }
+  records_.clear();
   for (const agent::ProbeResult& result : upload.results) {
-    analysis_.AddResult(analyzer::app::ToProbeRecord(id, agent::app::ToProto(result)));
+    records_.push_back(analyzer::app::ToProbeRecord(id, agent::app::ToProto(result)));
   }
+  analysis_.AddResults(records_);
   counts_.results += upload.results.size();
 }
 

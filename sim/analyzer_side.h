@@ -58,8 +58,9 @@ class AnalyzerSide {
   topology::PathResolver resolver_;
   topology::ResolvedPath scratch_;
   analysis::PathRecord path_;
-  std::vector<analysis::HostId> host_id_;     // by fleet host
-  std::vector<std::uint32_t> fleet_host_of_;  // by host id
+  std::vector<analysis::ProbeRecord> records_;  // one upload's, reused
+  std::vector<analysis::HostId> host_id_;       // by fleet host
+  std::vector<std::uint32_t> fleet_host_of_;    // by host id
   IngestCounts counts_;
   DiagnosisSide* diagnosis_ = nullptr;
 };

@@ -1,8 +1,6 @@
 #include "tracer/continuous_tracer.h"
 
 #include <algorithm>
-#include <set>
-#include <tuple>
 
 namespace hostmesh::tracer {
 
@@ -11,11 +9,13 @@ ContinuousTracer::ContinuousTracer(ContinuousConfig config, const Clock& clock)
 
 void ContinuousTracer::SetTargets(const std::vector<TraceTarget>& targets) {
   const MonoTime now = clock_.MonotonicNow();
-  std::set<FiveTuple> wanted;
+  // Entries still wanted carry this call's stamp (no set of the targets: a
+  // pool's rotation hands over every 5-tuple of the host).
+  ++set_targets_calls_;
   for (const TraceTarget& t : targets) {
-    wanted.insert(t.tuple);
     auto [it, inserted] = entries_.try_emplace(t.tuple);
     it->second.target = t;
+    it->second.wanted = set_targets_calls_;
     if (inserted) {
       it->second.due = now;
       ++sources_[t.tuple.src];
@@ -23,7 +23,7 @@ void ContinuousTracer::SetTargets(const std::vector<TraceTarget>& targets) {
     }
   }
   for (auto it = entries_.begin(); it != entries_.end();) {
-    if (wanted.contains(it->first)) {
+    if (it->second.wanted == set_targets_calls_) {
       ++it;
       continue;
     }
@@ -99,15 +99,8 @@ std::optional<TraceRequest> ContinuousTracer::NextTrace(MonoTime& wake_at) {
   // refresh. A first hop whose bucket is empty must not hold up the other
   // NICs: the next candidate is tried, except under a key already refused.
   MonoTime next_due = MonoTime::max();
-  struct Candidate {
-    int queue;
-    MonoTime due;
-    const FiveTuple* tuple;
-    bool operator<(const Candidate& o) const {
-      return std::tie(queue, due, *tuple) < std::tie(o.queue, o.due, *o.tuple);
-    }
-  };
-  std::vector<Candidate> due_now;
+  std::vector<Candidate>& due_now = due_now_;  // scratch, kept: no allocation per call
+  due_now.clear();
   for (int q = 0; q < 2; ++q) {
     for (const auto& [src, queue] : waiting_[q]) {
       const auto& head = *queue.begin();
@@ -124,20 +117,22 @@ std::optional<TraceRequest> ContinuousTracer::NextTrace(MonoTime& wake_at) {
   std::sort(due_now.begin(), due_now.end());
   wake_at = next_due;
   Entry* best = nullptr;
-  std::set<Ipv4> refused;
+  // Keys refused in this call: a few (one per first hop), so a flat list.
+  std::vector<Ipv4>& refused = refused_;
+  refused.clear();
   double reserved = 0;
   Ipv4 key;
   for (const Candidate& c : due_now) {
     Entry& e = entries_.find(*c.tuple)->second;
     key = BudgetKey(e.target);
-    if (refused.contains(key)) continue;
+    if (std::find(refused.begin(), refused.end(), key) != refused.end()) continue;
     const int probes = ExpectedProbes(e, !TrustedFirstHop(e.target.tuple.src, now).IsZero());
     reserved = budget_.TryReserve(key, probes, now);
     if (reserved > 0) {
       best = &e;
       break;
     }
-    refused.insert(key);
+    refused.push_back(key);
     if (!e.waiting_for_budget) ++counters_.budget_exhausted;
     e.waiting_for_budget = true;
     wake_at = std::min(wake_at, budget_.WhenAvailable(key, probes, now));

@@ -29,6 +29,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "common/base/clock.h"
@@ -105,6 +106,16 @@ class ContinuousTracer {
     std::vector<Hop> known;
     int switch_hops = 0;  // from the last trace that reached the destination
     MonoTime last_report{};
+    std::uint64_t wanted = 0;  // the SetTargets call that last listed it
+  };
+  // A due queue's head that NextTrace considers.
+  struct Candidate {
+    int queue;
+    MonoTime due;
+    const FiveTuple* tuple;
+    bool operator<(const Candidate& o) const {
+      return std::tie(queue, due, *tuple) < std::tie(o.queue, o.due, *o.tuple);
+    }
   };
 
   // The due queue of an entry that is not in flight (keyed by its due time).
@@ -147,6 +158,10 @@ class ContinuousTracer {
   // Budget reservations of traces whose 5-tuple left the pool while in flight.
   std::map<FiveTuple, std::pair<Ipv4, double>> orphans_;
   ContinuousCounters counters_;
+  std::uint64_t set_targets_calls_ = 0;
+  // NextTrace's scratch, kept between calls so that it allocates nothing.
+  std::vector<Candidate> due_now_;
+  std::vector<Ipv4> refused_;
 };
 
 }  // namespace hostmesh::tracer

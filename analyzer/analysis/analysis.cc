@@ -86,6 +86,31 @@ AddStatus Analysis::AddResult(const ProbeRecord& r) {
   return AddStatus::kAccepted;
 }
 
+void Analysis::AddResults(std::span<const ProbeRecord> results) {
+  // Two stages ahead of the result being added: the path table's slot of the
+  // result kAhead on is loaded; kAhead / 2 on, that slot is in cache, and a
+  // 5-tuple with no path has its slot in the window's untraced index loaded.
+  // Far enough for a slot to arrive from memory, near enough that it is still
+  // cached when its result comes.
+  constexpr std::size_t kAhead = 8;
+  const std::size_t n = results.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i + kAhead < n) {
+      const ProbeRecord& next = results[i + kAhead];
+      paths_.Prefetch(next.host, next.src_nic, next.dst_nic, next.src_port);
+    }
+    if (i + kAhead / 2 < n && last_ != nullptr) {
+      const ProbeRecord& next = results[i + kAhead / 2];
+      if (paths_.Lookup(next.host, next.src_nic, next.dst_nic, next.src_port) ==
+          PathTable::kNoPath) {
+        last_->PrefetchUntraced(
+            PathTable::Key(next.host, next.src_nic, next.dst_nic, next.src_port));
+      }
+    }
+    AddResult(results[i]);
+  }
+}
+
 std::vector<WindowReport> Analysis::Advance(std::int64_t now_ns) {
   now_ns_ = std::max(now_ns_, now_ns);
   // Ageing may orphan fabric paths that open windows count probes under: they

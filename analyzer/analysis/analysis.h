@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "analyzer/analysis/config.h"
@@ -76,6 +77,9 @@ class Analysis {
   // (their reports are stored), so judging resumes with the next one.
   void ResumeAfter(std::int64_t end_ns);
   AddStatus AddResult(const ProbeRecord& result);
+  // AddResult of each, in order; loads the path table's slots a few results
+  // ahead, so a batch costs far fewer cache misses than one result at a time.
+  void AddResults(std::span<const ProbeRecord> results);
 
   // Judges every open window whose end + grace <= now_ns, oldest first, and
   // ages the path table out by now_ns.

@@ -70,6 +70,11 @@ class PathTable {
     return v ? *v : kNoPath;
   }
 
+  // Starts loading the 5-tuple's slot, for a Use or Lookup of it soon after.
+  void Prefetch(HostId host, NicId src, NicId dst, std::uint16_t src_port) const {
+    paths_.Prefetch(Key(host, src, dst, src_port));
+  }
+
   // Moves the clock to now_ns (never back) and forgets the 5-tuples that aged
   // out, a slice of the table per call. The first call sets the origin: what
   // was added before it counts as fresh then (a restart's replayed paths).

@@ -98,6 +98,9 @@ class WindowAccumulator {
 
   // Precondition: nic ids < kMaxNics, rail >= 0.
   void Add(const ProbeRecord& r, MiddleId middle, int rail);
+  // Starts loading the untraced index's slot of a 5-tuple (PathTable::Key)
+  // that has no path, for its Add soon after.
+  void PrefetchUntraced(std::uint64_t key) const { untraced_.index.Prefetch(key); }
   // Counts the untraced results whose 5-tuple has a path now as traced over
   // it. Call once, just before the window is judged; returns the results moved.
   std::uint64_t ResolveLatePaths(const PathTable& paths);

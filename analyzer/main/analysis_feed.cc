@@ -213,7 +213,7 @@ void AnalysisFeed::Drain(std::int64_t now_ns) {
   }
   for (auto& [host, rails] : applying_.rails) analysis_.SetRails(host, std::move(rails));
   for (const analysis::PathRecord& path : applying_.paths) analysis_.AddPath(path);
-  for (const analysis::ProbeRecord& result : applying_.results) analysis_.AddResult(result);
+  analysis_.AddResults(applying_.results);
   applying_.rails.clear();
   applying_.paths.clear();
   applying_.results.clear();

@@ -4,10 +4,13 @@
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analyzer/analysis/incidents.h"
@@ -51,6 +54,54 @@ void BM_Ingest(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(results.size()));
 }
 BENCHMARK(BM_Ingest)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// Ingest in the fleet's shape: 10,000 hosts x 8 NICs x 16 ports all traced (a
+// path table of 9 M 5-tuples, far larger than the cache), results arriving as
+// each host's upload of one second (80 results). First arg 0: AddResult one
+// at a time; 1: AddResults per upload (slots loaded ahead). Second: percent of
+// the 5-tuples traced (the others count per 5-tuple as untraced).
+void BM_IngestFleet10k(benchmark::State& state) {
+  SyntheticFleet fleet(FleetShape{.hosts = 10'000, .rails = 8, .spines = 32, .ports = 16});
+  Analysis analysis(AnalysisConfig{}, fleet.Map());
+  fleet.TracePaths(analysis, kT0, static_cast<double>(state.range(1)) / 100);
+  std::vector<ProbeRecord> results;
+  fleet.Probe(kT0, 2, {}, [&](const ProbeRecord& r) { results.push_back(r); });
+  std::stable_sort(results.begin(), results.end(), [](const ProbeRecord& a, const ProbeRecord& b) {
+    return std::pair(a.send_time_ns / kSecond, a.host) <
+           std::pair(b.send_time_ns / kSecond, b.host);
+  });
+  const bool batched = state.range(0) == 1;
+  std::int64_t shift = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::vector<ProbeRecord> pass = results;
+    for (auto& r : pass) r.send_time_ns += shift;
+    state.ResumeTiming();
+    if (batched) {
+      std::size_t begin = 0;
+      for (std::size_t i = 1; i <= pass.size(); ++i) {
+        if (i == pass.size() || pass[i].host != pass[begin].host) {
+          analysis.AddResults(std::span<const ProbeRecord>(pass).subspan(begin, i - begin));
+          begin = i;
+        }
+      }
+    } else {
+      for (const auto& r : pass) analysis.AddResult(r);
+    }
+    state.PauseTiming();
+    shift += 20 * kSecond;
+    benchmark::DoNotOptimize(analysis.Advance(kT0 + shift + 10 * kSecond));
+    state.ResumeTiming();
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(results.size()));
+}
+BENCHMARK(BM_IngestFleet10k)
+    ->Args({0, 100})
+    ->Args({1, 100})
+    ->Args({0, 50})
+    ->Args({1, 50})
+    ->Iterations(6)
+    ->Unit(benchmark::kMillisecond);
 
 // 10,000 hosts x 8 rails x 64 spines, 8 ports per NIC traced; one faulty link,
 // one NIC down. Ingest is timed separately from the close.
