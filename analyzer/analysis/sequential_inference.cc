@@ -170,16 +170,18 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
   std::vector<Chosen> chosen;
   // Evidence that rests on untraced probes (an RNIC with few traced ones) is
   // the weakest kind: its failures may cross a fabric fault not chosen yet,
-  // which would make its ECMP groups ambiguous. Such a candidate is chosen
-  // only when no other one is eligible.
+  // which would make its ECMP groups ambiguous. Such a candidate is eligible
+  // on all its probes but ranked by its traced ones alone: an RNIC that fails
+  // everything it sends is still chosen first, one whose few failures are
+  // all untraced only after the fabric's candidates.
   const auto on_untraced = [&](std::uint32_t c) {
     return !p.is_link[c] && traced_n[c] < params.min_traced;
   };
   std::uint32_t best = 0;
   double best_strength = -1;
-  const auto pick = [&](bool untraced_too) {
+  const auto pick = [&] {
     for (std::uint32_t c = 0; c < n_comp; ++c) {
-      if (blamed[c] || (!untraced_too && on_untraced(c))) continue;
+      if (blamed[c]) continue;
       const auto [bad, n] = counts(c);
       if (n <= 0 || bad <= 0) continue;
       const auto* e = book.Find(keys[c]);
@@ -195,7 +197,8 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
         eligible = PoissonTail(bad, n * p0) < window_alpha;
       }
       if (!eligible) continue;
-      const double strength = gain(bad, n);
+      const double strength =
+          on_untraced(c) ? gain(ub[c], ub[c] + static_cast<double>(p.good[c])) : gain(bad, n);
       if (strength > best_strength && spread(c)) {
         best = c;
         best_strength = strength;
@@ -206,8 +209,7 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
     unexplained();
     if (chosen.size() >= params.max_culprits) break;
     best_strength = -1;
-    pick(false);
-    if (best_strength < 0) pick(true);
+    pick();
     if (best_strength < 0) break;
     const auto [bad, n] = counts(best);
     chosen.push_back({best, bad, n});
