@@ -144,18 +144,20 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
       }
     }
     const double loss = bad / n;
-    // Concentrated: the part loses more than 2.5 times the switch's rate, by
-    // more than its few probes' chance (a part's probes are a fraction of
-    // the switch's, and fewer still while tracing lags behind rotation).
+    // Concentrated: the part loses more than 2.5 times the switch's rate, and
+    // more than a lossy switch would make the worst of its parts lose by
+    // chance (a part's probes are a fraction of the switch's, and fewer still
+    // while tracing lags behind rotation).
+    const double chance = kConcentrated / static_cast<double>(parts[c].size());
     if (part_n > 0 && part_bad / part_n > 2.5 * loss &&
-        PoissonTail(part_bad, 2.5 * loss * part_n) < kConcentrated) {
+        PoissonTail(part_bad, loss * part_n) < chance) {
       return false;
     }
     if (n - part_n <= 0) return true;
     // And the rest loses less than half the switch's rate, by more than chance.
     const double rest_bad = bad - part_bad, rest_n = n - part_n;
     if (rest_bad / rest_n >= 0.5 * loss) return true;
-    return 1.0 - PoissonTail(std::floor(rest_bad) + 1, 0.5 * loss * rest_n) >= kConcentrated;
+    return 1.0 - PoissonTail(std::floor(rest_bad) + 1, 0.5 * loss * rest_n) >= chance;
   };
 
   // Greedy: the strongest candidate explains its failures, then the next.
