@@ -175,13 +175,14 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
   // which would make its ECMP groups ambiguous. Such a candidate is eligible
   // on all its probes but ranked by its traced ones alone: an RNIC that fails
   // everything it sends is still chosen first, one whose few failures are
-  // all untraced only after the fabric's candidates.
+  // all untraced only after the fabric's candidates (and, when no failure is
+  // traced at all, by all its probes).
   const auto on_untraced = [&](std::uint32_t c) {
     return !p.is_link[c] && traced_n[c] < params.min_traced;
   };
   std::uint32_t best = 0;
   double best_strength = -1;
-  const auto pick = [&] {
+  const auto pick = [&](bool full) {
     for (std::uint32_t c = 0; c < n_comp; ++c) {
       if (blamed[c]) continue;
       const auto [bad, n] = counts(c);
@@ -199,8 +200,9 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
         eligible = PoissonTail(bad, n * p0) < window_alpha;
       }
       if (!eligible) continue;
-      const double strength =
-          on_untraced(c) ? gain(ub[c], ub[c] + static_cast<double>(p.good[c])) : gain(bad, n);
+      const double strength = on_untraced(c) && !full
+                                  ? gain(ub[c], ub[c] + static_cast<double>(p.good[c]))
+                                  : gain(bad, n);
       if (strength > best_strength && spread(c)) {
         best = c;
         best_strength = strength;
@@ -211,13 +213,43 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
     unexplained();
     if (chosen.size() >= params.max_culprits) break;
     best_strength = -1;
-    pick();
+    pick(false);
+    // Only RNICs with no traced failure are eligible (nothing traced yet):
+    // the one whose probes fail most explains the others' failures to it.
+    if (best_strength == 0) {
+      best_strength = -1;
+      pick(true);
+    }
     if (best_strength < 0) break;
     const auto [bad, n] = counts(best);
     chosen.push_back({best, bad, n});
     blamed[best] = 1;
     explain(best);
   }
+
+  // A part chosen before its switch in the same window (its failures a
+  // little more concentrated by chance) goes back into the switch when the
+  // two together are not concentrated on it: the switch explains both.
+  for (Chosen& whole : chosen) {
+    if (whole.c >= parts.size() || parts[whole.c].empty()) continue;
+    for (Chosen& part : chosen) {
+      if (&part == &whole || part.n <= 0 || whole.n < 0 ||
+          std::find(parts[whole.c].begin(), parts[whole.c].end(), part.c) == parts[whole.c].end()) {
+        continue;
+      }
+      const double bad = whole.bad + part.bad, n = whole.n + part.bad;
+      const double loss = bad / n;
+      const double chance = kConcentrated / static_cast<double>(parts[whole.c].size());
+      if (part.bad / part.n > 2.5 * loss && PoissonTail(part.bad, loss * part.n) < chance) {
+        continue;
+      }
+      whole.bad = bad;
+      whole.n = n;
+      blamed[part.c] = 0;
+      part.n = -1;  // merged
+    }
+  }
+  std::erase_if(chosen, [](const Chosen& ch) { return ch.n < 0; });
 
   // Update every component's evidence with what this window says of it:
   // a chosen one with the failures it explained, the rest with what is left.
@@ -262,6 +294,15 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
       continue;
     }
     e.unobserved = 0;
+    if (e.culprit && bad <= 0 && out.failures[c] > 0) {
+      // Superseded: failures crossed it, and components chosen in this window
+      // explained every one (a link named before the lossy spine it is part
+      // of was conclusive). A wrong early pick is let go at once, with its
+      // evidence, rather than held while its CUSUM drains.
+      e.culprit = false;
+      e.s = 0;
+      continue;
+    }
     e.s = std::clamp(e.s + LogLikelihoodRatio(bad, n, p0, h1_of(&e, bad, n)), 0.0, cap);
     if (e.culprit) {
       // Held while the evidence holds (hysteresis), with what is left for it.

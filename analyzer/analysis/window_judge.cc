@@ -325,7 +325,8 @@ WindowReport WindowJudge::Judge(const WindowAccumulator& w) {
   BuildProblem(w, paths_, fabric_, ix, w.timeouts(), false, &loss_problem, rail_of);
   std::vector<std::uint64_t> keys(ix.components());
   for (std::uint32_t c = 0; c < keys.size(); ++c) keys[c] = ix.StableKey(c);
-  // A switch's parts: the fabric links on it (both ways) and the RNICs under it.
+  // A switch's parts: the fabric links on it (both ways and each way) and the
+  // RNICs under it.
   std::vector<std::vector<std::uint32_t>> parts(ix.components());
   for (const std::uint64_t key : ix.rnic_keys) {
     const HostId h = static_cast<HostId>(key / kMaxNics);
@@ -338,7 +339,10 @@ WindowReport WindowJudge::Judge(const WindowAccumulator& w) {
     const auto& ends = fabric_.links[l];
     if (ends.lower == kUnknown || ends.upper == kUnknown) continue;  // a NIC link
     for (const SwitchId s : {ends.lower, ends.upper}) {
-      if (s < ix.switches) parts[ix.SwitchComponent(s)].push_back(ix.BothWaysComponent(l));
+      if (s >= ix.switches) continue;
+      auto& of = parts[ix.SwitchComponent(s)];
+      of.insert(of.end(),
+                {ix.BothWaysComponent(l), ix.LinkComponent(l, true), ix.LinkComponent(l, false)});
     }
   }
   SequentialResult sequential = InferSequential(loss_problem, keys, parts, sequential_, evidence_);

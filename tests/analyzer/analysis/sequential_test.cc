@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <memory>
@@ -200,6 +201,40 @@ TEST_F(SequentialTest, AnUplinkWithMostProbesUntracedIndictsNoRnic) {
       }
     }
   }
+}
+
+// A lossy spine while tracing lags behind rotation: a fifth of the 5-tuples
+// traced, so each of its links carries only some dozens of traced probes a
+// window and one of them loses twice the spine's rate by chance now and then.
+// The spine is named, not a scatter of its links, and no RNIC.
+TEST_F(SequentialTest, ALossySpineWithFewTracedProbesIsTheSpine) {
+  Analysis analysis(AnalysisConfig{}, fleet_.Map());
+  fleet_.TracePaths(analysis, kT0, 0.2);
+  const std::uint32_t spine = 2;
+  Faults lossy;
+  for (std::uint32_t rail = 0; rail < fleet_.shape().rails; ++rail) {
+    lossy.link_loss[fleet_.RailSpine(rail, spine)] = 0.015;  // each probe crosses two
+  }
+  int named = 0;
+  for (int w = 0; w < 8; ++w) {
+    const std::int64_t start = kT0 + w * 20 * kSecond;
+    fleet_.ProbeInto(analysis, start, lossy);
+    for (const auto& r : analysis.Advance(start + 30 * kSecond)) {
+      const bool spine_named =
+          std::find(r.loss.culprit_switches.begin(), r.loss.culprit_switches.end(),
+                    fleet_.Spine(spine)) != r.loss.culprit_switches.end();
+      named += spine_named;
+      if (!spine_named) continue;
+      for (const auto& c : r.loss.culprits) {
+        EXPECT_NE(c.component.kind, Component::Kind::kRnic)
+            << "window " << w << ": RNIC h" << c.component.host << " nic" << c.component.nic;
+        if (c.component.kind == Component::Kind::kLink) {
+          ADD_FAILURE() << "window " << w << ": link " << c.component.link << " beside the spine";
+        }
+      }
+    }
+  }
+  EXPECT_GE(named, 6) << "the spine named in most of 8 windows";
 }
 
 }  // namespace
