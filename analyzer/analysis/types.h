@@ -43,8 +43,9 @@ struct ProbeRecord {
 };
 
 // A link an ambiguous position of a path may be: one of several ECMP choices
-// left open by silent hops (a trace a gray link cut short leaves every way on
-// from its last answer).
+// left open by a trace a gray link cut short (every way on from its last
+// answer). A trace that reached its destination lists none: its silent hops
+// are rate-limited switches, not gray ones.
 struct PathCandidate {
   std::uint32_t position = 0;  // index into PathRecord::links
   LinkId link = kUnknown;

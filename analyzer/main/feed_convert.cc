@@ -75,6 +75,10 @@ PathConversion ToPathRecord(analysis::HostId host, const v1::PathReport& report,
   const bool whole = scratch.status != topology::PathStatus::kInconsistent;
   if (reached && whole) {
     FillPathRecord(host, report, scratch, out);
+    // It reached the destination, so no hop on it is gray: a silent hop is a
+    // switch's ICMP rate limit, and listing every way through it would spread
+    // the 5-tuple's failures over its siblings.
+    out.candidates.clear();
     return PathConversion::kResolved;
   }
   // Only on the rare inconsistent trace: a miscabling is not continued.

@@ -35,6 +35,7 @@ PathConversion LearnedTopology::Convert(analysis::HostId host, std::string_view 
   if (scratch_.truncated && scratch_.status != topology::PathStatus::kOk) {
     return PathConversion::kCutShort;
   }
+  if (!scratch_.truncated) out.candidates.clear();  // reached: see ToPathRecord
   return scratch_.truncated ? PathConversion::kContinued : PathConversion::kResolved;
 }
 

@@ -116,6 +116,20 @@ TEST_F(FeedConvertTest, ATraceCutShortOnTheWayUpListsEveryWayOn) {
   }
 }
 
+// A trace that reached its destination past a silent spine (a switch's ICMP
+// rate limit) is a working path: the silent position stays unknown, with no
+// candidates to spread its failures over.
+TEST_F(FeedConvertTest, AWholeTraceWithASilentHopListsNoCandidates) {
+  const std::vector<LinkId> path = Path();
+  std::vector<Hop> hops = HopsOf(path);
+  hops[1] = hops[2] = std::nullopt;  // the spine and the next rail switch stayed silent
+  hops.emplace_back(Nic(1));
+  ASSERT_EQ(Convert(hops), PathConversion::kResolved);
+  EXPECT_EQ(out_.links.front(), path.front());
+  EXPECT_EQ(out_.links[1], analysis::kUnknown);
+  EXPECT_TRUE(out_.candidates.empty());
+}
+
 // Trailing silence is no switch: a trace that never reached the destination
 // is resolved on its answers, not on as many hops as it waited for.
 TEST_F(FeedConvertTest, ASilentTailIsNotTakenForSwitches) {
