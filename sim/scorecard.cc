@@ -146,7 +146,9 @@ MethodScore& MethodScore::operator+=(const MethodScore& o) {
   for (std::size_t i = 0; i < named_by_confidence.size(); ++i) {
     named_by_confidence[i] += o.named_by_confidence[i];
     right_by_confidence[i] += o.right_by_confidence[i];
+    confidence_sum[i] += o.confidence_sum[i];
   }
+  for (std::size_t i = 0; i < raw_counts.size(); ++i) raw_counts[i] += o.raw_counts[i];
   return *this;
 }
 
@@ -180,7 +182,13 @@ void ScoreMethod(const std::vector<Fault>& faults, const std::vector<FaultTruth>
       if (i < v.confidence.size() && (right || !dont_care.count(k))) {
         const auto bin = std::min<std::size_t>(4, static_cast<std::size_t>(v.confidence[i] * 5));
         ++s.named_by_confidence[bin];
+        s.confidence_sum[bin] += v.confidence[i];
         if (right) ++s.right_by_confidence[bin];
+        if (i < v.raw_confidence.size()) {
+          const auto category = static_cast<std::size_t>(CategoryOf(k));
+          if (category < s.raw_counts.size())
+            s.raw_counts[category].Add(v.raw_confidence[i], right);
+        }
       }
     }
     for (const ComponentKey k : truth) {
