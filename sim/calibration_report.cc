@@ -26,15 +26,15 @@ void PrintCalibrationYaml(std::ostream& out, const analysis::ConfidenceCalibrati
   out << pad << "confidence:\n";
   const std::array<const analysis::ConfidenceMap*, 3> maps = {&c.loss, &c.latency, &c.processing};
   for (std::size_t i = 0; i < maps.size(); ++i) {
-    out << pad << "  " << kYamlKeys[i] << ": [";
+    out << pad << "  " << kYamlKeys[i] << ":";
     const auto& points = maps[i]->points();
-    for (std::size_t j = 0; j < points.size(); ++j) {
+    if (points.empty()) out << " []";  // no verdicts of this kind: the identity
+    out << "\n";
+    for (const auto& pt : points) {
       char buf[64];
-      std::snprintf(buf, sizeof buf, "%s{raw: %.3g, p: %.3g}", j ? ", " : "", points[j].raw,
-                    points[j].p);
-      out << buf;
+      std::snprintf(buf, sizeof buf, "    - {raw: %.3g, p: %.3g}\n", pt.raw, pt.p);
+      out << pad << buf;
     }
-    out << "]\n";
   }
 }
 

@@ -80,7 +80,9 @@ ConfidenceMap ConfidenceMap::Fit(const CalibrationCounts& counts, double prior_r
   for (const Block& b : blocks) {
     // Rounded so that the map pasted into a config reads back the same.
     const double p = std::round(estimate(b) * 1000) / 1000;
-    for (const double c : b.centres) points.push_back({std::round(c * 1000) / 1000, p});
+    // A pooled block is flat: its first and last centre say all of it.
+    points.push_back({std::round(b.centres.front() * 1000) / 1000, p});
+    if (b.centres.size() > 1) points.push_back({std::round(b.centres.back() * 1000) / 1000, p});
   }
   return ConfidenceMap(std::move(points));
 }

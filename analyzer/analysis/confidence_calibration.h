@@ -49,8 +49,8 @@ class ConfidenceMap {
   static std::optional<std::string> Validate(const std::vector<CalibrationPoint>& points);
 
   // Pool-adjacent-violators over the non-empty bins, each block estimated as
-  // (right + prior_right) / (named + prior_right + prior_wrong); one point per
-  // non-empty bin at the bin's centre.
+  // (right + prior_right) / (named + prior_right + prior_wrong); a point at
+  // the centre of a block's first and last bin.
   static ConfidenceMap Fit(const CalibrationCounts& counts, double prior_right = 1,
                            double prior_wrong = 1);
 

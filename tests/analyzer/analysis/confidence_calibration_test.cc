@@ -72,9 +72,10 @@ TEST(ConfidenceMapFit, ViolatorsArePooled) {
       Counts({0, 0, 10, 0, 10, 0, 0, 0, 20, 0}, {0, 0, 9, 0, 5, 0, 0, 0, 19, 0}));
   ASSERT_EQ(m.points().size(), 3u);
   EXPECT_TRUE(Monotone(m));
-  EXPECT_DOUBLE_EQ(m.points()[0].p, 0.682);
-  EXPECT_DOUBLE_EQ(m.points()[1].p, 0.682);
-  EXPECT_DOUBLE_EQ(m.points()[2].p, 0.909);  // 20 / 22
+  EXPECT_EQ(m.points()[0], (CalibrationPoint{0.25, 0.682}));
+  EXPECT_EQ(m.points()[1], (CalibrationPoint{0.45, 0.682}));
+  EXPECT_EQ(m.points()[2], (CalibrationPoint{0.85, 0.909}));  // 20 / 22
+  EXPECT_DOUBLE_EQ(m.Apply(0.35), 0.682);
 }
 
 TEST(ConfidenceMapFit, ASmallBinIsNeverCertain) {
@@ -90,8 +91,10 @@ TEST(ConfidenceMapFit, ASmallBinIsNeverCertain) {
 TEST(ConfidenceMapFit, EveryBinDecreasingPoolsToOne) {
   const auto m = ConfidenceMap::Fit(
       Counts({10, 10, 10, 10, 10, 10, 10, 10, 10, 10}, {10, 9, 8, 7, 6, 5, 4, 3, 2, 1}));
-  ASSERT_EQ(m.points().size(), 10u);
+  ASSERT_EQ(m.points().size(), 2u);  // one flat block: its first and last bin
   EXPECT_TRUE(Monotone(m));
+  EXPECT_DOUBLE_EQ(m.points().front().raw, 0.05);
+  EXPECT_DOUBLE_EQ(m.points().back().raw, 0.95);
   EXPECT_DOUBLE_EQ(m.points().front().p, m.points().back().p);
   EXPECT_DOUBLE_EQ(m.points().front().p, 0.549);  // (55 + 1) / (100 + 2), rounded
 }
