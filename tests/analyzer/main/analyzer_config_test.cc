@@ -116,6 +116,12 @@ TEST(AnalyzerConfig, ConfidenceMapsAreTheOperators) {
             analysis::DefaultConfidenceCalibration());
 }
 
+TEST(AnalyzerConfig, TheExampleFileSpellsOutTheDefaultConfidenceMaps) {
+  const AnalyzerConfig c = LoadAnalyzerConfig(HOSTMESH_ANALYZER_EXAMPLE);
+  EXPECT_EQ(c.analysis.confidence, analysis::DefaultConfidenceCalibration());
+  EXPECT_FALSE(c.analysis.confidence.loss.identity());
+}
+
 TEST(AnalyzerConfig, ABadConfidenceMapIsNamed) {
   try {
     ParseAnalyzerConfig(R"(thresholds:
