@@ -35,14 +35,16 @@ void Explain(const hs::Fleet& fleet, const hostmesh::analysis::WindowReport& r,
       const auto h = s.component.host < host_of.size() ? host_of[s.component.host] : 0;
       name = fleet.hosts()[h].name + "/nic" + std::to_string(s.component.nic);
     }
-    std::printf("  %-28s loss %.4f evidence %.1f explained %llu good %llu\n", name.c_str(), s.loss,
-                s.z, static_cast<unsigned long long>(s.explained),
-                static_cast<unsigned long long>(s.good));
+    std::printf(
+        "  %-28s loss %.4f evidence %.1f explained %llu good %llu confidence %.2f (raw %.2f)\n",
+        name.c_str(), s.loss, s.z, static_cast<unsigned long long>(s.explained),
+        static_cast<unsigned long long>(s.good), s.confidence, s.raw_confidence);
   }
   for (const auto& sw : r.loss.switches) {
     if (!sw.culprit) continue;
-    std::printf("  switch %-21s loss %.4f evidence %.1f\n", topo.device(sw.id).name.c_str(),
-                sw.loss, sw.evidence);
+    std::printf("  switch %-21s loss %.4f evidence %.1f confidence %.2f (raw %.2f)\n",
+                topo.device(sw.id).name.c_str(), sw.loss, sw.evidence, sw.confidence,
+                sw.raw_confidence);
   }
 }
 
