@@ -69,6 +69,11 @@ void PrintScorecard(std::ostream& out, const Scorecard& card, const std::string&
                   o.confidence_sum[i] / named);
     out << buf;
   }
+  char brier[120];
+  std::snprintf(brier, sizeof brier,
+                "    Brier score (lower is better): %.4f calibrated, %.4f the raw score\n",
+                o.brier(), o.raw_brier());
+  out << brier;
   PrintRawCalibration(out, o.raw_counts);
 }
 
@@ -108,6 +113,8 @@ nlohmann::json ScoreJson(const MethodScore& s) {
       {"calibration_right", s.right_by_confidence},
       {"calibration_confidence_sum", s.confidence_sum},
       {"raw_calibration", RawCountsJson(s.raw_counts)},
+      {"brier", s.brier()},
+      {"raw_brier", s.raw_brier()},
   };
 }
 

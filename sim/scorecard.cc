@@ -129,6 +129,23 @@ std::vector<IncidentSpan> RunsOf(const std::vector<WindowRecord>& windows, bool 
   return out;
 }
 
+namespace {
+std::uint64_t Scored(const MethodScore& s) {
+  std::uint64_t n = 0;
+  for (const std::uint64_t x : s.named_by_confidence) n += x;
+  return n;
+}
+}  // namespace
+
+double MethodScore::brier() const {
+  const std::uint64_t n = Scored(*this);
+  return n == 0 ? 0 : brier_sum / double(n);
+}
+double MethodScore::raw_brier() const {
+  const std::uint64_t n = Scored(*this);
+  return n == 0 ? 0 : raw_brier_sum / double(n);
+}
+
 MethodScore& MethodScore::operator+=(const MethodScore& o) {
   tp += o.tp;
   fp += o.fp;
@@ -149,6 +166,8 @@ MethodScore& MethodScore::operator+=(const MethodScore& o) {
     confidence_sum[i] += o.confidence_sum[i];
   }
   for (std::size_t i = 0; i < raw_counts.size(); ++i) raw_counts[i] += o.raw_counts[i];
+  brier_sum += o.brier_sum;
+  raw_brier_sum += o.raw_brier_sum;
   return *this;
 }
 
@@ -184,10 +203,13 @@ void ScoreMethod(const std::vector<Fault>& faults, const std::vector<FaultTruth>
         ++s.named_by_confidence[bin];
         s.confidence_sum[bin] += v.confidence[i];
         if (right) ++s.right_by_confidence[bin];
+        const double outcome = right ? 1.0 : 0.0;
+        s.brier_sum += (v.confidence[i] - outcome) * (v.confidence[i] - outcome);
         if (i < v.raw_confidence.size()) {
           const auto category = static_cast<std::size_t>(CategoryOf(k));
           if (category < s.raw_counts.size())
             s.raw_counts[category].Add(v.raw_confidence[i], right);
+          s.raw_brier_sum += (v.raw_confidence[i] - outcome) * (v.raw_confidence[i] - outcome);
         }
       }
     }

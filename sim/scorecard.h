@@ -83,6 +83,12 @@ struct MethodScore {
   // The same by raw score, per category (loss, latency, host), in tenths:
   // what `hostmesh-sim calibrate` fits the maps from.
   std::array<analysis::CalibrationCounts, 3> raw_counts{};
+  // Brier score sums, (confidence - right)^2 over the same verdicts: of the
+  // calibrated confidence, and of the raw score read as one.
+  double brier_sum = 0;
+  double raw_brier_sum = 0;
+  double brier() const;
+  double raw_brier() const;
 
   double precision() const { return tp + fp == 0 ? 1.0 : double(tp) / double(tp + fp); }
   double recall() const { return tp + fn == 0 ? 1.0 : double(tp) / double(tp + fn); }
