@@ -26,10 +26,13 @@ void PrintCalibrationYaml(std::ostream& out, const analysis::ConfidenceCalibrati
   out << pad << "confidence:\n";
   const std::array<const analysis::ConfidenceMap*, 3> maps = {&c.loss, &c.latency, &c.processing};
   for (std::size_t i = 0; i < maps.size(); ++i) {
-    out << pad << "  " << kYamlKeys[i] << ":";
     const auto& points = maps[i]->points();
-    if (points.empty()) out << " []";  // no verdicts of this kind: the identity
-    out << "\n";
+    if (points.empty()) {
+      // No verdicts of this kind to fit from: leave the analyzer's default.
+      out << pad << "  # " << kYamlKeys[i] << ": no verdicts to fit from; the default stays\n";
+      continue;
+    }
+    out << pad << "  " << kYamlKeys[i] << ":\n";
     for (const auto& pt : points) {
       char buf[64];
       std::snprintf(buf, sizeof buf, "    - {raw: %.3g, p: %.3g}\n", pt.raw, pt.p);

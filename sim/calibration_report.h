@@ -19,6 +19,7 @@ using RawCounts = std::array<analysis::CalibrationCounts, 3>;  // by Category
 analysis::ConfidenceCalibration FitCalibration(const RawCounts& counts);
 
 // The `confidence:` map of the analyzer's `thresholds:`, indented by `indent`.
+// A kind with no verdicts (an identity map) is left out, so its default stays.
 void PrintCalibrationYaml(std::ostream& out, const analysis::ConfidenceCalibration& c, int indent);
 
 // Verdicts right / named per raw bin and category, for the scorecard.

@@ -32,7 +32,11 @@ TEST(CalibrationReport, PrintedMapsReadBackAsTheAnalyzersConfig) {
   yaml << "thresholds:\n";
   PrintCalibrationYaml(yaml, fitted, 2);
   const analyzer::AnalyzerConfig cfg = analyzer::ParseAnalyzerConfig(yaml.str(), "fitted.yaml");
-  EXPECT_EQ(cfg.analysis.confidence, fitted) << yaml.str();
+  EXPECT_EQ(cfg.analysis.confidence.loss, fitted.loss) << yaml.str();
+  EXPECT_EQ(cfg.analysis.confidence.latency, fitted.latency) << yaml.str();
+  // Nothing to fit processing from: the default stays.
+  EXPECT_EQ(cfg.analysis.confidence.processing,
+            analysis::DefaultConfidenceCalibration().processing);
 }
 
 TEST(CalibrationReport, RawCountsSurviveTheSuiteJson) {
