@@ -8,6 +8,7 @@
 
 #include "common/config/config_error.h"
 #include "sim/bench.h"
+#include "sim/calibration_report.h"
 #include "sim/diagnosis_score.h"
 #include "sim/flow_export.h"
 #include "sim/report.h"
@@ -34,14 +35,16 @@ void Explain(const hs::Fleet& fleet, const hostmesh::analysis::WindowReport& r,
       const auto h = s.component.host < host_of.size() ? host_of[s.component.host] : 0;
       name = fleet.hosts()[h].name + "/nic" + std::to_string(s.component.nic);
     }
-    std::printf("  %-28s loss %.4f evidence %.1f explained %llu good %llu\n", name.c_str(), s.loss,
-                s.z, static_cast<unsigned long long>(s.explained),
-                static_cast<unsigned long long>(s.good));
+    std::printf(
+        "  %-28s loss %.4f evidence %.1f explained %llu good %llu confidence %.2f (raw %.2f)\n",
+        name.c_str(), s.loss, s.z, static_cast<unsigned long long>(s.explained),
+        static_cast<unsigned long long>(s.good), s.confidence, s.raw_confidence);
   }
   for (const auto& sw : r.loss.switches) {
     if (!sw.culprit) continue;
-    std::printf("  switch %-21s loss %.4f evidence %.1f\n", topo.device(sw.id).name.c_str(),
-                sw.loss, sw.evidence);
+    std::printf("  switch %-21s loss %.4f evidence %.1f confidence %.2f (raw %.2f)\n",
+                topo.device(sw.id).name.c_str(), sw.loss, sw.evidence, sw.confidence,
+                sw.raw_confidence);
   }
 }
 
@@ -124,6 +127,15 @@ int main(int argc, char** argv) {
   suite->add_flag("--windows", windows, "print truth and verdicts window by window");
   suite->add_flag("--explain", explain, "print every window's culprits with their evidence");
   suite->add_option("--only", only, "run only the scenario of this name (suite-SEED-N)");
+  bool calibrate = false;
+  suite->add_flag("--calibrate", calibrate,
+                  "fit the analyzer's confidence maps from this suite's verdicts and print them");
+
+  std::vector<std::string> calibrate_files;
+  auto* calibrate_cmd = app.add_subcommand(
+      "calibrate", "Fit the analyzer's confidence maps from suites' JSON (suite --json)");
+  calibrate_cmd->add_option("suites", calibrate_files, "suite JSON files, counts summed")
+      ->required();
 
   hs::BenchOptions bench_options;
   double bench_minutes = 10;
@@ -203,6 +215,21 @@ int main(int argc, char** argv) {
       }
       return 0;
     }
+    if (*calibrate_cmd) {
+      hs::RawCounts sum{};
+      for (const std::string& file : calibrate_files) {
+        std::ifstream in(file);
+        if (!in) throw std::runtime_error("cannot read " + file);
+        const auto doc = nlohmann::json::parse(in);
+        const hs::RawCounts counts =
+            hs::RawCountsFromJson(doc.at("hostmesh").at("raw_calibration"));
+        for (std::size_t c = 0; c < sum.size(); ++c) sum[c] += counts[c];
+      }
+      hs::PrintRawCalibration(std::cout, sum);
+      std::cout << "fitted (analyzer YAML, under thresholds:):\n";
+      hs::PrintCalibrationYaml(std::cout, hs::FitCalibration(sum), 2);
+      return 0;
+    }
     if (*suite) {
       suite_options.duration_ns = static_cast<std::int64_t>(minutes * 60e9);
       suite_options.threads = threads;
@@ -232,6 +259,10 @@ int main(int argc, char** argv) {
                                 " s)";
       hs::PrintScorecard(std::cout, total, title);
       hs::PrintDiagnosisScore(std::cout, diagnosis);
+      if (calibrate) {
+        std::cout << "fitted (analyzer YAML, under thresholds:):\n";
+        hs::PrintCalibrationYaml(std::cout, hs::FitCalibration(total.ours.raw_counts), 2);
+      }
       WriteJson(json_path, {{"hostmesh", hs::ScoreJson(total.ours)},
                             {"paper", hs::ScoreJson(total.paper)},
                             {"diagnosis", hs::DiagnosisScoreJson(diagnosis)},

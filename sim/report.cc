@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <set>
 
+#include "sim/calibration_report.h"
 #include "sim/host_clock.h"
 
 namespace hostmesh::sim {
@@ -56,17 +57,24 @@ void PrintScorecard(std::ostream& out, const Scorecard& card, const std::string&
       Fixed(p.false_incidents_per_khh(), 2));
   row("incidents per fault", Fixed(o.incidents_per_fault(), 2), Fixed(p.incidents_per_fault(), 2));
   row("(fault-free host-hours)", Fixed(o.fault_free_host_hours, 1), "");
-  out << "  calibration of hostmesh's confidence (verdicts right / named):\n";
+  out << "  calibration of hostmesh's confidence (verdicts right / named, mean confidence):\n";
   for (std::size_t i = 0; i < o.named_by_confidence.size(); ++i) {
     if (o.named_by_confidence[i] == 0) continue;
+    const auto named = static_cast<double>(o.named_by_confidence[i]);
     char buf[120];
-    std::snprintf(buf, sizeof buf, "    confidence %.1f-%.1f: %5.1f%% right of %llu\n",
+    std::snprintf(buf, sizeof buf, "    confidence %.1f-%.1f: %5.1f%% right of %llu (mean %.2f)\n",
                   static_cast<double>(i) / 5.0, static_cast<double>(i + 1) / 5.0,
-                  100.0 * static_cast<double>(o.right_by_confidence[i]) /
-                      static_cast<double>(o.named_by_confidence[i]),
-                  static_cast<unsigned long long>(o.named_by_confidence[i]));
+                  100.0 * static_cast<double>(o.right_by_confidence[i]) / named,
+                  static_cast<unsigned long long>(o.named_by_confidence[i]),
+                  o.confidence_sum[i] / named);
     out << buf;
   }
+  char brier[120];
+  std::snprintf(brier, sizeof brier,
+                "    Brier score (lower is better): %.4f calibrated, %.4f the raw score\n",
+                o.brier(), o.raw_brier());
+  out << brier;
+  PrintRawCalibration(out, o.raw_counts);
 }
 
 void PrintWindows(std::ostream& out, const Fleet& fleet, const std::vector<Fault>& faults,
@@ -103,6 +111,10 @@ nlohmann::json ScoreJson(const MethodScore& s) {
       {"fn", s.fn},
       {"calibration_named", s.named_by_confidence},
       {"calibration_right", s.right_by_confidence},
+      {"calibration_confidence_sum", s.confidence_sum},
+      {"raw_calibration", RawCountsJson(s.raw_counts)},
+      {"brier", s.brier()},
+      {"raw_brier", s.raw_brier()},
   };
 }
 

@@ -129,6 +129,23 @@ std::vector<IncidentSpan> RunsOf(const std::vector<WindowRecord>& windows, bool 
   return out;
 }
 
+namespace {
+std::uint64_t Scored(const MethodScore& s) {
+  std::uint64_t n = 0;
+  for (const std::uint64_t x : s.named_by_confidence) n += x;
+  return n;
+}
+}  // namespace
+
+double MethodScore::brier() const {
+  const std::uint64_t n = Scored(*this);
+  return n == 0 ? 0 : brier_sum / double(n);
+}
+double MethodScore::raw_brier() const {
+  const std::uint64_t n = Scored(*this);
+  return n == 0 ? 0 : raw_brier_sum / double(n);
+}
+
 MethodScore& MethodScore::operator+=(const MethodScore& o) {
   tp += o.tp;
   fp += o.fp;
@@ -146,7 +163,11 @@ MethodScore& MethodScore::operator+=(const MethodScore& o) {
   for (std::size_t i = 0; i < named_by_confidence.size(); ++i) {
     named_by_confidence[i] += o.named_by_confidence[i];
     right_by_confidence[i] += o.right_by_confidence[i];
+    confidence_sum[i] += o.confidence_sum[i];
   }
+  for (std::size_t i = 0; i < raw_counts.size(); ++i) raw_counts[i] += o.raw_counts[i];
+  brier_sum += o.brier_sum;
+  raw_brier_sum += o.raw_brier_sum;
   return *this;
 }
 
@@ -180,7 +201,16 @@ void ScoreMethod(const std::vector<Fault>& faults, const std::vector<FaultTruth>
       if (i < v.confidence.size() && (right || !dont_care.count(k))) {
         const auto bin = std::min<std::size_t>(4, static_cast<std::size_t>(v.confidence[i] * 5));
         ++s.named_by_confidence[bin];
+        s.confidence_sum[bin] += v.confidence[i];
         if (right) ++s.right_by_confidence[bin];
+        const double outcome = right ? 1.0 : 0.0;
+        s.brier_sum += (v.confidence[i] - outcome) * (v.confidence[i] - outcome);
+        if (i < v.raw_confidence.size()) {
+          const auto category = static_cast<std::size_t>(CategoryOf(k));
+          if (category < s.raw_counts.size())
+            s.raw_counts[category].Add(v.raw_confidence[i], right);
+          s.raw_brier_sum += (v.raw_confidence[i] - outcome) * (v.raw_confidence[i] - outcome);
+        }
       }
     }
     for (const ComponentKey k : truth) {

@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/analysis/confidence_calibration.h"
 #include "analyzer/analysis/incidents.h"
 #include "sim/components.h"
 #include "sim/faults.h"
@@ -72,10 +73,22 @@ struct MethodScore {
   double fault_free_host_hours = 0;
   double incidents_per_fault_sum = 0;
   std::uint64_t faults_with_incident = 0;
-  // Calibration: verdicts by the method's own confidence, in fifths, and how
-  // many of them were right (don't-care verdicts left out).
+  // Calibration: verdicts by the method's own (calibrated) confidence, in
+  // fifths, how many of them were right, and the sum of their confidences
+  // (don't-care verdicts left out): a calibrated method is right in each bin
+  // about as often as its mean confidence there says.
   std::array<std::uint64_t, 5> named_by_confidence{};
   std::array<std::uint64_t, 5> right_by_confidence{};
+  std::array<double, 5> confidence_sum{};
+  // The same by raw score, per category (loss, latency, host), in tenths:
+  // what `hostmesh-sim calibrate` fits the maps from.
+  std::array<analysis::CalibrationCounts, 3> raw_counts{};
+  // Brier score sums, (confidence - right)^2 over the same verdicts: of the
+  // calibrated confidence, and of the raw score read as one.
+  double brier_sum = 0;
+  double raw_brier_sum = 0;
+  double brier() const;
+  double raw_brier() const;
 
   double precision() const { return tp + fp == 0 ? 1.0 : double(tp) / double(tp + fp); }
   double recall() const { return tp + fn == 0 ? 1.0 : double(tp) / double(tp + fn); }

@@ -5,14 +5,16 @@
 namespace hostmesh::sim {
 namespace {
 
-void Add(Verdict& v, ComponentKey key, double confidence = 0) {
+void Add(Verdict& v, ComponentKey key, double confidence = 0, double raw = 0) {
   const auto it = std::find(v.named.begin(), v.named.end(), key);
   if (it == v.named.end()) {
     v.named.push_back(key);
     v.confidence.push_back(confidence);
+    v.raw_confidence.push_back(raw);
   } else {
-    auto& c = v.confidence[static_cast<std::size_t>(it - v.named.begin())];
-    c = std::max(c, confidence);
+    const auto i = static_cast<std::size_t>(it - v.named.begin());
+    v.confidence[i] = std::max(v.confidence[i], confidence);
+    v.raw_confidence[i] = std::max(v.raw_confidence[i], raw);
   }
 }
 
@@ -55,7 +57,7 @@ Verdict OurVerdict(const analysis::WindowReport& report, const Fleet& fleet,
   double top_evidence = -1;
   for (const analysis::Suspect& s : report.loss.culprits) {
     const ComponentKey key = KeyOf(fleet, Category::kLoss, s.component, host_of);
-    Add(v, key, s.confidence);
+    Add(v, key, s.confidence, s.raw_confidence);
     if (s.z > top_evidence) {
       top_evidence = s.z;
       v.top_loss = key;
@@ -63,19 +65,18 @@ Verdict OurVerdict(const analysis::WindowReport& report, const Fleet& fleet,
   }
   for (const analysis::SwitchRank& r : report.loss.switches) {
     if (!r.culprit) continue;
-    const double confidence =
-        report.evidence_threshold > 0 ? std::min(1.0, r.evidence / report.evidence_threshold) : 0.5;
-    Add(v, SwitchKey(Category::kLoss, r.id), confidence);
+    Add(v, SwitchKey(Category::kLoss, r.id), r.confidence, r.raw_confidence);
     if (r.evidence > top_evidence) {
       top_evidence = r.evidence;
       v.top_loss = SwitchKey(Category::kLoss, r.id);
     }
   }
   for (const analysis::Suspect& s : report.latency.culprits) {
-    Add(v, KeyOf(fleet, Category::kLatency, s.component, host_of), s.confidence);
+    Add(v, KeyOf(fleet, Category::kLatency, s.component, host_of), s.confidence, s.raw_confidence);
   }
   for (const analysis::ProcessingFlag& f : report.processing_flags) {
-    Add(v, HostKey(f.host < host_of.size() ? host_of[f.host] : f.host), 1.0);
+    Add(v, HostKey(f.host < host_of.size() ? host_of[f.host] : f.host), f.confidence,
+        f.raw_confidence);
   }
   return v;
 }

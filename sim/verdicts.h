@@ -24,9 +24,10 @@
 namespace hostmesh::sim {
 
 struct Verdict {
-  std::vector<ComponentKey> named;  // no duplicates
-  std::vector<double> confidence;   // parallel to named: the method's own (ours only)
-  ComponentKey top_loss = 0;        // 0: nothing named for loss
+  std::vector<ComponentKey> named;     // no duplicates
+  std::vector<double> confidence;      // parallel to named: the method's own (ours only)
+  std::vector<double> raw_confidence;  // parallel to named: the raw score it was calibrated from
+  ComponentKey top_loss = 0;           // 0: nothing named for loss
 };
 
 // host_of[analyzer host id] = the fleet host.

@@ -3,6 +3,8 @@
 #include <chrono>
 #include <cstdint>
 
+#include "analyzer/analysis/confidence_calibration.h"
+
 namespace hostmesh::analysis {
 
 using std::chrono::nanoseconds;
@@ -84,6 +86,10 @@ struct AnalysisConfig {
   nanoseconds path_ttl = std::chrono::minutes{5};
   // Example paths kept in an incident's evidence.
   std::size_t max_example_paths = 3;
+
+  // Raw scores to the probability a verdict is right, per kind of verdict
+  // (confidence_calibration.h); fitted on the simulator's suite.
+  ConfidenceCalibration confidence = DefaultConfidenceCalibration();
 };
 
 }  // namespace hostmesh::analysis

@@ -130,9 +130,7 @@ std::vector<std::uint64_t> IncidentTracker::Update(const WindowReport& report) {
     f.key = r.id;
     f.kind = IncidentKind::kSwitch;
     f.suspect.link = r.id;
-    f.confidence = report.evidence_threshold > 0
-                       ? std::min(1.0, r.evidence / (2 * report.evidence_threshold))
-                       : 0.5;
+    f.confidence = r.confidence;
     findings.push_back(f);
   }
   for (const auto& p : report.processing_flags) {
@@ -141,8 +139,7 @@ std::vector<std::uint64_t> IncidentTracker::Update(const WindowReport& report) {
     f.key = p.host;
     f.kind = IncidentKind::kHostProcessing;
     f.suspect.host = p.host;
-    f.confidence = std::min(
-        1.0, (p.p90_ns / std::max(p.fleet_median_p90_ns, 1.0)) / (2 * config_.proc_factor));
+    f.confidence = p.confidence;
     findings.push_back(f);
   }
 

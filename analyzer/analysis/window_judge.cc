@@ -386,7 +386,8 @@ WindowReport WindowJudge::Judge(const WindowAccumulator& w) {
     s.added_latency_ns = h.excess_ns;
     s.good = h.probes;
     s.z = h.excess_ns / hot.min_excess_ns;
-    s.confidence = h.consistency;
+    s.raw_confidence = h.consistency;
+    s.confidence = config_.confidence.latency.Apply(s.raw_confidence);
     bool merged = false;
     for (Suspect& earlier : out.latency.culprits) {
       if (earlier.component.link == h.link) {
@@ -595,7 +596,8 @@ Localization WindowJudge::Localize(const WindowAccumulator& w, const Index& ix,
     s.good = c.good;
     s.loss = c.loss;
     s.z = c.z;
-    s.confidence = c.confidence;
+    s.raw_confidence = c.confidence;
+    s.confidence = config_.confidence.loss.Apply(c.confidence);
     for (std::size_t gi = 0; gi < problem.groups.size(); ++gi) {
       if (s.example_paths.size() >= config_.max_example_paths) break;
       const auto& g = problem.groups[gi];
@@ -707,6 +709,8 @@ Localization WindowJudge::Localize(const WindowAccumulator& w, const Index& ix,
       r.culprit = true;
       r.loss = c->loss;
       r.evidence = c->z;
+      r.raw_confidence = c->confidence;
+      r.confidence = config_.confidence.loss.Apply(c->confidence);
       out.culprit_switches.push_back(s);
     }
     out.switches.push_back(r);
@@ -736,7 +740,10 @@ void WindowJudge::FlagProcessing(const WindowAccumulator& w, WindowReport* out) 
   const auto excess = static_cast<double>(config_.proc_min_excess.count());
   for (const auto& [h, v] : p90s) {
     if (v > config_.proc_factor * median && v - median >= excess) {
-      out->processing_flags.push_back({h, v, median, w.hosts()[h].processing.count()});
+      ProcessingFlag f{h, v, median, w.hosts()[h].processing.count()};
+      f.raw_confidence = std::min(1.0, v / std::max(median, 1.0) / (2 * config_.proc_factor));
+      f.confidence = config_.confidence.processing.Apply(f.raw_confidence);
+      out->processing_flags.push_back(f);
     }
   }
 }

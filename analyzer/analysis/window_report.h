@@ -91,6 +91,9 @@ struct Suspect {
   std::uint64_t good = 0;       // probes through it that were fine
   double loss = 0;
   double z = 0;
+  // Raw score in [0, 1] (confidence_calibration.h) and the probability it is
+  // right that the calibration maps it to.
+  double raw_confidence = 0;
   double confidence = 0;
   std::vector<std::vector<LinkId>> example_paths;  // NIC link to NIC link
   // Its failures came in bursts (flap_watch.h): down and up, not lossy.
@@ -120,9 +123,11 @@ struct SwitchRank {
   SwitchId id = 0;
   std::uint64_t votes = 0;  // paper Algorithm 1
   std::uint32_t culprit_links = 0;
-  bool culprit = false;  // the inference blamed the switch itself
-  double loss = 0;       // its loss estimate when blamed
-  double evidence = 0;   // accumulated evidence (nats) when blamed
+  bool culprit = false;       // the inference blamed the switch itself
+  double loss = 0;            // its loss estimate when blamed
+  double evidence = 0;        // accumulated evidence (nats) when blamed
+  double raw_confidence = 0;  // when blamed: as a Suspect's
+  double confidence = 0;
 };
 
 struct Localization {
@@ -138,6 +143,8 @@ struct ProcessingFlag {
   double p90_ns = 0;
   double fleet_median_p90_ns = 0;
   std::uint64_t samples = 0;
+  double raw_confidence = 0;  // min(1, p90 / fleet median / (2 x proc_factor))
+  double confidence = 0;
 };
 
 struct Coverage {

@@ -27,6 +27,26 @@ constexpr std::array<EnumName<LogLevel>, 7> kLogLevelNames = {{
     {"off", LogLevel::kOff},
 }};
 
+// A confidence map: a list of {raw, p} points (analysis/confidence_calibration.h).
+// Absent keeps the default; an empty list is the identity (confidence = raw).
+void ReadConfidenceMap(MapReader& m, std::string_view key, analysis::ConfidenceMap* out) {
+  std::vector<analysis::CalibrationPoint> points;
+  bool items_ok = true;
+  const bool present = m.Has(key);
+  const bool list_ok = m.List(key, [&](MapReader& item) {
+    analysis::CalibrationPoint pt;
+    items_ok &= item.Required("raw", &pt.raw, Range{0.0, 1.0});
+    items_ok &= item.Required("p", &pt.p, Range{0.0, 1.0});
+    points.push_back(pt);
+  });
+  if (!present || !list_ok || !items_ok) return;
+  if (const auto why = analysis::ConfidenceMap::Validate(points)) {
+    m.Fail(key, *why + " (points sorted by raw, p non-decreasing)");
+    return;
+  }
+  *out = analysis::ConfidenceMap(std::move(points));
+}
+
 void ReadAnalyzer(MapReader& r, AnalyzerConfig& cfg) {
   r.Optional("log_level", &cfg.log_level, kLogLevelNames);
   r.Map("grpc", [&](MapReader& m) { m.Optional("listen", &cfg.grpc_listen); });
@@ -69,6 +89,12 @@ void ReadAnalyzer(MapReader& r, AnalyzerConfig& cfg) {
     m.Optional("resolve_after_clean_windows", &a.resolve_after_clean_windows, Range{1, 1000});
     m.Optional("resolve_after_unobserved_windows", &a.resolve_after_unobserved_windows,
                Range{1, 100000});
+    // Raw scores to calibrated confidences, fitted by `hostmesh-sim calibrate`.
+    m.Map("confidence", [&](MapReader& c) {
+      ReadConfidenceMap(c, "loss", &a.confidence.loss);
+      ReadConfidenceMap(c, "latency", &a.confidence.latency);
+      ReadConfidenceMap(c, "processing", &a.confidence.processing);
+    });
   });
   r.Map("retention", [&](MapReader& m) {
     m.Optional("raw", &cfg.raw_retention, Range{1min, 24h * 365});

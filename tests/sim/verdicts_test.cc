@@ -68,6 +68,7 @@ TEST_F(VerdictsTest, OursTopIsTheLossCulpritWithTheMostEvidence) {
   auto link = LinkSuspect(a_);
   link.z = 12;
   link.confidence = 0.9;
+  link.raw_confidence = 0.7;
   auto other = LinkSuspect(LinkNamed(fleet_, "p0r0-s01"));
   other.z = 11;
   r.loss.culprits = {link, other};
@@ -76,14 +77,19 @@ TEST_F(VerdictsTest, OursTopIsTheLossCulpritWithTheMostEvidence) {
   sw.id = rail;
   sw.culprit = true;
   sw.evidence = 15;  // the switch itself, blamed with more evidence than any link
+  sw.raw_confidence = 0.8;
+  sw.confidence = 0.85;
   r.loss.switches = {sw};
   r.loss.culprit_switches = {rail};
   Verdict v = OurVerdict(r, fleet_, host_of_);
   ASSERT_EQ(v.named.size(), 3u);
   EXPECT_EQ(v.named.back(), SwitchKey(Category::kLoss, rail));
   EXPECT_EQ(v.top_loss, SwitchKey(Category::kLoss, rail));
+  // Each verdict carries the analyzer's calibrated confidence and its raw score.
   EXPECT_DOUBLE_EQ(v.confidence[0], 0.9);
-  EXPECT_DOUBLE_EQ(v.confidence[2], 1.0);  // evidence over the threshold, capped
+  EXPECT_DOUBLE_EQ(v.raw_confidence[0], 0.7);
+  EXPECT_DOUBLE_EQ(v.confidence[2], 0.85);
+  EXPECT_DOUBLE_EQ(v.raw_confidence[2], 0.8);
 
   // Less evidence than the first link: the link is on top.
   r.loss.switches[0].evidence = 5;

@@ -17,6 +17,33 @@ class IncidentsTest : public FleetTest {
   IncidentTracker tracker_;
 };
 
+TEST_F(IncidentsTest, ConfidenceIsTheCalibratedRawScore) {
+  // A map that says every raw score is right 40% to 60% of the time: the
+  // verdicts keep their raw score and carry the mapped value, and so does
+  // the incident; the decisions are the default analysis's.
+  AnalysisConfig config;
+  config.confidence.loss = ConfidenceMap({{0.0, 0.4}, {1.0, 0.6}});
+  Analysis calibrated(config, fleet_.Map());
+  fleet_.TracePaths(calibrated, kT0);
+  IncidentTracker tracker(config);
+  const LinkId bad = fleet_.RailSpine(1, 3);
+  const Faults fault{.link_loss = {{bad, 0.5}}};
+  fleet_.ProbeInto(calibrated, kT0, fault);
+  const auto reports = calibrated.Advance(kT0 + 30 * kSecond);
+  ASSERT_EQ(reports.size(), 1u);
+  const WindowReport ours = reports.back();
+  const WindowReport plain = RunWindow(0, fault);
+  ASSERT_EQ(BlamedLinks(ours.loss), BlamedLinks(plain.loss));
+  ASSERT_FALSE(ours.loss.culprits.empty());
+  const Suspect& s = ours.loss.culprits.front();
+  EXPECT_GT(s.raw_confidence, 0.5);
+  EXPECT_DOUBLE_EQ(s.raw_confidence, plain.loss.culprits.front().raw_confidence);
+  EXPECT_DOUBLE_EQ(s.confidence, 0.4 + 0.2 * s.raw_confidence);
+  tracker.Update(ours);
+  ASSERT_EQ(tracker.all().size(), 1u);
+  EXPECT_DOUBLE_EQ(tracker.all().front().confidence, s.confidence);
+}
+
 TEST_F(IncidentsTest, OneLinkFaultIsOneIncidentUntilResolved) {
   const LinkId bad = fleet_.RailSpine(1, 3);
   const Faults fault{.link_loss = {{bad, 0.5}}};

@@ -101,6 +101,52 @@ TEST(AnalyzerConfig, ADecisionThresholdOutOfRangeIsNamed) {
   }
 }
 
+TEST(AnalyzerConfig, ConfidenceMapsAreTheOperators) {
+  const AnalyzerConfig c = ParseAnalyzerConfig(R"(thresholds:
+  confidence:
+    loss: [{raw: 0.1, p: 0.2}, {raw: 0.9, p: 0.95}]
+    latency: []
+)",
+                                               "a.yaml");
+  const analysis::ConfidenceCalibration& k = c.analysis.confidence;
+  EXPECT_EQ(k.loss.points(), (std::vector<analysis::CalibrationPoint>{{0.1, 0.2}, {0.9, 0.95}}));
+  EXPECT_DOUBLE_EQ(k.loss.Apply(0.5), 0.575);
+  EXPECT_TRUE(k.latency.identity());  // an empty list: confidence = raw score
+  // Absent: the default fitted on the simulator's suite.
+  EXPECT_EQ(k.processing, analysis::DefaultConfidenceCalibration().processing);
+  EXPECT_EQ(ParseAnalyzerConfig("", "a.yaml").analysis.confidence,
+            analysis::DefaultConfidenceCalibration());
+}
+
+TEST(AnalyzerConfig, TheExampleFileSpellsOutTheDefaultConfidenceMaps) {
+  const AnalyzerConfig c = LoadAnalyzerConfig(HOSTMESH_ANALYZER_EXAMPLE);
+  EXPECT_EQ(c.analysis.confidence, analysis::DefaultConfidenceCalibration());
+  EXPECT_FALSE(c.analysis.confidence.loss.identity());
+}
+
+TEST(AnalyzerConfig, ABadConfidenceMapIsNamed) {
+  try {
+    ParseAnalyzerConfig(R"(thresholds:
+  confidence:
+    loss: [{raw: 0.2, p: 0.5}, {raw: 0.1, p: 0.6}]
+    latency: [{raw: 0.2, p: 0.5}, {raw: 0.4, p: 0.3}]
+    processing: [{raw: 0.2, p: 1.5}]
+)",
+                        "a.yaml");
+    FAIL() << "accepted";
+  } catch (const config::ConfigError& e) {
+    ASSERT_EQ(e.issues().size(), 3u) << e.what();
+    EXPECT_EQ(e.issues()[0].path, "thresholds.confidence.loss");
+    EXPECT_EQ(e.issues()[0].line, 3);
+    EXPECT_NE(e.issues()[0].message.find("raw must be above"), std::string::npos)
+        << e.issues()[0].message;
+    EXPECT_EQ(e.issues()[1].path, "thresholds.confidence.latency");
+    EXPECT_NE(e.issues()[1].message.find("p must not be below"), std::string::npos)
+        << e.issues()[1].message;
+    EXPECT_EQ(e.issues()[2].path, "thresholds.confidence.processing[0].p");
+  }
+}
+
 TEST(AnalyzerConfig, ErrorsNameTheKeyAndTheLine) {
   try {
     ParseAnalyzerConfig("window: 2s\nthresholds:\n  rnic_timeout_fraction: 2\nwindoe: 3s\n",
