@@ -109,7 +109,6 @@ InferenceResult Infer(InferenceProblem& p, const InferenceParams& params) {
   };
 
   for (auto& g : p.groups) {
-    g.link_part = false;
     for (std::uint32_t i = 0; i < g.size; ++i) out.failures[p.comps[g.first + i]] += g.bad;
   }
 
@@ -164,7 +163,6 @@ InferenceResult Infer(InferenceProblem& p, const InferenceParams& params) {
       const auto* begin = p.comps.data() + g.first;
       if (std::find(begin, begin + g.size, best) == begin + g.size) continue;
       explained[gi] = 1;
-      if (g.traced && p.is_link[best]) g.link_part = true;
     }
     if (p.is_link[best] && untraced.Blamed(p, best)) {
       untraced.Explain(p, untraced_explained, ambiguous_good);

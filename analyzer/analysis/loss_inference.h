@@ -45,8 +45,7 @@ struct InferenceProblem {
     std::uint32_t bad = 0;    // failures
     std::uint32_t first = 0;  // into comps
     std::uint32_t size = 0;
-    bool traced = false;     // untraced: comps are the two RNICs only
-    bool link_part = false;  // filled by Infer: crossed a blamed link
+    bool traced = false;  // untraced: comps are the two RNICs only
   };
   std::vector<Group> groups;
   std::vector<std::uint32_t> comps;

@@ -42,9 +42,20 @@ double PoissonTail(double k, double lambda) {
 }
 
 namespace {
-// How unlikely a part's failures must be at 2.5 times its switch's loss rate
-// for the loss to count as concentrated on it.
+// How unlikely, at its switch's loss rate, a part's failures must be (over
+// all the switch's parts) for the loss to count as concentrated on it.
 constexpr double kConcentrated = 1e-3;
+
+// Whether part_bad of part_n probes through one of `parts` parts of a switch
+// losing `loss` are concentrated there: more than 2.5 times the switch's rate,
+// and more than a lossy switch would make the worst of its parts lose by
+// chance (a part's probes are a fraction of the switch's, and fewer still
+// while tracing lags behind rotation).
+bool Concentrated(double part_bad, double part_n, double loss, std::size_t parts) {
+  const double chance = kConcentrated / static_cast<double>(std::max<std::size_t>(parts, 1));
+  return part_n > 0 && part_bad / part_n > 2.5 * loss &&
+         PoissonTail(part_bad, loss * part_n) < chance;
+}
 }  // namespace
 
 SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint64_t> keys,
@@ -82,7 +93,6 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
     return {bad, bad + static_cast<double>(p.good[c] + p.good_untraced[c]) - ambiguous_good[c]};
   };
   for (auto& g : p.groups) {
-    g.link_part = false;
     for (std::uint32_t i = 0; i < g.size; ++i) out.failures[p.comps[g.first + i]] += g.bad;
   }
   auto unexplained = [&] {
@@ -103,7 +113,6 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
       const auto* begin = p.comps.data() + g.first;
       if (std::find(begin, begin + g.size, best) == begin + g.size) continue;
       explained[gi] = 1;
-      if (g.traced && p.is_link[best]) g.link_part = true;
     }
     if (p.is_link[best] && untraced.Blamed(p, best)) {
       untraced.Explain(p, untraced_explained, ambiguous_good);
@@ -144,19 +153,12 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
       }
     }
     const double loss = bad / n;
-    // Concentrated: the part loses more than 2.5 times the switch's rate, and
-    // more than a lossy switch would make the worst of its parts lose by
-    // chance (a part's probes are a fraction of the switch's, and fewer still
-    // while tracing lags behind rotation).
-    const double chance = kConcentrated / static_cast<double>(parts[c].size());
-    if (part_n > 0 && part_bad / part_n > 2.5 * loss &&
-        PoissonTail(part_bad, loss * part_n) < chance) {
-      return false;
-    }
+    if (Concentrated(part_bad, part_n, loss, parts[c].size())) return false;
     if (n - part_n <= 0) return true;
     // And the rest loses less than half the switch's rate, by more than chance.
     const double rest_bad = bad - part_bad, rest_n = n - part_n;
     if (rest_bad / rest_n >= 0.5 * loss) return true;
+    const double chance = kConcentrated / static_cast<double>(parts[c].size());
     return 1.0 - PoissonTail(std::floor(rest_bad) + 1, 0.5 * loss * rest_n) >= chance;
   };
 
@@ -238,11 +240,7 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
         continue;
       }
       const double bad = whole.bad + part.bad, n = whole.n + part.bad;
-      const double loss = bad / n;
-      const double chance = kConcentrated / static_cast<double>(parts[whole.c].size());
-      if (part.bad / part.n > 2.5 * loss && PoissonTail(part.bad, loss * part.n) < chance) {
-        continue;
-      }
+      if (Concentrated(part.bad, part.n, bad / n, parts[whole.c].size())) continue;
       whole.bad = bad;
       whole.n = n;
       blamed[part.c] = 0;
