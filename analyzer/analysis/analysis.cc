@@ -12,12 +12,16 @@ Analysis::Analysis(AnalysisConfig config, FabricMap fabric)
     : config_(config),
       fabric_(std::move(fabric)),
       paths_(config_.path_ttl),
-      judge_(config_, fabric_, paths_),
+      routes_(config_.route_withdrawn_alpha),
+      judge_(config_, fabric_, paths_, routes_),
       slow_threshold_ns_(config_.slow_latency_floor.count()) {}
 
 void Analysis::AddPath(const PathRecord& path) {
   if (path.src_nic >= kMaxNics || path.dst_nic >= kMaxNics) return;
+  const MiddleId before = paths_.Lookup(path.host, path.src_nic, path.dst_nic, path.src_port);
   paths_.Add(path);
+  const MiddleId after = paths_.Lookup(path.host, path.src_nic, path.dst_nic, path.src_port);
+  routes_.AddTrace(path, after != before && after != PathTable::kNoPath, fabric_);
   ++stats_.paths;
 }
 

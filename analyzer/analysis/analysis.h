@@ -23,6 +23,7 @@
 
 #include "analyzer/analysis/config.h"
 #include "analyzer/analysis/path_table.h"
+#include "analyzer/analysis/route_watch.h"
 #include "analyzer/analysis/types.h"
 #include "analyzer/analysis/window_accumulator.h"
 #include "analyzer/analysis/window_judge.h"
@@ -100,6 +101,7 @@ class Analysis {
   AnalysisConfig config_;
   FabricMap fabric_;
   PathTable paths_;
+  RouteWatch routes_;
   WindowJudge judge_;
   std::map<std::int64_t, std::unique_ptr<WindowAccumulator>> windows_;  // by start
   WindowAccumulator* last_ = nullptr;  // the window of the previous result

@@ -44,6 +44,11 @@ struct AnalysisConfig {
   // at the flap's duty cycle (about half) inside; a shadow all but only inside.
   double churn_inside = 0.9;
   std::uint32_t max_culprits = 64;  // per window and kind
+  // A link routing has withdrawn (route_watch.h): named when fresh ECMP draws
+  // at its rail switch missed it so often that a link in use would have been
+  // missed with at most this chance. Per link and decision: a fleet draws
+  // about a million times a day per rail switch at 10,000 hosts.
+  double route_withdrawn_alpha = 1e-12;
 
   // Latency inference (one window): a component is blamed when it explains at
   // least min_failures slow probes, this many standard deviations above the

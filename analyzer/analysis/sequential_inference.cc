@@ -272,6 +272,7 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
     e.s = std::clamp(e.s + LogLikelihoodRatio(ch.bad, ch.n, p0, h1_of(&e, ch.bad, ch.n)), 0.0, cap);
     e.est = fresh ? loss : 0.5 * e.est + 0.5 * loss;
     e.s = std::max(e.s, h);
+    e.r = 0;
     e.culprit = true;
     e.windows = fresh ? 1 : e.windows + 1;
     e.unobserved = 0;
@@ -301,12 +302,18 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
       e.s = 0;
       continue;
     }
-    e.s = std::clamp(e.s + LogLikelihoodRatio(bad, n, p0, h1_of(&e, bad, n)), 0.0, cap);
+    const double llr = LogLikelihoodRatio(bad, n, p0, h1_of(&e, bad, n));
+    e.s = std::clamp(e.s + llr, 0.0, cap);
     if (e.culprit) {
-      // Held while the evidence holds (hysteresis), with what is left for it.
-      e.culprit = e.s >= h * params.off_fraction;
-      if (!e.culprit) continue;
-      e.est = 0.5 * e.est + 0.5 * (bad / n);
+      // Held while the evidence holds (hysteresis), with what is left for it,
+      // until its windows say it is back at p0.
+      e.r = std::max(0.0, e.r - llr);
+      e.culprit = e.s >= h * params.off_fraction && e.r < params.recovery_nats;
+      if (!e.culprit) {
+        e.s = std::min(e.s, h * params.off_fraction);
+        e.r = 0;
+        continue;
+      }
       ++e.windows;
       report(c, bad, n, e);
       result.fresh.push_back(false);

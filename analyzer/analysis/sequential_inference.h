@@ -12,10 +12,15 @@
 // and becomes a culprit when S reaches h, or at once when one window alone is
 // conclusive (Poisson tail P(X >= bad | n p0) below window_alpha / components,
 // and at least min_failures failures, and loss above p0 + delta). It stays one
-// while S stays above off_fraction x h: a culprit's H1 rate is its own loss
-// estimate (at least p0 + delta), so a window of healthy probes through a
-// fault that has ended pulls S down fast for a large fault (one clean window
-// for a gray link) and over a few windows for a small one.
+// while S stays above off_fraction x h, and until the windows since it last
+// failed at its rate show it back at p0: a second CUSUM of the opposite ratio,
+//   R <- max(0, R - LLR(bad, n, p0, est))
+// with est its loss while it was chosen (kept, not averaged with its clean
+// windows, which would let the fault's own rate fade out of the test), lets
+// it go when R reaches recovery_nats. A gray link that comes back is let go
+// after one clean window, a 1% loss over 400 probes a window after two; a
+// small fault that happens to show no failure in a window (e^-2 for 0.5% over
+// 400 probes) needs about four such windows in a row to be let go.
 //
 // Per window, greedily (as the window inference, loss_inference.h), the
 // strongest candidate explains every failure through it before the next is
@@ -53,6 +58,9 @@ struct SequentialParams {
   double window_alpha = 1e-4;
   double off_fraction = 0.5;
   double cap_factor = 1.5;
+  // ln(1000): back to background with a chance of 1e-3 of letting a fault go
+  // that still loses at its rate (that would only split its incident).
+  double recovery_nats = 6.9;
   std::uint32_t max_unobserved_windows = 15;
   std::uint32_t min_failures = 3;
   std::uint32_t min_traced = 50;
@@ -69,6 +77,7 @@ class EvidenceBook {
   struct Entry {
     double s = 0;    // CUSUM, nats
     double est = 0;  // loss estimate while a culprit
+    double r = 0;    // recovery CUSUM while held, nats
     bool culprit = false;
     std::uint32_t windows = 0;     // windows as a culprit, in a row
     std::uint32_t unobserved = 0;  // windows in a row no probe crossed it

@@ -365,6 +365,7 @@ WindowReport WindowJudge::Judge(const WindowAccumulator& w) {
     s.flap_period_s = flap->period_s;
   }
   DropChurnShadows(w, &out.loss);
+  NameWithdrawnLinks(&out.loss);
 
   const InferenceParams slow_params{config_.min_failures, config_.background_slow, config_.min_z,
                                     config_.max_culprits};
@@ -426,6 +427,30 @@ bool WindowJudge::ShareASwitch(LinkId a, LinkId b) const {
 // (the window a flap starts in: no flap verdict, no timing), the weaker is
 // held back so the next window can tell; a fault of its own fails outside
 // the flaps too and is named then, a window late.
+// A withdrawn link is down whatever its probes say: they no longer cross it
+// (those that seem to are on paths traced before routing moved them).
+void WindowJudge::NameWithdrawnLinks(Localization* loss) const {
+  for (const WithdrawnLink& gone : routes_.Withdrawn(fabric_)) {
+    auto it = std::find_if(loss->culprits.begin(), loss->culprits.end(), [&](const Suspect& s) {
+      return s.component.kind == Component::Kind::kLink && s.component.link == gone.link;
+    });
+    if (it == loss->culprits.end()) {
+      Suspect s;
+      s.component.link = gone.link;
+      s.component.direction = kBothWays;
+      s.raw_confidence = 1.0 - gone.p_value;
+      s.confidence = config_.confidence.loss.Apply(s.raw_confidence);
+      loss->culprits.push_back(std::move(s));
+      it = loss->culprits.end() - 1;
+    }
+    it->routed_around = true;
+    it->loss = 1.0;
+    for (LinkRank& r : loss->links) {
+      if (r.link == gone.link) r.culprit = true;
+    }
+  }
+}
+
 void WindowJudge::DropChurnShadows(const WindowAccumulator& w, Localization* loss) {
   std::vector<Suspect>& culprits = loss->culprits;
   std::vector<char> shadow(culprits.size(), 0);

@@ -14,6 +14,7 @@
 #include "analyzer/analysis/latency_hotspots.h"
 #include "analyzer/analysis/loss_inference.h"
 #include "analyzer/analysis/path_table.h"
+#include "analyzer/analysis/route_watch.h"
 #include "analyzer/analysis/sequential_inference.h"
 #include "analyzer/analysis/types.h"
 #include "analyzer/analysis/window_accumulator.h"
@@ -25,10 +26,12 @@ SequentialParams SequentialParamsFrom(const AnalysisConfig& config);
 
 class WindowJudge {
  public:
-  WindowJudge(const AnalysisConfig& config, const FabricMap& fabric, const PathTable& paths)
+  WindowJudge(const AnalysisConfig& config, const FabricMap& fabric, const PathTable& paths,
+              const RouteWatch& routes)
       : config_(config),
         fabric_(fabric),
         paths_(paths),
+        routes_(routes),
         sequential_(SequentialParamsFrom(config)),
         evidence_(config.prior_background_loss) {}
 
@@ -52,6 +55,7 @@ class WindowJudge {
                         bool baseline_skips_rnics) const;
   void FlagProcessing(const WindowAccumulator& w, WindowReport* out) const;
   void DropChurnShadows(const WindowAccumulator& w, Localization* loss);
+  void NameWithdrawnLinks(Localization* loss) const;
   bool ShareASwitch(LinkId a, LinkId b) const;
   void CountCoverage(const WindowAccumulator& w, const Index& ix, WindowReport* out) const;
   std::vector<LinkId> FullPath(HostId host, NicId src, NicId dst, MiddleId middle) const;
@@ -59,6 +63,7 @@ class WindowJudge {
   const AnalysisConfig& config_;
   const FabricMap& fabric_;
   const PathTable& paths_;
+  const RouteWatch& routes_;
   std::vector<char> known_hosts_;
   // RNIC key (host * kMaxNics + nic) -> end of its sticky anomaly.
   std::unordered_map<std::uint64_t, std::int64_t> verdict_until_;

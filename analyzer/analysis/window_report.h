@@ -104,6 +104,8 @@ struct Suspect {
   // Flapping links: neighbours whose failures all fell while this one was
   // down (route churn moved their traced flows onto it), not named alone.
   std::vector<LinkId> churn_shadows;
+  // A link routing no longer uses (route_watch.h): down and routed around.
+  bool routed_around = false;
   // Loss culprit links watched since the previous window: outcomes per source
   // port, by port (diagnosis tells an ACL from a lossy link by them).
   std::vector<PortOutcome> ports;

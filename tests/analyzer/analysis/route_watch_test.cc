@@ -1,0 +1,182 @@
+// Links routing has withdrawn (route_watch.h), on the synthetic 8 x 4 x 4
+// fleet's map: traces are built by hand, one ECMP draw each.
+
+#include "analyzer/analysis/route_watch.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "analyzer/analysis/analysis.h"
+#include "tests/analyzer/analysis/fleet_test_base.h"
+#include "tests/analyzer/analysis/synthetic_fleet.h"
+
+namespace hostmesh::analysis::testing {
+namespace {
+
+constexpr double kAlpha = 1e-12;
+
+class RouteWatchTest : public ::testing::Test {
+ protected:
+  // A trace from host h's NIC 0 (rail 0) to its NIC 1 over `spine`.
+  PathRecord Trace(HostId h, std::uint32_t spine) const {
+    PathRecord p;
+    p.host = h;
+    p.src_nic = 0;
+    p.dst_nic = 1;
+    p.time_ns = ++now_;
+    p.links = {fleet_.NicLink(h, 0), fleet_.RailSpine(0, spine), fleet_.RailSpine(1, spine),
+               fleet_.NicLink(h, 1)};
+    return p;
+  }
+  // Cut short past rail switch 0: every way on is a candidate.
+  PathRecord CutShort(HostId h) const {
+    PathRecord p = Trace(h, 0);
+    p.links[1] = p.links[2] = kUnknown;
+    for (std::uint32_t s = 0; s < fleet_.shape().spines; ++s) {
+      p.candidates.push_back({1, fleet_.RailSpine(0, s)});
+      p.candidates.push_back({2, fleet_.RailSpine(1, s)});
+    }
+    return p;
+  }
+  bool Withdrawn(LinkId link) const {
+    const auto gone = watch_.Withdrawn(map_);
+    return std::any_of(gone.begin(), gone.end(),
+                       [&](const WithdrawnLink& w) { return w.link == link; });
+  }
+
+  SyntheticFleet fleet_{FleetShape{}};
+  FabricMap map_ = fleet_.Map();
+  RouteWatch watch_{kAlpha};
+  mutable std::int64_t now_ = 0;
+};
+
+TEST_F(RouteWatchTest, ALinkNoFreshDrawPicksIsWithdrawnOnceThatIsBeyondChance) {
+  // 4 up-links: a link in use is missed by n draws with chance (3/4)^n, below
+  // 1e-12 from n = 97 on.
+  const LinkId down = fleet_.RailSpine(0, 0);
+  watch_.AddTrace(Trace(0, 0), true, map_);
+  for (int i = 0; i < 96; ++i) watch_.AddTrace(Trace(0, 1 + i % 3), true, map_);
+  EXPECT_FALSE(Withdrawn(down)) << "96 misses happen once in 1e12 draws' worth of tries";
+  watch_.AddTrace(Trace(0, 1), true, map_);
+  EXPECT_TRUE(Withdrawn(down));
+  for (std::uint32_t s = 1; s < 4; ++s) EXPECT_FALSE(Withdrawn(fleet_.RailSpine(0, s)));
+  EXPECT_FALSE(Withdrawn(fleet_.RailSpine(1, 0))) << "rail 1 made no draw";
+}
+
+TEST_F(RouteWatchTest, ALinkBackInUseIsReleasedAtOnceAndAnyCrossingCounts) {
+  const LinkId down = fleet_.RailSpine(0, 0);
+  for (int i = 0; i < 200; ++i) watch_.AddTrace(Trace(0, 1 + i % 3), true, map_);
+  ASSERT_TRUE(Withdrawn(down));
+  // A retrace of a known 5-tuple crossing it (no draw) shows it in use.
+  watch_.AddTrace(Trace(3, 0), false, map_);
+  EXPECT_FALSE(Withdrawn(down));
+  for (int i = 0; i < 200; ++i) watch_.AddTrace(Trace(0, 1 + i % 3), true, map_);
+  ASSERT_TRUE(Withdrawn(down));
+  // A trace from rail 1 down to rail 0 over it crosses it the other way.
+  PathRecord back = Trace(2, 0);
+  back.src_nic = 1;
+  back.dst_nic = 0;
+  std::reverse(back.links.begin(), back.links.end());
+  watch_.AddTrace(back, true, map_);
+  EXPECT_FALSE(Withdrawn(down));
+}
+
+TEST_F(RouteWatchTest, ALinkInUseIsNotWithdrawnOverManyDraws) {
+  for (int i = 0; i < 20000; ++i) {
+    const HostId h = static_cast<HostId>(i % 8);
+    watch_.AddTrace(Trace(h, fleet_.SpineOf(h, 0, 1, static_cast<std::uint16_t>(i))), true, map_);
+  }
+  EXPECT_TRUE(watch_.Withdrawn(map_).empty());
+}
+
+TEST_F(RouteWatchTest, AGrayLinkThatEatsItsTracesIsNotTakenForWithdrawn) {
+  // Every fourth draw goes up spine 0 and is cut short there: a gray link.
+  const LinkId gray = fleet_.RailSpine(0, 0);
+  for (int i = 0; i < 2000; ++i) {
+    watch_.AddTrace(i % 4 == 0 ? CutShort(0) : Trace(0, 1 + i % 3), true, map_);
+  }
+  EXPECT_FALSE(Withdrawn(gray));
+  // A few cut short by something else beside many that avoid it: withdrawn.
+  for (int i = 0; i < 2000; ++i) {
+    watch_.AddTrace(i % 100 == 0 ? CutShort(0) : Trace(0, 1 + i % 3), true, map_);
+  }
+  EXPECT_TRUE(Withdrawn(gray));
+}
+
+TEST_F(RouteWatchTest, RetracesOfKnownPathsAndSilentHopsAreNoDraws) {
+  const LinkId quiet = fleet_.RailSpine(0, 0);
+  watch_.AddTrace(Trace(0, 0), true, map_);
+  for (int i = 0; i < 1000; ++i) watch_.AddTrace(Trace(0, 1), false, map_);
+  PathRecord silent = Trace(0, 2);
+  silent.links[1] = silent.links[2] = kUnknown;  // rate-limited spine, trace went on
+  for (int i = 0; i < 1000; ++i) watch_.AddTrace(silent, true, map_);
+  EXPECT_FALSE(Withdrawn(quiet));
+}
+
+TEST_F(RouteWatchTest, ASwitchWithOneUpLinkHasNoChoiceToTest) {
+  FabricMap map;
+  map.switch_count = 2;
+  map.links = {{kUnknown, 0}, {0, 1}, {kUnknown, 0}};
+  RouteWatch watch(kAlpha);
+  for (int i = 0; i < 1000; ++i) {
+    PathRecord p;
+    p.links = {0, kUnknown, 2};
+    p.candidates = {{1, 1}};
+    watch.AddTrace(p, true, map);
+  }
+  EXPECT_TRUE(watch.Withdrawn(map).empty());
+}
+
+// Through the analysis: a link that went down and that routing avoids stays
+// its culprit while new 5-tuples keep avoiding it, though no probe fails.
+TEST(RouteWatchAnalysis, ADownLinkRoutedAroundStaysNamedWithNoFailure) {
+  SyntheticFleet fleet(FleetShape{});
+  Analysis analysis(AnalysisConfig{}, fleet.Map());
+  const LinkId down = fleet.RailSpine(0, 0);
+  const std::int64_t t0 = FleetTest::kT0, s = FleetTest::kSecond;
+  std::uint16_t port = 50000;
+  for (int w = 0; w < 4; ++w) {
+    const std::int64_t start = t0 + w * 20 * s;
+    // New ports rotate in each window and are traced: from rail 0 none goes
+    // over spine 0 any more; every probe arrives.
+    for (HostId h = 0; h < 8; ++h) {
+      for (int i = 0; i < 20; ++i, ++port) {
+        const std::uint32_t spine = 1 + port % 3;
+        PathRecord p{h,
+                     0,
+                     1,
+                     port,
+                     4791,
+                     start,
+                     {fleet.NicLink(h, 0), fleet.RailSpine(0, spine), fleet.RailSpine(1, spine),
+                      fleet.NicLink(h, 1)}};
+        analysis.AddPath(p);
+        ProbeRecord r;
+        r.host = h;
+        r.src_nic = 0;
+        r.dst_nic = 1;
+        r.src_port = port;
+        r.dst_port = 4791;
+        r.send_time_ns = r.t1_app_send_ns = start + i * s / 2;
+        r.t2_nic_send_ns = r.t1_app_send_ns + 2000;
+        r.t3_nic_recv_ns = r.t2_nic_send_ns + 8000;
+        r.t4_app_recv_ns = r.t3_nic_recv_ns + 20000;
+        analysis.AddResult(r);
+      }
+    }
+    const auto reports = analysis.Advance(start + 30 * s);
+    ASSERT_EQ(reports.size(), 1u);
+    const auto& culprits = reports[0].loss.culprits;
+    const auto it = std::find_if(culprits.begin(), culprits.end(), [&](const Suspect& c) {
+      return c.component.kind == Component::Kind::kLink && c.component.link == down;
+    });
+    ASSERT_NE(it, culprits.end()) << "window " << w;
+    EXPECT_TRUE(it->routed_around);
+    EXPECT_EQ(it->loss, 1.0);
+    EXPECT_EQ(culprits.size(), 1u) << "window " << w << ": nothing else";
+  }
+}
+
+}  // namespace
+}  // namespace hostmesh::analysis::testing
