@@ -73,6 +73,13 @@ void HostAgent::Start(std::int64_t at_ns) {
       std::make_unique<agent::Scheduler>(core.scheduler, now, Mix(seed_, host_, boots_ + 1));
   tracker_ = std::make_unique<agent::Tracker>(core.tracker, [this](const agent::ProbeResult& r) {
     if (out_ != nullptr) out_->results.push_back(r);
+    // As the agent's OnResult: a lost probe brings its 5-tuple's trace forward.
+    if (r.timeout && tracer_) {
+      const auto tuple = agent::app::TraceTupleOf(config_, r.src_nic, r.dst_nic, r.src_port);
+      if (tuple && tracer_->RetraceSoon(*tuple)) {
+        tracer_wake_ = std::min(tracer_wake_, clock_.MonotonicNow());
+      }
+    }
   });
   transport_ = std::make_unique<SimTransport>(host_, model_, clock_, wall_offset_ns_,
                                               Mix(seed_, host_, boots_ + 2));
@@ -119,7 +126,12 @@ void HostAgent::RefreshTraceTargets() {
     generations_[nic] = pool.generation();
     ports[nic].assign(pool.ports().begin(), pool.ports().end());
   }
-  if (tracer_) tracer_->SetTargets(agent::app::TraceTargetsFrom(config_, ports));
+  if (!tracer_) return;
+  tracer_->SetTargets(agent::app::TraceTargetsFrom(config_, ports));
+  // As the agent's tracer thread, woken by new targets: the ports rotated in
+  // are due now, not when the tracer last planned to wake (a refresh minutes
+  // away), or they would go untraced until then.
+  tracer_wake_ = std::min(tracer_wake_, clock_.MonotonicNow());
 }
 
 void HostAgent::RunUntil(std::int64_t end_ns, HostOutput& out) {

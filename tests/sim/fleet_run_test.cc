@@ -334,6 +334,44 @@ TEST(FleetRunTest, TheLossyLinkIsFound) {
   EXPECT_EQ(d.after_end, 0u);
 }
 
+TEST(FleetRunTest, PortsRotatedInAreTracedWhenTheyComeNotAtTheNextRefresh) {
+  SimConfig c;
+  c.shape = kTiny;
+  c.duration_ns = 200 * kSecond;
+  const RunDigest d = Digest(c);
+  // 4 hosts x 4 NICs x 3 peers x 16 ports first, then a quarter of every pool
+  // each minute (at 60, 120 and 180 s): each a first trace, so a report. The
+  // refreshes (240 s) come after the run.
+  EXPECT_GE(d.paths, 768u + 3 * 192u);
+}
+
+TEST(FleetRunTest, ALinkDownThatRoutingAvoidsIsNamedForAsLongAsItIsDown) {
+  SimConfig c;
+  c.shape = kTiny;
+  c.duration_ns = 200 * kSecond;
+  c.seed = 3;
+  const Fleet fleet(c.shape);
+  Fault down;
+  down.kind = FaultKind::kLinkDown;
+  down.link = LinkNamed(fleet, "p0r2-s00");
+  down.start_ns = 30 * kSecond;
+  down.end_ns = 170 * kSecond;
+  c.faults.push_back(down);
+  const RunDigest d = Digest(c);
+  const ComponentKey bad = LinkKey(Category::kLoss, down.link);
+  ASSERT_EQ(d.ours.size(), 10u);
+  // Routing avoids it a second after it went down: no probe fails from then on.
+  for (std::size_t w = 2; w < 8; ++w) {
+    EXPECT_EQ(std::count(d.ours[w].begin(), d.ours[w].end(), bad), 1) << "window " << w;
+    for (const ComponentKey k : d.ours[w]) {
+      if (CategoryOf(k) == Category::kLoss) {
+        EXPECT_EQ(k, bad) << "window " << w;
+      }
+    }
+  }
+  EXPECT_EQ(std::count(d.ours[9].begin(), d.ours[9].end(), bad), 0) << "back up at 170 s";
+}
+
 TEST(FleetRunTest, ReproducibleFromTheSeedWhateverTheThreads) {
   const RunDigest one = Digest(Faulty(7, 1));
   const RunDigest again = Digest(Faulty(7, 1));
