@@ -185,6 +185,7 @@ std::optional<PathReport> ContinuousTracer::OnTraceDone(const TraceResult& resul
   budget_.Settle(SettleKey(e.budget_key, result.tuple.src), e.reserved, result.probes_sent, now);
   e.in_flight = false;
   e.new_in_pool = false;
+  e.traced_at = now;
   e.due = now + config_.refresh_period;
   Enqueue(it->first, e);
   if (result.end == TraceEnd::kError) return std::nullopt;
@@ -210,6 +211,22 @@ std::optional<PathReport> ContinuousTracer::OnTraceDone(const TraceResult& resul
   report.changed = changed;
   report.time = clock_.RealtimeNow();
   return report;
+}
+
+bool ContinuousTracer::RetraceSoon(const FiveTuple& tuple) {
+  if (config_.loss_retrace_after.count() <= 0) return false;
+  const auto it = entries_.find(tuple);
+  if (it == entries_.end()) return false;
+  Entry& e = it->second;
+  const MonoTime now = clock_.MonotonicNow();
+  // Untraced ones are first in line already.
+  if (e.in_flight || !e.traced || e.due <= now) return false;
+  if (now - e.traced_at < config_.loss_retrace_after) return false;
+  Dequeue(it->first, e);
+  e.due = now;
+  Enqueue(it->first, e);
+  ++counters_.loss_retraces;
+  return true;
 }
 
 const std::vector<Hop>* ContinuousTracer::KnownPath(const FiveTuple& tuple) const {

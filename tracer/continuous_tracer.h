@@ -19,6 +19,11 @@
 //   engine the 5-tuple's known switches, so a path whose switches all answer
 //   as before costs no probe to the (swallowing) destination. A two-tier
 //   refresh is then 2 probes, not 4.
+// - RetraceSoon() (a probe of the 5-tuple was lost) makes a traced 5-tuple
+//   due now, ahead of later refreshes, at most once per loss_retrace_after:
+//   a loss is when a path is most likely to have changed (routing moved it
+//   off a link that went down) and when knowing it matters most; a path
+//   known only from minutes ago would blame the links the flow left.
 // - A report goes out after the first trace of a 5-tuple, whenever its path
 //   changes (PathsDiffer against the known path; silent hops never count as a
 //   change), and otherwise once report_period has passed since the last one.
@@ -49,6 +54,9 @@ struct ContinuousConfig {
   // How long a source's first hop, seen by one trace, is taken for granted by
   // the next ones (TTL 1 not probed).
   std::chrono::nanoseconds first_hop_recheck = std::chrono::seconds{30};
+  // A lost probe's 5-tuple is traced again this long after its last trace at
+  // the soonest (RetraceSoon); zero: losses do not bring traces forward.
+  std::chrono::nanoseconds loss_retrace_after = std::chrono::seconds{30};
   // Copied into every request (max_ttl, timeouts, destination_swallows,
   // session); tuple, netdev, generation and switch_hops are set per trace.
   TraceRequest request_template;
@@ -73,6 +81,7 @@ struct ContinuousCounters {
   std::uint64_t rotation_traces = 0;   // traces of 5-tuples new to the pool
   std::uint64_t results_dropped = 0;   // results for 5-tuples no longer in the pool
   std::uint64_t probes_sent = 0;
+  std::uint64_t loss_retraces = 0;  // traces brought forward by a lost probe
 };
 
 class ContinuousTracer {
@@ -84,6 +93,10 @@ class ContinuousTracer {
   // The next trace to run now, or nullopt; `wake_at` is when to ask again (a
   // due time, or when the budget allows) when nothing is in flight.
   std::optional<TraceRequest> NextTrace(MonoTime& wake_at);
+  // A probe of `tuple` was lost: trace it now if it is in the pool, traced,
+  // not due or in flight already, and last traced loss_retrace_after ago.
+  // Whether it was brought forward.
+  bool RetraceSoon(const FiveTuple& tuple);
   // The result of a trace handed out by NextTrace; a report when one is due.
   std::optional<PathReport> OnTraceDone(const TraceResult& result);
 
@@ -103,6 +116,7 @@ class ContinuousTracer {
     double reserved = 0;
     Ipv4 budget_key;
     bool traced = false;
+    MonoTime traced_at{};  // when its last trace ended
     std::vector<Hop> known;
     int switch_hops = 0;  // from the last trace that reached the destination
     MonoTime last_report{};

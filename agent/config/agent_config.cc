@@ -93,6 +93,7 @@ void ReadTraceroute(MapReader& r, TracerouteConfig& traceroute) {
              Range{0.0, 1000.0, LowerBound::kExclusive});
   r.Optional("max_ttl", &traceroute.max_ttl, {1, 64});
   r.Optional("refresh_period", &traceroute.refresh_period, Range{1s, 24h});
+  r.Optional("loss_retrace_after", &traceroute.loss_retrace_after, Range{0s, 24h});
 }
 
 void ReadUpload(MapReader& r, UploadConfig& upload) {

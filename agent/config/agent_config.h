@@ -69,6 +69,9 @@ struct TracerouteConfig {
   double per_switch_rate_per_second = 5;
   int max_ttl = 8;
   std::chrono::nanoseconds refresh_period = std::chrono::seconds{240};
+  // A 5-tuple that lost a probe is traced again this long after its last
+  // trace at the soonest, ahead of refreshes (0: never brought forward).
+  std::chrono::nanoseconds loss_retrace_after = std::chrono::seconds{30};
 };
 
 struct UploadConfig {

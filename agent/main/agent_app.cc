@@ -285,6 +285,11 @@ void AgentApp::StartTelemetry() {
 void AgentApp::OnResult(const ProbeResult& result) {
   metrics_->ObserveResult(result);
   uploader_->Append(ToProto(result));
+  if (result.timeout && tracer_ && tracer_->up()) {
+    if (const auto tuple = TraceTupleOf(config_, result.src_nic, result.dst_nic, result.src_port)) {
+      tracer_->RetraceSoon(*tuple);
+    }
+  }
 }
 
 void AgentApp::HandTraceTargets() {

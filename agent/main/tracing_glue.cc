@@ -26,6 +26,7 @@ tracer::ContinuousConfig ContinuousConfigFrom(const AgentConfig& config, std::ui
   out.report_period = std::max<std::chrono::nanoseconds>(out.report_period, t.refresh_period);
   out.budget.probes_per_second = t.rate_per_second;
   out.budget.per_first_hop_per_second = t.per_switch_rate_per_second;
+  out.loss_retrace_after = t.loss_retrace_after;
   out.request_template.max_ttl = t.max_ttl;
   out.request_template.probe_timeout = kTraceProbeTimeout;
   out.request_template.destination_swallows = true;  // our own receiver eats the last probe
@@ -54,6 +55,15 @@ std::vector<tracer::TraceTarget> TraceTargetsFrom(
     }
   }
   return out;
+}
+
+std::optional<tracer::FiveTuple> TraceTupleOf(const AgentConfig& config, std::uint32_t src,
+                                              std::uint32_t dst, std::uint16_t src_port) {
+  if (src >= config.nics.size() || dst >= config.nics.size()) return std::nullopt;
+  const auto s = V4(config.nics[src].ip);
+  const auto d = V4(config.nics[dst].ip);
+  if (!s || !d) return std::nullopt;
+  return tracer::FiveTuple{*s, *d, src_port, config.probe.dst_port, tracer::kIpProtoUdp};
 }
 
 double RefreshProbesPerSecond(std::size_t targets, std::chrono::nanoseconds refresh_period) {

@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 #include <utility>
+#include <optional>
 #include <vector>
 
 #include "agent/config/agent_config.h"
@@ -36,6 +37,11 @@ tracer::ContinuousConfig ContinuousConfigFrom(const AgentConfig& config, std::ui
 // tracer speaks ICMPv4 only.
 std::vector<tracer::TraceTarget> TraceTargetsFrom(
     const AgentConfig& config, const std::vector<std::vector<std::uint16_t>>& pool_ports);
+
+// The 5-tuple a probe from NIC src to NIC dst on `src_port` uses, as
+// TraceTargetsFrom lists it; nullopt for a NIC without an IPv4 address.
+std::optional<tracer::FiveTuple> TraceTupleOf(const AgentConfig& config, std::uint32_t src,
+                                              std::uint32_t dst, std::uint16_t src_port);
 
 // Probes per second a full refresh of `targets` 5-tuples every refresh_period
 // needs (4 per trace: rail switch, spine, rail switch, destination).

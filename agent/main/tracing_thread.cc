@@ -84,6 +84,27 @@ void PathTracer::SetTargets(std::vector<tracer::TraceTarget> targets) {
   cv_.notify_one();
 }
 
+void PathTracer::RetraceSoon(const tracer::FiveTuple& tuple) {
+  if (!io_) return;
+  bool wake = false;
+  {
+    std::lock_guard lock(mu_);
+    if (pending_retraces_.size() >= kMaxPendingRetraces) {
+      // The thread is stuck in a trace while probes are being lost at scale:
+      // those 5-tuples wait for their refresh instead.
+      if (status_.retraces_dropped++ == 0) {
+        Log()->warn("traceroute: more than {} lost probes wait for a retrace; dropping",
+                    kMaxPendingRetraces);
+      }
+      return;
+    }
+    wake = pending_retraces_.empty();
+    pending_retraces_.push_back(tuple);
+  }
+  // One wake-up per batch: the thread takes every pending one at once.
+  if (wake) cv_.notify_one();
+}
+
 void PathTracer::RequestStop() {
   if (io_) io_->Stop();
   {
@@ -119,8 +140,11 @@ void PathTracer::Run() {
       std::lock_guard lock(mu_);
       if (stop_) return;
       targets.swap(pending_targets_);
+      retraces_.swap(pending_retraces_);
     }
     if (targets) tracer_.SetTargets(*targets);
+    for (const tracer::FiveTuple& t : retraces_) tracer_.RetraceSoon(t);
+    retraces_.clear();
 
     MonoTime wake = MonoTime::max();
     std::optional<tracer::TraceRequest> request = tracer_.NextTrace(wake);
@@ -145,7 +169,7 @@ void PathTracer::Run() {
     if (request || stop_) continue;
     const auto wait = std::clamp<std::chrono::nanoseconds>(
         wake - clock_.MonotonicNow(), std::chrono::milliseconds{1}, kMaxIdleWait);
-    cv_.wait_for(lock, wait, [this] { return stop_ || pending_targets_.has_value(); });
+    cv_.wait_for(lock, wait, [this] { return stop_ || pending_targets_.has_value() || !pending_retraces_.empty(); });
   }
 }
 
@@ -172,6 +196,13 @@ void RegisterTraceMetrics(metrics::Registry& r, std::function<TraceStatus()> sta
           &Counters::path_changes);
   counter("hostmesh_agent_trace_reports_total", "Path reports handed to the uploader.",
           &Counters::reports);
+  counter("hostmesh_agent_trace_loss_retraces_total",
+          "Traces brought forward because a probe of their 5-tuple was lost.",
+          &Counters::loss_retraces);
+  r.AddCallbackCounter(
+      "hostmesh_agent_trace_retraces_dropped_total",
+      "Lost probes whose 5-tuple could not be queued for a retrace (tracer thread busy).",
+      [status] { return static_cast<double>(status().retraces_dropped); });
   counter("hostmesh_agent_trace_budget_exhausted_total",
           "Due traces that had to wait for the global or per-switch probe budget.",
           &Counters::budget_exhausted);

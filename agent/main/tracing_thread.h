@@ -33,6 +33,7 @@ struct TraceStatus {
   bool up = false;                // the raw ICMP socket is open and the thread runs
   std::uint64_t unavailable = 0;  // 1 when the tracer could not start (no CAP_NET_RAW)
   std::size_t targets = 0;
+  std::uint64_t retraces_dropped = 0;  // lost probes' 5-tuples beyond kMaxPendingRetraces
   tracer::ContinuousCounters counters;
 };
 
@@ -51,6 +52,10 @@ class PathTracer {
   void Start();
   // Any thread; the newest set wins if the tracer has not picked the last one up.
   void SetTargets(std::vector<tracer::TraceTarget> targets);
+  // Any thread: a probe of `tuple` was lost (ContinuousTracer::RetraceSoon).
+  // At most kMaxPendingRetraces wait for the thread; more are dropped.
+  static constexpr std::size_t kMaxPendingRetraces = 4096;
+  void RetraceSoon(const tracer::FiveTuple& tuple);
   void RequestStop();
   // RequestStop, then waits for the thread.
   void Stop();
@@ -71,6 +76,8 @@ class PathTracer {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::optional<std::vector<tracer::TraceTarget>> pending_targets_;
+  std::vector<tracer::FiveTuple> pending_retraces_;
+  std::vector<tracer::FiveTuple> retraces_;  // tracer thread's swap partner
   bool stop_ = false;
   TraceStatus status_;
 

@@ -176,6 +176,40 @@ TEST_F(ContinuousTracerTest, PathChangeIsReportedAtOnce) {
   EXPECT_EQ((*Tracer().KnownPath(t.tuple))[1].address, Ip("10.9.9.9"));
 }
 
+TEST_F(ContinuousTracerTest, ALostProbeBringsItsTraceForwardOncePerInterval) {
+  config_.loss_retrace_after = 30s;
+  const TraceTarget lost = Target("198.18.0.1", "198.18.0.9", 49152);
+  const TraceTarget other = Target("198.18.0.1", "198.18.0.9", 49153);
+  Tracer().SetTargets({lost, other});
+  RunDue();
+  clock_.Advance(10s);
+  EXPECT_FALSE(Tracer().RetraceSoon(lost.tuple)) << "traced 10 s ago";
+  EXPECT_FALSE(Tracer().RetraceSoon(Target("198.18.0.1", "198.18.0.9", 60000).tuple))
+      << "not in the pool";
+  clock_.Advance(25s);
+  // Routing moved it (a link went down); its refresh is 25 s away.
+  auto path = PathOf(lost.tuple);
+  path[1] = Ip("10.9.9.9");
+  override_[lost.tuple] = path;
+  EXPECT_TRUE(Tracer().RetraceSoon(lost.tuple));
+  EXPECT_FALSE(Tracer().RetraceSoon(lost.tuple)) << "due already";
+  const auto reports = RunDue();
+  ASSERT_EQ(reports.size(), 1U);
+  EXPECT_EQ(reports[0].tuple, lost.tuple);
+  EXPECT_TRUE(reports[0].changed);
+  EXPECT_EQ(requests_.size(), 3U) << "the other 5-tuple waits for its refresh";
+  EXPECT_EQ(Tracer().counters().loss_retraces, 1U);
+  clock_.Advance(5s);
+  EXPECT_FALSE(Tracer().RetraceSoon(lost.tuple)) << "retraced 5 s ago";
+
+  config_.loss_retrace_after = 0s;
+  tracer_.reset();
+  Tracer().SetTargets({lost});
+  RunDue();
+  clock_.Advance(50s);
+  EXPECT_FALSE(Tracer().RetraceSoon(lost.tuple)) << "off";
+}
+
 TEST_F(ContinuousTracerTest, SilentHopIsNotAChange) {
   const TraceTarget t = Target("198.18.0.1", "198.18.0.9", 49152);
   Tracer().SetTargets({t});
