@@ -191,6 +191,7 @@ std::vector<std::uint64_t> IncidentTracker::Update(const WindowReport& report) {
       ev.failures += f.evidence->explained;
       ev.good += f.evidence->good;
       ev.loss = f.evidence->loss;
+      ev.routed_around = f.evidence->routed_around;
       for (const auto& path : f.evidence->example_paths) {
         if (ev.example_paths.size() < config_.max_example_paths) ev.example_paths.push_back(path);
       }

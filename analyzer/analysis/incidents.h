@@ -39,6 +39,7 @@ struct IncidentEvidence {
   std::uint8_t directions = 0;   // links: kUpward | kDownward seen failing
   std::uint64_t flaps = 0;       // down episodes seen, summed over windows
   double flap_period_s = 0;      // last estimate
+  bool routed_around = false;    // links: down and routed around (last window)
   double processing_p90_ns = 0;  // host processing delay: last window
   double fleet_median_p90_ns = 0;
   std::vector<std::vector<LinkId>> example_paths;

@@ -176,6 +176,9 @@ std::string IncidentSummary(const ApiSnapshot& s, const analysis::Incident& inc)
     case IncidentKind::kRnicLossy:
       return RnicName(s, c.host, c.nic) + " losing " + Percent(e.loss) + " of its probes";
     case IncidentKind::kLinkLoss: {
+      if (e.routed_around) {
+        return LinkName(s, c.link) + " down: routing avoids it (no new path crosses it)";
+      }
       const std::string way = LinkWay(s, c.link, e.directions);
       return LinkName(s, c.link) + " losing " + Percent(e.loss) + " of the probes" +
              (way.empty() ? " through it" : way);

@@ -82,6 +82,8 @@ void ReadAnalyzer(MapReader& r, AnalyzerConfig& cfg) {
     m.Optional("window_alpha", &a.window_alpha, Range{0.0, 1.0, LowerBound::kExclusive});
     m.Optional("min_failures", &a.min_failures, Range<std::uint32_t>{1, 1'000'000});
     m.Optional("churn_inside", &a.churn_inside, Range{0.0, 1.0, LowerBound::kExclusive});
+    m.Optional("route_withdrawn_alpha", &a.route_withdrawn_alpha,
+               Range{0.0, 1.0, LowerBound::kExclusive});
     m.Optional("hotspot_min_excess", &a.hotspot_min_excess, Range{0ns, 1s});
     m.Optional("hotspot_noise_z", &a.hotspot_noise_z, Range{0.0, 100.0});
     m.Optional("processing_factor", &a.proc_factor, Range{1.0, 1000.0});

@@ -127,6 +127,7 @@ std::string EncodeIncident(const analysis::Incident& inc) {
   out.set_directions(e.directions);
   out.set_flaps(e.flaps);
   out.set_flap_period_s(e.flap_period_s);
+  out.set_routed_around(e.routed_around);
   const analysis::IncidentDiagnosis& d = inc.diagnosis;
   if (!d.rule.empty()) {
     v1::state::Diagnosis& diagnosis = *out.mutable_diagnosis();
@@ -177,6 +178,7 @@ std::optional<analysis::Incident> DecodeIncident(std::string_view bytes) {
   e.directions = static_cast<std::uint8_t>(in.directions() & 3);
   e.flaps = in.flaps();
   e.flap_period_s = in.flap_period_s();
+  e.routed_around = in.routed_around();
   e.last_seen_ns = in.last_seen_ns();
   e.windows = in.windows();
   if (in.has_diagnosis()) {

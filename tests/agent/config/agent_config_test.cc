@@ -67,6 +67,7 @@ TEST(agent_config, MinimalFileGetsEveryDefault) {
   EXPECT_EQ(cfg.traceroute.per_switch_rate_per_second, 5.0);
   EXPECT_EQ(cfg.traceroute.max_ttl, 8);
   EXPECT_EQ(cfg.traceroute.refresh_period, 240s);
+  EXPECT_EQ(cfg.traceroute.loss_retrace_after, 30s);
   EXPECT_EQ(cfg.upload.batch_max_results, 1000u);
   EXPECT_EQ(cfg.upload.batch_max_age, 1s);
   EXPECT_EQ(cfg.upload.buffer_budget, config::MiB(64));
@@ -119,6 +120,7 @@ traceroute:
   per_switch_rate_per_second: 1000
   max_ttl: 64
   refresh_period: 1h
+  loss_retrace_after: 0s
 upload:
   batch_max_results: 100000
   batch_max_age: 250ms
@@ -169,6 +171,7 @@ nics:
   EXPECT_EQ(cfg.traceroute.per_switch_rate_per_second, 1000.0);
   EXPECT_EQ(cfg.traceroute.max_ttl, 64);
   EXPECT_EQ(cfg.traceroute.refresh_period, 1h);
+  EXPECT_EQ(cfg.traceroute.loss_retrace_after, 0s);
   EXPECT_EQ(cfg.upload.batch_max_results, 100000u);
   EXPECT_EQ(cfg.upload.batch_max_age, 250ms);
   EXPECT_EQ(cfg.upload.buffer_budget, config::GiB(1));

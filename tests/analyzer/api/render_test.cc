@@ -354,6 +354,22 @@ TEST(Render, SwitchIncidentNamesTheSwitch) {
             R"("window_start_ns":0}}]})");
 }
 
+TEST(Render, ALinkRoutingAvoidsIsSaidToBeDownNotLossy) {
+  auto s = SwitchSnapshot();
+  analysis::Incident inc;
+  inc.kind = analysis::IncidentKind::kLinkLoss;
+  inc.suspect = {analysis::Component::Kind::kLink, 1, 0, 0};
+  inc.evidence.loss = 1.0;
+  inc.evidence.routed_around = true;
+  inc.open = true;
+  s->incidents = {inc};
+  EXPECT_NE(
+      RenderIncidents(*s).find(
+          R"x("summary":"link r0:up0 - s0:p0 down: routing avoids it (no new path crosses it)")x"),
+      std::string::npos)
+      << RenderIncidents(*s);
+}
+
 TEST(ApiHandlers, ServeTheSnapshotAsJsonAndEmptyBeforeTheFirst) {
   VirtualClock clock;
   std::shared_ptr<const ApiSnapshot> current;

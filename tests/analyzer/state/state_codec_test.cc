@@ -31,6 +31,7 @@ analysis::Incident SampleIncident() {
   e.first_seen_ns = 1'700'000'000'000'000'000;
   e.last_seen_ns = 1'700'000'080'000'000'000;
   e.windows = 4;
+  e.routed_around = true;
   inc.diagnosis = {"pcie_downgrade",
                    "pcie_downgrade: ...",
                    "RNIC h003 nic1 latency 3.0x",
@@ -64,6 +65,7 @@ TEST(StateCodec, IncidentRoundTrips) {
   EXPECT_EQ(a.first_seen_ns, b.first_seen_ns);
   EXPECT_EQ(a.last_seen_ns, b.last_seen_ns);
   EXPECT_EQ(a.windows, b.windows);
+  EXPECT_TRUE(a.routed_around);
   EXPECT_EQ(out->diagnosis.type, in.diagnosis.type);
   EXPECT_EQ(out->diagnosis.rule, in.diagnosis.rule);
   EXPECT_EQ(out->diagnosis.evidence, in.diagnosis.evidence);
