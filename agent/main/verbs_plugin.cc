@@ -37,6 +37,7 @@ VerbsPluginTransport MakeVerbsTransport(const Clock& clock,
     }
     return stats;
   };
+  out.force_qp_error = [raw](NicId nic, std::uint32_t qp) { return raw->ForceQpError(nic, qp); };
   out.transport = std::move(transport);
   return out;
 }
