@@ -13,6 +13,7 @@
 
 #include "agent/core/prober.h"
 #include "agent/main/agent_metrics.h"
+#include "agent/main/debug_hooks.h"
 #include "agent/main/telemetry_metrics.h"
 #include "agent/main/telemetry_thread.h"
 #include "agent/main/tracing_glue.h"
@@ -96,6 +97,7 @@ BuiltTransport MakeTransport(const AgentConfig& config, const Clock& clock) {
     if (plugin == nullptr) throw std::runtime_error(why);
     VerbsPluginTransport made = plugin->make_transport(clock, VerbsOptionsFrom(config));
     built.stats = std::move(made.stats);
+    built.force_qp_error = std::move(made.force_qp_error);
     built.transport = std::move(made.transport);
   } else {
     auto transport = std::make_unique<udp::UdpTransport>(clock, UdpOptionsFrom(config));
@@ -144,13 +146,12 @@ bool AgentApp::Start(std::string* error) {
   std::vector<NicCapabilities> capabilities;
   std::vector<TimestampSource> sources;
   std::vector<std::vector<std::uint16_t>> source_ports;
-  std::vector<SourcePortRotation> rotations;
   std::size_t opened = 0;
   for (NicId nic = 0; nic < config_.nics.size(); ++nic) {
     const OpenResult result = built_.transport->OpenNic(nic);
     capabilities.push_back(result.capabilities);
     source_ports.push_back(result.source_ports);
-    rotations.push_back(result.rotation);
+    rotations_.push_back(result.rotation);
     sources.push_back(result.ok ? result.capabilities.recv_timestamps
                                 : TimestampSource::kUnspecified);
     if (result.ok) {
@@ -198,7 +199,7 @@ bool AgentApp::Start(std::string* error) {
   metrics_ =
       std::make_unique<AgentMetrics>(registry_, names, [uploader] { return uploader->Counters(); });
   metrics_->SetTimestampSources(sources);
-  metrics_->SetSourcePortRotations(rotations);
+  metrics_->SetSourcePortRotations(rotations_);
   if (config_.traceroute.enabled) {
     tracer_ = std::make_unique<PathTracer>(
         ContinuousConfigFrom(config_, static_cast<std::uint32_t>(rd()) | 1U), std::move(trace_io),
@@ -229,6 +230,16 @@ bool AgentApp::Start(std::string* error) {
   if (options_.serve_metrics) {
     http::Router router;
     http::MountMetrics(router, registry_);
+    if (config_.metrics.debug_hooks) {
+      if (built_.force_qp_error) {
+        debug_hooks_ = std::make_unique<DebugHooks>(names);
+        debug_hooks_->Mount(router);
+        Log()->warn("metrics.debug_hooks is on: POST /debug/qp-error can break QPs (tests only)");
+      } else {
+        Log()->warn("metrics.debug_hooks: the {} transport has no hooks; none served",
+                    TransportName(built_.kind));
+      }
+    }
     http::ServerOptions server;
     server.listen_addresses = {config_.metrics.listen.ToString()};
     // One scrape every few seconds: a second worker thread would only idle.
@@ -280,6 +291,40 @@ void AgentApp::StartTelemetry() {
   Log()->info("telemetry: reading {} NICs every {} s from {}{}{}", config_.nics.size(),
               std::chrono::duration<double>(cfg.period).count(), cfg.sysfs_root,
               cfg.ethtool ? " and ethtool" : "", cfg.upload ? ", uploading deltas" : "");
+}
+
+void AgentApp::RunDebugHooks() {
+  if (!debug_hooks_) return;
+  for (const QpErrorRequest& req : debug_hooks_->Take()) {
+    const std::string error = built_.force_qp_error(req.nic, req.qp);
+    if (error.empty()) {
+      Log()->warn("debug hook: QP {} of NIC {} forced into the error state", req.qp,
+                  config_.nics[req.nic].name);
+    } else {
+      Log()->warn("debug hook: cannot force QP {} of NIC {} into error: {}", req.qp,
+                  config_.nics[req.nic].name, error);
+    }
+  }
+}
+
+void AgentApp::OnNicReopened(NicId nic) {
+  const OpenResult result = built_.transport->OpenNic(nic);
+  if (!result.ok) return;
+  bool changed = false;
+  try {
+    changed = core_->scheduler.SetAllowedPorts(nic, result.source_ports, clock_.MonotonicNow());
+  } catch (const std::invalid_argument& e) {
+    Log()->warn("NIC {} reopened, but its new source ports are unusable: {}",
+                config_.nics[nic].name, e.what());
+    return;
+  }
+  rotations_[nic] = result.rotation;
+  metrics_->SetSourcePortRotations(rotations_);
+  if (changed) {
+    traced_generations_.clear();  // the tracer gets the new ports at once
+    Log()->warn("NIC {} reopened with {} new source ports: its port pool starts over on them",
+                config_.nics[nic].name, result.source_ports.size());
+  }
 }
 
 void AgentApp::OnResult(const ProbeResult& result) {
@@ -346,7 +391,9 @@ bool AgentApp::Run(int stop_fd) {
   MonoTime drain_until = MonoTime::max();
   for (;;) {
     MonoTime wake = core_->prober.RunOnce();
+    for (NicId nic : built_.transport->TakeReopened()) OnNicReopened(nic);
     HandTraceTargets();
+    RunDebugHooks();
     MonoTime now = clock_.MonotonicNow();
     if (options_.heartbeat) options_.heartbeat(now);
     if (now >= next_publish) {

@@ -90,7 +90,9 @@ struct VerbsTransport::Nic {
   std::vector<UniqueQp> send_qps;
   std::vector<std::pair<std::uint16_t, std::uint32_t>> qp_for_port;
   // Async events and QP recovery; QP index 0 is res.qp, i > 0 send_qps[i - 1].
-  std::optional<NicHealth> health;
+  // Points into VerbsTransport::health_, which outlives a reopen.
+  NicHealth* health = nullptr;
+  bool port_active_at_open = false;
 
   ibv_qp* QpAt(std::uint32_t index) const {
     return index == 0 ? res.qp.get() : send_qps[index - 1].get();
@@ -124,6 +126,7 @@ VerbsTransport::VerbsTransport(const Clock& clock, VerbsTransportOptions options
     : clock_(clock), options_(std::move(options)) {
   nics_.resize(options_.nics.size());
   stats_.resize(options_.nics.size());
+  health_.resize(options_.nics.size());  // never resized again: Nic::health points in
   options_.send_queue_depth = std::max<std::uint32_t>(options_.send_queue_depth, 1);
   options_.recv_queue_depth = std::max<std::uint32_t>(options_.recv_queue_depth, 1);
   options_.clock_samples_per_round = std::max<std::uint32_t>(options_.clock_samples_per_round, 1);
@@ -162,7 +165,7 @@ std::optional<SourcePortMode> VerbsTransport::source_port_mode(NicId nic) const 
 }
 
 const NicHealth* VerbsTransport::nic_health(NicId nic) const {
-  return is_open(nic) ? &*nics_[nic]->health : nullptr;
+  return nic < health_.size() && health_[nic] ? &*health_[nic] : nullptr;
 }
 
 VerbsClockState VerbsTransport::clock_state(NicId nic) const {
@@ -332,8 +335,12 @@ VerbsResult<std::unique_ptr<VerbsTransport::Nic>> VerbsTransport::Build(NicId id
     std::sort(nic->qp_for_port.begin(), nic->qp_for_port.end());
   }
 
-  nic->health.emplace(static_cast<std::uint32_t>(1 + nic->send_qps.size()),
-                      port_attr.state == IBV_PORT_ACTIVE, clock_.MonotonicNow());
+  nic->port_active_at_open = port_attr.state == IBV_PORT_ACTIVE;
+  if (!health_[id]) {
+    health_[id].emplace(static_cast<std::uint32_t>(1 + nic->send_qps.size()),
+                        nic->port_active_at_open, clock_.MonotonicNow());
+  }
+  nic->health = &*health_[id];
   res.ahs = BasicAddressHandleCache<UniqueAh>(options_.max_address_handles);
   for (std::uint32_t slot = 0; slot < nic->recv_slots; ++slot) {
     if (auto posted = PostReceive(*nic, slot); !posted) return posted.error();
@@ -739,8 +746,9 @@ void VerbsTransport::ReadAsyncEvents(Nic& nic) {
       Log()->warn("nic {}: async event {}{}", nic.config.name, ibv_event_type_str(event.event_type),
                   kind == AsyncEventKind::kPortDown     ? ": probing from it pauses"
                   : kind == AsyncEventKind::kPortActive ? ": probing from it resumes"
-                  : kind == AsyncEventKind::kQpFatal    ? ": the QP will be reset"
-                                                        : ": the NIC stops sending until reopened");
+                  : kind == AsyncEventKind::kQpFatal
+                      ? ": the QP will be reset"
+                      : ": the NIC stops sending until it is reopened");
     }
     nic.health->OnEvent(kind, qp, now);
     ibv_ack_async_event(&event);
@@ -775,21 +783,7 @@ bool VerbsTransport::RecoverQp(Nic& nic, std::uint32_t qp_index) {
   }
   // The reset dropped whatever was still queued: sends still in flight on
   // this QP are reported failed, and the receive QP gets its buffers back.
-  std::size_t dropped = 0;
-  for (std::uint32_t slot = 0; slot < nic.send_slots.size(); ++slot) {
-    Nic::SendSlot& sent = nic.send_slots[slot];
-    if (!sent.busy || sent.qp != qp_index) continue;
-    sent.busy = false;
-    nic.free_send_slots.push_back(slot);
-    nic.res.ahs.ReleaseInFlight(sent.key);
-    TransportEvent ev;
-    ev.kind = TransportEvent::Kind::kSendFailed;
-    ev.nic = nic.id;
-    ev.sequence = sent.sequence;
-    ev.error = IBV_WC_WR_FLUSH_ERR;
-    backlog_.push_back(std::move(ev));
-    ++dropped;
-  }
+  const std::size_t dropped = FailInFlight(nic, qp_index, IBV_WC_WR_FLUSH_ERR);
   if (qp_index == 0) {
     for (std::uint32_t slot = 0; slot < nic.recv_slots; ++slot) {
       if (auto posted = PostReceive(nic, slot); !posted) {
@@ -805,9 +799,97 @@ bool VerbsTransport::RecoverQp(Nic& nic, std::uint32_t qp_index) {
   return true;
 }
 
-void VerbsTransport::MaintainHealth(Nic& nic) {
-  NicHealth& health = *nic.health;
+std::string VerbsTransport::ForceQpError(NicId nic, std::uint32_t qp_index) {
+  if (!is_open(nic)) return "NIC " + std::to_string(nic) + " is not open";
+  Nic& n = *nics_[nic];
+  if (qp_index > n.send_qps.size()) {
+    return "nic " + n.config.name + " has QPs 0.." + std::to_string(n.send_qps.size()) + ", not " +
+           std::to_string(qp_index);
+  }
+  ibv_qp_attr attr{};
+  attr.qp_state = IBV_QPS_ERR;
+  if (int rc = ibv_modify_qp(n.QpAt(qp_index), &attr, IBV_QP_STATE); rc != 0) {
+    return "ibv_modify_qp(ERR) on nic " + n.config.name + ": " + std::strerror(rc);
+  }
+  Log()->warn("nic {}: QP {:#x} forced into the error state (debug hook)", n.config.name,
+              n.QpAt(qp_index)->qp_num);
+  return "";
+}
+
+std::size_t VerbsTransport::FailInFlight(Nic& nic, std::optional<std::uint32_t> qp_index,
+                                         int error) {
+  std::size_t dropped = 0;
+  for (std::uint32_t slot = 0; slot < nic.send_slots.size(); ++slot) {
+    Nic::SendSlot& sent = nic.send_slots[slot];
+    if (!sent.busy || (qp_index && sent.qp != *qp_index)) continue;
+    sent.busy = false;
+    nic.free_send_slots.push_back(slot);
+    nic.res.ahs.ReleaseInFlight(sent.key);
+    TransportEvent ev;
+    ev.kind = TransportEvent::Kind::kSendFailed;
+    ev.nic = nic.id;
+    ev.sequence = sent.sequence;
+    ev.error = error;
+    backlog_.push_back(std::move(ev));
+    ++dropped;
+  }
+  return dropped;
+}
+
+// Closes a NIC whose device or CQ failed and opens it again (nic_health.h).
+// Its in-flight probes died with the CQ: reported as send failures.
+void VerbsTransport::Reopen(NicId id, MonoTime now) {
+  NicHealth& health = *health_[id];
+  const VerbsNicOptions& cfg = options_.nics[id];
+  std::size_t dropped = 0;
+  if (is_open(id)) {
+    dropped = FailInFlight(*nics_[id], std::nullopt, IBV_WC_WR_FLUSH_ERR);
+    nics_[id].reset();  // closing its fds takes them out of the epoll set
+    open_order_.erase(std::remove(open_order_.begin(), open_order_.end(), id), open_order_.end());
+  }
+  // Listed again: a device that was unregistered and registered anew (driver
+  // reload, reset) is another ibv_device. Open contexts hold their own.
+  device_list_ = UniqueDeviceList();
+  device_count_ = 0;
+  auto built = Build(id);
+  if (!built) {
+    health.OnReopen(false, 0, false, now);
+    Log()->warn(
+        "nic {}: reopening {} failed (attempt {}): {}; trying again in {} ms", cfg.name,
+        cfg.rdma_device, health.counters().reopen_failures, built.error().message,
+        health.NextDue()
+            ? std::chrono::duration_cast<std::chrono::milliseconds>(*health.NextDue() - now).count()
+            : 0);
+    return;
+  }
+  nics_[id] = std::move(built).value();
+  open_order_.push_back(id);
+  Nic& nic = *nics_[id];
+  health.OnReopen(true, static_cast<std::uint32_t>(1 + nic.send_qps.size()),
+                  nic.port_active_at_open, now);
+  reopened_.push_back(id);
+  PrebuildAddressHandles(nic);
+  Log()->warn(
+      "nic {}: {} reopened after a device or CQ error ({} sends in flight reported failed); "
+      "probing from it resumes{}",
+      cfg.name, cfg.rdma_device, dropped,
+      nic.port_mode == SourcePortMode::kPerQp ? " from the new send QPs' ports" : "");
+}
+
+std::vector<NicId> VerbsTransport::TakeReopened() {
+  return std::exchange(reopened_, {});
+}
+
+void VerbsTransport::MaintainHealth(NicId id) {
+  if (!health_[id]) return;  // never opened
+  NicHealth& health = *health_[id];
   const MonoTime now = clock_.MonotonicNow();
+  if (health.ReopenDue(now)) {
+    Reopen(id, now);
+    return;
+  }
+  if (!is_open(id)) return;
+  Nic& nic = *nics_[id];
   if (health.PortCheckDue(now)) {
     ibv_port_attr attr{};
     if (ibv_query_port(nic.res.context.get(), nic.config.port, &attr) == 0) {
@@ -829,7 +911,7 @@ void VerbsTransport::WakeLater() {
 }
 
 std::size_t VerbsTransport::Poll(std::vector<TransportEvent>& out, std::size_t max_events) {
-  if (max_events == 0 || open_order_.empty()) return 0;
+  if (max_events == 0 || (open_order_.empty() && reopened_.empty())) return 0;
   DrainReadyFd();
   const MonoTime now = clock_.MonotonicNow();
   for (NicId id : open_order_) {
@@ -853,12 +935,15 @@ std::size_t VerbsTransport::Poll(std::vector<TransportEvent>& out, std::size_t m
       break;
     }
     const std::size_t id = (next_poll_nic_ + k) % n;
-    if (nics_[id]) PollNic(*nics_[id], out, max_events - appended, left_work);
+    // A failed CQ only returns errors until the NIC is reopened.
+    if (nics_[id] && !nics_[id]->health->failed()) {
+      PollNic(*nics_[id], out, max_events - appended, left_work);
+    }
   }
   next_poll_nic_ = (next_poll_nic_ + 1) % n;
   // After the polls, so the flushed completions of a QP in error are read
   // before its reset discards what is left.
-  for (NicId id : open_order_) MaintainHealth(*nics_[id]);
+  for (NicId id = 0; id < health_.size(); ++id) MaintainHealth(id);
   if (!backlog_.empty()) left_work = true;
   // The completion channel only fires for new completions: whatever stays in
   // a CQ must keep the ready fd readable, or the loop would sleep on it.

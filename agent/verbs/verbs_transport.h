@@ -20,7 +20,9 @@
 //
 // Asynchronous events (nic_health.h) are read from each device's async fd:
 // a port down pauses the NIC's sends (refused, reported as send failures), a
-// QP in the error state is reset to RTS on a later Poll.
+// QP in the error state is reset to RTS on a later Poll, and a NIC whose CQ
+// or device failed is closed and opened again with back-off (TakeReopened
+// names it: on a per-QP device its source ports are new).
 //
 // Single-threaded like every ProbeTransport: OpenNic, Send and Poll are called
 // from the agent's I/O loop.
@@ -119,17 +121,26 @@ class VerbsTransport final : public ProbeTransport {
   // An epoll fd over the NICs' completion channels (and a wake-up eventfd
   // when a Poll left work behind).
   int ReadyFd() const override { return epoll_.get(); }
+  std::vector<NicId> TakeReopened() override;
 
   bool is_open(NicId nic) const;
   // Valid for nic < options.nics.size().
   const VerbsNicStats& nic_stats(NicId nic) const;
   VerbsClockState clock_state(NicId nic) const;
-  // The async-event state of an open NIC (nullptr when not open).
+  // The async-event state of a NIC opened once (nullptr when never opened);
+  // kept across reopens.
   const NicHealth* nic_health(NicId nic) const;
   // The QPN of an open NIC (0 when not open); for logs and tests.
   std::uint32_t qp_num(NicId nic) const;
   // How an open NIC's source ports are chosen (nullopt when not open).
   std::optional<SourcePortMode> source_port_mode(NicId nic) const;
+
+  // Test-only (the agent's debug hooks): moves QP `qp_index` of `nic` (0: its
+  // receive QP, 1..: its send QPs) to the error state with ibv_modify_qp, as
+  // a device does on a fatal QP error. The transport then finds it there
+  // through its flushed completions, like any other QP error, and resets it.
+  // An error message when the NIC is not open or has no such QP.
+  std::string ForceQpError(NicId nic, std::uint32_t qp_index);
 
  private:
   struct Nic;
@@ -144,7 +155,10 @@ class VerbsTransport final : public ProbeTransport {
   VerbsResult<ibv_ah*> CreateAddressHandle(Nic& src, const Nic& dst, const AddressHandleKey& key);
   void PrebuildAddressHandles(Nic& opened);
   void ReadAsyncEvents(Nic& nic);
-  void MaintainHealth(Nic& nic);
+  void MaintainHealth(NicId id);
+  void Reopen(NicId id, MonoTime now);
+  // Reports the sends in flight on `qp_index` (every QP: nullopt) as failed.
+  std::size_t FailInFlight(Nic& nic, std::optional<std::uint32_t> qp_index, int error);
   bool RecoverQp(Nic& nic, std::uint32_t qp_index);
   void CheckQpAfterError(Nic& nic, std::uint32_t qp_index);
   void SampleClock(Nic& nic);
@@ -164,7 +178,10 @@ class VerbsTransport final : public ProbeTransport {
   std::vector<std::unique_ptr<Nic>> nics_;
   std::vector<NicId> open_order_;
   std::vector<VerbsNicStats> stats_;  // kept for NICs that failed to open too
-  std::size_t next_poll_nic_ = 0;     // round robin, so one busy NIC cannot starve others
+  // Per NIC from its first open on, across reopens; sized once (Nic::health points in).
+  std::vector<std::optional<NicHealth>> health_;
+  std::vector<NicId> reopened_;    // since the last TakeReopened
+  std::size_t next_poll_nic_ = 0;  // round robin, so one busy NIC cannot starve others
   // Send failures of in-flight probes a QP reset dropped, handed out by Poll
   // ahead of completions (Poll never returns more than it was asked for).
   std::vector<TransportEvent> backlog_;

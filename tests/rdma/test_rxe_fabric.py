@@ -9,7 +9,9 @@ one the agent offered, and many are used; the analyzer traces those 5-tuples;
 RoCE probes alone (it is the only host); rxe's own packet counters reach the
 agent's /metrics and the analyzer and rise with the probes; a NIC's link taken
 down in the guest pauses its probing (async port event, send failures, never
-timeouts) and probing resumes when it comes back."""
+timeouts) and probing resumes when it comes back; a receive QP forced into the
+error state (the agent's debug hook: no outside tool can reach its QPs) is
+found through its flushed receives, reset to RTS, and probing to it resumes."""
 
 import os
 import re
@@ -66,6 +68,18 @@ def samples(text: str, name: str) -> dict[str, float]:
 
 def agent_metrics() -> str:
     return scrape(f"http://{layout.mgmt_ip(0)}:{layout.AGENT_METRICS_PORT}/metrics")
+
+
+def debug_hook(path: str) -> str:
+    """POSTs to the agent's debug hooks (metrics.debug_hooks, on in the harness)."""
+    url = f"http://{layout.mgmt_ip(0)}:{layout.AGENT_METRICS_PORT}{path}"
+    proc = subprocess.run(["ip", "netns", "exec", layout.namespace(layout.MGMT_DEVICE,
+                                                                   harness.PREFIX),
+                           "curl", "-sf", "-m", "5", "-X", "POST", url],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise AssertionError(f"POST {url}: curl exit {proc.returncode} {proc.stderr}")
+    return proc.stdout
 
 
 def analyzer_metrics() -> str:
@@ -238,6 +252,35 @@ class RxeFabric(e2e.FabricTestCase):
         e2e.log(f"link_downed deltas since the bounce: {downs}")
         self.assertGreaterEqual(downs.get("nic1", 0), 1, tel)
         self.assertEqual(downs.get("nic0", 0) + downs.get("nic2", 0), 0, tel)
+
+    def test_7_qp_forced_into_error_recovers(self):
+        recoveries = "hostmesh_agent_qp_recoveries_total"
+        ok = '{nic="nic2",outcome="ok"}'
+        before = samples(agent_metrics(), recoveries)
+        e2e.log("debug hook: " + debug_hook("/debug/qp-error?nic=nic2").strip())
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            after = samples(agent_metrics(), recoveries)
+            if after.get(ok, 0) > before.get(ok, 0):
+                break
+            time.sleep(0.5)
+        log = [line[line.find("nic nic2:"):] for line in self.agent_log().splitlines()
+               if "nic nic2: QP" in line]
+        e2e.log(f"QP recoveries: {before} -> {after}; agent log: {' | '.join(log)}")
+        self.assertGreaterEqual(after.get(ok, 0) - before.get(ok, 0), 1, after)
+        self.assertTrue(any("forced into the error state" in line for line in log), log)
+        self.assertTrue(any("found in state ERR" in line for line in log), log)
+        self.assertTrue(any("reset and back in RTS" in line for line in log), log)
+        # Probing to nic2 (its receive QP) resumes.
+        received = "hostmesh_agent_probes_received_total"
+        pairs = ['{src_nic="nic0",dst_nic="nic2"}', '{src_nic="nic1",dst_nic="nic2"}']
+        first = samples(agent_metrics(), received)
+        time.sleep(5)
+        second = samples(agent_metrics(), received)
+        rose = {p: second.get(p, 0) - first.get(p, 0) for p in pairs}
+        e2e.log(f"probes received by nic2 in 5 s after the reset: {rose}")
+        for pair, n in rose.items():
+            self.assertGreater(n, 20, f"{pair}: probing did not resume ({rose})")
 
 
 if __name__ == "__main__":
