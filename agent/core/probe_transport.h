@@ -116,6 +116,14 @@ class ProbeTransport {
   // changed: a device that fixes the source port per QP has new QPs, so new
   // source ports.
   virtual std::vector<NicId> TakeReopened() { return {}; }
+
+  // The source ports `nic` will send from soon (its pool and the pool's next
+  // rotation), so a transport can build what they need ahead, off the send
+  // path (verbs: an address handle per destination and flow label).
+  virtual void PrepareSourcePorts(NicId nic, std::span<const std::uint16_t> ports) {
+    (void)nic;
+    (void)ports;
+  }
 };
 
 }  // namespace hostmesh::agent

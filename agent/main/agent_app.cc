@@ -225,6 +225,7 @@ bool AgentApp::Start(std::string* error) {
   }
   distinct_ports_.assign(config_.nics.size() * config_.nics.size(), 0);
   Publish(true);
+  PrepareSourcePorts();
   HandTraceTargets();
 
   if (options_.serve_metrics) {
@@ -320,6 +321,7 @@ void AgentApp::OnNicReopened(NicId nic) {
   }
   rotations_[nic] = result.rotation;
   metrics_->SetSourcePortRotations(rotations_);
+  prepared_generations_.clear();  // a reopened NIC builds its handles anew
   if (changed) {
     traced_generations_.clear();  // the tracer gets the new ports at once
     Log()->warn("NIC {} reopened with {} new source ports: its port pool starts over on them",
@@ -330,6 +332,20 @@ void AgentApp::OnNicReopened(NicId nic) {
 void AgentApp::OnResult(const ProbeResult& result) {
   metrics_->ObserveResult(result);
   uploader_->Append(ToProto(result));
+}
+
+void AgentApp::PrepareSourcePorts() {
+  const std::size_t n = config_.nics.size();
+  if (prepared_generations_.size() != n) prepared_generations_.assign(n, ~std::uint64_t{0});
+  for (NicId nic = 0; nic < n; ++nic) {
+    const PortPool& pool = core_->scheduler.pool(nic);
+    if (pool.generation() == prepared_generations_[nic]) continue;
+    prepared_generations_[nic] = pool.generation();
+    std::vector<std::uint16_t> ports(pool.ports().begin(), pool.ports().end());
+    const std::vector<std::uint16_t> next = pool.NextRotationPorts();
+    ports.insert(ports.end(), next.begin(), next.end());
+    built_.transport->PrepareSourcePorts(nic, ports);
+  }
 }
 
 void AgentApp::HandTraceTargets() {
@@ -392,6 +408,7 @@ bool AgentApp::Run(int stop_fd) {
   for (;;) {
     MonoTime wake = core_->prober.RunOnce();
     for (NicId nic : built_.transport->TakeReopened()) OnNicReopened(nic);
+    PrepareSourcePorts();
     HandTraceTargets();
     RunDebugHooks();
     MonoTime now = clock_.MonotonicNow();

@@ -94,6 +94,9 @@ class AgentApp {
   void OnResult(const ProbeResult& result);
   // Hands the tracer the pools' 5-tuples when a pool has rotated since last time.
   void HandTraceTargets();
+  // Tells the transport each pool's ports and the next rotation's when a pool
+  // has rotated, so it builds what they need ahead (verbs address handles).
+  void PrepareSourcePorts();
   // The telemetry thread and its /metrics (telemetry.enabled).
   void StartTelemetry();
   // Acts on the debug hooks' queued requests (metrics.debug_hooks).
@@ -116,6 +119,7 @@ class AgentApp {
   std::unique_ptr<TelemetryThread> telemetry_;
   std::vector<std::uint64_t> traced_generations_;
   std::vector<SourcePortRotation> rotations_;
+  std::vector<std::uint64_t> prepared_generations_;
   std::unique_ptr<AgentMetrics> metrics_;
   std::unique_ptr<Core> core_;
   std::unique_ptr<DebugHooks> debug_hooks_;  // before server_: its handlers point here

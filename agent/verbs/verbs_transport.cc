@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "agent/verbs/address_handle_book.h"
 #include "agent/verbs/flow_label.h"
 #include "agent/verbs/gid_check.h"
 #include "agent/verbs/source_port.h"
@@ -59,7 +60,24 @@ struct VerbsTransport::RealVerbsTraits {
   using Mr = UniqueMr;
   using Cq = CompletionQueue;
   using Qp = UniqueQp;
-  using AhCache = BasicAddressHandleCache<UniqueAh>;
+  using AhCache = BasicAddressHandleBook<UniqueAh>;
+};
+
+// A job of the address-handle builder thread: everything ibv_create_ah
+// needs, copied, plus what tells whether its NIC is still the same.
+struct VerbsTransport::AhJob {
+  NicId src = 0;
+  std::uint64_t generation = 0;  // Nic::generation when submitted
+  AddressHandleKey key;
+  ibv_pd* pd = nullptr;  // the NIC's; Reopen forgets its jobs before freeing it
+  ibv_ah_attr attr{};
+};
+struct VerbsTransport::AhBuilt {
+  NicId src = 0;
+  std::uint64_t generation = 0;
+  AddressHandleKey key;
+  UniqueAh ah;
+  int error = 0;
 };
 
 struct VerbsTransport::Nic {
@@ -71,6 +89,7 @@ struct VerbsTransport::Nic {
   };
 
   NicId id = 0;
+  std::uint64_t generation = 0;  // one per Build: a reopened NIC is a new one
   VerbsNicOptions config;
   BasicNicResources<RealVerbsTraits> res;
   ibv_gid gid{};
@@ -105,6 +124,10 @@ struct VerbsTransport::Nic {
     return std::nullopt;
   }
   // The QP index that sends from `port`; nullopt when no QP can.
+  // The ports the agent said this NIC will send from (PrepareSourcePorts).
+  std::vector<std::uint16_t> prepared_ports;
+  bool warned_ah_error = false;
+
   std::optional<std::uint32_t> SendQp(std::uint16_t port) const {
     if (port_mode == SourcePortMode::kFlowLabel) return 0;
     auto it = std::lower_bound(qp_for_port.begin(), qp_for_port.end(),
@@ -127,6 +150,7 @@ VerbsTransport::VerbsTransport(const Clock& clock, VerbsTransportOptions options
   nics_.resize(options_.nics.size());
   stats_.resize(options_.nics.size());
   health_.resize(options_.nics.size());  // never resized again: Nic::health points in
+  StartAddressHandleBuilder();
   options_.send_queue_depth = std::max<std::uint32_t>(options_.send_queue_depth, 1);
   options_.recv_queue_depth = std::max<std::uint32_t>(options_.recv_queue_depth, 1);
   options_.clock_samples_per_round = std::max<std::uint32_t>(options_.clock_samples_per_round, 1);
@@ -144,7 +168,24 @@ VerbsTransport::VerbsTransport(const Clock& clock, VerbsTransportOptions options
   epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, wake_.get(), &ev);
 }
 
+void VerbsTransport::StartAddressHandleBuilder() {
+  // On the builder's thread: ibv_create_ah on the NIC's PD (thread-safe in
+  // libibverbs), then the eventfd wakes the loop to collect it.
+  ah_builder_ = std::make_unique<BackgroundBuilder<AhJob, AhBuilt>>(
+      [](const AhJob& job) {
+        AhBuilt built{job.src, job.generation, job.key, UniqueAh(), 0};
+        ibv_ah_attr attr = job.attr;
+        errno = 0;
+        built.ah = UniqueAh(ibv_create_ah(job.pd, &attr));
+        if (!built.ah) built.error = errno ? errno : EINVAL;
+        return built;
+      },
+      [this] { WakeLater(); });
+}
+
 VerbsTransport::~VerbsTransport() {
+  // The builder first: it may be using a NIC's PD, and holds AHs of theirs.
+  ah_builder_.reset();
   // The last NIC opened goes first; each NIC's own members then go in reverse
   // creation order (BasicNicResources), and the device list goes last.
   for (auto it = open_order_.rbegin(); it != open_order_.rend(); ++it) nics_[*it].reset();
@@ -341,7 +382,8 @@ VerbsResult<std::unique_ptr<VerbsTransport::Nic>> VerbsTransport::Build(NicId id
                         nic->port_active_at_open, clock_.MonotonicNow());
   }
   nic->health = &*health_[id];
-  res.ahs = BasicAddressHandleCache<UniqueAh>(options_.max_address_handles);
+  res.ahs = BasicAddressHandleBook<UniqueAh>(options_.max_address_handles);
+  nic->generation = ++nic_generations_;
   for (std::uint32_t slot = 0; slot < nic->recv_slots; ++slot) {
     if (auto posted = PostReceive(*nic, slot); !posted) return posted.error();
   }
@@ -571,16 +613,19 @@ SendResult VerbsTransport::Send(const ProbeOrder& order, std::span<const std::ui
   if (src.free_send_slots.empty()) return fail(SendStatus::kRetryLater, EAGAIN);
 
   // Where the QP fixes the port the label changes nothing on the wire: one AH
-  // per destination, built when the pair opened (PrebuildAddressHandles).
+  // per destination. Built ahead on the builder thread (address_handle_book.h),
+  // never here: a handle not built yet means this probe is not sent.
   const AddressHandleKey key{order.dst, src.port_mode == SourcePortMode::kPerQp ? 0 : *label};
-  ibv_ah* ah = src.res.ahs.Find(key);
-  if (ah == nullptr) {
-    if (!src.res.ahs.MakeRoom()) return fail(SendStatus::kRetryLater, EAGAIN);
-    ++stats.address_handles_created_on_send;
-    auto created = CreateAddressHandle(src, dst, key);
-    if (!created) return fail(SendStatus::kFailed, created.error().errnum);
-    ah = created.value();
+  const auto found = src.res.ahs.ForSend(key, clock_.MonotonicNow());
+  if (found.request) RequestAddressHandle(src, key);
+  if (found.state == BasicAddressHandleBook<UniqueAh>::State::kWaiting) {
+    ++stats.sends_waiting_for_ah;
+    return fail(SendStatus::kRetryLater, EAGAIN);
   }
+  if (found.state == BasicAddressHandleBook<UniqueAh>::State::kFailed) {
+    return fail(SendStatus::kFailed, found.error);
+  }
+  ibv_ah* ah = found.ah;
 
   const std::uint32_t slot = src.free_send_slots.back();
   std::memcpy(src.send_slot(slot), payload.data(), payload.size());
@@ -613,45 +658,84 @@ SendResult VerbsTransport::Send(const ProbeOrder& order, std::span<const std::ui
   return result;
 }
 
-VerbsResult<ibv_ah*> VerbsTransport::CreateAddressHandle(Nic& src, const Nic& dst,
-                                                         const AddressHandleKey& key) {
-  ibv_ah_attr attr{};
+void VerbsTransport::RequestAddressHandle(Nic& src, const AddressHandleKey& key) {
+  if (!is_open(key.dst) || !ah_builder_) {
+    src.res.ahs.Abandon(key);  // asked again once the destination is open
+    return;
+  }
+  AhJob job;
+  job.src = src.id;
+  job.generation = src.generation;
+  job.key = key;
+  job.pd = src.res.pd.get();
+  ibv_ah_attr& attr = job.attr;
   attr.is_global = 1;
   attr.port_num = src.config.port;
-  attr.grh.dgid = dst.gid;
+  attr.grh.dgid = nics_[key.dst]->gid;
   attr.grh.sgid_index = src.config.gid_index;
   attr.grh.flow_label = key.flow_label;
   attr.grh.hop_limit = options_.hop_limit;
   attr.grh.traffic_class = options_.traffic_class;
   attr.sl = options_.service_level;
-  errno = 0;
-  UniqueAh created(ibv_create_ah(src.res.pd.get(), &attr));
-  if (!created)
-    return ErrnoError("ibv_create_ah(" + src.config.rdma_device + ")", errno ? errno : EINVAL);
-  ibv_ah* ah = created.get();
-  src.res.ahs.Insert(key, std::move(created));
-  VerbsNicStats& stats = stats_[src.id];
-  ++stats.address_handles_created;
-  stats.address_handles_evicted = src.res.ahs.evicted();
-  return ah;
+  ah_builder_->Submit(job);
 }
 
-// ibv_create_ah may resolve the neighbour (a netlink round trip on RoCE):
-// done here, when a NIC opens, not in the send of a probe. Only where the AH
-// does not depend on the port (kPerQp); flow-label NICs build on first use.
+// Asks the builder for the handles `src` will want towards `destinations`:
+// per flow label of its prepared ports, or one per destination (per QP).
+void VerbsTransport::WantAddressHandles(Nic& src, std::span<const NicId> destinations) {
+  const auto keys = WantedAddressHandles(
+      src.port_mode == SourcePortMode::kPerQp, src.id, destinations, src.prepared_ports,
+      [](std::uint16_t port) { return FlowLabelForUdpSport(port); });
+  for (const AddressHandleKey& key : src.res.ahs.Want(keys, clock_.MonotonicNow())) {
+    RequestAddressHandle(src, key);
+  }
+}
+
+// A pair's handles are asked for when its second NIC opens, both ways.
 void VerbsTransport::PrebuildAddressHandles(Nic& opened) {
-  const auto build = [this](Nic& src, const Nic& dst) {
-    if (src.port_mode != SourcePortMode::kPerQp || &src == &dst) return;
-    const AddressHandleKey key{dst.id, 0};
-    if (src.res.ahs.Find(key) != nullptr || !src.res.ahs.MakeRoom()) return;
-    if (auto made = CreateAddressHandle(src, dst, key); !made) {
-      Log()->warn("nic {}: address handle to {} not built ahead: {}", src.config.name,
-                  dst.config.name, made.error().message);
-    }
-  };
+  WantAddressHandles(opened, open_order_);
+  const NicId just[] = {opened.id};
   for (NicId other : open_order_) {
-    build(opened, *nics_[other]);
-    build(*nics_[other], opened);
+    if (other != opened.id) WantAddressHandles(*nics_[other], just);
+  }
+}
+
+void VerbsTransport::PrepareSourcePorts(NicId nic, std::span<const std::uint16_t> ports) {
+  if (!is_open(nic)) return;
+  Nic& n = *nics_[nic];
+  n.prepared_ports.assign(ports.begin(), ports.end());
+  WantAddressHandles(n, open_order_);
+}
+
+// Puts what the builder made into the NICs' books (on the loop's thread).
+void VerbsTransport::CollectAddressHandles() {
+  if (!ah_builder_) return;
+  const MonoTime now = clock_.MonotonicNow();
+  for (AhBuilt& built : ah_builder_->TakeDone()) {
+    // Its NIC was reopened meanwhile: the handle belongs to a PD that is gone
+    // (Reopen forgot those) or to a generation that no longer asks for it.
+    if (!is_open(built.src) || nics_[built.src]->generation != built.generation) continue;
+    Nic& src = *nics_[built.src];
+    VerbsNicStats& stats = stats_[src.id];
+    if (!built.ah) {
+      ++stats.address_handle_errors;
+      src.res.ahs.OnFailed(built.key, built.error, now);
+      if (!std::exchange(src.warned_ah_error, true)) {
+        Log()->warn(
+            "nic {}: ibv_create_ah towards nic {} (flow label {:#x}) failed: {}; its probes are "
+            "send failures until a retry works",
+            src.config.name, options_.nics[built.key.dst].name, built.key.flow_label,
+            std::strerror(built.error));
+      }
+      continue;
+    }
+    src.warned_ah_error = false;
+    if (src.res.ahs.OnBuilt(built.key, std::move(built.ah))) {
+      ++stats.address_handles_created;
+    } else {
+      ++stats.address_handles_dropped;  // the cache is full of handles in flight
+    }
+    stats.address_handles_evicted = src.res.ahs.evicted();
   }
 }
 
@@ -844,6 +928,8 @@ void VerbsTransport::Reopen(NicId id, MonoTime now) {
   std::size_t dropped = 0;
   if (is_open(id)) {
     dropped = FailInFlight(*nics_[id], std::nullopt, IBV_WC_WR_FLUSH_ERR);
+    // The builder may be using its PD and holds handles of it: both go first.
+    if (ah_builder_) ah_builder_->Forget([id](const auto& x) { return x.src == id; });
     nics_[id].reset();  // closing its fds takes them out of the epoll set
     open_order_.erase(std::remove(open_order_.begin(), open_order_.end(), id), open_order_.end());
   }
@@ -913,6 +999,7 @@ void VerbsTransport::WakeLater() {
 std::size_t VerbsTransport::Poll(std::vector<TransportEvent>& out, std::size_t max_events) {
   if (max_events == 0 || (open_order_.empty() && reopened_.empty())) return 0;
   DrainReadyFd();
+  CollectAddressHandles();
   const MonoTime now = clock_.MonotonicNow();
   for (NicId id : open_order_) {
     Nic& nic = *nics_[id];
