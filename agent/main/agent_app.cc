@@ -388,7 +388,6 @@ void AgentApp::Publish(bool coverage) {
     s.clock_fit_error_seconds.push_back(stats.clock_fit_error_seconds);
     s.rnic_health.push_back(stats.rnic_health);
     const PortPool& pool = core_->scheduler.pool(nic);
-    s.pool_generation.push_back(pool.generation());
     if (coverage) {
       for (NicId dst = 0; dst < n; ++dst) {
         distinct_ports_[nic * n + dst] = dst == nic ? 0 : pool.DistinctPortsUsed(dst, now);

@@ -199,15 +199,22 @@ AgentMetrics::AgentMetrics(metrics::Registry& r, std::vector<std::string> nic_na
                         }
                         return out;
                       });
-  r.AddCallbackFamily(MetricType::kGauge, "hostmesh_agent_port_pool_generation",
-                      "Rotations of the NIC's source port pool since start.", {"nic"}, [this] {
-                        const LoopSnapshot s = Read();
-                        std::vector<ScrapedValue> out;
-                        for (std::size_t i = 0; i < s.pool_generation.size(); ++i) {
-                          out.push_back({{nics_[i]}, static_cast<double>(s.pool_generation[i])});
-                        }
-                        return out;
-                      });
+  // In place of port_pool_generation (rotations since start: a fixed schedule,
+  // and whether rotation works shows in port_pool_distinct_ports per pair).
+  r.AddCallbackFamily(
+      MetricType::kCounter, "hostmesh_agent_receive_queue_empty_total",
+      "Polls that found every receive the agent had posted on the NIC's QP used: probes "
+      "arriving then were dropped by the NIC unseen and read as loss (verbs).",
+      {"nic"}, [this] {
+        const LoopSnapshot s = Read();
+        std::vector<ScrapedValue> out;
+        for (std::size_t i = 0; i < s.rnic_health.size() && i < nics_.size(); ++i) {
+          if (s.rnic_health[i]) {
+            out.push_back({{nics_[i]}, static_cast<double>(s.rnic_health[i]->receive_queue_empty)});
+          }
+        }
+        return out;
+      });
   r.AddCallbackFamily(
       MetricType::kGauge, "hostmesh_agent_port_pool_distinct_ports",
       "Distinct source ports a NIC pair probed with in the last hour.", {"src_nic", "dst_nic"},

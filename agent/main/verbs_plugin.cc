@@ -34,6 +34,7 @@ VerbsPluginTransport MakeVerbsTransport(const Clock& clock,
       h.qp_recoveries = health->counters().qp_recoveries;
       h.qp_recovery_failures = health->counters().qp_recovery_failures;
       h.reopens = health->counters().reopens;
+      h.receive_queue_empty = s.receive_queue_empty;
       h.port_up = health->can_send();
       stats.rnic_health = std::move(h);
     }

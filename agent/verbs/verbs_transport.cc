@@ -13,6 +13,7 @@
 #include "agent/verbs/address_handle_book.h"
 #include "agent/verbs/flow_label.h"
 #include "agent/verbs/gid_check.h"
+#include "agent/verbs/queue_sizing.h"
 #include "agent/verbs/source_port.h"
 #include "common/base/logging.h"
 
@@ -97,6 +98,7 @@ struct VerbsTransport::Nic {
   std::uint32_t max_payload = 0;
   std::uint32_t recv_slot_bytes = 0;
   std::uint32_t recv_slots = 0;
+  ReceiveQueueLevel recv_level;  // posted receives of res.qp (queue_sizing.h)
   std::vector<SendSlot> send_slots;
   std::vector<std::uint32_t> free_send_slots;
   std::optional<ClockFit> clock;  // when CQEs carry raw ticks
@@ -571,6 +573,7 @@ VerbsStatus VerbsTransport::PostReceive(Nic& nic, std::uint32_t slot) {
   if (int rc = ibv_post_recv(nic.res.qp.get(), &wr, &bad); rc != 0) {
     return ErrnoError("ibv_post_recv(" + nic.config.rdma_device + ")", rc);
   }
+  nic.recv_level.OnPosted();
   return VerbsOk{};
 }
 
@@ -869,6 +872,7 @@ bool VerbsTransport::RecoverQp(Nic& nic, std::uint32_t qp_index) {
   // this QP are reported failed, and the receive QP gets its buffers back.
   const std::size_t dropped = FailInFlight(nic, qp_index, IBV_WC_WR_FLUSH_ERR);
   if (qp_index == 0) {
+    nic.recv_level.Reset(0);  // the reset dropped every posted receive
     for (std::uint32_t slot = 0; slot < nic.recv_slots; ++slot) {
       if (auto posted = PostReceive(nic, slot); !posted) {
         ++stats_[nic.id].receive_repost_failures;
@@ -1091,6 +1095,16 @@ void VerbsTransport::PollNic(Nic& nic, std::vector<TransportEvent>& out, std::si
         }
         out.push_back(std::move(ev));
       } else if (kind == kRecvKind && slot < nic.recv_slots) {
+        if (c.status != IBV_WC_WR_FLUSH_ERR && nic.recv_level.OnConsumed()) {
+          // Every posted receive was used before this poll: whatever arrived
+          // after the last one was dropped by the device, unseen.
+          if (stats.receive_queue_empty++ == 0) {
+            Log()->warn(
+                "nic {}: its receive queue ran empty ({} receives used between two polls); probes "
+                "arriving then were dropped and read as loss: the agent polls too late (CPU?)",
+                nic.config.name, nic.recv_slots);
+          }
+        }
         if (c.status == IBV_WC_SUCCESS && c.byte_len >= kGrhBytes) {
           ++stats.receives;
           TransportEvent ev;

@@ -90,7 +90,8 @@ struct VerbsNicStats {
   std::uint64_t receives = 0;
   std::uint64_t receive_errors = 0;  // failed receive CQEs, runt packets
   std::uint64_t receive_repost_failures = 0;
-  std::uint64_t poll_busy = 0;  // EBUSY from ibv_start_poll: retried later
+  std::uint64_t receive_queue_empty = 0;  // polls that found every posted receive used
+  std::uint64_t poll_busy = 0;            // EBUSY from ibv_start_poll: retried later
   std::uint64_t poll_errors = 0;
   std::uint64_t address_handles_created = 0;  // by the builder thread
   std::uint64_t sends_waiting_for_ah = 0;     // not sent: the handle was still being built

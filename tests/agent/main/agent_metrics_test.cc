@@ -37,7 +37,6 @@ LoopSnapshot Snapshot(std::size_t n) {
   s.prober[1].received[static_cast<std::size_t>(DecodeStatus::kCorrupt)] = 5;
   s.receive_errors.assign(n, 0);
   s.clock_fit_error_seconds.assign(n, 0);
-  s.pool_generation.assign(n, 2);
   s.distinct_ports.assign(n * n, 16);
   // Verbs NICs: every one but nic0 (a NIC that did not open, or UDP).
   s.rnic_health.resize(n);
@@ -46,6 +45,7 @@ LoopSnapshot Snapshot(std::size_t n) {
     h.async_events = {{"port_down", i == 1 ? 2 : 0}, {"qp_fatal", 1}};
     h.qp_recoveries = i;
     h.reopens = i == 3 ? 1 : 0;
+    h.receive_queue_empty = i == 2 ? 4 : 0;
     h.port_up = i != 1;  // nic1's port is down
     s.rnic_health[i] = h;
   }
@@ -102,6 +102,7 @@ TEST(agent_metrics, ValuesComeFromTheSnapshot) {
            "hostmesh_agent_rdma_async_events_total{nic=\"nic3\",event=\"qp_fatal\"} 1",
            "hostmesh_agent_qp_recoveries_total{nic=\"nic2\",outcome=\"ok\"} 2",
            "hostmesh_agent_rdma_reopens_total{nic=\"nic3\"} 1",
+           "hostmesh_agent_receive_queue_empty_total{nic=\"nic2\"} 4",
            "hostmesh_agent_rdma_reopens_total{nic=\"nic2\"} 0",
            // Kept while the port is down, as 0.
            "hostmesh_agent_rdma_port_up{nic=\"nic1\"} 0",
