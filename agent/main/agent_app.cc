@@ -98,6 +98,7 @@ BuiltTransport MakeTransport(const AgentConfig& config, const Clock& clock) {
     VerbsPluginTransport made = plugin->make_transport(clock, VerbsOptionsFrom(config));
     built.stats = std::move(made.stats);
     built.force_qp_error = std::move(made.force_qp_error);
+    built.force_device_error = std::move(made.force_device_error);
     built.transport = std::move(made.transport);
   } else {
     auto transport = std::make_unique<udp::UdpTransport>(clock, UdpOptionsFrom(config));
@@ -235,7 +236,9 @@ bool AgentApp::Start(std::string* error) {
       if (built_.force_qp_error) {
         debug_hooks_ = std::make_unique<DebugHooks>(names);
         debug_hooks_->Mount(router);
-        Log()->warn("metrics.debug_hooks is on: POST /debug/qp-error can break QPs (tests only)");
+        Log()->warn(
+            "metrics.debug_hooks is on: POST /debug/qp-error and /debug/device-error break QPs "
+            "and reopen devices (tests only)");
       } else {
         Log()->warn("metrics.debug_hooks: the {} transport has no hooks; none served",
                     TransportName(built_.kind));
@@ -297,6 +300,12 @@ void AgentApp::StartTelemetry() {
 void AgentApp::RunDebugHooks() {
   if (!debug_hooks_) return;
   for (const QpErrorRequest& req : debug_hooks_->Take()) {
+    if (req.kind == QpErrorRequest::Kind::kDeviceError) {
+      const std::string error = built_.force_device_error(req.nic);
+      Log()->warn("debug hook: NIC {}'s device {}", config_.nics[req.nic].name,
+                  error.empty() ? "taken as failed: it will be reopened" : "untouched: " + error);
+      continue;
+    }
     const std::string error = built_.force_qp_error(req.nic, req.qp);
     if (error.empty()) {
       Log()->warn("debug hook: QP {} of NIC {} forced into the error state", req.qp,

@@ -45,6 +45,8 @@ struct BuiltTransport {
   // Verbs only: forces a QP of a NIC into the error state (debug hooks);
   // returns an error message, empty on success.
   std::function<std::string(NicId, std::uint32_t)> force_qp_error;
+  // Verbs only: takes a NIC's device as failed, so it is reopened (debug hooks).
+  std::function<std::string(NicId)> force_device_error;
 };
 
 struct AgentAppOptions {

@@ -20,6 +20,7 @@ http::Response Answer(int status, std::string body) {
 
 void DebugHooks::Mount(http::Router& router) {
   router.Post("/debug/qp-error", [this](const http::Request& r) { return OnQpError(r); });
+  router.Post("/debug/device-error", [this](const http::Request& r) { return OnDeviceError(r); });
 }
 
 std::vector<QpErrorRequest> DebugHooks::Take() {
@@ -40,11 +41,23 @@ http::Response DebugHooks::OnQpError(const http::Request& request) {
       return Answer(400, "qp must be a QP index (0: the receive QP), got '" + *qp + "'");
     }
   }
+  return Queue(req, "QP " + std::to_string(req.qp) + " of " + *nic + " goes to the error state");
+}
+
+http::Response DebugHooks::OnDeviceError(const http::Request& request) {
+  const std::optional<std::string> nic = http::QueryParam(request.query, "nic");
+  if (!nic || nic->empty()) return Answer(400, "nic=NAME is required");
+  const auto it = std::find(nics_.begin(), nics_.end(), *nic);
+  if (it == nics_.end()) return Answer(404, "no NIC named '" + *nic + "' in the agent's config");
+  return Queue({static_cast<NicId>(it - nics_.begin()), 0, QpErrorRequest::Kind::kDeviceError},
+               *nic + "'s device is taken as failed and reopened");
+}
+
+http::Response DebugHooks::Queue(QpErrorRequest request, std::string what) {
   std::lock_guard lock(mu_);
   if (queued_.size() >= kMaxQueued) return Answer(503, "too many requests queued");
-  queued_.push_back(req);
-  return Answer(202, "queued: QP " + std::to_string(req.qp) + " of " + *nic +
-                         " goes to the error state at the probe loop's next turn");
+  queued_.push_back(request);
+  return Answer(202, "queued: " + what + " at the probe loop's next turn");
 }
 
 }  // namespace hostmesh::agent::app

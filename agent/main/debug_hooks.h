@@ -8,6 +8,8 @@
 // thread-safe.
 //
 //   POST /debug/qp-error?nic=NAME[&qp=N]   N: 0 the receive QP (default), 1.. send QPs
+//   POST /debug/device-error?nic=NAME      as if the device raised DEVICE_FATAL: the
+//                                          NIC is closed and reopened for real
 
 #include <cstdint>
 #include <mutex>
@@ -24,8 +26,10 @@ class Router;
 namespace hostmesh::agent::app {
 
 struct QpErrorRequest {
+  enum class Kind : std::uint8_t { kQpError, kDeviceError };
   NicId nic = 0;
   std::uint32_t qp = 0;
+  Kind kind = Kind::kQpError;
   friend bool operator==(const QpErrorRequest&, const QpErrorRequest&) = default;
 };
 
@@ -39,11 +43,13 @@ class DebugHooks {
 
   // The handler of POST /debug/qp-error (public for tests).
   http::Response OnQpError(const http::Request& request);
+  http::Response OnDeviceError(const http::Request& request);
 
  private:
   static constexpr std::size_t kMaxQueued = 64;
   const std::vector<std::string> nics_;
   std::mutex mu_;
+  http::Response Queue(QpErrorRequest request, std::string what);
   std::vector<QpErrorRequest> queued_;
 };
 

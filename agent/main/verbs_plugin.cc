@@ -41,6 +41,7 @@ VerbsPluginTransport MakeVerbsTransport(const Clock& clock,
     return stats;
   };
   out.force_qp_error = [raw](NicId nic, std::uint32_t qp) { return raw->ForceQpError(nic, qp); };
+  out.force_device_error = [raw](NicId nic) { return raw->ForceDeviceError(nic); };
   out.transport = std::move(transport);
   return out;
 }

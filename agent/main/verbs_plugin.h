@@ -30,6 +30,8 @@ struct VerbsPluginTransport {
   std::function<TransportNicStats(NicId)> stats;
   // VerbsTransport::ForceQpError, for the agent's debug hooks.
   std::function<std::string(NicId, std::uint32_t)> force_qp_error;
+  // VerbsTransport::ForceDeviceError.
+  std::function<std::string(NicId)> force_device_error;
 };
 
 struct VerbsPlugin {

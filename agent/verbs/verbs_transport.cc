@@ -970,6 +970,16 @@ std::vector<NicId> VerbsTransport::TakeReopened() {
   return std::exchange(reopened_, {});
 }
 
+std::string VerbsTransport::ForceDeviceError(NicId nic) {
+  if (!is_open(nic)) return "NIC " + std::to_string(nic) + " is not open";
+  Log()->warn(
+      "nic {}: device taken as failed (debug hook): the NIC stops sending until it is "
+      "reopened",
+      nics_[nic]->config.name);
+  health_[nic]->OnEvent(AsyncEventKind::kDeviceFatal, std::nullopt, clock_.MonotonicNow());
+  return "";
+}
+
 void VerbsTransport::MaintainHealth(NicId id) {
   if (!health_[id]) return;  // never opened
   NicHealth& health = *health_[id];
@@ -1001,7 +1011,8 @@ void VerbsTransport::WakeLater() {
 }
 
 std::size_t VerbsTransport::Poll(std::vector<TransportEvent>& out, std::size_t max_events) {
-  if (max_events == 0 || (open_order_.empty() && reopened_.empty())) return 0;
+  // Not only when some NIC is open: a NIC whose reopen failed is retried here.
+  if (max_events == 0 || nics_.empty()) return 0;
   DrainReadyFd();
   CollectAddressHandles();
   const MonoTime now = clock_.MonotonicNow();

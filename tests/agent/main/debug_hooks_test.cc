@@ -19,7 +19,14 @@ TEST(DebugHooks, QueuesAValidQpErrorRequestForTheLoop) {
   EXPECT_EQ(router.Dispatch({.method = "POST", .path = "/debug/qp-error", .query = "nic=nic2&qp=3"})
                 .status,
             202);
-  EXPECT_EQ(hooks.Take(), (std::vector<QpErrorRequest>{{1, 0}, {2, 3}}));
+  EXPECT_EQ(router.Dispatch({.method = "POST", .path = "/debug/device-error", .query = "nic=nic0"})
+                .status,
+            202);
+  EXPECT_EQ(
+      router.Dispatch({.method = "POST", .path = "/debug/device-error", .query = "nic=x"}).status,
+      404);
+  EXPECT_EQ(hooks.Take(), (std::vector<QpErrorRequest>{
+                              {1, 0}, {2, 3}, {0, 0, QpErrorRequest::Kind::kDeviceError}}));
   EXPECT_TRUE(hooks.Take().empty());  // taken once
 }
 

@@ -77,12 +77,16 @@ TEST(BackgroundBuilder, ForgetDropsANicsJobsAndWaitsOutItsRunningJob) {
   started.get_future().wait();
   builder.Submit({7, 2});  // NIC 7, queued
   builder.Submit({8, 3});  // NIC 8, queued
-  std::vector<Job> dropped;
-  std::thread forgetting(
-      [&] { dropped = builder.Forget([](const auto& x) { return x.src == 7; }); });
-  release.set_value();
-  forgetting.join();
-  ASSERT_EQ(dropped.size(), 1u);  // the queued one; the running one finished first
+  // Job 1 is let go only once Forget has taken NIC 7's queued job out (3
+  // jobs left: 2 -> 3 -> 2), so Forget is then waiting for job 1.
+  ASSERT_EQ(builder.queued(), 3u);
+  std::thread releasing([&] {
+    while (builder.queued() != 2) std::this_thread::yield();
+    release.set_value();
+  });
+  const std::vector<Job> dropped = builder.Forget([](const auto& x) { return x.src == 7; });
+  releasing.join();
+  ASSERT_EQ(dropped.size(), 1u);  // the queued one; the running one was waited out
   EXPECT_EQ(dropped[0].value, 2);
   done.WaitFor(2);  // job 1 (dropped after it ran) and NIC 8's job 3
   const std::vector<Result> results = builder.TakeDone();
