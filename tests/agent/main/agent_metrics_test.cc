@@ -37,6 +37,7 @@ LoopSnapshot Snapshot(std::size_t n) {
   s.prober[1].received[static_cast<std::size_t>(DecodeStatus::kCorrupt)] = 5;
   s.receive_errors.assign(n, 0);
   s.clock_fit_error_seconds.assign(n, 0);
+  s.clock_fit_error_seconds[2] = 2.5e-07;  // a NIC-clock fit's error bound, 250 ns
   s.distinct_ports.assign(n * n, 16);
   // Verbs NICs: every one but nic0 (a NIC that did not open, or UDP).
   s.rnic_health.resize(n);
@@ -103,6 +104,8 @@ TEST(agent_metrics, ValuesComeFromTheSnapshot) {
            "hostmesh_agent_qp_recoveries_total{nic=\"nic2\",outcome=\"ok\"} 2",
            "hostmesh_agent_rdma_reopens_total{nic=\"nic3\"} 1",
            "hostmesh_agent_receive_queue_empty_total{nic=\"nic2\"} 4",
+           "hostmesh_agent_clock_fit_error_seconds{nic=\"nic2\"} 2.5e-07",
+           "hostmesh_agent_clock_fit_error_seconds{nic=\"nic1\"} 0",
            "hostmesh_agent_rdma_reopens_total{nic=\"nic2\"} 0",
            // Kept while the port is down, as 0.
            "hostmesh_agent_rdma_port_up{nic=\"nic1\"} 0",
