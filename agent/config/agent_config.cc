@@ -203,7 +203,10 @@ void ReadAgent(MapReader& r, AgentConfig& cfg) {
       m.Fail("address", "port must be between 1 and 65535, got 0");
     }
   });
-  r.Map("metrics", [&](MapReader& m) { m.Optional("listen", &cfg.metrics.listen); });
+  r.Map("metrics", [&](MapReader& m) {
+    m.Optional("listen", &cfg.metrics.listen);
+    m.Optional("debug_hooks", &cfg.metrics.debug_hooks);
+  });
   r.Map("probe", [&](MapReader& m) { ReadProbe(m, cfg.probe); });
   r.Map("ports", [&](MapReader& m) { ReadPorts(m, cfg.ports); });
   r.Map("traceroute", [&](MapReader& m) { ReadTraceroute(m, cfg.traceroute); });

@@ -38,6 +38,10 @@ struct AnalyzerConfig {
 
 struct MetricsConfig {
   config::Endpoint listen{"0.0.0.0", 9100};  // port 0 asks for an ephemeral port
+  // Test-only fault hooks on the metrics server (POST /debug/qp-error): off
+  // in production, on in the soft-RoCE harness, whose test forces a QP into
+  // the error state no outside tool can reach.
+  bool debug_hooks = false;
 };
 
 struct ProbeConfig {

@@ -68,21 +68,43 @@ std::uint16_t PortPool::PortAt(std::uint32_t index) const {
 }
 
 std::uint16_t PortPool::NextUnusedPort() {
+  Walk walk{walk_epoch_, walk_index_, permutation_};
+  const std::uint16_t port = NextUnusedPort(walk, ports_);
+  walk_epoch_ = walk.epoch;
+  walk_index_ = walk.index;
+  permutation_ = walk.permutation;
+  ++ports_introduced_;
+  return port;
+}
+
+std::uint16_t PortPool::NextUnusedPort(Walk& walk, std::span<const std::uint16_t> pool) const {
   // Terminates: callers keep the pool smaller than the range, so some port of
   // every permutation is outside it.
   for (;;) {
-    if (walk_index_ == range_size_) {
-      ++walk_epoch_;
-      walk_index_ = 0;
-      permutation_ = Permutation(range_size_, EpochKey(seed_, walk_epoch_));
+    if (walk.index == range_size_) {
+      ++walk.epoch;
+      walk.index = 0;
+      walk.permutation = Permutation(range_size_, EpochKey(seed_, walk.epoch));
     }
-    const std::uint16_t port = PortAt(permutation_(walk_index_++));
+    const std::uint16_t port = PortAt(walk.permutation(walk.index++));
     // Only at the start of a new walk can the pool already hold the port.
-    if (std::find(ports_.begin(), ports_.end(), port) == ports_.end()) {
-      ++ports_introduced_;
-      return port;
-    }
+    if (std::find(pool.begin(), pool.end(), port) == pool.end()) return port;
   }
+}
+
+std::vector<std::uint16_t> PortPool::NextRotationPorts() const {
+  std::vector<std::uint16_t> fresh;
+  if (range_size_ <= ports_.size()) return fresh;
+  Walk walk{walk_epoch_, walk_index_, permutation_};
+  std::vector<std::uint16_t> pool = ports_;
+  std::size_t oldest = oldest_slot_;
+  for (std::uint32_t i = 0; i < replace_count_; ++i) {
+    const std::uint16_t port = NextUnusedPort(walk, pool);  // as Rotate draws them
+    pool[oldest] = port;
+    oldest = (oldest + 1) % pool.size();
+    fresh.push_back(port);
+  }
+  return fresh;
 }
 
 void PortPool::AdvanceTo(MonoTime now) {

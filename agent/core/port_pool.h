@@ -69,6 +69,9 @@ class PortPool {
   std::uint16_t Draw(NicId dst, Rng& rng);
 
   std::span<const std::uint16_t> ports() const { return ports_; }
+  // The ports the next rotation will bring in, in order (empty when the pool
+  // is the whole range): a transport builds what they need ahead of use.
+  std::vector<std::uint16_t> NextRotationPorts() const;
   // 0 for the initial pool, +1 per rotation.
   std::uint64_t generation() const { return generation_; }
   MonoTime next_rotation() const { return next_rotation_; }
@@ -83,7 +86,14 @@ class PortPool {
   std::size_t DistinctPortsUsed(NicId dst, MonoTime now) const;
 
  private:
+  struct Walk {
+    std::uint64_t epoch;
+    std::uint32_t index;
+    Permutation permutation;
+  };
   std::uint16_t NextUnusedPort();
+  // The walk's next port not in `pool`, advancing `walk` (the pool's own walk or a copy).
+  std::uint16_t NextUnusedPort(Walk& walk, std::span<const std::uint16_t> pool) const;
   std::uint16_t PortAt(std::uint32_t index) const;
   void Rotate(MonoTime at);
   void RecordGeneration(MonoTime start);

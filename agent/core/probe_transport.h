@@ -110,6 +110,20 @@ class ProbeTransport {
   // fd of the sockets, completion channel); -1 if the transport has none and
   // the loop must rely on its own wake-ups.
   virtual int ReadyFd() const = 0;
+
+  // The NICs the transport closed and opened again since the last call
+  // (verbs: after a CQ or device error). Call OpenNic for each to learn what
+  // changed: a device that fixes the source port per QP has new QPs, so new
+  // source ports.
+  virtual std::vector<NicId> TakeReopened() { return {}; }
+
+  // The source ports `nic` will send from soon (its pool and the pool's next
+  // rotation), so a transport can build what they need ahead, off the send
+  // path (verbs: an address handle per destination and flow label).
+  virtual void PrepareSourcePorts(NicId nic, std::span<const std::uint16_t> ports) {
+    (void)nic;
+    (void)ports;
+  }
 };
 
 }  // namespace hostmesh::agent

@@ -45,6 +45,26 @@ Scheduler::Scheduler(const SchedulerOptions& options, MonoTime start, std::uint6
   }
 }
 
+bool Scheduler::SetAllowedPorts(NicId nic, std::vector<std::uint16_t> ports, MonoTime now) {
+  NicState& state = nics_.at(nic);
+  if (options_.nic_allowed_ports.size() < nics_.size()) {
+    options_.nic_allowed_ports.resize(nics_.size());
+  }
+  std::vector<std::uint16_t>& current = options_.nic_allowed_ports[nic];
+  const auto canonical = [](std::vector<std::uint16_t> v) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    return v;
+  };
+  if (canonical(current) == canonical(ports)) return false;
+  PortPoolOptions pool = options_.ports;
+  if (!ports.empty()) pool.allowed_ports = ports;
+  // Seeded from the NIC's own stream: other NICs' draws stay as they were.
+  state.pool = PortPool(pool, static_cast<std::uint32_t>(nics_.size()), now, state.rng.Next());
+  current = std::move(ports);
+  return true;
+}
+
 std::chrono::nanoseconds Scheduler::JitteredInterval(Rng& rng) const {
   const auto span = static_cast<std::uint64_t>(jitter_span_.count());
   const auto offset = static_cast<std::int64_t>(rng.Below(2 * span + 1)) - jitter_span_.count();

@@ -58,6 +58,12 @@ class Scheduler {
   // Same, appending to `out` (lets the loop reuse one vector).
   void PopDue(MonoTime now, std::vector<ProbeOrder>& out);
 
+  // The transport reopened `nic` and now offers these source ports (empty:
+  // any): when they differ from the pool's, the NIC gets a fresh pool over
+  // them from `now` (its coverage history starts over) and true is returned.
+  // Throws std::invalid_argument like the constructor for ports no pool can use.
+  bool SetAllowedPorts(NicId nic, std::vector<std::uint16_t> ports, MonoTime now);
+
   std::uint32_t num_nics() const { return static_cast<std::uint32_t>(nics_.size()); }
   const PortPool& pool(NicId nic) const { return nics_.at(nic).pool; }
   // Probes sent so far by `nic` (its last sequence number).

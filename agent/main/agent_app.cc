@@ -13,6 +13,7 @@
 
 #include "agent/core/prober.h"
 #include "agent/main/agent_metrics.h"
+#include "agent/main/debug_hooks.h"
 #include "agent/main/telemetry_metrics.h"
 #include "agent/main/telemetry_thread.h"
 #include "agent/main/tracing_glue.h"
@@ -96,6 +97,8 @@ BuiltTransport MakeTransport(const AgentConfig& config, const Clock& clock) {
     if (plugin == nullptr) throw std::runtime_error(why);
     VerbsPluginTransport made = plugin->make_transport(clock, VerbsOptionsFrom(config));
     built.stats = std::move(made.stats);
+    built.force_qp_error = std::move(made.force_qp_error);
+    built.force_device_error = std::move(made.force_device_error);
     built.transport = std::move(made.transport);
   } else {
     auto transport = std::make_unique<udp::UdpTransport>(clock, UdpOptionsFrom(config));
@@ -144,13 +147,12 @@ bool AgentApp::Start(std::string* error) {
   std::vector<NicCapabilities> capabilities;
   std::vector<TimestampSource> sources;
   std::vector<std::vector<std::uint16_t>> source_ports;
-  std::vector<SourcePortRotation> rotations;
   std::size_t opened = 0;
   for (NicId nic = 0; nic < config_.nics.size(); ++nic) {
     const OpenResult result = built_.transport->OpenNic(nic);
     capabilities.push_back(result.capabilities);
     source_ports.push_back(result.source_ports);
-    rotations.push_back(result.rotation);
+    rotations_.push_back(result.rotation);
     sources.push_back(result.ok ? result.capabilities.recv_timestamps
                                 : TimestampSource::kUnspecified);
     if (result.ok) {
@@ -198,7 +200,7 @@ bool AgentApp::Start(std::string* error) {
   metrics_ =
       std::make_unique<AgentMetrics>(registry_, names, [uploader] { return uploader->Counters(); });
   metrics_->SetTimestampSources(sources);
-  metrics_->SetSourcePortRotations(rotations);
+  metrics_->SetSourcePortRotations(rotations_);
   if (config_.traceroute.enabled) {
     tracer_ = std::make_unique<PathTracer>(
         ContinuousConfigFrom(config_, static_cast<std::uint32_t>(rd()) | 1U), std::move(trace_io),
@@ -224,11 +226,24 @@ bool AgentApp::Start(std::string* error) {
   }
   distinct_ports_.assign(config_.nics.size() * config_.nics.size(), 0);
   Publish(true);
+  PrepareSourcePorts();
   HandTraceTargets();
 
   if (options_.serve_metrics) {
     http::Router router;
     http::MountMetrics(router, registry_);
+    if (config_.metrics.debug_hooks) {
+      if (built_.force_qp_error) {
+        debug_hooks_ = std::make_unique<DebugHooks>(names);
+        debug_hooks_->Mount(router);
+        Log()->warn(
+            "metrics.debug_hooks is on: POST /debug/qp-error and /debug/device-error break QPs "
+            "and reopen devices (tests only)");
+      } else {
+        Log()->warn("metrics.debug_hooks: the {} transport has no hooks; none served",
+                    TransportName(built_.kind));
+      }
+    }
     http::ServerOptions server;
     server.listen_addresses = {config_.metrics.listen.ToString()};
     // One scrape every few seconds: a second worker thread would only idle.
@@ -282,6 +297,47 @@ void AgentApp::StartTelemetry() {
               cfg.ethtool ? " and ethtool" : "", cfg.upload ? ", uploading deltas" : "");
 }
 
+void AgentApp::RunDebugHooks() {
+  if (!debug_hooks_) return;
+  for (const QpErrorRequest& req : debug_hooks_->Take()) {
+    if (req.kind == QpErrorRequest::Kind::kDeviceError) {
+      const std::string error = built_.force_device_error(req.nic);
+      Log()->warn("debug hook: NIC {}'s device {}", config_.nics[req.nic].name,
+                  error.empty() ? "taken as failed: it will be reopened" : "untouched: " + error);
+      continue;
+    }
+    const std::string error = built_.force_qp_error(req.nic, req.qp);
+    if (error.empty()) {
+      Log()->warn("debug hook: QP {} of NIC {} forced into the error state", req.qp,
+                  config_.nics[req.nic].name);
+    } else {
+      Log()->warn("debug hook: cannot force QP {} of NIC {} into error: {}", req.qp,
+                  config_.nics[req.nic].name, error);
+    }
+  }
+}
+
+void AgentApp::OnNicReopened(NicId nic) {
+  const OpenResult result = built_.transport->OpenNic(nic);
+  if (!result.ok) return;
+  bool changed = false;
+  try {
+    changed = core_->scheduler.SetAllowedPorts(nic, result.source_ports, clock_.MonotonicNow());
+  } catch (const std::invalid_argument& e) {
+    Log()->warn("NIC {} reopened, but its new source ports are unusable: {}",
+                config_.nics[nic].name, e.what());
+    return;
+  }
+  rotations_[nic] = result.rotation;
+  metrics_->SetSourcePortRotations(rotations_);
+  prepared_generations_.clear();  // a reopened NIC builds its handles anew
+  if (changed) {
+    traced_generations_.clear();  // the tracer gets the new ports at once
+    Log()->warn("NIC {} reopened with {} new source ports: its port pool starts over on them",
+                config_.nics[nic].name, result.source_ports.size());
+  }
+}
+
 void AgentApp::OnResult(const ProbeResult& result) {
   metrics_->ObserveResult(result);
   uploader_->Append(ToProto(result));
@@ -289,6 +345,20 @@ void AgentApp::OnResult(const ProbeResult& result) {
     if (const auto tuple = TraceTupleOf(config_, result.src_nic, result.dst_nic, result.src_port)) {
       tracer_->RetraceSoon(*tuple);
     }
+  }
+}
+
+void AgentApp::PrepareSourcePorts() {
+  const std::size_t n = config_.nics.size();
+  if (prepared_generations_.size() != n) prepared_generations_.assign(n, ~std::uint64_t{0});
+  for (NicId nic = 0; nic < n; ++nic) {
+    const PortPool& pool = core_->scheduler.pool(nic);
+    if (pool.generation() == prepared_generations_[nic]) continue;
+    prepared_generations_[nic] = pool.generation();
+    std::vector<std::uint16_t> ports(pool.ports().begin(), pool.ports().end());
+    const std::vector<std::uint16_t> next = pool.NextRotationPorts();
+    ports.insert(ports.end(), next.begin(), next.end());
+    built_.transport->PrepareSourcePorts(nic, ports);
   }
 }
 
@@ -332,7 +402,6 @@ void AgentApp::Publish(bool coverage) {
     s.clock_fit_error_seconds.push_back(stats.clock_fit_error_seconds);
     s.rnic_health.push_back(stats.rnic_health);
     const PortPool& pool = core_->scheduler.pool(nic);
-    s.pool_generation.push_back(pool.generation());
     if (coverage) {
       for (NicId dst = 0; dst < n; ++dst) {
         distinct_ports_[nic * n + dst] = dst == nic ? 0 : pool.DistinctPortsUsed(dst, now);
@@ -351,7 +420,10 @@ bool AgentApp::Run(int stop_fd) {
   MonoTime drain_until = MonoTime::max();
   for (;;) {
     MonoTime wake = core_->prober.RunOnce();
+    for (NicId nic : built_.transport->TakeReopened()) OnNicReopened(nic);
+    PrepareSourcePorts();
     HandTraceTargets();
+    RunDebugHooks();
     MonoTime now = clock_.MonotonicNow();
     if (options_.heartbeat) options_.heartbeat(now);
     if (now >= next_publish) {

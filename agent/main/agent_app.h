@@ -32,6 +32,7 @@ class TraceIo;
 namespace hostmesh::agent::app {
 
 class AgentMetrics;
+class DebugHooks;
 class PathTracer;
 class TelemetryBoard;
 class TelemetryThread;
@@ -41,6 +42,11 @@ struct BuiltTransport {
   std::unique_ptr<ProbeTransport> transport;
   Transport kind = Transport::kUdp;
   std::function<TransportNicStats(NicId)> stats;
+  // Verbs only: forces a QP of a NIC into the error state (debug hooks);
+  // returns an error message, empty on success.
+  std::function<std::string(NicId, std::uint32_t)> force_qp_error;
+  // Verbs only: takes a NIC's device as failed, so it is reopened (debug hooks).
+  std::function<std::string(NicId)> force_device_error;
 };
 
 struct AgentAppOptions {
@@ -90,8 +96,15 @@ class AgentApp {
   void OnResult(const ProbeResult& result);
   // Hands the tracer the pools' 5-tuples when a pool has rotated since last time.
   void HandTraceTargets();
+  // Tells the transport each pool's ports and the next rotation's when a pool
+  // has rotated, so it builds what they need ahead (verbs address handles).
+  void PrepareSourcePorts();
   // The telemetry thread and its /metrics (telemetry.enabled).
   void StartTelemetry();
+  // Acts on the debug hooks' queued requests (metrics.debug_hooks).
+  void RunDebugHooks();
+  // The transport reopened `nic` (TakeReopened): its source ports may be new.
+  void OnNicReopened(NicId nic);
 
   AgentConfig config_;
   AgentAppOptions options_;
@@ -107,8 +120,11 @@ class AgentApp {
   std::unique_ptr<TelemetryBoard> telemetry_board_;
   std::unique_ptr<TelemetryThread> telemetry_;
   std::vector<std::uint64_t> traced_generations_;
+  std::vector<SourcePortRotation> rotations_;
+  std::vector<std::uint64_t> prepared_generations_;
   std::unique_ptr<AgentMetrics> metrics_;
   std::unique_ptr<Core> core_;
+  std::unique_ptr<DebugHooks> debug_hooks_;  // before server_: its handlers point here
   std::unique_ptr<http::Server> server_;
   std::vector<std::uint64_t> distinct_ports_;
 };

@@ -102,15 +102,19 @@ AgentMetrics::AgentMetrics(metrics::Registry& r, std::vector<std::string> nic_na
         }
         return out;
       });
+  // Like source_port_rotation, one series per NIC with the source as a label
+  // (an info metric): a 0/1 gauge per source spent 16 more series with 8 NICs,
+  // the room rdma_port_up and rdma_reopens_total take.
   r.AddCallbackFamily(
       MetricType::kGauge, "hostmesh_agent_timestamp_source",
-      "1 for the timestamp source the NIC's transport delivers, else 0.", {"nic", "source"},
-      [this] {
+      "The timestamp source the NIC's transport delivers, in label source (user, kernel, "
+      "hardware); always 1. No series for a NIC that did not open.",
+      {"nic", "source"}, [this] {
         std::lock_guard lock(mu_);
         std::vector<ScrapedValue> out;
         for (std::size_t i = 0; i < sources_.size() && i < nics_.size(); ++i) {
           for (const auto& [source, name] : kSources) {
-            out.push_back({{nics_[i], std::string(name)}, sources_[i] == source ? 1.0 : 0.0});
+            if (sources_[i] == source) out.push_back({{nics_[i], std::string(name)}, 1.0});
           }
         }
         return out;
@@ -158,6 +162,32 @@ AgentMetrics::AgentMetrics(metrics::Registry& r, std::vector<std::string> nic_na
         }
         return out;
       });
+  r.AddCallbackFamily(
+      MetricType::kCounter, "hostmesh_agent_rdma_reopens_total",
+      "Times the NIC's RDMA device was closed and opened again after a CQ or device error.",
+      {"nic"}, [this] {
+        const LoopSnapshot s = Read();
+        std::vector<ScrapedValue> out;
+        for (std::size_t i = 0; i < s.rnic_health.size() && i < nics_.size(); ++i) {
+          if (s.rnic_health[i]) {
+            out.push_back({{nics_[i]}, static_cast<double>(s.rnic_health[i]->reopens)});
+          }
+        }
+        return out;
+      });
+  // Kept while the port is down (that is when it matters): 0, not absent.
+  r.AddCallbackFamily(
+      MetricType::kGauge, "hostmesh_agent_rdma_port_up",
+      "1 while the agent probes from the NIC's RDMA port; 0 while probing from it is paused "
+      "(port not active, or the device failed and is being reopened).",
+      {"nic"}, [this] {
+        const LoopSnapshot s = Read();
+        std::vector<ScrapedValue> out;
+        for (std::size_t i = 0; i < s.rnic_health.size() && i < nics_.size(); ++i) {
+          if (s.rnic_health[i]) out.push_back({{nics_[i]}, s.rnic_health[i]->port_up ? 1.0 : 0.0});
+        }
+        return out;
+      });
   r.AddCallbackFamily(MetricType::kGauge, "hostmesh_agent_clock_fit_error_seconds",
                       "Error bound of the NIC-clock-to-host-clock fit; 0 when the host clock "
                       "stamps (kernel UDP).",
@@ -169,15 +199,22 @@ AgentMetrics::AgentMetrics(metrics::Registry& r, std::vector<std::string> nic_na
                         }
                         return out;
                       });
-  r.AddCallbackFamily(MetricType::kGauge, "hostmesh_agent_port_pool_generation",
-                      "Rotations of the NIC's source port pool since start.", {"nic"}, [this] {
-                        const LoopSnapshot s = Read();
-                        std::vector<ScrapedValue> out;
-                        for (std::size_t i = 0; i < s.pool_generation.size(); ++i) {
-                          out.push_back({{nics_[i]}, static_cast<double>(s.pool_generation[i])});
-                        }
-                        return out;
-                      });
+  // In place of port_pool_generation (rotations since start: a fixed schedule,
+  // and whether rotation works shows in port_pool_distinct_ports per pair).
+  r.AddCallbackFamily(
+      MetricType::kCounter, "hostmesh_agent_receive_queue_empty_total",
+      "Polls that found every receive the agent had posted on the NIC's QP used: probes "
+      "arriving then were dropped by the NIC unseen and read as loss (verbs).",
+      {"nic"}, [this] {
+        const LoopSnapshot s = Read();
+        std::vector<ScrapedValue> out;
+        for (std::size_t i = 0; i < s.rnic_health.size() && i < nics_.size(); ++i) {
+          if (s.rnic_health[i]) {
+            out.push_back({{nics_[i]}, static_cast<double>(s.rnic_health[i]->receive_queue_empty)});
+          }
+        }
+        return out;
+      });
   r.AddCallbackFamily(
       MetricType::kGauge, "hostmesh_agent_port_pool_distinct_ports",
       "Distinct source ports a NIC pair probed with in the last hour.", {"src_nic", "dst_nic"},

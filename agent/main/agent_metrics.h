@@ -33,7 +33,6 @@ struct LoopSnapshot {
   std::vector<ProberNicCounters> prober;        // per NIC
   std::vector<std::uint64_t> receive_errors;    // transport's, per NIC
   std::vector<double> clock_fit_error_seconds;  // per NIC; 0 where the host clock stamps
-  std::vector<std::uint64_t> pool_generation;   // per NIC
   std::vector<std::uint64_t> distinct_ports;    // [src * nics + dst], last hour
   // The verbs transport's per-NIC RNIC health (all absent under UDP).
   std::vector<std::optional<RnicHealthStats>> rnic_health;

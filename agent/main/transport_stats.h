@@ -14,6 +14,11 @@ struct RnicHealthStats {
   std::vector<std::pair<std::string_view, std::uint64_t>> async_events;
   std::uint64_t qp_recoveries = 0;
   std::uint64_t qp_recovery_failures = 0;
+  std::uint64_t reopens = 0;              // device reopened after a CQ or device error
+  std::uint64_t receive_queue_empty = 0;  // polls that found every posted receive used
+  // The NIC probes (port active, device usable); false while paused: port
+  // down, or the device failed and is being reopened.
+  bool port_up = true;
 };
 
 // Per-NIC figures only the concrete transport knows.

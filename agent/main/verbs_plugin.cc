@@ -33,10 +33,15 @@ VerbsPluginTransport MakeVerbsTransport(const Clock& clock,
       };
       h.qp_recoveries = health->counters().qp_recoveries;
       h.qp_recovery_failures = health->counters().qp_recovery_failures;
+      h.reopens = health->counters().reopens;
+      h.receive_queue_empty = s.receive_queue_empty;
+      h.port_up = health->can_send();
       stats.rnic_health = std::move(h);
     }
     return stats;
   };
+  out.force_qp_error = [raw](NicId nic, std::uint32_t qp) { return raw->ForceQpError(nic, qp); };
+  out.force_device_error = [raw](NicId nic) { return raw->ForceDeviceError(nic); };
   out.transport = std::move(transport);
   return out;
 }

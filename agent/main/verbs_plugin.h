@@ -22,12 +22,16 @@
 
 namespace hostmesh::agent::app {
 
-inline constexpr int kVerbsPluginVersion = 1;
+inline constexpr int kVerbsPluginVersion = 2;
 inline constexpr const char* kVerbsPluginFile = "hostmesh-agent-verbs.so";
 
 struct VerbsPluginTransport {
   std::unique_ptr<ProbeTransport> transport;
   std::function<TransportNicStats(NicId)> stats;
+  // VerbsTransport::ForceQpError, for the agent's debug hooks.
+  std::function<std::string(NicId, std::uint32_t)> force_qp_error;
+  // VerbsTransport::ForceDeviceError.
+  std::function<std::string(NicId)> force_device_error;
 };
 
 struct VerbsPlugin {

@@ -40,6 +40,8 @@ class BasicAddressHandleCache {
     return it->second.owner.get();
   }
 
+  bool Contains(const AddressHandleKey& key) const { return entries_.contains(key); }
+
   // Makes room by evicting the least recently used idle handle when full.
   // False when the cache is full of handles with sends in flight.
   bool MakeRoom() {

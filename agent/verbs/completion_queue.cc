@@ -71,14 +71,7 @@ CqPollResult CompletionQueue::Poll(std::span<Completion> out) {
 CqPollResult CompletionQueue::PollExtended(std::span<Completion> out) {
   ibv_cq_ex* cq = extended_.get();
   ibv_poll_cq_attr attr{};
-  CqPollResult result;
-  int rc = ibv_start_poll(cq, &attr);
-  if (rc == ENOENT) return result;
-  // EBUSY (wall-clock CQs while the clock info is refreshed) and real errors
-  // both leave the CQ unlocked: end_poll only follows a successful start.
-  if (rc != 0) return CqPollResult{0, rc};
-  while (true) {
-    Completion& c = out[result.count++];
+  const auto read = [&](Completion& c) {
     c = Completion{};
     c.wr_id = cq->wr_id;
     c.status = cq->status;
@@ -91,16 +84,10 @@ CqPollResult CompletionQueue::PollExtended(std::span<Completion> out) {
         c.wallclock_ns = ibv_wc_read_completion_wallclock_ns(cq);
       }
     }
-    if (result.count == out.size()) break;
-    rc = ibv_next_poll(cq);
-    if (rc == ENOENT) break;
-    if (rc != 0) {
-      result.error = rc;
-      break;
-    }
-  }
-  ibv_end_poll(cq);
-  return result;
+  };
+  return PollCursor(
+      out, [&] { return ibv_start_poll(cq, &attr); }, [&] { return ibv_next_poll(cq); }, read,
+      [&] { ibv_end_poll(cq); });
 }
 
 CqPollResult CompletionQueue::PollPlain(std::span<Completion> out) {

@@ -74,7 +74,13 @@ void NicHealth::OnEvent(AsyncEventKind kind, std::optional<std::uint32_t> qp, Mo
       return;
     case AsyncEventKind::kCqError:
     case AsyncEventKind::kDeviceFatal:
-      failed_ = true;
+      // A second error while already failed changes nothing: the reopen
+      // already scheduled (or backing off) stays as it is.
+      if (!failed_) {
+        failed_ = true;
+        reopen_failures_ = 0;
+        reopen_at_ = now + options_.first_reopen;
+      }
       return;
     case AsyncEventKind::kOther:
       return;
@@ -109,6 +115,24 @@ void NicHealth::OnRecovery(std::uint32_t qp, bool ok, MonoTime now) {
   q.retry_at = now + backoff;
 }
 
+void NicHealth::OnReopen(bool ok, std::uint32_t qp_count, bool port_up, MonoTime now) {
+  if (!failed_) return;
+  if (ok) {
+    ++counters_.reopens;
+    failed_ = false;
+    reopen_failures_ = 0;
+    qps_.assign(qp_count, Qp{});
+    port_up_ = port_up;
+    next_port_check_ = now + options_.port_recheck;
+    return;
+  }
+  ++counters_.reopen_failures;
+  const std::int64_t factor = std::int64_t{1} << std::min<std::uint32_t>(reopen_failures_, 30);
+  reopen_at_ =
+      now + std::min<std::chrono::nanoseconds>(options_.max_reopen, options_.first_reopen * factor);
+  ++reopen_failures_;
+}
+
 std::vector<std::uint32_t> NicHealth::RecoveryDue(MonoTime now) const {
   std::vector<std::uint32_t> due;
   if (!port_up_ || failed_) return due;
@@ -123,7 +147,7 @@ bool NicHealth::PortCheckDue(MonoTime now) const {
 }
 
 std::optional<MonoTime> NicHealth::NextDue() const {
-  if (failed_) return std::nullopt;
+  if (failed_) return reopen_at_;
   std::optional<MonoTime> next;
   const auto consider = [&](MonoTime t) { next = next ? std::min(*next, t) : t; };
   if (!port_up_) {

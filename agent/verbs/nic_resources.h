@@ -18,7 +18,7 @@ struct BasicNicResources {
   typename Traits::Mr mr;
   typename Traits::Cq cq;  // send and receive completions of the QP
   typename Traits::Qp qp;
-  typename Traits::AhCache ahs;  // created lazily on sends, after the QP
+  typename Traits::AhCache ahs;  // built ahead on a thread, after the QP
 };
 
 }  // namespace hostmesh::agent::verbs

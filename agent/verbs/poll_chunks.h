@@ -6,6 +6,7 @@
 // while each chunk comes back full, and stop at the first short one.
 
 #include <algorithm>
+#include <cerrno>
 #include <cstddef>
 #include <span>
 
@@ -28,6 +29,34 @@ CqPollResult PollInChunks(std::span<Completion> out, std::size_t chunk_size, Pol
     if (got.count < want) break;  // drained
   }
   return total;
+}
+
+// The extended CQ's cursor (ibv_start_poll, ibv_next_poll, ibv_end_poll) as a
+// loop over callables, so it is tested without a device: fills `out` until
+// the CQ says ENOENT (drained) or `out` is full; an error keeps what was read.
+// end() follows only a successful start: EBUSY (a wall-clock CQ while the
+// clock info is refreshed) and other start errors leave the CQ unlocked.
+// start(), next() -> 0, ENOENT or an errno; read(Completion&) reads the current one.
+template <typename Start, typename Next, typename Read, typename End>
+CqPollResult PollCursor(std::span<Completion> out, Start&& start, Next&& next, Read&& read,
+                        End&& end) {
+  CqPollResult result;
+  if (out.empty()) return result;
+  int rc = start();
+  if (rc == ENOENT) return result;
+  if (rc != 0) return CqPollResult{0, rc};
+  while (true) {
+    read(out[result.count++]);
+    if (result.count == out.size()) break;
+    rc = next();
+    if (rc == ENOENT) break;
+    if (rc != 0) {
+      result.error = rc;
+      break;
+    }
+  }
+  end();
+  return result;
 }
 
 }  // namespace hostmesh::agent::verbs

@@ -10,8 +10,10 @@
 #include <cerrno>
 #include <cstring>
 
+#include "agent/verbs/address_handle_book.h"
 #include "agent/verbs/flow_label.h"
 #include "agent/verbs/gid_check.h"
+#include "agent/verbs/queue_sizing.h"
 #include "agent/verbs/source_port.h"
 #include "common/base/logging.h"
 
@@ -59,7 +61,24 @@ struct VerbsTransport::RealVerbsTraits {
   using Mr = UniqueMr;
   using Cq = CompletionQueue;
   using Qp = UniqueQp;
-  using AhCache = BasicAddressHandleCache<UniqueAh>;
+  using AhCache = BasicAddressHandleBook<UniqueAh>;
+};
+
+// A job of the address-handle builder thread: everything ibv_create_ah
+// needs, copied, plus what tells whether its NIC is still the same.
+struct VerbsTransport::AhJob {
+  NicId src = 0;
+  std::uint64_t generation = 0;  // Nic::generation when submitted
+  AddressHandleKey key;
+  ibv_pd* pd = nullptr;  // the NIC's; Reopen forgets its jobs before freeing it
+  ibv_ah_attr attr{};
+};
+struct VerbsTransport::AhBuilt {
+  NicId src = 0;
+  std::uint64_t generation = 0;
+  AddressHandleKey key;
+  UniqueAh ah;
+  int error = 0;
 };
 
 struct VerbsTransport::Nic {
@@ -71,6 +90,7 @@ struct VerbsTransport::Nic {
   };
 
   NicId id = 0;
+  std::uint64_t generation = 0;  // one per Build: a reopened NIC is a new one
   VerbsNicOptions config;
   BasicNicResources<RealVerbsTraits> res;
   ibv_gid gid{};
@@ -78,6 +98,7 @@ struct VerbsTransport::Nic {
   std::uint32_t max_payload = 0;
   std::uint32_t recv_slot_bytes = 0;
   std::uint32_t recv_slots = 0;
+  ReceiveQueueLevel recv_level;  // posted receives of res.qp (queue_sizing.h)
   std::vector<SendSlot> send_slots;
   std::vector<std::uint32_t> free_send_slots;
   std::optional<ClockFit> clock;  // when CQEs carry raw ticks
@@ -90,7 +111,9 @@ struct VerbsTransport::Nic {
   std::vector<UniqueQp> send_qps;
   std::vector<std::pair<std::uint16_t, std::uint32_t>> qp_for_port;
   // Async events and QP recovery; QP index 0 is res.qp, i > 0 send_qps[i - 1].
-  std::optional<NicHealth> health;
+  // Points into VerbsTransport::health_, which outlives a reopen.
+  NicHealth* health = nullptr;
+  bool port_active_at_open = false;
 
   ibv_qp* QpAt(std::uint32_t index) const {
     return index == 0 ? res.qp.get() : send_qps[index - 1].get();
@@ -103,6 +126,10 @@ struct VerbsTransport::Nic {
     return std::nullopt;
   }
   // The QP index that sends from `port`; nullopt when no QP can.
+  // The ports the agent said this NIC will send from (PrepareSourcePorts).
+  std::vector<std::uint16_t> prepared_ports;
+  bool warned_ah_error = false;
+
   std::optional<std::uint32_t> SendQp(std::uint16_t port) const {
     if (port_mode == SourcePortMode::kFlowLabel) return 0;
     auto it = std::lower_bound(qp_for_port.begin(), qp_for_port.end(),
@@ -124,6 +151,8 @@ VerbsTransport::VerbsTransport(const Clock& clock, VerbsTransportOptions options
     : clock_(clock), options_(std::move(options)) {
   nics_.resize(options_.nics.size());
   stats_.resize(options_.nics.size());
+  health_.resize(options_.nics.size());  // never resized again: Nic::health points in
+  StartAddressHandleBuilder();
   options_.send_queue_depth = std::max<std::uint32_t>(options_.send_queue_depth, 1);
   options_.recv_queue_depth = std::max<std::uint32_t>(options_.recv_queue_depth, 1);
   options_.clock_samples_per_round = std::max<std::uint32_t>(options_.clock_samples_per_round, 1);
@@ -141,7 +170,24 @@ VerbsTransport::VerbsTransport(const Clock& clock, VerbsTransportOptions options
   epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, wake_.get(), &ev);
 }
 
+void VerbsTransport::StartAddressHandleBuilder() {
+  // On the builder's thread: ibv_create_ah on the NIC's PD (thread-safe in
+  // libibverbs), then the eventfd wakes the loop to collect it.
+  ah_builder_ = std::make_unique<BackgroundBuilder<AhJob, AhBuilt>>(
+      [](const AhJob& job) {
+        AhBuilt built{job.src, job.generation, job.key, UniqueAh(), 0};
+        ibv_ah_attr attr = job.attr;
+        errno = 0;
+        built.ah = UniqueAh(ibv_create_ah(job.pd, &attr));
+        if (!built.ah) built.error = errno ? errno : EINVAL;
+        return built;
+      },
+      [this] { WakeLater(); });
+}
+
 VerbsTransport::~VerbsTransport() {
+  // The builder first: it may be using a NIC's PD, and holds AHs of theirs.
+  ah_builder_.reset();
   // The last NIC opened goes first; each NIC's own members then go in reverse
   // creation order (BasicNicResources), and the device list goes last.
   for (auto it = open_order_.rbegin(); it != open_order_.rend(); ++it) nics_[*it].reset();
@@ -162,7 +208,7 @@ std::optional<SourcePortMode> VerbsTransport::source_port_mode(NicId nic) const 
 }
 
 const NicHealth* VerbsTransport::nic_health(NicId nic) const {
-  return is_open(nic) ? &*nics_[nic]->health : nullptr;
+  return nic < health_.size() && health_[nic] ? &*health_[nic] : nullptr;
 }
 
 VerbsClockState VerbsTransport::clock_state(NicId nic) const {
@@ -332,9 +378,14 @@ VerbsResult<std::unique_ptr<VerbsTransport::Nic>> VerbsTransport::Build(NicId id
     std::sort(nic->qp_for_port.begin(), nic->qp_for_port.end());
   }
 
-  nic->health.emplace(static_cast<std::uint32_t>(1 + nic->send_qps.size()),
-                      port_attr.state == IBV_PORT_ACTIVE, clock_.MonotonicNow());
-  res.ahs = BasicAddressHandleCache<UniqueAh>(options_.max_address_handles);
+  nic->port_active_at_open = port_attr.state == IBV_PORT_ACTIVE;
+  if (!health_[id]) {
+    health_[id].emplace(static_cast<std::uint32_t>(1 + nic->send_qps.size()),
+                        nic->port_active_at_open, clock_.MonotonicNow());
+  }
+  nic->health = &*health_[id];
+  res.ahs = BasicAddressHandleBook<UniqueAh>(options_.max_address_handles);
+  nic->generation = ++nic_generations_;
   for (std::uint32_t slot = 0; slot < nic->recv_slots; ++slot) {
     if (auto posted = PostReceive(*nic, slot); !posted) return posted.error();
   }
@@ -522,6 +573,7 @@ VerbsStatus VerbsTransport::PostReceive(Nic& nic, std::uint32_t slot) {
   if (int rc = ibv_post_recv(nic.res.qp.get(), &wr, &bad); rc != 0) {
     return ErrnoError("ibv_post_recv(" + nic.config.rdma_device + ")", rc);
   }
+  nic.recv_level.OnPosted();
   return VerbsOk{};
 }
 
@@ -564,16 +616,19 @@ SendResult VerbsTransport::Send(const ProbeOrder& order, std::span<const std::ui
   if (src.free_send_slots.empty()) return fail(SendStatus::kRetryLater, EAGAIN);
 
   // Where the QP fixes the port the label changes nothing on the wire: one AH
-  // per destination, built when the pair opened (PrebuildAddressHandles).
+  // per destination. Built ahead on the builder thread (address_handle_book.h),
+  // never here: a handle not built yet means this probe is not sent.
   const AddressHandleKey key{order.dst, src.port_mode == SourcePortMode::kPerQp ? 0 : *label};
-  ibv_ah* ah = src.res.ahs.Find(key);
-  if (ah == nullptr) {
-    if (!src.res.ahs.MakeRoom()) return fail(SendStatus::kRetryLater, EAGAIN);
-    ++stats.address_handles_created_on_send;
-    auto created = CreateAddressHandle(src, dst, key);
-    if (!created) return fail(SendStatus::kFailed, created.error().errnum);
-    ah = created.value();
+  const auto found = src.res.ahs.ForSend(key, clock_.MonotonicNow());
+  if (found.request) RequestAddressHandle(src, key);
+  if (found.state == BasicAddressHandleBook<UniqueAh>::State::kWaiting) {
+    ++stats.sends_waiting_for_ah;
+    return fail(SendStatus::kRetryLater, EAGAIN);
   }
+  if (found.state == BasicAddressHandleBook<UniqueAh>::State::kFailed) {
+    return fail(SendStatus::kFailed, found.error);
+  }
+  ibv_ah* ah = found.ah;
 
   const std::uint32_t slot = src.free_send_slots.back();
   std::memcpy(src.send_slot(slot), payload.data(), payload.size());
@@ -606,45 +661,84 @@ SendResult VerbsTransport::Send(const ProbeOrder& order, std::span<const std::ui
   return result;
 }
 
-VerbsResult<ibv_ah*> VerbsTransport::CreateAddressHandle(Nic& src, const Nic& dst,
-                                                         const AddressHandleKey& key) {
-  ibv_ah_attr attr{};
+void VerbsTransport::RequestAddressHandle(Nic& src, const AddressHandleKey& key) {
+  if (!is_open(key.dst) || !ah_builder_) {
+    src.res.ahs.Abandon(key);  // asked again once the destination is open
+    return;
+  }
+  AhJob job;
+  job.src = src.id;
+  job.generation = src.generation;
+  job.key = key;
+  job.pd = src.res.pd.get();
+  ibv_ah_attr& attr = job.attr;
   attr.is_global = 1;
   attr.port_num = src.config.port;
-  attr.grh.dgid = dst.gid;
+  attr.grh.dgid = nics_[key.dst]->gid;
   attr.grh.sgid_index = src.config.gid_index;
   attr.grh.flow_label = key.flow_label;
   attr.grh.hop_limit = options_.hop_limit;
   attr.grh.traffic_class = options_.traffic_class;
   attr.sl = options_.service_level;
-  errno = 0;
-  UniqueAh created(ibv_create_ah(src.res.pd.get(), &attr));
-  if (!created)
-    return ErrnoError("ibv_create_ah(" + src.config.rdma_device + ")", errno ? errno : EINVAL);
-  ibv_ah* ah = created.get();
-  src.res.ahs.Insert(key, std::move(created));
-  VerbsNicStats& stats = stats_[src.id];
-  ++stats.address_handles_created;
-  stats.address_handles_evicted = src.res.ahs.evicted();
-  return ah;
+  ah_builder_->Submit(job);
 }
 
-// ibv_create_ah may resolve the neighbour (a netlink round trip on RoCE):
-// done here, when a NIC opens, not in the send of a probe. Only where the AH
-// does not depend on the port (kPerQp); flow-label NICs build on first use.
+// Asks the builder for the handles `src` will want towards `destinations`:
+// per flow label of its prepared ports, or one per destination (per QP).
+void VerbsTransport::WantAddressHandles(Nic& src, std::span<const NicId> destinations) {
+  const auto keys = WantedAddressHandles(
+      src.port_mode == SourcePortMode::kPerQp, src.id, destinations, src.prepared_ports,
+      [](std::uint16_t port) { return FlowLabelForUdpSport(port); });
+  for (const AddressHandleKey& key : src.res.ahs.Want(keys, clock_.MonotonicNow())) {
+    RequestAddressHandle(src, key);
+  }
+}
+
+// A pair's handles are asked for when its second NIC opens, both ways.
 void VerbsTransport::PrebuildAddressHandles(Nic& opened) {
-  const auto build = [this](Nic& src, const Nic& dst) {
-    if (src.port_mode != SourcePortMode::kPerQp || &src == &dst) return;
-    const AddressHandleKey key{dst.id, 0};
-    if (src.res.ahs.Find(key) != nullptr || !src.res.ahs.MakeRoom()) return;
-    if (auto made = CreateAddressHandle(src, dst, key); !made) {
-      Log()->warn("nic {}: address handle to {} not built ahead: {}", src.config.name,
-                  dst.config.name, made.error().message);
-    }
-  };
+  WantAddressHandles(opened, open_order_);
+  const NicId just[] = {opened.id};
   for (NicId other : open_order_) {
-    build(opened, *nics_[other]);
-    build(*nics_[other], opened);
+    if (other != opened.id) WantAddressHandles(*nics_[other], just);
+  }
+}
+
+void VerbsTransport::PrepareSourcePorts(NicId nic, std::span<const std::uint16_t> ports) {
+  if (!is_open(nic)) return;
+  Nic& n = *nics_[nic];
+  n.prepared_ports.assign(ports.begin(), ports.end());
+  WantAddressHandles(n, open_order_);
+}
+
+// Puts what the builder made into the NICs' books (on the loop's thread).
+void VerbsTransport::CollectAddressHandles() {
+  if (!ah_builder_) return;
+  const MonoTime now = clock_.MonotonicNow();
+  for (AhBuilt& built : ah_builder_->TakeDone()) {
+    // Its NIC was reopened meanwhile: the handle belongs to a PD that is gone
+    // (Reopen forgot those) or to a generation that no longer asks for it.
+    if (!is_open(built.src) || nics_[built.src]->generation != built.generation) continue;
+    Nic& src = *nics_[built.src];
+    VerbsNicStats& stats = stats_[src.id];
+    if (!built.ah) {
+      ++stats.address_handle_errors;
+      src.res.ahs.OnFailed(built.key, built.error, now);
+      if (!std::exchange(src.warned_ah_error, true)) {
+        Log()->warn(
+            "nic {}: ibv_create_ah towards nic {} (flow label {:#x}) failed: {}; its probes are "
+            "send failures until a retry works",
+            src.config.name, options_.nics[built.key.dst].name, built.key.flow_label,
+            std::strerror(built.error));
+      }
+      continue;
+    }
+    src.warned_ah_error = false;
+    if (src.res.ahs.OnBuilt(built.key, std::move(built.ah))) {
+      ++stats.address_handles_created;
+    } else {
+      ++stats.address_handles_dropped;  // the cache is full of handles in flight
+    }
+    stats.address_handles_evicted = src.res.ahs.evicted();
   }
 }
 
@@ -739,8 +833,9 @@ void VerbsTransport::ReadAsyncEvents(Nic& nic) {
       Log()->warn("nic {}: async event {}{}", nic.config.name, ibv_event_type_str(event.event_type),
                   kind == AsyncEventKind::kPortDown     ? ": probing from it pauses"
                   : kind == AsyncEventKind::kPortActive ? ": probing from it resumes"
-                  : kind == AsyncEventKind::kQpFatal    ? ": the QP will be reset"
-                                                        : ": the NIC stops sending until reopened");
+                  : kind == AsyncEventKind::kQpFatal
+                      ? ": the QP will be reset"
+                      : ": the NIC stops sending until it is reopened");
     }
     nic.health->OnEvent(kind, qp, now);
     ibv_ack_async_event(&event);
@@ -775,22 +870,9 @@ bool VerbsTransport::RecoverQp(Nic& nic, std::uint32_t qp_index) {
   }
   // The reset dropped whatever was still queued: sends still in flight on
   // this QP are reported failed, and the receive QP gets its buffers back.
-  std::size_t dropped = 0;
-  for (std::uint32_t slot = 0; slot < nic.send_slots.size(); ++slot) {
-    Nic::SendSlot& sent = nic.send_slots[slot];
-    if (!sent.busy || sent.qp != qp_index) continue;
-    sent.busy = false;
-    nic.free_send_slots.push_back(slot);
-    nic.res.ahs.ReleaseInFlight(sent.key);
-    TransportEvent ev;
-    ev.kind = TransportEvent::Kind::kSendFailed;
-    ev.nic = nic.id;
-    ev.sequence = sent.sequence;
-    ev.error = IBV_WC_WR_FLUSH_ERR;
-    backlog_.push_back(std::move(ev));
-    ++dropped;
-  }
+  const std::size_t dropped = FailInFlight(nic, qp_index, IBV_WC_WR_FLUSH_ERR);
   if (qp_index == 0) {
+    nic.recv_level.Reset(0);  // the reset dropped every posted receive
     for (std::uint32_t slot = 0; slot < nic.recv_slots; ++slot) {
       if (auto posted = PostReceive(nic, slot); !posted) {
         ++stats_[nic.id].receive_repost_failures;
@@ -805,9 +887,109 @@ bool VerbsTransport::RecoverQp(Nic& nic, std::uint32_t qp_index) {
   return true;
 }
 
-void VerbsTransport::MaintainHealth(Nic& nic) {
-  NicHealth& health = *nic.health;
+std::string VerbsTransport::ForceQpError(NicId nic, std::uint32_t qp_index) {
+  if (!is_open(nic)) return "NIC " + std::to_string(nic) + " is not open";
+  Nic& n = *nics_[nic];
+  if (qp_index > n.send_qps.size()) {
+    return "nic " + n.config.name + " has QPs 0.." + std::to_string(n.send_qps.size()) + ", not " +
+           std::to_string(qp_index);
+  }
+  ibv_qp_attr attr{};
+  attr.qp_state = IBV_QPS_ERR;
+  if (int rc = ibv_modify_qp(n.QpAt(qp_index), &attr, IBV_QP_STATE); rc != 0) {
+    return "ibv_modify_qp(ERR) on nic " + n.config.name + ": " + std::strerror(rc);
+  }
+  Log()->warn("nic {}: QP {:#x} forced into the error state (debug hook)", n.config.name,
+              n.QpAt(qp_index)->qp_num);
+  return "";
+}
+
+std::size_t VerbsTransport::FailInFlight(Nic& nic, std::optional<std::uint32_t> qp_index,
+                                         int error) {
+  std::size_t dropped = 0;
+  for (std::uint32_t slot = 0; slot < nic.send_slots.size(); ++slot) {
+    Nic::SendSlot& sent = nic.send_slots[slot];
+    if (!sent.busy || (qp_index && sent.qp != *qp_index)) continue;
+    sent.busy = false;
+    nic.free_send_slots.push_back(slot);
+    nic.res.ahs.ReleaseInFlight(sent.key);
+    TransportEvent ev;
+    ev.kind = TransportEvent::Kind::kSendFailed;
+    ev.nic = nic.id;
+    ev.sequence = sent.sequence;
+    ev.error = error;
+    backlog_.push_back(std::move(ev));
+    ++dropped;
+  }
+  return dropped;
+}
+
+// Closes a NIC whose device or CQ failed and opens it again (nic_health.h).
+// Its in-flight probes died with the CQ: reported as send failures.
+void VerbsTransport::Reopen(NicId id, MonoTime now) {
+  NicHealth& health = *health_[id];
+  const VerbsNicOptions& cfg = options_.nics[id];
+  std::size_t dropped = 0;
+  if (is_open(id)) {
+    dropped = FailInFlight(*nics_[id], std::nullopt, IBV_WC_WR_FLUSH_ERR);
+    // The builder may be using its PD and holds handles of it: both go first.
+    if (ah_builder_) ah_builder_->Forget([id](const auto& x) { return x.src == id; });
+    nics_[id].reset();  // closing its fds takes them out of the epoll set
+    open_order_.erase(std::remove(open_order_.begin(), open_order_.end(), id), open_order_.end());
+  }
+  // Listed again: a device that was unregistered and registered anew (driver
+  // reload, reset) is another ibv_device. Open contexts hold their own.
+  device_list_ = UniqueDeviceList();
+  device_count_ = 0;
+  auto built = Build(id);
+  if (!built) {
+    health.OnReopen(false, 0, false, now);
+    Log()->warn(
+        "nic {}: reopening {} failed (attempt {}): {}; trying again in {} ms", cfg.name,
+        cfg.rdma_device, health.counters().reopen_failures, built.error().message,
+        health.NextDue()
+            ? std::chrono::duration_cast<std::chrono::milliseconds>(*health.NextDue() - now).count()
+            : 0);
+    return;
+  }
+  nics_[id] = std::move(built).value();
+  open_order_.push_back(id);
+  Nic& nic = *nics_[id];
+  health.OnReopen(true, static_cast<std::uint32_t>(1 + nic.send_qps.size()),
+                  nic.port_active_at_open, now);
+  reopened_.push_back(id);
+  PrebuildAddressHandles(nic);
+  Log()->warn(
+      "nic {}: {} reopened after a device or CQ error ({} sends in flight reported failed); "
+      "probing from it resumes{}",
+      cfg.name, cfg.rdma_device, dropped,
+      nic.port_mode == SourcePortMode::kPerQp ? " from the new send QPs' ports" : "");
+}
+
+std::vector<NicId> VerbsTransport::TakeReopened() {
+  return std::exchange(reopened_, {});
+}
+
+std::string VerbsTransport::ForceDeviceError(NicId nic) {
+  if (!is_open(nic)) return "NIC " + std::to_string(nic) + " is not open";
+  Log()->warn(
+      "nic {}: device taken as failed (debug hook): the NIC stops sending until it is "
+      "reopened",
+      nics_[nic]->config.name);
+  health_[nic]->OnEvent(AsyncEventKind::kDeviceFatal, std::nullopt, clock_.MonotonicNow());
+  return "";
+}
+
+void VerbsTransport::MaintainHealth(NicId id) {
+  if (!health_[id]) return;  // never opened
+  NicHealth& health = *health_[id];
   const MonoTime now = clock_.MonotonicNow();
+  if (health.ReopenDue(now)) {
+    Reopen(id, now);
+    return;
+  }
+  if (!is_open(id)) return;
+  Nic& nic = *nics_[id];
   if (health.PortCheckDue(now)) {
     ibv_port_attr attr{};
     if (ibv_query_port(nic.res.context.get(), nic.config.port, &attr) == 0) {
@@ -829,8 +1011,10 @@ void VerbsTransport::WakeLater() {
 }
 
 std::size_t VerbsTransport::Poll(std::vector<TransportEvent>& out, std::size_t max_events) {
-  if (max_events == 0 || open_order_.empty()) return 0;
+  // Not only when some NIC is open: a NIC whose reopen failed is retried here.
+  if (max_events == 0 || nics_.empty()) return 0;
   DrainReadyFd();
+  CollectAddressHandles();
   const MonoTime now = clock_.MonotonicNow();
   for (NicId id : open_order_) {
     Nic& nic = *nics_[id];
@@ -853,12 +1037,15 @@ std::size_t VerbsTransport::Poll(std::vector<TransportEvent>& out, std::size_t m
       break;
     }
     const std::size_t id = (next_poll_nic_ + k) % n;
-    if (nics_[id]) PollNic(*nics_[id], out, max_events - appended, left_work);
+    // A failed CQ only returns errors until the NIC is reopened.
+    if (nics_[id] && !nics_[id]->health->failed()) {
+      PollNic(*nics_[id], out, max_events - appended, left_work);
+    }
   }
   next_poll_nic_ = (next_poll_nic_ + 1) % n;
   // After the polls, so the flushed completions of a QP in error are read
   // before its reset discards what is left.
-  for (NicId id : open_order_) MaintainHealth(*nics_[id]);
+  for (NicId id = 0; id < health_.size(); ++id) MaintainHealth(id);
   if (!backlog_.empty()) left_work = true;
   // The completion channel only fires for new completions: whatever stays in
   // a CQ must keep the ready fd readable, or the loop would sleep on it.
@@ -919,6 +1106,16 @@ void VerbsTransport::PollNic(Nic& nic, std::vector<TransportEvent>& out, std::si
         }
         out.push_back(std::move(ev));
       } else if (kind == kRecvKind && slot < nic.recv_slots) {
+        if (c.status != IBV_WC_WR_FLUSH_ERR && nic.recv_level.OnConsumed()) {
+          // Every posted receive was used before this poll: whatever arrived
+          // after the last one was dropped by the device, unseen.
+          if (stats.receive_queue_empty++ == 0) {
+            Log()->warn(
+                "nic {}: its receive queue ran empty ({} receives used between two polls); probes "
+                "arriving then were dropped and read as loss: the agent polls too late (CPU?)",
+                nic.config.name, nic.recv_slots);
+          }
+        }
         if (c.status == IBV_WC_SUCCESS && c.byte_len >= kGrhBytes) {
           ++stats.receives;
           TransportEvent ev;

@@ -16,11 +16,17 @@
 // label of the address handle (flow_label.h), one AH per (destination, port),
 // or, on devices that fix it per QP (soft-RoCE, source_port.h), from a pool
 // of send QPs whose ports OpenNic reports for the port pool to draw from;
-// there one AH per destination serves every port, built when the pair opens.
+// there one AH per destination serves every port. Address handles are built
+// ahead on a thread of their own (address_handle_book.h, background_builder.h):
+// when a pair of NICs opens and, for flow labels, for the ports the agent
+// names in PrepareSourcePorts (its pool and the next rotation's); a send
+// whose handle is not ready is not sent (kRetryLater).
 //
 // Asynchronous events (nic_health.h) are read from each device's async fd:
 // a port down pauses the NIC's sends (refused, reported as send failures), a
-// QP in the error state is reset to RTS on a later Poll.
+// QP in the error state is reset to RTS on a later Poll, and a NIC whose CQ
+// or device failed is closed and opened again with back-off (TakeReopened
+// names it: on a per-QP device its source ports are new).
 //
 // Single-threaded like every ProbeTransport: OpenNic, Send and Poll are called
 // from the agent's I/O loop.
@@ -33,7 +39,8 @@
 #include <vector>
 
 #include "agent/core/probe_transport.h"
-#include "agent/verbs/address_handle_cache.h"
+#include "agent/verbs/address_handle_book.h"
+#include "agent/verbs/background_builder.h"
 #include "agent/verbs/clock_fit.h"
 #include "agent/verbs/completion_queue.h"
 #include "agent/verbs/nic_health.h"
@@ -83,10 +90,13 @@ struct VerbsNicStats {
   std::uint64_t receives = 0;
   std::uint64_t receive_errors = 0;  // failed receive CQEs, runt packets
   std::uint64_t receive_repost_failures = 0;
-  std::uint64_t poll_busy = 0;  // EBUSY from ibv_start_poll: retried later
+  std::uint64_t receive_queue_empty = 0;  // polls that found every posted receive used
+  std::uint64_t poll_busy = 0;            // EBUSY from ibv_start_poll: retried later
   std::uint64_t poll_errors = 0;
-  std::uint64_t address_handles_created = 0;
-  std::uint64_t address_handles_created_on_send = 0;  // a cache miss in the send path
+  std::uint64_t address_handles_created = 0;  // by the builder thread
+  std::uint64_t sends_waiting_for_ah = 0;     // not sent: the handle was still being built
+  std::uint64_t address_handle_errors = 0;    // failed builds (retried after a second)
+  std::uint64_t address_handles_dropped = 0;  // built, but the cache was full of busy ones
   std::uint64_t address_handles_evicted = 0;
   std::uint64_t clock_samples = 0;
   std::uint64_t clock_sample_errors = 0;
@@ -119,21 +129,37 @@ class VerbsTransport final : public ProbeTransport {
   // An epoll fd over the NICs' completion channels (and a wake-up eventfd
   // when a Poll left work behind).
   int ReadyFd() const override { return epoll_.get(); }
+  std::vector<NicId> TakeReopened() override;
+  void PrepareSourcePorts(NicId nic, std::span<const std::uint16_t> ports) override;
 
   bool is_open(NicId nic) const;
   // Valid for nic < options.nics.size().
   const VerbsNicStats& nic_stats(NicId nic) const;
   VerbsClockState clock_state(NicId nic) const;
-  // The async-event state of an open NIC (nullptr when not open).
+  // The async-event state of a NIC opened once (nullptr when never opened);
+  // kept across reopens.
   const NicHealth* nic_health(NicId nic) const;
   // The QPN of an open NIC (0 when not open); for logs and tests.
   std::uint32_t qp_num(NicId nic) const;
   // How an open NIC's source ports are chosen (nullopt when not open).
   std::optional<SourcePortMode> source_port_mode(NicId nic) const;
 
+  // Test-only (the agent's debug hooks): moves QP `qp_index` of `nic` (0: its
+  // receive QP, 1..: its send QPs) to the error state with ibv_modify_qp, as
+  // a device does on a fatal QP error. The transport then finds it there
+  // through its flushed completions, like any other QP error, and resets it.
+  // An error message when the NIC is not open or has no such QP.
+  std::string ForceQpError(NicId nic, std::uint32_t qp_index);
+  // Test-only (debug hooks): takes the NIC's device as failed, as on
+  // IBV_EVENT_DEVICE_FATAL (counted as one), so it is closed and reopened:
+  // no tool can make rxe raise the event while a process holds the device.
+  std::string ForceDeviceError(NicId nic);
+
  private:
   struct Nic;
   struct RealVerbsTraits;
+  struct AhJob;
+  struct AhBuilt;
 
   VerbsResult<std::unique_ptr<Nic>> Build(NicId id);
   static VerbsResult<ibv_gid> CheckGid(ibv_context* ctx, const VerbsNicOptions& cfg,
@@ -141,10 +167,16 @@ class VerbsTransport final : public ProbeTransport {
   VerbsResult<UniqueQp> CreateUdQp(Nic& nic, std::uint32_t recv_depth, const std::string& where);
   VerbsStatus BringUpQp(ibv_qp* qp, const Nic& nic, const std::string& where);
   VerbsStatus PostReceive(Nic& nic, std::uint32_t slot);
-  VerbsResult<ibv_ah*> CreateAddressHandle(Nic& src, const Nic& dst, const AddressHandleKey& key);
+  void StartAddressHandleBuilder();
+  void RequestAddressHandle(Nic& src, const AddressHandleKey& key);
+  void WantAddressHandles(Nic& src, std::span<const NicId> destinations);
   void PrebuildAddressHandles(Nic& opened);
+  void CollectAddressHandles();
   void ReadAsyncEvents(Nic& nic);
-  void MaintainHealth(Nic& nic);
+  void MaintainHealth(NicId id);
+  void Reopen(NicId id, MonoTime now);
+  // Reports the sends in flight on `qp_index` (every QP: nullopt) as failed.
+  std::size_t FailInFlight(Nic& nic, std::optional<std::uint32_t> qp_index, int error);
   bool RecoverQp(Nic& nic, std::uint32_t qp_index);
   void CheckQpAfterError(Nic& nic, std::uint32_t qp_index);
   void SampleClock(Nic& nic);
@@ -164,7 +196,13 @@ class VerbsTransport final : public ProbeTransport {
   std::vector<std::unique_ptr<Nic>> nics_;
   std::vector<NicId> open_order_;
   std::vector<VerbsNicStats> stats_;  // kept for NICs that failed to open too
-  std::size_t next_poll_nic_ = 0;     // round robin, so one busy NIC cannot starve others
+  // Per NIC from its first open on, across reopens; sized once (Nic::health points in).
+  std::vector<std::optional<NicHealth>> health_;
+  std::vector<NicId> reopened_;  // since the last TakeReopened
+  std::uint64_t nic_generations_ = 0;
+  // Last: destroyed first (the destructor resets it before the NICs anyway).
+  std::unique_ptr<BackgroundBuilder<AhJob, AhBuilt>> ah_builder_;
+  std::size_t next_poll_nic_ = 0;  // round robin, so one busy NIC cannot starve others
   // Send failures of in-flight probes a QP reset dropped, handed out by Poll
   // ahead of completions (Poll never returns more than it was asked for).
   std::vector<TransportEvent> backlog_;

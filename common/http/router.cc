@@ -15,15 +15,31 @@ Response PlainError(int status, std::string body) {
 
 }  // namespace
 
-void Router::Get(std::string path, Handler handler) {
+void Router::Add(std::map<std::string, Handler, std::less<>>& handlers, std::string path,
+                 Handler handler) {
   if (!path.starts_with('/')) throw std::invalid_argument("route '" + path + "' must start with /");
   if (!handler) throw std::invalid_argument("route '" + path + "' has no handler");
-  if (!get_handlers_.try_emplace(path, std::move(handler)).second) {
+  if (get_handlers_.contains(path) || post_handlers_.contains(path) ||
+      !handlers.try_emplace(path, std::move(handler)).second) {
     throw std::invalid_argument("route '" + path + "' is registered twice");
   }
 }
 
+void Router::Get(std::string path, Handler handler) {
+  Add(get_handlers_, std::move(path), std::move(handler));
+}
+
+void Router::Post(std::string path, Handler handler) {
+  Add(post_handlers_, std::move(path), std::move(handler));
+}
+
 Response Router::Dispatch(const Request& request) const {
+  if (const auto it = post_handlers_.find(request.path); it != post_handlers_.end()) {
+    if (request.method == "POST") return it->second(request);
+    Response response = PlainError(405, "method not allowed\n");
+    response.headers.emplace_back("Allow", "POST");
+    return response;
+  }
   const auto it = get_handlers_.find(request.path);
   if (it == get_handlers_.end()) return PlainError(404, "not found\n");
   // HEAD is GET without the body (the server leaves it out): `curl -I` works.

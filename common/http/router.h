@@ -14,13 +14,19 @@ class Router {
   // not start with '/' or is registered twice is a programming error:
   // std::invalid_argument.
   void Get(std::string path, Handler handler);
+  // The same for POST: for requests that change something (the agent's
+  // debug hooks), which a GET (a crawler, a prefetch) must never trigger.
+  void Post(std::string path, Handler handler);
 
-  // 404 for an unknown path, 405 (with Allow: GET) for another method on a
-  // known one, else the handler's response.
+  // 404 for an unknown path, 405 (with Allow: the path's methods) for another
+  // method on a known one, else the handler's response.
   Response Dispatch(const Request& request) const;
 
  private:
+  void Add(std::map<std::string, Handler, std::less<>>& handlers, std::string path,
+           Handler handler);
   std::map<std::string, Handler, std::less<>> get_handlers_;
+  std::map<std::string, Handler, std::less<>> post_handlers_;
 };
 
 }  // namespace hostmesh::http

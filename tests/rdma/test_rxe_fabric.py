@@ -9,7 +9,13 @@ one the agent offered, and many are used; the analyzer traces those 5-tuples;
 RoCE probes alone (it is the only host); rxe's own packet counters reach the
 agent's /metrics and the analyzer and rise with the probes; a NIC's link taken
 down in the guest pauses its probing (async port event, send failures, never
-timeouts) and probing resumes when it comes back."""
+timeouts; rdma_port_up 0 meanwhile) and probing resumes when it comes back;
+the probes carry the RoCE class (TOS 0x6a), rxe's stamps are reported as
+software ones, no receive queue ran dry; a receive QP forced into the
+error state (the agent's debug hook: no outside tool can reach its QPs) is
+found through its flushed receives, reset to RTS, and probing to it resumes;
+a NIC whose device is taken as failed (debug hook) is closed and reopened
+with new send QPs and ports, and probing from and to it resumes."""
 
 import os
 import re
@@ -68,6 +74,18 @@ def agent_metrics() -> str:
     return scrape(f"http://{layout.mgmt_ip(0)}:{layout.AGENT_METRICS_PORT}/metrics")
 
 
+def debug_hook(path: str) -> str:
+    """POSTs to the agent's debug hooks (metrics.debug_hooks, on in the harness)."""
+    url = f"http://{layout.mgmt_ip(0)}:{layout.AGENT_METRICS_PORT}{path}"
+    proc = subprocess.run(["ip", "netns", "exec", layout.namespace(layout.MGMT_DEVICE,
+                                                                   harness.PREFIX),
+                           "curl", "-sf", "-m", "5", "-X", "POST", url],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise AssertionError(f"POST {url}: curl exit {proc.returncode} {proc.stderr}")
+    return proc.stdout
+
+
 def analyzer_metrics() -> str:
     return scrape(f"http://{layout.ANALYZER_IP}:{layout.ANALYZER_HTTP_PORT}/metrics")
 
@@ -98,17 +116,20 @@ class RxeFabric(e2e.FabricTestCase):
         with open(self.console, errors="replace") as f:
             return f.read()
 
-    def wire_ports(self, seconds: float) -> dict[str, set[int]]:
-        """RoCEv2 source ports per NIC address, seen in rail switch p0r0 and p0r1."""
+    def wire_ports(self, seconds: float) -> tuple[dict[str, set[int]], set[str]]:
+        """RoCEv2 source ports per NIC address and the IP TOS bytes, seen in rail
+        switch p0r0 and p0r1."""
         ports: dict[str, set[int]] = {}
+        tos: set[str] = set()
         for sw in ("p0r0", "p0r1"):
             proc = subprocess.run(
                 ["timeout", str(seconds), "ip", "netns", "exec", harness.PREFIX + sw, "tcpdump",
-                 "-l", "-n", "-i", "any", "-Q", "in", "udp dst port 4791"],
+                 "-l", "-n", "-v", "-i", "any", "-Q", "in", "udp dst port 4791"],
                 capture_output=True, text=True)
-            for m in re.finditer(r"IP (198\.18\.\d+\.\d+)\.(\d+) > [\d.]+\.4791", proc.stdout):
+            tos.update(re.findall(r"\(tos (0x[0-9a-f]+)", proc.stdout))
+            for m in re.finditer(r"(198\.18\.\d+\.\d+)\.(\d+) > [\d.]+\.4791", proc.stdout):
                 ports.setdefault(m.group(1), set()).add(int(m.group(2)))
-        return ports
+        return ports, tos
 
     def test_1_auto_picks_verbs_and_rotates_by_qp(self):
         deadline = time.time() + 60
@@ -123,8 +144,11 @@ class RxeFabric(e2e.FabricTestCase):
         e2e.log(f"healthy window: {snap.describe()}")
         if shutil.which("tcpdump") is None:
             self.skipTest("tcpdump not installed")
-        seen = self.wire_ports(6)
+        seen, tos = self.wire_ports(6)
         self.assertEqual(sorted(seen), ["198.18.0.1", "198.18.0.3", "198.18.0.5"], seen)
+        # The default traffic class 106 (DSCP 26, ECT(0)): the RoCE lossless class.
+        e2e.log(f"IP TOS of the RoCE probes on the wire: {sorted(tos)}")
+        self.assertEqual(tos, {"0x6a"}, tos)
         # The ports rdma_rxe gives the send QPs (0xC000 + hash_32(qpn, 14)):
         # the agent logs none, so derive the offer from the QPNs it may use.
         offered = {0xC000 + ((((q * 0x61C88647) & 0xFFFFFFFF) >> 18) & 0x3FFF)
@@ -176,7 +200,16 @@ class RxeFabric(e2e.FabricTestCase):
             self.assertIn("device=\"rxe", labels)
             # 20 probes/s to each of 2 peers: far more than 100 in 12 s.
             self.assertGreater(value - first.get(labels, 0), 100, labels)
-        rotation = samples(agent_metrics(), "hostmesh_agent_source_port_rotation")
+        text = agent_metrics()
+        # rxe has no completion timestamps: reported as software (user) stamps.
+        sources = samples(text, "hostmesh_agent_timestamp_source")
+        self.assertEqual(sorted(sources), [f'{{nic="nic{i}",source="user"}}' for i in range(3)],
+                         sources)
+        # The receive queues, sized for the rate, never ran dry.
+        empty = samples(text, "hostmesh_agent_receive_queue_empty_total")
+        self.assertEqual(len(empty), 3, empty)
+        self.assertEqual(sum(empty.values()), 0, empty)
+        rotation = samples(text, "hostmesh_agent_source_port_rotation")
         per_qp = sorted(k for k, v in rotation.items() if v == 1)
         self.assertEqual(len(per_qp), 3, rotation)
         self.assertTrue(all("mode=\"per_qp\"" in k for k in per_qp), per_qp)
@@ -196,6 +229,11 @@ class RxeFabric(e2e.FabricTestCase):
         deadline = t_down + 30
         while "async event port error" not in self.agent_log() and time.time() < deadline:
             time.sleep(1)
+        time.sleep(0.5)  # two of the agent's metric publishes
+        # While down the gauge stays, at 0 (a port state that never loses its series).
+        port_up = samples(agent_metrics(), "hostmesh_agent_rdma_port_up")
+        e2e.log(f"rdma_port_up while nic1 is down: {port_up}")
+        self.assertEqual(port_up, {'{nic="nic0"}': 1, '{nic="nic1"}': 0, '{nic="nic2"}': 1})
         time.sleep(max(0.0, t_down + 12 - time.time()))  # a window's worth of paused probing
         rxevm("exec", HOST, "ip link set nic1 up; sh /run/nic1.routes")
         self.assertRegex(self.agent_log(), r"nic1: async event port error: probing from it pauses")
@@ -238,6 +276,69 @@ class RxeFabric(e2e.FabricTestCase):
         e2e.log(f"link_downed deltas since the bounce: {downs}")
         self.assertGreaterEqual(downs.get("nic1", 0), 1, tel)
         self.assertEqual(downs.get("nic0", 0) + downs.get("nic2", 0), 0, tel)
+
+    def test_7_qp_forced_into_error_recovers(self):
+        recoveries = "hostmesh_agent_qp_recoveries_total"
+        ok = '{nic="nic2",outcome="ok"}'
+        before = samples(agent_metrics(), recoveries)
+        e2e.log("debug hook: " + debug_hook("/debug/qp-error?nic=nic2").strip())
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            after = samples(agent_metrics(), recoveries)
+            if after.get(ok, 0) > before.get(ok, 0):
+                break
+            time.sleep(0.5)
+        log = [line[line.find("nic nic2:"):] for line in self.agent_log().splitlines()
+               if "nic nic2: QP" in line]
+        e2e.log(f"QP recoveries: {before} -> {after}; agent log: {' | '.join(log)}")
+        self.assertGreaterEqual(after.get(ok, 0) - before.get(ok, 0), 1, after)
+        self.assertTrue(any("forced into the error state" in line for line in log), log)
+        self.assertTrue(any("found in state ERR" in line for line in log), log)
+        self.assertTrue(any("reset and back in RTS" in line for line in log), log)
+        # Probing to nic2 (its receive QP) resumes.
+        received = "hostmesh_agent_probes_received_total"
+        pairs = ['{src_nic="nic0",dst_nic="nic2"}', '{src_nic="nic1",dst_nic="nic2"}']
+        first = samples(agent_metrics(), received)
+        time.sleep(5)
+        second = samples(agent_metrics(), received)
+        rose = {p: second.get(p, 0) - first.get(p, 0) for p in pairs}
+        e2e.log(f"probes received by nic2 in 5 s after the reset: {rose}")
+        for pair, n in rose.items():
+            self.assertGreater(n, 20, f"{pair}: probing did not resume ({rose})")
+
+    def test_8_device_error_reopens_the_nic(self):
+        # rxe cannot raise DEVICE_FATAL while a process holds it (deleting the
+        # link waits for the agent), so the hook takes nic0's device as failed;
+        # the close, reopen, new QPs and their new source ports are real.
+        reopens = "hostmesh_agent_rdma_reopens_total"
+        before = samples(agent_metrics(), reopens)
+        e2e.log("debug hook: " + debug_hook("/debug/device-error?nic=nic0").strip())
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            after = samples(agent_metrics(), reopens)
+            if after.get('{nic="nic0"}', 0) > before.get('{nic="nic0"}', 0):
+                break
+            time.sleep(0.5)
+        log = [line[line.find("nic"):] for line in self.agent_log().splitlines()
+               if "reopen" in line and "nic0" in line]
+        e2e.log(f"reopens: {before} -> {after}; agent log: {' | '.join(log)}")
+        self.assertEqual(after.get('{nic="nic0"}', 0) - before.get('{nic="nic0"}', 0), 1, after)
+        self.assertTrue(any("rxe0 reopened after a device or CQ error" in line for line in log), log)
+        self.assertTrue(any("new source ports" in line for line in log), log)
+        # Probing from and to nic0 resumes, from its new QPs' ports.
+        received = "hostmesh_agent_probes_received_total"
+        pairs = [f'{{src_nic="{a}",dst_nic="{b}"}}' for a, b in
+                 (("nic0", "nic1"), ("nic0", "nic2"), ("nic1", "nic0"), ("nic2", "nic0"))]
+        time.sleep(1)
+        first = samples(agent_metrics(), received)
+        time.sleep(5)
+        second = samples(agent_metrics(), received)
+        rose = {p: second.get(p, 0) - first.get(p, 0) for p in pairs}
+        e2e.log(f"probes received in 5 s after nic0 reopened: {rose}")
+        for pair, n in rose.items():
+            self.assertGreater(n, 20, f"{pair}: probing did not resume ({rose})")
+        self.assertEqual(samples(agent_metrics(), "hostmesh_agent_rdma_port_up").get(
+            '{nic="nic0"}'), 1)
 
 
 if __name__ == "__main__":

@@ -50,6 +50,7 @@ TEST(agent_config, MinimalFileGetsEveryDefault) {
   EXPECT_EQ(cfg.transport, Transport::kAuto);
   EXPECT_EQ(cfg.analyzer.address, (config::Endpoint{"198.19.128.1", 50051}));
   EXPECT_EQ(cfg.metrics.listen, (config::Endpoint{"0.0.0.0", 9100}));
+  EXPECT_FALSE(cfg.metrics.debug_hooks);
   EXPECT_EQ(cfg.probe.interval, 100ms);
   EXPECT_EQ(cfg.probe.timeout, 500ms);
   EXPECT_EQ(cfg.probe.payload_bytes, 50u);
@@ -100,6 +101,7 @@ analyzer:
   address: "[fd00::1]:50052"
 metrics:
   listen: 127.0.0.1:0
+  debug_hooks: true
 probe:
   interval: 20ms
   timeout: 1.5s
@@ -154,6 +156,7 @@ nics:
   EXPECT_EQ(cfg.transport, Transport::kVerbs);
   EXPECT_EQ(cfg.analyzer.address, (config::Endpoint{"fd00::1", 50052}));
   EXPECT_EQ(cfg.metrics.listen, (config::Endpoint{"127.0.0.1", 0}));
+  EXPECT_TRUE(cfg.metrics.debug_hooks);
   EXPECT_EQ(cfg.probe.interval, 20ms);
   EXPECT_EQ(cfg.probe.timeout, 1500ms);
   EXPECT_EQ(cfg.probe.payload_bytes, 4096u);

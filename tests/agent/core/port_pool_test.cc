@@ -239,6 +239,35 @@ TEST(agent_port_pool, RangeOneLargerThanThePoolStillRotates) {
   EXPECT_EQ(pool.generation(), 50U);
 }
 
+// What a transport builds ahead (verbs address handles) is what the next
+// rotation brings, across walks of a small range too; asking changes nothing.
+TEST(agent_port_pool, NextRotationPortsAreTheOnesTheRotationBringsIn) {
+  PortPoolOptions small;
+  small.min_port = 5000;
+  small.max_port = 5019;  // 20 ports, pool of 16: a new walk every few rotations
+  for (const PortPoolOptions& options : {PortPoolOptions{}, small}) {
+    PortPool pool(options, 2, kStart, 9);
+    PortPool twin(options, 2, kStart, 9);
+    for (int r = 1; r <= 30; ++r) {
+      const std::vector<std::uint16_t> ahead = pool.NextRotationPorts();
+      ASSERT_EQ(ahead.size(), 4U);
+      pool.AdvanceTo(kStart + r * 60s);
+      twin.AdvanceTo(kStart + r * 60s);
+      // Rotation r replaces slots 4(r-1) .. 4(r-1)+3 (mod 16), oldest first.
+      std::vector<std::uint16_t> brought;
+      for (int i = 0; i < 4; ++i) brought.push_back(pool.ports()[(4 * (r - 1) + i) % 16]);
+      EXPECT_EQ(ahead, brought) << "rotation " << r;
+      EXPECT_TRUE(std::equal(pool.ports().begin(), pool.ports().end(), twin.ports().begin(),
+                             twin.ports().end()));
+      EXPECT_EQ(pool.ports_introduced(), twin.ports_introduced());
+    }
+  }
+  PortPoolOptions whole;
+  whole.min_port = 5000;
+  whole.max_port = 5009;
+  EXPECT_TRUE(PortPool(whole, 2, kStart, 1).NextRotationPorts().empty());
+}
+
 TEST(agent_port_pool, SameSeedSamePorts) {
   PortPool a(PortPoolOptions{}, 2, kStart, 77);
   PortPool b(PortPoolOptions{}, 2, kStart, 77);

@@ -218,6 +218,39 @@ TEST(agent_scheduler, SameSeedSameSchedule) {
   EXPECT_NE(orders_a, RunUntil(c, kStart + 20s));
 }
 
+// A reopened per-QP NIC offers new ports: its pool moves to them at once,
+// the other NICs' pools and draws stay as they were.
+TEST(agent_scheduler, AReopenedNicsNewPortsReplaceItsPool) {
+  SchedulerOptions options = Options(3);
+  options.nic_allowed_ports = {{50001, 50002}, {50011, 50012}, {50021, 50022}};
+  Scheduler scheduler(options, kStart, 21);
+  Scheduler untouched(options, kStart, 21);
+  RunUntil(scheduler, kStart + 1s);
+  RunUntil(untouched, kStart + 1s);
+  EXPECT_FALSE(scheduler.SetAllowedPorts(1, {50012, 50011, 50011}, kStart + 1s));  // same set
+  ASSERT_TRUE(scheduler.SetAllowedPorts(1, {50101, 50102, 50103}, kStart + 1s));
+  const auto ports = scheduler.pool(1).ports();
+  EXPECT_EQ(std::set<std::uint16_t>(ports.begin(), ports.end()),
+            (std::set<std::uint16_t>{50101, 50102, 50103}));
+  EXPECT_EQ(scheduler.pool(1).DistinctPortsUsed(0, kStart + 1s), 0u);  // history starts over
+  std::set<std::uint16_t> from_1;
+  auto orders = RunUntil(scheduler, kStart + 3s);
+  auto others = RunUntil(untouched, kStart + 3s);
+  for (const ProbeOrder& o : orders) {
+    if (o.src == 1) from_1.insert(o.src_port);
+  }
+  EXPECT_EQ(from_1, (std::set<std::uint16_t>{50101, 50102, 50103}));
+  // NIC 0 and 2 draw exactly as they would have.
+  const auto without_1 = [](std::vector<ProbeOrder> v) {
+    std::erase_if(v, [](const ProbeOrder& o) { return o.src == 1; });
+    return v;
+  };
+  EXPECT_EQ(without_1(orders), without_1(others));
+  // Back to "any port": a pool over the configured range.
+  ASSERT_TRUE(scheduler.SetAllowedPorts(1, {}, kStart + 3s));
+  EXPECT_EQ(scheduler.pool(1).range_size(), 65535u - 49152u + 1u);
+}
+
 TEST(agent_scheduler, RejectsImpossibleOptions) {
   SchedulerOptions options = Options(2);
   options.interval = 0ns;

@@ -37,7 +37,7 @@ LoopSnapshot Snapshot(std::size_t n) {
   s.prober[1].received[static_cast<std::size_t>(DecodeStatus::kCorrupt)] = 5;
   s.receive_errors.assign(n, 0);
   s.clock_fit_error_seconds.assign(n, 0);
-  s.pool_generation.assign(n, 2);
+  s.clock_fit_error_seconds[2] = 2.5e-07;  // a NIC-clock fit's error bound, 250 ns
   s.distinct_ports.assign(n * n, 16);
   // Verbs NICs: every one but nic0 (a NIC that did not open, or UDP).
   s.rnic_health.resize(n);
@@ -45,6 +45,9 @@ LoopSnapshot Snapshot(std::size_t n) {
     RnicHealthStats h;
     h.async_events = {{"port_down", i == 1 ? 2 : 0}, {"qp_fatal", 1}};
     h.qp_recoveries = i;
+    h.reopens = i == 3 ? 1 : 0;
+    h.receive_queue_empty = i == 2 ? 4 : 0;
+    h.port_up = i != 1;  // nic1's port is down
     s.rnic_health[i] = h;
   }
   return s;
@@ -88,7 +91,6 @@ TEST(agent_metrics, ValuesComeFromTheSnapshot) {
            "hostmesh_agent_send_errors_total{nic=\"nic0\"} 3",
            "hostmesh_agent_rejected_packets_total{nic=\"nic1\",reason=\"corrupt\"} 5",
            "hostmesh_agent_timestamp_source{nic=\"nic2\",source=\"kernel\"} 1",
-           "hostmesh_agent_timestamp_source{nic=\"nic2\",source=\"hardware\"} 0",
            "hostmesh_agent_port_pool_distinct_ports{src_nic=\"nic3\",dst_nic=\"nic2\"} 16",
            "hostmesh_agent_upload_queue_depth_batches 2",
            "hostmesh_agent_upload_buffered_bytes 1234",
@@ -100,12 +102,24 @@ TEST(agent_metrics, ValuesComeFromTheSnapshot) {
            "hostmesh_agent_rdma_async_events_total{nic=\"nic1\",event=\"port_down\"} 2",
            "hostmesh_agent_rdma_async_events_total{nic=\"nic3\",event=\"qp_fatal\"} 1",
            "hostmesh_agent_qp_recoveries_total{nic=\"nic2\",outcome=\"ok\"} 2",
+           "hostmesh_agent_rdma_reopens_total{nic=\"nic3\"} 1",
+           "hostmesh_agent_receive_queue_empty_total{nic=\"nic2\"} 4",
+           "hostmesh_agent_clock_fit_error_seconds{nic=\"nic2\"} 2.5e-07",
+           "hostmesh_agent_clock_fit_error_seconds{nic=\"nic1\"} 0",
+           "hostmesh_agent_rdma_reopens_total{nic=\"nic2\"} 0",
+           // Kept while the port is down, as 0.
+           "hostmesh_agent_rdma_port_up{nic=\"nic1\"} 0",
+           "hostmesh_agent_rdma_port_up{nic=\"nic2\"} 1",
        }) {
     EXPECT_NE(text.find(line), std::string::npos) << line << "\n--- in ---\n" << text;
   }
   // A NIC without verbs health (not open, or UDP) has no RDMA series.
   EXPECT_EQ(text.find("hostmesh_agent_qp_recoveries_total{nic=\"nic0\""), std::string::npos);
+  EXPECT_EQ(text.find("hostmesh_agent_rdma_port_up{nic=\"nic0\""), std::string::npos);
   EXPECT_EQ(text.find("mode=\"flow_label\"} 0"), std::string::npos);  // only the NIC's mode
+  // Only the NIC's timestamp source, as 1 (an info metric).
+  EXPECT_EQ(text.find("hostmesh_agent_timestamp_source{nic=\"nic2\",source=\"hardware\"}"),
+            std::string::npos);
   // No self-pairs: a NIC never probes itself.
   EXPECT_EQ(text.find("src_nic=\"nic0\",dst_nic=\"nic0\""), std::string::npos);
 }

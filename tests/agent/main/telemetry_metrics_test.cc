@@ -130,7 +130,6 @@ struct WholeAgent {
     s.prober.resize(n);
     s.receive_errors.assign(n, 0);
     s.clock_fit_error_seconds.assign(n, 0);
-    s.pool_generation.assign(n, 0);
     s.distinct_ports.assign(n * n, 0);
     agent.SetTimestampSources(std::vector<TimestampSource>(n, TimestampSource::kKernel));
     // The verbs agent, whose NICs have the most series: rotation, async events, QP recoveries.

@@ -150,21 +150,81 @@ TEST(NicHealth, AMissedPortActiveIsFoundByQueryingWhileDown) {
   EXPECT_EQ(device.port_queries, 2);  // no queries while up
 }
 
-TEST(NicHealth, CqErrorOrDeviceFatalStopsTheNicForGood) {
+TEST(NicHealth, CqErrorOrDeviceFatalStopsTheNicUntilReopened) {
   for (const AsyncEventKind kind : {AsyncEventKind::kCqError, AsyncEventKind::kDeviceFatal}) {
-    NicHealth health(1, true, kT0);
+    NicHealthOptions options;
+    options.first_reopen = 1s;
+    NicHealth health(1, true, kT0, options);
     FakeDevice device;
     health.OnEvent(AsyncEventKind::kQpFatal, 0, kT0);
     health.OnEvent(kind, std::nullopt, kT0);
     EXPECT_TRUE(health.failed());
     EXPECT_FALSE(health.can_send());
-    device.Turn(health, kT0 + 1h);
+    // No QP resets and no port queries on a dead device; a port event does not revive it.
+    device.Turn(health, kT0 + 999ms);
     EXPECT_TRUE(device.resets.empty());
     EXPECT_EQ(device.port_queries, 0);
-    EXPECT_FALSE(health.NextDue());
-    health.OnEvent(AsyncEventKind::kPortActive, std::nullopt, kT0 + 1h);
+    health.OnEvent(AsyncEventKind::kPortActive, std::nullopt, kT0 + 999ms);
     EXPECT_FALSE(health.can_send());
+    EXPECT_FALSE(health.ReopenDue(kT0 + 999ms));
+    EXPECT_EQ(health.NextDue(), kT0 + 1s);
+    ASSERT_TRUE(health.ReopenDue(kT0 + 1s));
+    // Reopened with 3 fresh QPs (the old QP's pending reset is gone with it).
+    health.OnReopen(true, 3, true, kT0 + 1s);
+    EXPECT_FALSE(health.failed());
+    EXPECT_TRUE(health.can_send());
+    EXPECT_TRUE(health.qp_ready(0));
+    EXPECT_TRUE(health.qp_ready(2));
+    EXPECT_FALSE(health.NextDue());
+    EXPECT_EQ(health.counters().reopens, 1u);
+    EXPECT_EQ(health.counters().reopen_failures, 0u);
+    EXPECT_EQ(health.counters().events[static_cast<std::size_t>(kind)], 1u);
   }
+}
+
+// What the transport does when ReopenDue: close, open, report (virtual time).
+TEST(NicHealth, AFailingReopenBacksOffDoublingToTheCap) {
+  NicHealthOptions options;
+  options.first_reopen = 1s;
+  options.max_reopen = 5s;
+  NicHealth health(1, true, kT0, options);
+  health.OnEvent(AsyncEventKind::kDeviceFatal, std::nullopt, kT0);
+  int failing = 4;  // the device comes back at the fifth attempt
+  std::vector<MonoTime> tried;
+  for (auto t = kT0; t <= kT0 + 30s; t += 100ms) {
+    if (!health.ReopenDue(t)) continue;
+    tried.push_back(t);
+    const bool ok = failing-- == 0;
+    health.OnReopen(ok, 1, /*port_up=*/false, t);
+  }
+  // +1 s, then +1, +2, +4 and +5 (capped) s.
+  ASSERT_EQ(tried.size(), 5u);
+  EXPECT_EQ(tried[0] - kT0, 1s);
+  EXPECT_EQ(tried[1] - tried[0], 1s);
+  EXPECT_EQ(tried[2] - tried[1], 2s);
+  EXPECT_EQ(tried[3] - tried[2], 4s);
+  EXPECT_EQ(tried[4] - tried[3], 5s);
+  EXPECT_EQ(health.counters().reopen_failures, 4u);
+  EXPECT_EQ(health.counters().reopens, 1u);
+  // Reopened with its port down: paused, and the port is queried again.
+  EXPECT_FALSE(health.failed());
+  EXPECT_FALSE(health.can_send());
+  EXPECT_EQ(health.NextDue(), tried[4] + options.port_recheck);
+}
+
+TEST(NicHealth, ASecondErrorWhileFailedKeepsTheReopenSchedule) {
+  NicHealthOptions options;
+  options.first_reopen = 1s;
+  NicHealth health(1, true, kT0, options);
+  health.OnEvent(AsyncEventKind::kCqError, std::nullopt, kT0);
+  health.OnReopen(false, 1, true, kT0 + 1s);  // next at +1 s more
+  health.OnEvent(AsyncEventKind::kDeviceFatal, std::nullopt, kT0 + 1500ms);
+  EXPECT_EQ(health.NextDue(), kT0 + 2s);
+  // A reopen outcome when nothing failed is ignored.
+  NicHealth fine(1, true, kT0, options);
+  fine.OnReopen(true, 4, true, kT0);
+  EXPECT_EQ(fine.counters().reopens, 0u);
+  EXPECT_FALSE(fine.qp_ready(3));
 }
 
 TEST(NicHealth, OtherEventsAndUnknownQpsAreOnlyCounted) {

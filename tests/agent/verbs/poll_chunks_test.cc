@@ -58,5 +58,78 @@ TEST(PollInChunks, AnErrorKeepsWhatWasPolledAndReportsIt) {
   EXPECT_EQ(r.error, EIO);
 }
 
+// An extended CQ holding `pending` completions, through its cursor.
+struct FakeCursor {
+  std::size_t pending = 0;
+  int start_error = 0;     // returned by start() instead of 0 (EBUSY, EIO)
+  int next_error_at = -1;  // >= 0: the next() call of that index fails with EIO
+  int nexts = 0;
+  int ends = 0;
+  std::uint64_t next_id = 1;
+  bool locked = false;
+
+  CqPollResult Poll(std::span<Completion> out) {
+    return PollCursor(
+        out,
+        [&] {
+          if (start_error != 0) return start_error;
+          if (pending == 0) return ENOENT;
+          locked = true;
+          return 0;
+        },
+        [&] {
+          if (nexts++ == next_error_at) return EIO;
+          return pending == 0 ? ENOENT : 0;
+        },
+        [&](Completion& c) {
+          c.wr_id = next_id++;
+          --pending;
+        },
+        [&] {
+          ++ends;
+          locked = false;
+        });
+  }
+};
+
+TEST(PollCursor, FillsTheWholeBatchThenTheRestAndEndsEachPoll) {
+  FakeCursor cq{.pending = 40};
+  std::vector<Completion> out(32);
+  CqPollResult r = cq.Poll(out);
+  EXPECT_EQ(r.count, 32u);  // full: the caller polls again
+  EXPECT_EQ(out[31].wr_id, 32u);
+  r = cq.Poll(out);
+  EXPECT_EQ(r.count, 8u);  // fewer than asked: drained
+  EXPECT_EQ(r.error, 0);
+  EXPECT_EQ(out[7].wr_id, 40u);
+  EXPECT_EQ(cq.ends, 2);
+  EXPECT_FALSE(cq.locked);
+  r = cq.Poll(out);  // empty: start says ENOENT, nothing to end
+  EXPECT_EQ(r.count, 0u);
+  EXPECT_EQ(r.error, 0);
+  EXPECT_EQ(cq.ends, 2);
+}
+
+TEST(PollCursor, AFailedStartIsReportedAndNeverEnded) {
+  for (int error : {EBUSY, EIO}) {
+    FakeCursor cq{.pending = 5, .start_error = error};
+    std::vector<Completion> out(8);
+    const CqPollResult r = cq.Poll(out);
+    EXPECT_EQ(r.count, 0u);
+    EXPECT_EQ(r.error, error);
+    EXPECT_EQ(cq.ends, 0);
+  }
+}
+
+TEST(PollCursor, AnErrorMidwayKeepsWhatWasReadAndEnds) {
+  FakeCursor cq{.pending = 10, .next_error_at = 2};
+  std::vector<Completion> out(8);
+  const CqPollResult r = cq.Poll(out);
+  EXPECT_EQ(r.count, 3u);
+  EXPECT_EQ(r.error, EIO);
+  EXPECT_EQ(cq.ends, 1);
+  EXPECT_FALSE(cq.locked);
+}
+
 }  // namespace
 }  // namespace hostmesh::agent::verbs

@@ -25,5 +25,19 @@ TEST(RecvQueueDepth, BoundedAboveAndSaneForDegenerateInput) {
   EXPECT_EQ(RecvQueueDepthFor(1ms, 1, 200ms), kMinRecvQueueDepth);
 }
 
+TEST(ReceiveQueueLevel, CountsTheQueueRunningDryOncePerEpisode) {
+  ReceiveQueueLevel level;
+  level.Reset(3);
+  EXPECT_FALSE(level.OnConsumed());
+  level.OnPosted();  // reposted at once: the usual case never runs dry
+  EXPECT_FALSE(level.OnConsumed());
+  EXPECT_FALSE(level.OnConsumed());
+  EXPECT_TRUE(level.OnConsumed());   // the last posted receive: empty
+  EXPECT_FALSE(level.OnConsumed());  // a stray completion is not a second episode
+  EXPECT_EQ(level.posted(), 0u);
+  level.OnPosted();
+  EXPECT_TRUE(level.OnConsumed());  // refilled by one, emptied again
+}
+
 }  // namespace
 }  // namespace hostmesh::agent::verbs

@@ -1,6 +1,7 @@
 #include "agent/verbs/verbs_transport.h"
 
 #include <gtest/gtest.h>
+#include <poll.h>
 
 #include <cerrno>
 #include <chrono>
@@ -77,6 +78,19 @@ class VerbsTransportDeviceTest : public ::testing::Test {
     }
   }
 
+  // Address handles are built on the transport's thread: wait (on its ready
+  // fd) until `nic` has `want` of them, or five seconds passed.
+  static void WaitForHandles(VerbsTransport& transport, NicId nic, std::uint64_t want) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{5};
+    std::vector<TransportEvent> ignored;
+    while (transport.nic_stats(nic).address_handles_created < want &&
+           std::chrono::steady_clock::now() < deadline) {
+      pollfd fd{transport.ReadyFd(), POLLIN, 0};
+      ::poll(&fd, 1, 100);
+      transport.Poll(ignored, 64);
+    }
+  }
+
   std::string device_;
   std::uint8_t gid_index_ = 1;
   SystemClock clock_;
@@ -89,6 +103,9 @@ TEST_F(VerbsTransportDeviceTest, ProbeTravelsBetweenTwoQueuePairsWithFourTimesta
   const OpenResult b = transport.OpenNic(1);
   ASSERT_TRUE(b.ok) << b.error;
   EXPECT_NE(transport.qp_num(0), transport.qp_num(1));
+  const std::vector<std::uint16_t> ports = {50000};
+  transport.PrepareSourcePorts(0, ports);
+  WaitForHandles(transport, 0, 1);
 
   std::vector<std::uint8_t> payload(50);
   for (std::size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<std::uint8_t>(i);
@@ -123,6 +140,10 @@ TEST_F(VerbsTransportDeviceTest, OneAddressHandlePerDestinationAndSourcePort) {
   VerbsTransport transport(clock_, TwoNicsOn(device_, gid_index_));
   ASSERT_TRUE(transport.OpenNic(0).ok);
   ASSERT_TRUE(transport.OpenNic(1).ok);
+  // Built ahead, off the send path: the sends below create none.
+  const std::vector<std::uint16_t> ports = {50000, 50001, 65535};
+  transport.PrepareSourcePorts(0, ports);
+  WaitForHandles(transport, 0, 3);
   const std::vector<std::uint8_t> payload(50, 1);
   std::uint64_t seq = 0;
   for (const std::uint16_t port : std::vector<std::uint16_t>{50000, 50001, 50000, 50001, 65535}) {
@@ -130,6 +151,7 @@ TEST_F(VerbsTransportDeviceTest, OneAddressHandlePerDestinationAndSourcePort) {
               SendStatus::kOk);
   }
   EXPECT_EQ(transport.nic_stats(0).address_handles_created, 3u);
+  EXPECT_EQ(transport.nic_stats(0).sends_waiting_for_ah, 0u);
   // A port the flow label cannot express is refused, not sent on another port.
   EXPECT_EQ(transport.Send(ProbeOrder{0, 1, 4000, 4791, ++seq, {}, 0}, payload).status,
             SendStatus::kFailed);

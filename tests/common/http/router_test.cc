@@ -1,4 +1,4 @@
-// Routing without sockets: exact paths, 404, 405, HEAD as GET.
+// Routing without sockets: exact paths, 404, 405, HEAD as GET, POST routes.
 #include "common/http/router.h"
 
 #include <gtest/gtest.h>
@@ -53,6 +53,28 @@ TEST(HttpRouter, HeadIsAnsweredByTheGetHandler) {
   EXPECT_EQ(router.Dispatch({.method = "HEAD", .path = "/nothing"}).status, 404);
 }
 
+TEST(HttpRouter, PostRouteAnswersOnlyPost) {
+  Router router;
+  int calls = 0;
+  router.Post("/debug/hook", [&](const Request&) {
+    ++calls;
+    Response response;
+    response.status = 202;
+    return response;
+  });
+  EXPECT_EQ(router.Dispatch({.method = "POST", .path = "/debug/hook"}).status, 202);
+  // A GET (a crawler, a prefetch) never triggers it.
+  for (const char* method : {"GET", "HEAD", "PUT"}) {
+    const Response response = router.Dispatch({.method = method, .path = "/debug/hook"});
+    EXPECT_EQ(response.status, 405) << method;
+    ASSERT_EQ(response.headers.size(), 1u);
+    EXPECT_EQ(response.headers[0], (std::pair<std::string, std::string>("Allow", "POST")));
+  }
+  EXPECT_EQ(calls, 1);
+  EXPECT_THROW(router.Get("/debug/hook", [](const Request&) { return Response{}; }),
+               std::invalid_argument);
+}
+
 TEST(HttpRouter, RejectsBadRoutes) {
   Router router = EchoRouter();
   EXPECT_THROW(router.Get("/echo", [](const Request&) { return Response{}; }),
@@ -60,6 +82,8 @@ TEST(HttpRouter, RejectsBadRoutes) {
   EXPECT_THROW(router.Get("metrics", [](const Request&) { return Response{}; }),
                std::invalid_argument);
   EXPECT_THROW(router.Get("/empty", nullptr), std::invalid_argument);
+  EXPECT_THROW(router.Post("/echo", [](const Request&) { return Response{}; }),
+               std::invalid_argument);
 }
 
 }  // namespace

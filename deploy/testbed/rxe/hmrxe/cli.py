@@ -23,6 +23,9 @@ def verbs_agent_config(lay, host: str, transport: str) -> dict:
     """The testbed's agent config with each NIC on its rxe device."""
     config = inventory.agent_config(lay, host)
     config["transport"] = transport
+    # POST /debug/qp-error: the test forces a QP into the error state, which
+    # no tool outside the agent's process can do to its QPs.
+    config.setdefault("metrics", {})["debug_hooks"] = True
     for r, nic in enumerate(config["nics"]):
         nic.update(rdma_device=f"rxe{r}", gid_index=RXE_IPV4_GID_INDEX)
     return config
