@@ -111,6 +111,13 @@ std::optional<Confinement> ConfinedToPorts(const ProbeEvidence& p, const Diagnos
   return out;
 }
 
+// Most of the RNIC's own probes never left it: a local fault, not the network.
+bool CannotSend(const ProbeEvidence& p, const DiagnosisConfig& c) {
+  const std::uint64_t own = p.send_failures + p.sent;
+  return p.send_failures > 0 && static_cast<double>(p.send_failures) >=
+                                    c.down_send_failure_share * static_cast<double>(own);
+}
+
 }  // namespace
 
 std::string_view ProblemTypeName(ProblemType type) {
@@ -193,6 +200,22 @@ Diagnosis Diagnose(const ProbeEvidence& p, const TelemetryEvidence& t, const Dia
                   "the NIC sent pause frames",
                   std::move(evidence));
     }
+  }
+  if (loss && p.subject == Subject::kRnic && CannotSend(p, c)) {
+    std::string evidence = Observed(p) + "; it could not send " + GroupThousands(p.send_failures) +
+                           " of its " + GroupThousands(p.send_failures + p.sent) + " own probes";
+    if (nic == nullptr) {
+      evidence += " (no NIC counters reported)";
+    } else if (!PortUp(*nic)) {
+      evidence += " and its port is down" + (flaps.empty() ? std::string() : " (" + flaps + ")");
+    } else {
+      evidence += " with its port up";
+    }
+    evidence += ": the RNIC is down (check the NIC, its cable and its driver)";
+    return Make(ProblemType::kUnreachableRnic,
+                "unreachable_rnic: the RNIC could not send most of its own probes (send "
+                "failures) while probes to it were lost: it is down",
+                std::move(evidence));
   }
   if (loss && p.subject == Subject::kRnic && p.failed_from_start && p.failures == p.probes &&
       nic != nullptr && PortUp(*nic)) {

@@ -17,9 +17,11 @@
 //   corruption           loss, and symbol, FCS or receive errors rose on the NIC
 //   pcie_downgrade       the NIC's PCIe link runs below its maximum width or speed
 //                        and the NIC sent pause frames
-//   unreachable_rnic     every probe to the RNIC failed since it first appeared,
-//                        its port is up and no error counter moved (a missing
-//                        route or address)
+//   unreachable_rnic     the RNIC could not send most of its own probes (send
+//                        failures: its port or QP is down) while probes to it
+//                        were lost: the RNIC is down; or every probe to it
+//                        failed since it first appeared, its port is up and no
+//                        error counter moved (a missing route or address)
 //   acl                  the loss is confined to some source ports (5-tuples):
 //                        they lose (nearly) all their probes, the others none
 //   pfc_misconfiguration a link drops while congested (latency over its own
@@ -74,6 +76,11 @@ struct ProbeEvidence {
   std::uint64_t failures = 0;  // of them, lost
   // Every probe to the RNIC failed since it first appeared (none ever arrived).
   bool failed_from_start = false;
+  // RNIC subjects: probes the RNIC itself could not send (ProbeResult.send_failed:
+  // its port down, a QP in error) and those it did send. Not in probes or
+  // failures: they crossed no link, so they are no network loss.
+  std::uint64_t send_failures = 0;
+  std::uint64_t sent = 0;
   // The analysis' flap watch (analysis/flap_watch.h) found the failures in
   // bursts: the incident is a flapping one. Down episodes seen, 0 unknown.
   bool bursts = false;
@@ -117,6 +124,9 @@ struct DiagnosisConfig {
   double congested_latency_ratio = 2.0;
   // cpu_overload: processing delay over the fleet's.
   double processing_ratio = 2.0;
+  // unreachable_rnic (down): the share of the RNIC's own probes it could not
+  // send. Most, not any: a QP reset fails a few sends of a working RNIC.
+  double down_send_failure_share = 0.5;
 };
 
 struct Diagnosis {

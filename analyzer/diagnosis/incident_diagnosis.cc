@@ -9,10 +9,6 @@ namespace {
 using analysis::Component;
 using analysis::IncidentKind;
 
-std::uint64_t RnicKey(analysis::HostId host, analysis::NicId nic) {
-  return std::uint64_t{host} * analysis::kMaxNics + nic;
-}
-
 const analysis::Suspect* FindSuspect(const analysis::Localization& loc, const Component& c) {
   for (const analysis::Suspect& s : loc.culprits) {
     if (s.component.kind != c.kind) continue;
@@ -78,7 +74,8 @@ void FromSuspect(const analysis::Suspect& s, ProbeEvidence& p) {
 
 std::optional<IncidentFinding> FindingOf(const analysis::Incident& inc,
                                          const analysis::WindowReport& report,
-                                         const DiagnosisContext& ctx, bool failed_from_start) {
+                                         const DiagnosisContext& ctx, bool failed_from_start,
+                                         const SendFailures* send_failures) {
   if (!inc.open || inc.evidence.last_seen_ns != report.end_ns) return std::nullopt;
   IncidentFinding f;
   ProbeEvidence& p = f.probes;
@@ -107,8 +104,13 @@ std::optional<IncidentFinding> FindingOf(const analysis::Incident& inc,
           if (r.host != c.host || r.nic != c.nic || latency) continue;
           p.probes = r.probes;
           p.failures = r.timeouts;
+          p.sent = r.probes - std::min(r.probes, r.probes_to);
         }
         p.failed_from_start = failed_from_start;
+        if (send_failures != nullptr && !latency) {
+          const auto it = send_failures->find(RnicKey(c.host, c.nic));
+          if (it != send_failures->end()) p.send_failures = it->second;
+        }
       } else {
         p.subject = Subject::kLink;
         if (ctx.link_nic) f.nic = ctx.link_nic(c.link);
@@ -216,7 +218,8 @@ std::vector<std::string> WindowFindings::Agents() const {
 
 WindowFindings IncidentDiagnoser::Find(const analysis::WindowReport& report,
                                        const std::vector<const analysis::Incident*>& incidents,
-                                       const DiagnosisContext& context) {
+                                       const DiagnosisContext& context,
+                                       const SendFailures* send_failures) {
   for (const analysis::RnicStatus& r : report.rnics) {
     if (r.probes_to > r.timeouts_to) reached_.insert(RnicKey(r.host, r.nic));
   }
@@ -226,7 +229,7 @@ WindowFindings IncidentDiagnoser::Find(const analysis::WindowReport& report,
   for (const analysis::Incident* inc : incidents) {
     const bool from_start = inc->suspect.kind == Component::Kind::kRnic &&
                             !reached_.contains(RnicKey(inc->suspect.host, inc->suspect.nic));
-    std::optional<IncidentFinding> f = FindingOf(*inc, report, context, from_start);
+    std::optional<IncidentFinding> f = FindingOf(*inc, report, context, from_start, send_failures);
     if (!f) continue;
     const Subject subject = f->probes.subject;
     std::size_t index = 0;
@@ -268,8 +271,9 @@ std::vector<std::pair<std::uint64_t, analysis::IncidentDiagnosis>> IncidentDiagn
 
 std::vector<std::pair<std::uint64_t, analysis::IncidentDiagnosis>> IncidentDiagnoser::Diagnose(
     const analysis::WindowReport& report, const std::vector<const analysis::Incident*>& incidents,
-    const TelemetryByNic& telemetry, const DiagnosisContext& context) {
-  return Diagnose(Find(report, incidents, context), telemetry, report.start_ns);
+    const TelemetryByNic& telemetry, const DiagnosisContext& context,
+    const SendFailures* send_failures) {
+  return Diagnose(Find(report, incidents, context, send_failures), telemetry, report.start_ns);
 }
 
 }  // namespace hostmesh::analyzer::diagnosis

@@ -159,6 +159,37 @@ TEST(IncidentDiagnosis, UnreachableOnlyWhenNoProbeEverReachedTheRnic) {
   }
 }
 
+TEST(IncidentDiagnosis, ADownRnicIsUnreachableFromItsSendFailures) {
+  analysis::WindowReport r = Report(0);
+  // 400 probes to it lost; of its own, 10 went out before it went down and
+  // 390 could not be sent (kept out of the window by the analysis).
+  analysis::RnicStatus st = Status(400, 400);
+  st.probes += 10;
+  st.timeouts += 10;
+  r.rnics = {st};
+  r.loss.culprits = {RnicSuspect(410, 0)};
+  const analysis::Incident inc = RnicIncident(IncidentKind::kRnicLossy, r);
+  const TelemetryByNic down = Counters({{v1::NIC_COUNTER_LINK_DOWNED, 1}}, /*port_state=*/1);
+
+  IncidentDiagnoser diagnoser;
+  analysis::WindowReport before = Report(-20);
+  before.rnics = {Status(400, 0)};  // it worked: not a missing route
+  diagnoser.Diagnose(before, {}, {}, Context());
+  {
+    const auto out = diagnoser.Diagnose(r, {&inc}, down, Context());
+    EXPECT_EQ(out.at(0).second.type, "unclassified") << "without its send failures";
+  }
+  const SendFailures failed = {{RnicKey(3, 1), 390}, {RnicKey(3, 2), 5}};
+  const auto out = diagnoser.Diagnose(r, {&inc}, down, Context(), &failed);
+  EXPECT_EQ(out.at(0).second.type, "unreachable_rnic");
+  EXPECT_NE(out.at(0).second.evidence.find("could not send 390 of its 400 own probes and its "
+                                           "port is down"),
+            std::string::npos)
+      << out.at(0).second.evidence;
+  // Loss is the probes', not the send failures: 410 of 410 sent and lost.
+  EXPECT_NE(out.at(0).second.evidence.find("losing 100.0% of probes"), std::string::npos);
+}
+
 TEST(IncidentDiagnosis, AclFromTheSourcePortsThroughALossyLink) {
   IncidentDiagnoser diagnoser;
   analysis::WindowReport r = Report(0);
