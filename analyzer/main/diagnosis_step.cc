@@ -17,7 +17,8 @@ DiagnosisStep::DiagnosisStep(const store::Store& store, const topology::Topology
 void DiagnosisStep::Run(const analysis::WindowReport& report,
                         const std::vector<api::HostInfo>& hosts,
                         analysis::IncidentTracker& incidents,
-                        const std::shared_ptr<const topology::Topology>& learned) {
+                        const std::shared_ptr<const topology::Topology>& learned,
+                        const diagnosis::SendFailures& send_failures) {
   if (!inventory_ && learned && learned.get() != learned_) {
     fabric_.emplace(learned);
     learned_ = learned.get();
@@ -46,7 +47,7 @@ void DiagnosisStep::Run(const analysis::WindowReport& report,
   } else {
     context.nic_of = nic_of;
   }
-  const diagnosis::WindowFindings findings = diagnoser_.Find(report, open, context);
+  const diagnosis::WindowFindings findings = diagnoser_.Find(report, open, context, &send_failures);
   if (findings.slots.empty()) return;
 
   const auto log = GetLogger("analyzer");
