@@ -246,14 +246,20 @@ Diagnosis Diagnose(const ProbeEvidence& p, const TelemetryEvidence& t, const Dia
                     "x its baseline) and no pause frames reached the rail's NICs: the switch "
                     "drops instead of pausing (check its PFC configuration)");
   }
+  // Congestion by traffic in a lossless fabric pauses the senders below the
+  // queue: without pause frames on the rail a slow uplink is a delay, not flows.
   if (p.subject == Subject::kLink && p.symptom == Symptom::kLatency &&
       p.latency_ratio >= c.congested_latency_ratio && p.rail_uplink && p.sibling_uplinks > 0 &&
-      p.sibling_uplinks_hot == 0 && p.failures == 0) {
+      p.sibling_uplinks_hot == 0 && p.failures == 0 && t.rail_pause_received &&
+      *t.rail_pause_received > 0) {
     return Make(ProblemType::kEcmpHashCollision,
                 "ecmp_hash_collision: a latency hotspot on one rail uplink while the other "
-                "uplinks of that rail switch are not hot, without loss",
+                "uplinks of that rail switch are not hot, without loss, and the NICs of its "
+                "rail received pause frames",
                 Observed(p) + " while its " + std::to_string(p.sibling_uplinks) +
-                    " sibling uplinks are not: likely an ECMP hash collision of large flows");
+                    " sibling uplinks are not, and the rail's NICs received " +
+                    GroupThousands(*t.rail_pause_received) +
+                    " pause frames: likely an ECMP hash collision of large flows");
   }
   if (p.subject == Subject::kHost && p.symptom == Symptom::kProcessingDelay &&
       p.processing_ratio >= c.processing_ratio && p.network_fine) {

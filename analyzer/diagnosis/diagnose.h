@@ -27,7 +27,9 @@
 //   pfc_misconfiguration a link drops while congested (latency over its own
 //                        baseline) and the NICs of its rail received no pause frames
 //   ecmp_hash_collision  a latency hotspot on one rail uplink while the other
-//                        uplinks of that rail switch are not hot, without loss
+//                        uplinks of that rail switch are not hot, without loss,
+//                        and the NICs of its rail received pause frames (the
+//                        queue is traffic's: without pause it is a delay)
 //   cpu_overload         end-host processing delay up while the host's network
 //                        latency and loss are normal
 //   unclassified         none of the above (loss with no counter movement stays
@@ -110,7 +112,8 @@ struct ProbeEvidence {
 struct TelemetryEvidence {
   // The suspect RNIC's (or a NIC access link's NIC); null when it did not report.
   const telemetry::NicCounterTotals* nic = nullptr;
-  // Link subjects: pause frames received by the NICs of the link's rail; nullopt unknown.
+  // Link subjects: pause frames received by the NICs of the link's rail (of its
+  // lower switch); nullopt unknown.
   std::optional<std::uint64_t> rail_pause_received;
 };
 

@@ -137,11 +137,8 @@ std::vector<Row> Table() {
     rows.push_back({"pfc misconfiguration: congested drops, no pause on the rail", p, std::nullopt,
                     0, ProblemType::kPfcMisconfiguration});
   }
-  rows.push_back({"ecmp hash collision: one hot uplink among cool siblings",
-                  UplinkLatency(3, 7, 0),
-                  std::nullopt,
-                  {},
-                  ProblemType::kEcmpHashCollision});
+  rows.push_back({"ecmp hash collision: one hot uplink among cool siblings, the rail paused",
+                  UplinkLatency(3, 7, 0), std::nullopt, 12000, ProblemType::kEcmpHashCollision});
   rows.push_back({"cpu overload: processing delay, network fine",
                   HostDelay(6, true),
                   std::nullopt,
@@ -242,17 +239,15 @@ std::vector<Row> Table() {
                     ProblemType::kUnclassified});
   }
   rows.push_back({"every uplink of the rail hot: congestion, not one collision",
-                  UplinkLatency(3, 7, 7),
-                  std::nullopt,
-                  {},
-                  ProblemType::kUnclassified});
+                  UplinkLatency(3, 7, 7), std::nullopt, 12000, ProblemType::kUnclassified});
+  rows.push_back({"one hot uplink but no pause frames on the rail: a delay, not flows",
+                  UplinkLatency(3, 7, 0), std::nullopt, 0, ProblemType::kUnclassified});
+  rows.push_back({"one hot uplink, rail pause unknown", UplinkLatency(3, 7, 0), std::nullopt,
+                  std::nullopt, ProblemType::kUnclassified});
   {
     ProbeEvidence p = UplinkLatency(3, 7, 0);
     p.rail_uplink = false;  // a spine-to-rail downlink
-    rows.push_back({"a hot downlink is not an uplink hash collision",
-                    p,
-                    std::nullopt,
-                    {},
+    rows.push_back({"a hot downlink is not an uplink hash collision", p, std::nullopt, 12000,
                     ProblemType::kUnclassified});
   }
   rows.push_back({"processing delay with network trouble is not cpu overload",
@@ -370,11 +365,8 @@ std::vector<Row> Table() {
   }
   {
     ProbeEvidence p = UplinkLatency(3, 0, 0);
-    rows.push_back({"a rail switch's only uplink hot: nothing to collide with",
-                    p,
-                    std::nullopt,
-                    {},
-                    ProblemType::kUnclassified});
+    rows.push_back({"a rail switch's only uplink hot: nothing to collide with", p, std::nullopt,
+                    12000, ProblemType::kUnclassified});
   }
   // --- precedence ---
   {

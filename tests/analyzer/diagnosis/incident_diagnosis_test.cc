@@ -231,10 +231,18 @@ TEST(IncidentDiagnosis, EcmpCollisionOnOneHotRailUplinkWithPauseOnTheRail) {
   inc.summary = "link 2";
   inc.evidence.last_seen_ns = r.end_ns;
   IncidentDiagnoser diagnoser;
-  auto out = diagnoser.Diagnose(r, {&inc}, {}, ctx);
+  const TelemetryByNic paused = Counters({{v1::NIC_COUNTER_RX_PAUSE, 4000, 3}});
+  auto out = diagnoser.Diagnose(r, {&inc}, paused, ctx);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].second.type, "ecmp_hash_collision") << out[0].second.evidence;
-  EXPECT_NE(out[0].second.evidence.find("its 2 sibling uplinks are not"), std::string::npos);
+  EXPECT_NE(out[0].second.evidence.find("its 2 sibling uplinks are not, and the rail's NICs "
+                                        "received 4,000 pause frames"),
+            std::string::npos)
+      << out[0].second.evidence;
+
+  // The rail's NICs not paused: the uplink is slow, no flows queue on it.
+  const TelemetryByNic calm = Counters({{v1::NIC_COUNTER_RX_PAUSE, 0, 3}});
+  EXPECT_EQ(diagnoser.Diagnose(r, {&inc}, calm, ctx).at(0).second.type, "unclassified");
 
   // Every uplink of the rail hot: congestion of the rail, not one collision.
   analysis::Suspect other = hot;
@@ -242,7 +250,7 @@ TEST(IncidentDiagnosis, EcmpCollisionOnOneHotRailUplinkWithPauseOnTheRail) {
   analysis::Suspect third = hot;
   third.component.link = 3;
   r.latency.culprits = {hot, other, third};
-  out = diagnoser.Diagnose(r, {&inc}, {}, ctx);
+  out = diagnoser.Diagnose(r, {&inc}, paused, ctx);
   EXPECT_EQ(out.at(0).second.type, "unclassified");
 }
 
