@@ -155,7 +155,15 @@ std::string GroupThousands(std::uint64_t value) {
   return out;
 }
 
-Diagnosis Diagnose(const ProbeEvidence& p, const TelemetryEvidence& t, const DiagnosisConfig& c) {
+namespace {
+
+// "x8 of x16 at 16 GT/s of 16 GT/s".
+std::string PcieLinkText(const telemetry::PcieLinkState& link) {
+  return "x" + std::to_string(link.current_width) + " of x" + std::to_string(link.max_width) +
+         " at " + Speed(link.current_speed_mts) + " of " + Speed(link.max_speed_mts);
+}
+
+Diagnosis ByRules(const ProbeEvidence& p, const TelemetryEvidence& t, const DiagnosisConfig& c) {
   const telemetry::NicCounterTotals* nic = t.nic;
   const bool loss = p.symptom == Symptom::kLoss && p.failures > 0;
   const std::string flaps = Moved(nic, kFlapCounters);
@@ -185,9 +193,7 @@ Diagnosis Diagnose(const ProbeEvidence& p, const TelemetryEvidence& t, const Dia
     const auto sent = nic->PauseFrames(false);
     if (sent && *sent > 0) {
       const telemetry::PcieLinkState& link = *nic->pcie;
-      std::string evidence = Observed(p) + "; PCIe link x" + std::to_string(link.current_width) +
-                             " of x" + std::to_string(link.max_width) + " at " +
-                             Speed(link.current_speed_mts) + " of " + Speed(link.max_speed_mts) +
+      std::string evidence = Observed(p) + "; PCIe link " + PcieLinkText(link) +
                              ", pause frames sent +" + GroupThousands(*sent);
       if (p.cluster_tail_latency_ratio > 1) {
         evidence += ", cluster tail latency " + Fixed(p.cluster_tail_latency_ratio, 1) + "x";
@@ -278,6 +284,18 @@ Diagnosis Diagnose(const ProbeEvidence& p, const TelemetryEvidence& t, const Dia
     evidence += nic == nullptr ? "; no NIC counters reported" : "; no NIC counter moved";
   }
   return Make(ProblemType::kUnclassified, "unclassified: no rule matched", std::move(evidence));
+}
+
+}  // namespace
+
+Diagnosis Diagnose(const ProbeEvidence& p, const TelemetryEvidence& t, const DiagnosisConfig& c) {
+  Diagnosis d = ByRules(p, t, c);
+  // A PCIe link below its maximum is worth knowing whatever the type.
+  if (d.type != ProblemType::kPcieDowngrade && t.nic != nullptr && t.nic->pcie &&
+      t.nic->pcie->Downgraded()) {
+    d.evidence += "; its PCIe link runs " + PcieLinkText(*t.nic->pcie);
+  }
+  return d;
 }
 
 }  // namespace hostmesh::analyzer::diagnosis

@@ -419,6 +419,12 @@ TEST(diagnose, EvidenceSentencesNameTheCountersAndTheirRise) {
             "pause frames sent +52,000, cluster tail latency 1.8x: the NIC cannot drain into host "
             "memory and pauses the fabric (reseat the card, check the slot)");
 
+  // A downgraded PCIe link is named whatever the type.
+  const NicCounterTotals narrow = Counters({}, [](v1::NicTelemetry& t) { Pcie(t, 8, 16000); });
+  EXPECT_EQ(Diagnose(RnicLoss(1000, 21), {&narrow, std::nullopt}).evidence,
+            "RNIC h003 nic1 losing 2.1% of probes; no NIC counter moved; its PCIe link runs x8 of "
+            "x16 at 16 GT/s of 16 GT/s");
+
   const NicCounterTotals clean = Counters({});
   EXPECT_EQ(Diagnose(RnicLoss(1000, 21), {&clean, std::nullopt}).evidence,
             "RNIC h003 nic1 losing 2.1% of probes; no NIC counter moved");
