@@ -195,7 +195,7 @@ Diagnosis ByRules(const ProbeEvidence& p, const TelemetryEvidence& t, const Diag
       const telemetry::PcieLinkState& link = *nic->pcie;
       std::string evidence = Observed(p) + "; PCIe link " + PcieLinkText(link) +
                              ", pause frames sent +" + GroupThousands(*sent);
-      if (p.cluster_tail_latency_ratio > 1) {
+      if (p.cluster_tail_latency_ratio >= 1.1) {  // "1.0x" would say nothing
         evidence += ", cluster tail latency " + Fixed(p.cluster_tail_latency_ratio, 1) + "x";
       }
       evidence +=

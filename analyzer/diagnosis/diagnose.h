@@ -96,7 +96,8 @@ struct ProbeEvidence {
   bool rail_uplink = false;
   std::uint32_t sibling_uplinks = 0;
   std::uint32_t sibling_uplinks_hot = 0;
-  // Cluster-wide tail latency over its baseline; 0 unknown (evidence only).
+  // Cluster-wide p99 latency over its baseline (the median of recent windows'); 0
+  // unknown. Evidence only: a PCIe downgrade's pause frames slow the fabric.
   double cluster_tail_latency_ratio = 0;
   // Host subjects: processing delay over the fleet's (p90 / fleet median p90),
   // and whether the host's probes see normal network loss and latency.

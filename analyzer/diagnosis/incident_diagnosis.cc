@@ -220,9 +220,7 @@ WindowFindings IncidentDiagnoser::Find(const analysis::WindowReport& report,
                                        const std::vector<const analysis::Incident*>& incidents,
                                        const DiagnosisContext& context,
                                        const SendFailures* send_failures) {
-  for (const analysis::RnicStatus& r : report.rnics) {
-    if (r.probes_to > r.timeouts_to) reached_.insert(RnicKey(r.host, r.nic));
-  }
+  const double tail = Observe(report);
   // One DiagnoseWindow over every finding: RNICs, links (and switches), hosts.
   WindowFindings out;
   WindowEvidence& window = out.window;
@@ -231,6 +229,7 @@ WindowFindings IncidentDiagnoser::Find(const analysis::WindowReport& report,
                             !reached_.contains(RnicKey(inc->suspect.host, inc->suspect.nic));
     std::optional<IncidentFinding> f = FindingOf(*inc, report, context, from_start, send_failures);
     if (!f) continue;
+    f->probes.cluster_tail_latency_ratio = tail;
     const Subject subject = f->probes.subject;
     std::size_t index = 0;
     if (subject == Subject::kRnic) {
@@ -247,6 +246,25 @@ WindowFindings IncidentDiagnoser::Find(const analysis::WindowReport& report,
     out.slots.push_back({inc, subject, index, f->nic});
   }
   return out;
+}
+
+double IncidentDiagnoser::Observe(const analysis::WindowReport& report) {
+  for (const analysis::RnicStatus& r : report.rnics) {
+    if (r.probes_to > r.timeouts_to) reached_.insert(RnicKey(r.host, r.nic));
+  }
+  const double p99 = report.sla.cluster.latency.p99;
+  double ratio = 0;
+  if (cluster_p99_.size() >= 3 && p99 > 0) {
+    std::vector<double> sorted(cluster_p99_.begin(), cluster_p99_.end());
+    const auto mid = sorted.begin() + static_cast<std::ptrdiff_t>(sorted.size() / 2);
+    std::nth_element(sorted.begin(), mid, sorted.end());
+    if (*mid > 0) ratio = p99 / *mid;
+  }
+  if (report.sla.cluster.latency.count > 0 && p99 > 0) {
+    cluster_p99_.push_back(p99);
+    if (cluster_p99_.size() > kTailWindows) cluster_p99_.pop_front();
+  }
+  return ratio;
 }
 
 std::vector<std::pair<std::uint64_t, analysis::IncidentDiagnosis>> IncidentDiagnoser::Diagnose(

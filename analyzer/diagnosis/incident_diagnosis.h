@@ -14,6 +14,7 @@
 // forgets it; the incidents keep the diagnoses they had.
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <optional>
 #include <string>
@@ -97,6 +98,11 @@ class IncidentDiagnoser {
   std::vector<std::pair<std::uint64_t, analysis::IncidentDiagnosis>> Diagnose(
       const WindowFindings& findings, const TelemetryByNic& telemetry,
       std::int64_t window_start_ns) const;
+  // What every judged window teaches, incidents or not (Find does it too):
+  // the RNICs a probe reached, the cluster's tail latency. Returns the
+  // window's cluster p99 over the median of the windows before it
+  // (kTailWindows at most, 3 needed), 0 when unknown.
+  double Observe(const analysis::WindowReport& report);
   // Both at once, with the telemetry of every NIC at hand.
   std::vector<std::pair<std::uint64_t, analysis::IncidentDiagnosis>> Diagnose(
       const analysis::WindowReport& report, const std::vector<const analysis::Incident*>& incidents,
@@ -105,7 +111,11 @@ class IncidentDiagnoser {
 
  private:
   DiagnosisConfig config_;
-  std::unordered_set<std::uint64_t> reached_;  // RNICs (host << 8 | nic) a probe reached
+  std::unordered_set<std::uint64_t> reached_;  // RNICs (RnicKey) a probe reached
+  // The cluster's p99 latency of the last kTailWindows windows, oldest first:
+  // its median is the baseline a window's tail is read against.
+  static constexpr std::size_t kTailWindows = 30;
+  std::deque<double> cluster_p99_;
 };
 
 }  // namespace hostmesh::analyzer::diagnosis

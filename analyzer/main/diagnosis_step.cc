@@ -24,7 +24,10 @@ void DiagnosisStep::Run(const analysis::WindowReport& report,
     learned_ = learned.get();
   }
   const std::vector<const analysis::Incident*> open = incidents.open();
-  if (open.empty()) return;
+  if (open.empty()) {
+    diagnoser_.Observe(report);  // which RNICs answer, the cluster's usual tail
+    return;
+  }
 
   std::unordered_map<std::string, std::string> agent_of_host;
   for (const api::HostInfo& h : hosts) agent_of_host.emplace(h.host, h.agent_id);

@@ -190,6 +190,37 @@ TEST(IncidentDiagnosis, ADownRnicIsUnreachableFromItsSendFailures) {
   EXPECT_NE(out.at(0).second.evidence.find("losing 100.0% of probes"), std::string::npos);
 }
 
+TEST(IncidentDiagnosis, APcieDowngradeReadsTheClusterTailAgainstRecentWindows) {
+  IncidentDiagnoser diagnoser;
+  for (int w = 0; w < 3; ++w) {  // the usual tail, windows without incidents
+    analysis::WindowReport quiet = Report(-20 * (3 - w));
+    quiet.sla.cluster.latency.count = 1000;
+    quiet.sla.cluster.latency.p99 = 10'000;
+    diagnoser.Observe(quiet);
+  }
+  analysis::WindowReport r = Report(0);
+  r.sla.cluster.latency.count = 1000;
+  r.sla.cluster.latency.p99 = 18'000;
+  analysis::Suspect hot = RnicSuspect(0, 400);
+  hot.added_latency_ns = 15'000;
+  r.latency.culprits = {hot};
+  const analysis::Incident inc = RnicIncident(IncidentKind::kLatencyHotspot, r);
+  telemetry::NicCounterTotals nic;
+  v1::NicTelemetry t = Sample(1, 0, 10 * kS, {{v1::NIC_COUNTER_TX_PAUSE, 900, 3}});
+  t.mutable_pcie()->set_current_width(8);
+  t.mutable_pcie()->set_max_width(16);
+  t.mutable_pcie()->set_current_speed_mts(16000);
+  t.mutable_pcie()->set_max_speed_mts(16000);
+  nic.Add(t);
+  TelemetryByNic telemetry;
+  telemetry[{"h003", "mlx5_1"}] = nic;
+  const auto out = diagnoser.Diagnose(r, {&inc}, telemetry, Context());
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].second.type, "pcie_downgrade");
+  EXPECT_NE(out[0].second.evidence.find("cluster tail latency 1.8x"), std::string::npos)
+      << out[0].second.evidence;
+}
+
 TEST(IncidentDiagnosis, AclFromTheSourcePortsThroughALossyLink) {
   IncidentDiagnoser diagnoser;
   analysis::WindowReport r = Report(0);
