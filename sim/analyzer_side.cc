@@ -49,6 +49,10 @@ void AnalyzerSide::Ingest(std::uint32_t fleet_host, const HostOutput& upload) {
   records_.clear();
   for (const agent::ProbeResult& result : upload.results) {
     records_.push_back(analyzer::app::ToProbeRecord(id, agent::app::ToProto(result)));
+    const analysis::ProbeRecord& r = records_.back();
+    if (r.send_failed && diagnosis_ != nullptr) {
+      diagnosis_->AddSendFailure(id, r.src_nic, r.send_time_ns);
+    }
   }
   analysis_.AddResults(records_);
   counts_.results += upload.results.size();

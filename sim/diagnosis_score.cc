@@ -13,6 +13,7 @@ std::string_view ExpectedDiagnosis(FaultKind kind) {
     case FaultKind::kRnicLoss:
       return "corruption";
     case FaultKind::kMissingRoute:
+    case FaultKind::kRnicDown:  // it cannot send: its send failures say it is down
       return "unreachable_rnic";
     case FaultKind::kBlackhole:
       return "acl";

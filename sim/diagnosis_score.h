@@ -5,8 +5,9 @@
 // fault" counts them) and the types their diagnoses gave. A fault is named
 // right when its expected type is among them and no other type is (the eight
 // types); a look-alike (a fault that is none of them: a gray fabric link, a
-// down RNIC, a lossy switch, a plain latency fault) is right when none of
-// its incidents was given a type.
+// lossy switch, a plain latency fault) is right when none of its incidents
+// was given a type. A down RNIC is an unreachable one (named from its send
+// failures), like an RNIC without a route.
 
 #include <cstdint>
 #include <map>

@@ -11,11 +11,12 @@
 namespace hostmesh::sim {
 
 DiagnosisSide::DiagnosisSide(const Fleet& fleet, const FaultSet& faults,
-                             std::int64_t wall_offset_ns)
+                             std::int64_t wall_offset_ns, std::int64_t window_ns)
     : fleet_(fleet),
       model_(fleet, faults),
       wall_offset_ns_(wall_offset_ns),
-      fabric_(fleet.topology()) {
+      fabric_(fleet.topology()),
+      send_failures_(window_ns) {
   for (std::uint32_t h = 0; h < fleet.hosts().size(); ++h) host_by_name_[fleet.hosts()[h].name] = h;
 }
 
@@ -63,8 +64,9 @@ void DiagnosisSide::Diagnose(const analysis::WindowReport& report,
         const auto host = fleet_host(h);
         return host ? fleet_.hosts()[*host].name : "host" + std::to_string(h);
       });
+  const analyzer::diagnosis::SendFailures send_failures = send_failures_.Take(report.start_ns);
   const analyzer::diagnosis::WindowFindings findings =
-      diagnoser_.Find(report, incidents.open(), context);
+      diagnoser_.Find(report, incidents.open(), context, &send_failures);
   // The store's scan: samples whose end is in [start, end) of the window.
   analyzer::telemetry::TelemetryRollup rollup(
       {}, [&](std::string_view agent, std::uint64_t, std::uint32_t nic) {

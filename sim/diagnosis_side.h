@@ -18,6 +18,7 @@
 #include "analyzer/analysis/window_report.h"
 #include "analyzer/diagnosis/fabric_context.h"
 #include "analyzer/diagnosis/incident_diagnosis.h"
+#include "analyzer/diagnosis/send_failures.h"
 #include "hostmesh/v1/ingest.pb.h"
 #include "sim/faults.h"
 #include "sim/fleet.h"
@@ -31,7 +32,14 @@ class DiagnosisSide {
   static constexpr std::int64_t kPeriodNs = 10'000'000'000;
   static constexpr std::int64_t kPhaseNs = 5'000'000'000;
 
-  DiagnosisSide(const Fleet& fleet, const FaultSet& faults, std::int64_t wall_offset_ns);
+  DiagnosisSide(const Fleet& fleet, const FaultSet& faults, std::int64_t wall_offset_ns,
+                std::int64_t window_ns);
+
+  // A probe its RNIC could not send (ProbeResult.send_failed), as the
+  // analyzer's feed tallies it for the diagnosis.
+  void AddSendFailure(analysis::HostId host, analysis::NicId nic, std::int64_t send_time_ns) {
+    send_failures_.Add(host, nic, send_time_ns);
+  }
 
   // Samples due in (from, to] of simulation time, for the hosts whose agent runs.
   void Sample(std::int64_t from, std::int64_t to, const std::vector<std::uint8_t>& running);
@@ -52,6 +60,7 @@ class DiagnosisSide {
   std::int64_t wall_offset_ns_;
   analyzer::diagnosis::FabricContext fabric_;
   analyzer::diagnosis::IncidentDiagnoser diagnoser_;
+  analyzer::diagnosis::SendFailureTally send_failures_;
   std::deque<Stored> samples_;  // by end time
   std::unordered_map<std::string, std::uint32_t> host_by_name_;
 };

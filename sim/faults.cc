@@ -174,6 +174,18 @@ double FaultSet::RnicDrop(std::uint32_t host, std::uint32_t nic, std::int64_t t)
   return 1.0 - pass;
 }
 
+bool FaultSet::RnicPortDown(std::uint32_t host, std::uint32_t nic, std::int64_t t) const {
+  if (by_nic_.empty()) return false;
+  const auto it = by_nic_.find(NicKey(host, nic));
+  if (it == by_nic_.end()) return false;
+  for (const std::uint32_t i : it->second) {
+    const Fault& f = faults_[i];
+    if (f.kind == FaultKind::kRnicDown && f.ActiveAt(t)) return true;
+    if (f.kind == FaultKind::kRnicFlap && f.ActiveAt(t) && f.DownAt(t)) return true;
+  }
+  return false;
+}
+
 std::int64_t FaultSet::LinkFaultLatency(LinkId link, bool up, std::int64_t t) const {
   std::int64_t added = 0;
   for (const std::uint32_t i : by_link_[link]) {

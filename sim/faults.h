@@ -96,6 +96,9 @@ class FaultSet {
   }
   // A NIC's own drop probability at t, for a packet it sends or receives.
   double RnicDrop(std::uint32_t host, std::uint32_t nic, std::int64_t t) const;
+  // The NIC's port is down at t (rnic_down, a flap's down phase): the agent's
+  // send fails on the host and the probe is a send failure, not a drop.
+  bool RnicPortDown(std::uint32_t host, std::uint32_t nic, std::int64_t t) const;
   std::int64_t LinkLatency(LinkId link, bool up, std::int64_t t) const {
     return by_link_[link].empty() ? 0 : LinkFaultLatency(link, up, t);
   }

@@ -124,6 +124,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   suite->add_option("--json", json_path, "write every outcome as JSON here");
   suite->add_option("--threads", threads, "host threads");
+  suite->add_flag("--every-kind", suite_options.every_kind,
+                  "each faulty scenario's first fault is the next fault kind in turn (the "
+                  "diagnosis' eight types first), so a short suite holds every kind");
   suite->add_flag("--windows", windows, "print truth and verdicts window by window");
   suite->add_flag("--explain", explain, "print every window's culprits with their evidence");
   suite->add_option("--only", only, "run only the scenario of this name (suite-SEED-N)");
@@ -252,11 +255,11 @@ int main(int argc, char** argv) {
         std::cout << "  F1 " << outcome.card.ours.f1() << " vs " << outcome.card.paper.f1() << "\n";
         outcomes.push_back(hs::OutcomeJson(fleet, s, outcome));
       }
-      const std::string title = "scorecard: " + std::to_string(scenarios.size()) + " scenarios, " +
-                                hostmesh::topology::DescribeShape(suite_options.shape) + ", " +
-                                std::to_string(minutes) + " min each, seed " +
-                                std::to_string(suite_options.seed) + " (" + std::to_string(wall) +
-                                " s)";
+      const std::string title =
+          "scorecard: " + std::to_string(scenarios.size()) + " scenarios, " +
+          hostmesh::topology::DescribeShape(suite_options.shape) + ", " + std::to_string(minutes) +
+          " min each, seed " + std::to_string(suite_options.seed) +
+          (suite_options.every_kind ? ", every kind" : "") + " (" + std::to_string(wall) + " s)";
       hs::PrintScorecard(std::cout, total, title);
       hs::PrintDiagnosisScore(std::cout, diagnosis);
       if (calibrate) {

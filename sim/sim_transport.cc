@@ -28,6 +28,12 @@ agent::SendResult SimTransport::Send(const agent::ProbeOrder& order,
   const std::int64_t nic_send = wall + model_.TxDelay(rng_);
   out.nic_send = {nic_send, agent::TimestampSource::kHardware};
   ++sent_;
+  // A NIC whose port is down cannot send (ENETDOWN under UDP, an error
+  // completion under verbs): the agent reports a send failure, not a drop.
+  if (model_.faults().RnicPortDown(host_, order.src, t)) {
+    out.status = agent::SendStatus::kFailed;
+    return out;
+  }
 
   PathLinks links{};
   const std::size_t count =

@@ -63,7 +63,7 @@ SimResult Simulation::Run(const WindowObserver& on_window, const UploadObserver&
   // Two upload buffers: the analyzer ingests slice k on a thread of its own
   // while the hosts run slice k+1 (nothing the analyzer concludes feeds back
   // into the hosts, and it ingests in host order, so results do not change).
-  DiagnosisSide diagnosis(*fleet_, *faults_, kWallOffsetNs);
+  DiagnosisSide diagnosis(*fleet_, *faults_, kWallOffsetNs, config_.analysis.window.count());
   analyzer.AttachDiagnosis(&diagnosis);
   std::vector<HostOutput> uploads(n), ingesting(n);
   std::vector<std::uint8_t> uploaded(n), ingest_uploaded(n);

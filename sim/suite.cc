@@ -1,6 +1,8 @@
 #include "sim/suite.h"
 
 #include <cmath>
+#include <iterator>
+#include <optional>
 
 #include "agent/core/rng.h"
 #include "sim/packet_model.h"
@@ -26,7 +28,9 @@ struct Targets {
   std::vector<DeviceId> switches;
 };
 
-Fault DrawFault(agent::Rng& rng, const Fleet& fleet, const Targets& t, std::int64_t duration) {
+// `kind`: that kind instead of the drawn one.
+Fault DrawFault(agent::Rng& rng, const Fleet& fleet, const Targets& t, std::int64_t duration,
+                std::optional<FaultKind> kind = std::nullopt) {
   static constexpr std::pair<FaultKind, int> kWeights[] = {
       {FaultKind::kLinkLoss, 4},     {FaultKind::kLinkDown, 1},
       {FaultKind::kLinkFlap, 1},     {FaultKind::kRnicDown, 1},
@@ -47,6 +51,7 @@ Fault DrawFault(agent::Rng& rng, const Fleet& fleet, const Targets& t, std::int6
     }
     pick -= w;
   }
+  if (kind) f.kind = *kind;
   f.start_ns = Seconds(rng, 60 * kSecond, std::max<std::int64_t>(61 * kSecond, duration / 2));
   f.end_ns = std::min(duration, f.start_ns + Seconds(rng, duration / 4, duration));
   const auto host = static_cast<std::uint32_t>(rng.Below(fleet.hosts().size()));
@@ -167,8 +172,18 @@ std::vector<Scenario> BuildSuite(const SuiteOptions& options) {
         fault_free
             ? 0
             : 1 + static_cast<int>(rng.Below(static_cast<std::uint64_t>(options.max_faults)));
-    for (int k = 0; k < faults; ++k)
+    for (int k = 0; k < faults; ++k) {
+      agent::Rng before = rng;
       c.faults.push_back(DrawFault(rng, fleet, targets, c.duration_ns));
+      if (options.every_kind && k == 0) {
+        // Its kind in turn, from the same draws; the generator goes on from
+        // the drawn fault, so the rest of the scenario is as the seed has it.
+        const int faulty_before = i - i / 5;  // one in five is fault-free
+        c.faults.back() =
+            DrawFault(before, fleet, targets, c.duration_ns,
+                      kEveryKind[static_cast<std::size_t>(faulty_before) % std::size(kEveryKind)]);
+      }
+    }
     // Noise that is no fault: an agent restarts, a tenant's host leaves and comes back.
     if (Uniform01(rng) < 0.3) {
       Fault f;

@@ -21,6 +21,20 @@ struct SuiteOptions {
   std::uint64_t seed = 1;
   int max_faults = 5;
   int threads = 2;
+  // Each faulty scenario's first fault is of the next kind in turn (kEveryKind),
+  // not drawn: a short suite then holds every kind, the diagnosis' eight types
+  // first. The other faults, the background and the noise are drawn as usual.
+  bool every_kind = false;
+};
+
+// The fault kinds in the order `every_kind` takes them: those diagnosis names
+// one of the eight types, then the look-alikes.
+inline constexpr FaultKind kEveryKind[] = {
+    FaultKind::kRnicLoss,      FaultKind::kRnicFlap,       FaultKind::kLinkFlap,
+    FaultKind::kMissingRoute,  FaultKind::kBlackhole,      FaultKind::kPfcMisconfig,
+    FaultKind::kEcmpCollision, FaultKind::kHostProcessing, FaultKind::kPcieDowngrade,
+    FaultKind::kRnicDown,      FaultKind::kLinkLoss,       FaultKind::kLinkDown,
+    FaultKind::kSwitchLoss,    FaultKind::kLinkLatency,
 };
 
 std::vector<Scenario> BuildSuite(const SuiteOptions& options);

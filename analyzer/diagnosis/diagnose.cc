@@ -111,6 +111,13 @@ std::optional<Confinement> ConfinedToPorts(const ProbeEvidence& p, const Diagnos
   return out;
 }
 
+// Most of the RNIC's own probes never left it: a local fault, not the network.
+bool CannotSend(const ProbeEvidence& p, const DiagnosisConfig& c) {
+  const std::uint64_t own = p.send_failures + p.sent;
+  return p.send_failures > 0 && static_cast<double>(p.send_failures) >=
+                                    c.down_send_failure_share * static_cast<double>(own);
+}
+
 }  // namespace
 
 std::string_view ProblemTypeName(ProblemType type) {
@@ -148,7 +155,15 @@ std::string GroupThousands(std::uint64_t value) {
   return out;
 }
 
-Diagnosis Diagnose(const ProbeEvidence& p, const TelemetryEvidence& t, const DiagnosisConfig& c) {
+namespace {
+
+// "x8 of x16 at 16 GT/s of 16 GT/s".
+std::string PcieLinkText(const telemetry::PcieLinkState& link) {
+  return "x" + std::to_string(link.current_width) + " of x" + std::to_string(link.max_width) +
+         " at " + Speed(link.current_speed_mts) + " of " + Speed(link.max_speed_mts);
+}
+
+Diagnosis ByRules(const ProbeEvidence& p, const TelemetryEvidence& t, const DiagnosisConfig& c) {
   const telemetry::NicCounterTotals* nic = t.nic;
   const bool loss = p.symptom == Symptom::kLoss && p.failures > 0;
   const std::string flaps = Moved(nic, kFlapCounters);
@@ -178,11 +193,9 @@ Diagnosis Diagnose(const ProbeEvidence& p, const TelemetryEvidence& t, const Dia
     const auto sent = nic->PauseFrames(false);
     if (sent && *sent > 0) {
       const telemetry::PcieLinkState& link = *nic->pcie;
-      std::string evidence = Observed(p) + "; PCIe link x" + std::to_string(link.current_width) +
-                             " of x" + std::to_string(link.max_width) + " at " +
-                             Speed(link.current_speed_mts) + " of " + Speed(link.max_speed_mts) +
+      std::string evidence = Observed(p) + "; PCIe link " + PcieLinkText(link) +
                              ", pause frames sent +" + GroupThousands(*sent);
-      if (p.cluster_tail_latency_ratio > 1) {
+      if (p.cluster_tail_latency_ratio >= 1.1) {  // "1.0x" would say nothing
         evidence += ", cluster tail latency " + Fixed(p.cluster_tail_latency_ratio, 1) + "x";
       }
       evidence +=
@@ -193,6 +206,22 @@ Diagnosis Diagnose(const ProbeEvidence& p, const TelemetryEvidence& t, const Dia
                   "the NIC sent pause frames",
                   std::move(evidence));
     }
+  }
+  if (loss && p.subject == Subject::kRnic && CannotSend(p, c)) {
+    std::string evidence = Observed(p) + "; it could not send " + GroupThousands(p.send_failures) +
+                           " of its " + GroupThousands(p.send_failures + p.sent) + " own probes";
+    if (nic == nullptr) {
+      evidence += " (no NIC counters reported)";
+    } else if (!PortUp(*nic)) {
+      evidence += " and its port is down" + (flaps.empty() ? std::string() : " (" + flaps + ")");
+    } else {
+      evidence += " with its port up";
+    }
+    evidence += ": the RNIC is down (check the NIC, its cable and its driver)";
+    return Make(ProblemType::kUnreachableRnic,
+                "unreachable_rnic: the RNIC could not send most of its own probes (send "
+                "failures) while probes to it were lost: it is down",
+                std::move(evidence));
   }
   if (loss && p.subject == Subject::kRnic && p.failed_from_start && p.failures == p.probes &&
       nic != nullptr && PortUp(*nic)) {
@@ -223,14 +252,20 @@ Diagnosis Diagnose(const ProbeEvidence& p, const TelemetryEvidence& t, const Dia
                     "x its baseline) and no pause frames reached the rail's NICs: the switch "
                     "drops instead of pausing (check its PFC configuration)");
   }
+  // Congestion by traffic in a lossless fabric pauses the senders below the
+  // queue: without pause frames on the rail a slow uplink is a delay, not flows.
   if (p.subject == Subject::kLink && p.symptom == Symptom::kLatency &&
       p.latency_ratio >= c.congested_latency_ratio && p.rail_uplink && p.sibling_uplinks > 0 &&
-      p.sibling_uplinks_hot == 0 && p.failures == 0) {
+      p.sibling_uplinks_hot == 0 && p.failures == 0 && t.rail_pause_received &&
+      *t.rail_pause_received > 0) {
     return Make(ProblemType::kEcmpHashCollision,
                 "ecmp_hash_collision: a latency hotspot on one rail uplink while the other "
-                "uplinks of that rail switch are not hot, without loss",
+                "uplinks of that rail switch are not hot, without loss, and the NICs of its "
+                "rail received pause frames",
                 Observed(p) + " while its " + std::to_string(p.sibling_uplinks) +
-                    " sibling uplinks are not: likely an ECMP hash collision of large flows");
+                    " sibling uplinks are not, and the rail's NICs received " +
+                    GroupThousands(*t.rail_pause_received) +
+                    " pause frames: likely an ECMP hash collision of large flows");
   }
   if (p.subject == Subject::kHost && p.symptom == Symptom::kProcessingDelay &&
       p.processing_ratio >= c.processing_ratio && p.network_fine) {
@@ -249,6 +284,18 @@ Diagnosis Diagnose(const ProbeEvidence& p, const TelemetryEvidence& t, const Dia
     evidence += nic == nullptr ? "; no NIC counters reported" : "; no NIC counter moved";
   }
   return Make(ProblemType::kUnclassified, "unclassified: no rule matched", std::move(evidence));
+}
+
+}  // namespace
+
+Diagnosis Diagnose(const ProbeEvidence& p, const TelemetryEvidence& t, const DiagnosisConfig& c) {
+  Diagnosis d = ByRules(p, t, c);
+  // A PCIe link below its maximum is worth knowing whatever the type.
+  if (d.type != ProblemType::kPcieDowngrade && t.nic != nullptr && t.nic->pcie &&
+      t.nic->pcie->Downgraded()) {
+    d.evidence += "; its PCIe link runs " + PcieLinkText(*t.nic->pcie);
+  }
+  return d;
 }
 
 }  // namespace hostmesh::analyzer::diagnosis

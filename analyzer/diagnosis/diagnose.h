@@ -17,15 +17,19 @@
 //   corruption           loss, and symbol, FCS or receive errors rose on the NIC
 //   pcie_downgrade       the NIC's PCIe link runs below its maximum width or speed
 //                        and the NIC sent pause frames
-//   unreachable_rnic     every probe to the RNIC failed since it first appeared,
-//                        its port is up and no error counter moved (a missing
-//                        route or address)
+//   unreachable_rnic     the RNIC could not send most of its own probes (send
+//                        failures: its port or QP is down) while probes to it
+//                        were lost: the RNIC is down; or every probe to it
+//                        failed since it first appeared, its port is up and no
+//                        error counter moved (a missing route or address)
 //   acl                  the loss is confined to some source ports (5-tuples):
 //                        they lose (nearly) all their probes, the others none
 //   pfc_misconfiguration a link drops while congested (latency over its own
 //                        baseline) and the NICs of its rail received no pause frames
 //   ecmp_hash_collision  a latency hotspot on one rail uplink while the other
-//                        uplinks of that rail switch are not hot, without loss
+//                        uplinks of that rail switch are not hot, without loss,
+//                        and the NICs of its rail received pause frames (the
+//                        queue is traffic's: without pause it is a delay)
 //   cpu_overload         end-host processing delay up while the host's network
 //                        latency and loss are normal
 //   unclassified         none of the above (loss with no counter movement stays
@@ -74,6 +78,11 @@ struct ProbeEvidence {
   std::uint64_t failures = 0;  // of them, lost
   // Every probe to the RNIC failed since it first appeared (none ever arrived).
   bool failed_from_start = false;
+  // RNIC subjects: probes the RNIC itself could not send (ProbeResult.send_failed:
+  // its port down, a QP in error) and those it did send. Not in probes or
+  // failures: they crossed no link, so they are no network loss.
+  std::uint64_t send_failures = 0;
+  std::uint64_t sent = 0;
   // The analysis' flap watch (analysis/flap_watch.h) found the failures in
   // bursts: the incident is a flapping one. Down episodes seen, 0 unknown.
   bool bursts = false;
@@ -87,7 +96,8 @@ struct ProbeEvidence {
   bool rail_uplink = false;
   std::uint32_t sibling_uplinks = 0;
   std::uint32_t sibling_uplinks_hot = 0;
-  // Cluster-wide tail latency over its baseline; 0 unknown (evidence only).
+  // Cluster-wide p99 latency over its baseline (the median of recent windows'); 0
+  // unknown. Evidence only: a PCIe downgrade's pause frames slow the fabric.
   double cluster_tail_latency_ratio = 0;
   // Host subjects: processing delay over the fleet's (p90 / fleet median p90),
   // and whether the host's probes see normal network loss and latency.
@@ -103,7 +113,8 @@ struct ProbeEvidence {
 struct TelemetryEvidence {
   // The suspect RNIC's (or a NIC access link's NIC); null when it did not report.
   const telemetry::NicCounterTotals* nic = nullptr;
-  // Link subjects: pause frames received by the NICs of the link's rail; nullopt unknown.
+  // Link subjects: pause frames received by the NICs of the link's rail (of its
+  // lower switch); nullopt unknown.
   std::optional<std::uint64_t> rail_pause_received;
 };
 
@@ -117,6 +128,9 @@ struct DiagnosisConfig {
   double congested_latency_ratio = 2.0;
   // cpu_overload: processing delay over the fleet's.
   double processing_ratio = 2.0;
+  // unreachable_rnic (down): the share of the RNIC's own probes it could not
+  // send. Most, not any: a QP reset fails a few sends of a working RNIC.
+  double down_send_failure_share = 0.5;
 };
 
 struct Diagnosis {

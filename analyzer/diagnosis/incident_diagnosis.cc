@@ -9,10 +9,6 @@ namespace {
 using analysis::Component;
 using analysis::IncidentKind;
 
-std::uint64_t RnicKey(analysis::HostId host, analysis::NicId nic) {
-  return std::uint64_t{host} * analysis::kMaxNics + nic;
-}
-
 const analysis::Suspect* FindSuspect(const analysis::Localization& loc, const Component& c) {
   for (const analysis::Suspect& s : loc.culprits) {
     if (s.component.kind != c.kind) continue;
@@ -78,7 +74,8 @@ void FromSuspect(const analysis::Suspect& s, ProbeEvidence& p) {
 
 std::optional<IncidentFinding> FindingOf(const analysis::Incident& inc,
                                          const analysis::WindowReport& report,
-                                         const DiagnosisContext& ctx, bool failed_from_start) {
+                                         const DiagnosisContext& ctx, bool failed_from_start,
+                                         const SendFailures* send_failures) {
   if (!inc.open || inc.evidence.last_seen_ns != report.end_ns) return std::nullopt;
   IncidentFinding f;
   ProbeEvidence& p = f.probes;
@@ -107,8 +104,13 @@ std::optional<IncidentFinding> FindingOf(const analysis::Incident& inc,
           if (r.host != c.host || r.nic != c.nic || latency) continue;
           p.probes = r.probes;
           p.failures = r.timeouts;
+          p.sent = r.probes - std::min(r.probes, r.probes_to);
         }
         p.failed_from_start = failed_from_start;
+        if (send_failures != nullptr && !latency) {
+          const auto it = send_failures->find(RnicKey(c.host, c.nic));
+          if (it != send_failures->end()) p.send_failures = it->second;
+        }
       } else {
         p.subject = Subject::kLink;
         if (ctx.link_nic) f.nic = ctx.link_nic(c.link);
@@ -216,18 +218,18 @@ std::vector<std::string> WindowFindings::Agents() const {
 
 WindowFindings IncidentDiagnoser::Find(const analysis::WindowReport& report,
                                        const std::vector<const analysis::Incident*>& incidents,
-                                       const DiagnosisContext& context) {
-  for (const analysis::RnicStatus& r : report.rnics) {
-    if (r.probes_to > r.timeouts_to) reached_.insert(RnicKey(r.host, r.nic));
-  }
+                                       const DiagnosisContext& context,
+                                       const SendFailures* send_failures) {
+  const double tail = Observe(report);
   // One DiagnoseWindow over every finding: RNICs, links (and switches), hosts.
   WindowFindings out;
   WindowEvidence& window = out.window;
   for (const analysis::Incident* inc : incidents) {
     const bool from_start = inc->suspect.kind == Component::Kind::kRnic &&
                             !reached_.contains(RnicKey(inc->suspect.host, inc->suspect.nic));
-    std::optional<IncidentFinding> f = FindingOf(*inc, report, context, from_start);
+    std::optional<IncidentFinding> f = FindingOf(*inc, report, context, from_start, send_failures);
     if (!f) continue;
+    f->probes.cluster_tail_latency_ratio = tail;
     const Subject subject = f->probes.subject;
     std::size_t index = 0;
     if (subject == Subject::kRnic) {
@@ -244,6 +246,25 @@ WindowFindings IncidentDiagnoser::Find(const analysis::WindowReport& report,
     out.slots.push_back({inc, subject, index, f->nic});
   }
   return out;
+}
+
+double IncidentDiagnoser::Observe(const analysis::WindowReport& report) {
+  for (const analysis::RnicStatus& r : report.rnics) {
+    if (r.probes_to > r.timeouts_to) reached_.insert(RnicKey(r.host, r.nic));
+  }
+  const double p99 = report.sla.cluster.latency.p99;
+  double ratio = 0;
+  if (cluster_p99_.size() >= 3 && p99 > 0) {
+    std::vector<double> sorted(cluster_p99_.begin(), cluster_p99_.end());
+    const auto mid = sorted.begin() + static_cast<std::ptrdiff_t>(sorted.size() / 2);
+    std::nth_element(sorted.begin(), mid, sorted.end());
+    if (*mid > 0) ratio = p99 / *mid;
+  }
+  if (report.sla.cluster.latency.count > 0 && p99 > 0) {
+    cluster_p99_.push_back(p99);
+    if (cluster_p99_.size() > kTailWindows) cluster_p99_.pop_front();
+  }
+  return ratio;
 }
 
 std::vector<std::pair<std::uint64_t, analysis::IncidentDiagnosis>> IncidentDiagnoser::Diagnose(
@@ -268,8 +289,9 @@ std::vector<std::pair<std::uint64_t, analysis::IncidentDiagnosis>> IncidentDiagn
 
 std::vector<std::pair<std::uint64_t, analysis::IncidentDiagnosis>> IncidentDiagnoser::Diagnose(
     const analysis::WindowReport& report, const std::vector<const analysis::Incident*>& incidents,
-    const TelemetryByNic& telemetry, const DiagnosisContext& context) {
-  return Diagnose(Find(report, incidents, context), telemetry, report.start_ns);
+    const TelemetryByNic& telemetry, const DiagnosisContext& context,
+    const SendFailures* send_failures) {
+  return Diagnose(Find(report, incidents, context, send_failures), telemetry, report.start_ns);
 }
 
 }  // namespace hostmesh::analyzer::diagnosis

@@ -14,6 +14,7 @@
 // forgets it; the incidents keep the diagnoses they had.
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <optional>
 #include <string>
@@ -24,6 +25,7 @@
 #include "analyzer/analysis/incidents.h"
 #include "analyzer/analysis/types.h"
 #include "analyzer/analysis/window_report.h"
+#include "analyzer/diagnosis/send_failures.h"
 #include "analyzer/diagnosis/window_diagnosis.h"
 
 namespace hostmesh::analyzer::diagnosis {
@@ -50,9 +52,11 @@ struct IncidentFinding {
 };
 
 // nullopt when the window did not find the incident (resolved, or quiet).
+// `send_failures`: the window's (SendFailureTally::Take); null when not known.
 std::optional<IncidentFinding> FindingOf(const analysis::Incident& incident,
                                          const analysis::WindowReport& report,
-                                         const DiagnosisContext& context, bool failed_from_start);
+                                         const DiagnosisContext& context, bool failed_from_start,
+                                         const SendFailures* send_failures = nullptr);
 
 // The diagnosis as stored with the incident: Diagnose's result and the
 // counters that moved on the NIC read.
@@ -85,22 +89,33 @@ class IncidentDiagnoser {
   explicit IncidentDiagnoser(DiagnosisConfig config = {}) : config_(config) {}
 
   // The findings of the incidents `report` found among `incidents`: what
-  // telemetry to read (WindowFindings::Agents) for Diagnose.
+  // telemetry to read (WindowFindings::Agents) for Diagnose. `send_failures`:
+  // the probes the RNICs could not send in the window (null: not known).
   WindowFindings Find(const analysis::WindowReport& report,
                       const std::vector<const analysis::Incident*>& incidents,
-                      const DiagnosisContext& context);
+                      const DiagnosisContext& context, const SendFailures* send_failures = nullptr);
   // Their diagnoses merged with what the incidents had: (incident id, diagnosis).
   std::vector<std::pair<std::uint64_t, analysis::IncidentDiagnosis>> Diagnose(
       const WindowFindings& findings, const TelemetryByNic& telemetry,
       std::int64_t window_start_ns) const;
+  // What every judged window teaches, incidents or not (Find does it too):
+  // the RNICs a probe reached, the cluster's tail latency. Returns the
+  // window's cluster p99 over the median of the windows before it
+  // (kTailWindows at most, 3 needed), 0 when unknown.
+  double Observe(const analysis::WindowReport& report);
   // Both at once, with the telemetry of every NIC at hand.
   std::vector<std::pair<std::uint64_t, analysis::IncidentDiagnosis>> Diagnose(
       const analysis::WindowReport& report, const std::vector<const analysis::Incident*>& incidents,
-      const TelemetryByNic& telemetry, const DiagnosisContext& context);
+      const TelemetryByNic& telemetry, const DiagnosisContext& context,
+      const SendFailures* send_failures = nullptr);
 
  private:
   DiagnosisConfig config_;
-  std::unordered_set<std::uint64_t> reached_;  // RNICs (host << 8 | nic) a probe reached
+  std::unordered_set<std::uint64_t> reached_;  // RNICs (RnicKey) a probe reached
+  // The cluster's p99 latency of the last kTailWindows windows, oldest first:
+  // its median is the baseline a window's tail is read against.
+  static constexpr std::size_t kTailWindows = 30;
+  std::deque<double> cluster_p99_;
 };
 
 }  // namespace hostmesh::analyzer::diagnosis

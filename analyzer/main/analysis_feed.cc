@@ -21,7 +21,8 @@ AnalysisFeed::AnalysisFeed(store::Store& store, analysis::AnalysisConfig config,
     : store_(store),
       topology_(topology),
       max_queued_results_(max_queued_results),
-      analysis_(config, FabricOf(topology)) {
+      analysis_(config, FabricOf(topology)),
+      send_failures_(config.window.count()) {
   if (topology_ != nullptr) {
     resolver_.emplace(*topology_);
   } else {
@@ -143,6 +144,22 @@ void AnalysisFeed::CheckAgainstInventory(analysis::HostId host, const v1::PathRe
 
 void AnalysisFeed::AddResult(analysis::HostId host, const v1::ProbeResult& p) {
   const analysis::ProbeRecord r = ToProbeRecord(host, p);
+  if (r.send_failed) {
+    // Whatever the queue does: the diagnosis' evidence that the RNIC is down.
+    const std::uint64_t before = send_failures_.untallied();
+    send_failures_.Add(r.host, r.src_nic, r.send_time_ns);
+    if (send_failures_.untallied() > before) {
+      ++stats_.send_failures_untallied;
+      if (!warned_send_failures_) {
+        warned_send_failures_ = true;
+        GetLogger("analyzer")
+            ->warn(
+                "send failures of more than {} RNICs in the open windows: further RNICs' are not "
+                "tallied for the diagnosis",
+                diagnosis::SendFailureTally::kMaxEntries);
+      }
+    }
+  }
   if (queue_.results.size() >= max_queued_results_) {
     ++stats_.queue_dropped;
     if (!warned_full_) {
@@ -243,6 +260,11 @@ std::vector<analysis::WindowReport> AnalysisFeed::Advance(std::int64_t now_ns) {
   std::lock_guard lock(analysis_mu_);
   Drain(now_ns);
   return analysis_.Advance(now_ns);
+}
+
+diagnosis::SendFailures AnalysisFeed::TakeSendFailures(std::int64_t window_start_ns) {
+  std::lock_guard lock(mu_);
+  return send_failures_.Take(window_start_ns);
 }
 
 std::string AnalysisFeed::AgentOf(analysis::HostId host) const {

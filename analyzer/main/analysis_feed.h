@@ -28,6 +28,7 @@
 
 #include "analyzer/analysis/analysis.h"
 #include "analyzer/api/api_snapshot.h"
+#include "analyzer/diagnosis/send_failures.h"
 #include "analyzer/ingest/ingest_sink.h"
 #include "analyzer/main/disagreement_book.h"
 #include "analyzer/main/learned_topology.h"
@@ -49,6 +50,8 @@ struct FeedStats {
   std::uint64_t no_hello = 0;            // batch of an (agent, boot) whose Hello is gone
   std::uint64_t index_write_errors = 0;  // a new host id not stored (warned)
   std::uint64_t queue_dropped = 0;       // results not analysed: the queue was full (warned)
+  // Send failures the diagnosis did not get: of RNICs past the tally's cap (warned).
+  std::uint64_t send_failures_untallied = 0;
 };
 
 class AnalysisFeed final : public ingest::IngestSink {
@@ -78,6 +81,10 @@ class AnalysisFeed final : public ingest::IngestSink {
 
   // Judges the windows due at now_ns (wall clock).
   std::vector<analysis::WindowReport> Advance(std::int64_t now_ns);
+  // The probes RNICs could not send in the window starting at window_start_ns
+  // (for the diagnosis: the analysis keeps them out of loss); that window and
+  // earlier ones are then forgotten.
+  diagnosis::SendFailures TakeSendFailures(std::int64_t window_start_ns);
 
   // Shared and immutable: rebuilt only after an agent joined or rebooted.
   std::shared_ptr<const std::vector<api::HostInfo>> Hosts() const;
@@ -148,6 +155,8 @@ class AnalysisFeed final : public ingest::IngestSink {
   std::uint64_t learned_view_version_ = 0;
   DisagreementBook disagreements_;  // with one
   bool warned_places_full_ = false;
+  diagnosis::SendFailureTally send_failures_;
+  bool warned_send_failures_ = false;
 };
 
 }  // namespace hostmesh::analyzer::app

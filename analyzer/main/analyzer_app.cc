@@ -155,7 +155,8 @@ void AnalyzerApp::Tick() {
   if (!topology_) SaveLearned();  // before the reports naming its ids are stored
   for (analysis::WindowReport& report : reports) {
     const std::vector<std::uint64_t> touched = incidents_.Update(report);
-    diagnosis_->Run(report, *feed_->Hosts(), incidents_, feed_->LearnedGraph());
+    diagnosis_->Run(report, *feed_->Hosts(), incidents_, feed_->LearnedGraph(),
+                    feed_->TakeSendFailures(report.start_ns));
     state_->Save(report, touched, incidents_, *feed_);
     latest_ = std::make_shared<const analysis::WindowReport>(std::move(report));
   }
@@ -217,6 +218,7 @@ void AnalyzerApp::Publish(std::shared_ptr<const analysis::WindowReport> latest) 
       {"hello_missing", feed.no_hello},
       {"host_id_not_stored", feed.index_write_errors},
       {"result_dropped_queue_full", feed.queue_dropped},
+      {"send_failures_untallied", feed.send_failures_untallied},
       {"diagnosis_without_telemetry", diagnosis_ ? diagnosis_->telemetry_errors() : 0},
       {"diagnosis_telemetry_hosts_capped", diagnosis_ ? diagnosis_->telemetry_hosts_capped() : 0}};
   if (!topology_) {

@@ -17,13 +17,17 @@ DiagnosisStep::DiagnosisStep(const store::Store& store, const topology::Topology
 void DiagnosisStep::Run(const analysis::WindowReport& report,
                         const std::vector<api::HostInfo>& hosts,
                         analysis::IncidentTracker& incidents,
-                        const std::shared_ptr<const topology::Topology>& learned) {
+                        const std::shared_ptr<const topology::Topology>& learned,
+                        const diagnosis::SendFailures& send_failures) {
   if (!inventory_ && learned && learned.get() != learned_) {
     fabric_.emplace(learned);
     learned_ = learned.get();
   }
   const std::vector<const analysis::Incident*> open = incidents.open();
-  if (open.empty()) return;
+  if (open.empty()) {
+    diagnoser_.Observe(report);  // which RNICs answer, the cluster's usual tail
+    return;
+  }
 
   std::unordered_map<std::string, std::string> agent_of_host;
   for (const api::HostInfo& h : hosts) agent_of_host.emplace(h.host, h.agent_id);
@@ -46,7 +50,7 @@ void DiagnosisStep::Run(const analysis::WindowReport& report,
   } else {
     context.nic_of = nic_of;
   }
-  const diagnosis::WindowFindings findings = diagnoser_.Find(report, open, context);
+  const diagnosis::WindowFindings findings = diagnoser_.Find(report, open, context, &send_failures);
   if (findings.slots.empty()) return;
 
   const auto log = GetLogger("analyzer");

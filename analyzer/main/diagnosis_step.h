@@ -36,9 +36,12 @@ class DiagnosisStep {
 
   // `learned`: the fabric the analysis judged `report` on, without an
   // inventory (null: not learned yet, or with an inventory).
+  // `send_failures`: the probes the RNICs could not send in the report's
+  // window (AnalysisFeed::TakeSendFailures).
   void Run(const analysis::WindowReport& report, const std::vector<api::HostInfo>& hosts,
            analysis::IncidentTracker& incidents,
-           const std::shared_ptr<const topology::Topology>& learned = nullptr);
+           const std::shared_ptr<const topology::Topology>& learned = nullptr,
+           const diagnosis::SendFailures& send_failures = {});
 
   // Windows diagnosed without counters because the telemetry scan failed (warned).
   std::uint64_t telemetry_errors() const { return telemetry_errors_; }

@@ -7,7 +7,7 @@ so replies reach the agent while it sleeps, as on hardware): within 3 windows
 after the injection a host_processing_delay incident names that host, and
 none names another; and a starved host is not a broken network: no network
 incident opens (link_loss, latency_hotspot, switch, RNIC), no link is a
-culprit and no RNIC is anomalous."""
+culprit and no RNIC is anomalous. The incident is diagnosed cpu_overload."""
 
 import json
 import os
@@ -68,6 +68,11 @@ class CpuOverload(e2e.FabricTestCase):
                   if i["kind"] == "host_processing_delay" and i["suspect"].get("host") != HOST]
         self.assertEqual(others, [], "processing delay blamed on hosts not overloaded")
         self.assertEqual(sorted(set(network)), [], "network faults reported for a CPU overload")
+        mine = [i for i in last.incidents["open"]
+                if i["kind"] == "host_processing_delay" and i["suspect"].get("host") == HOST]
+        self.assertTrue(mine, last.describe())
+        e2e.log(f"diagnosis: {mine[0]['diagnosis']}")
+        self.assertEqual(mine[0]["diagnosis"]["type"], "cpu_overload", mine[0]["diagnosis"])
 
 
 if __name__ == "__main__":

@@ -2,7 +2,9 @@
 """e2e 2: one NIC down on an 8x4x4 fabric with real agents and the real
 analyzer: that RNIC is marked anomalous (state down or lossy) within 2
 windows after the injection, and no switch link is blamed (no culprit link,
-no open link-loss incident)."""
+no open link-loss incident). Its incident is diagnosed unreachable_rnic from
+its send failures (its agent's sends fail on the down interface), which the
+analysis keeps out of loss."""
 
 import unittest
 
@@ -35,6 +37,13 @@ class NicDown(e2e.FabricTestCase):
         link_incidents = [i for i in last.incidents["open"] if i["kind"] == "link_loss"
                           and "link" in i["suspect"]]
         self.assertEqual(link_incidents, [], "link-loss incident opened for a NIC fault")
+        mine = [i for i in last.incidents["open"] if i["suspect"].get("host") == HOST
+                and i["suspect"].get("nic") == NIC and "link" not in i["suspect"]]
+        self.assertTrue(mine, f"no open incident for {HOST}.nic{NIC}: {last.describe()}")
+        diagnosis = mine[0]["diagnosis"]
+        e2e.log(f"diagnosis: {diagnosis}")
+        self.assertEqual(diagnosis["type"], "unreachable_rnic", diagnosis)
+        self.assertIn("could not send", diagnosis["evidence"], diagnosis)
 
 
 if __name__ == "__main__":

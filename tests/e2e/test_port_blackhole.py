@@ -4,7 +4,8 @@ packet of one source port to the probe port, both ways (`fabric fault add
 blackhole --sport P`), on an 8x4x4 fabric with real agents and the real
 analyzer: within 3 windows after the injection that link is ranked first and
 a culprit, and no RNIC is anomalous (each NIC loses at most 3 of its 48
-5-tuples, about 6% of its probes).
+5-tuples, about 6% of its probes); its incident is diagnosed acl (the
+blackholed port loses every probe through the link, the others none).
 
 Which port. By default an agent draws its 16 ports at random from
 49152-65535 and rotates them: a given port is used by one NIC at most, and
@@ -77,6 +78,11 @@ class PortBlackhole(e2e.FabricTestCase):
                                       f"within 3 windows; last: {last.describe()}")
         self.assertEqual(e2e.link_name(last.links[0]), LINK, last.describe())
         self.assertEqual(blamed_rnics, [], "RNICs marked anomalous for a one-port ACL")
+        mine = [i for i in last.incidents["open"]
+                if "link" in i["suspect"] and e2e.link_name(i["suspect"]) == LINK]
+        self.assertTrue(mine, last.describe())
+        e2e.log(f"diagnosis: {mine[0]['diagnosis']}")
+        self.assertEqual(mine[0]["diagnosis"]["type"], "acl", mine[0]["diagnosis"])
 
 
 if __name__ == "__main__":

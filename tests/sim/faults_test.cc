@@ -204,6 +204,30 @@ TEST_F(FaultsTest, RnicDownLossAndFlap) {
   }
 }
 
+TEST_F(FaultsTest, APortIsDownWhileItsNicIsDownOrInAFlapsDownPhaseOnly) {
+  {
+    const FaultSet set = Only(OnNic(FaultKind::kRnicDown));
+    EXPECT_FALSE(set.RnicPortDown(2, 1, kStart - 1));
+    EXPECT_TRUE(set.RnicPortDown(2, 1, kStart));
+    EXPECT_TRUE(set.RnicPortDown(2, 1, kEnd - 1));
+    EXPECT_FALSE(set.RnicPortDown(2, 1, kEnd));
+    EXPECT_FALSE(set.RnicPortDown(2, 0, kStart));
+  }
+  {
+    Fault f = OnNic(FaultKind::kRnicFlap);
+    f.period_ns = 2 * kSecond;
+    const FaultSet set = Only(f);
+    EXPECT_TRUE(set.RnicPortDown(2, 1, kStart));
+    EXPECT_FALSE(set.RnicPortDown(2, 1, kStart + kSecond));
+    EXPECT_TRUE(set.RnicPortDown(2, 1, kStart + 2 * kSecond));
+  }
+  // Lossy or unrouted NICs have their port up: they send, the fabric drops.
+  for (const FaultKind kind :
+       {FaultKind::kRnicLoss, FaultKind::kMissingRoute, FaultKind::kPcieDowngrade}) {
+    EXPECT_FALSE(Only(OnNic(kind)).RnicPortDown(2, 1, kStart)) << FaultKindName(kind);
+  }
+}
+
 TEST_F(FaultsTest, SwitchLossOnlyOnThatSwitch) {
   Fault f;
   f.kind = FaultKind::kSwitchLoss;

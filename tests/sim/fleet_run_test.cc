@@ -115,6 +115,38 @@ TEST(FleetRunTest, EveryProbeIsAccountedFor) {
   EXPECT_GT(received, 900u);
 }
 
+TEST(FleetRunTest, ADownNicsOwnProbesAreSendFailuresAndProbesToItTimeOut) {
+  Fault down;
+  down.kind = FaultKind::kRnicDown;
+  down.host = 1;
+  down.nic = 2;
+  down.start_ns = 10 * kSecond;
+  down.end_ns = 3600 * kSecond;
+  AgentBench bench({down});
+  const HostOutput out = bench.Run(1, 30);
+  std::uint64_t failed_from = 0, lost_to = 0, after = 0;
+  for (const agent::ProbeResult& r : out.results) {
+    const std::int64_t t = r.send_time_ns - kWallOffsetNs;
+    if (t < down.start_ns + kSecond) continue;  // probes in flight as it went down
+    ++after;
+    if (r.src_nic == 2) {
+      EXPECT_TRUE(r.send_failed) << "a probe left a down NIC";
+      EXPECT_FALSE(r.timeout);
+      failed_from += r.send_failed;
+    } else {
+      EXPECT_FALSE(r.send_failed) << "a working NIC failed to send";
+      if (r.dst_nic == 2) {
+        EXPECT_TRUE(r.timeout) << "a probe reached a down NIC";
+        lost_to += r.timeout;
+      }
+    }
+  }
+  // 19 s of 3 of the 4 NICs' probes to it, and its own (10/s each).
+  EXPECT_GT(after, 0u);
+  EXPECT_NEAR(static_cast<double>(failed_from), 190, 15);
+  EXPECT_NEAR(static_cast<double>(lost_to), 190, 15);
+}
+
 TEST(FleetRunTest, AFullyLossyLinkTimesOutExactlyTheFiveTuplesCrossingIt) {
   const Fleet names(kTiny);
   const LinkId bad = LinkNamed(names, "p0r1-s00");

@@ -192,6 +192,34 @@ TEST(SuiteTest, OneScenarioInFiveHasNoFaultToLocalize) {
   EXPECT_EQ(fault_free, 8);
 }
 
+TEST(SuiteTest, EveryKindPutsTheKindsInTurnFirstAndLeavesTheRestAsDrawn) {
+  SuiteOptions options = Options(1);
+  options.scenarios = 20;
+  const std::vector<Scenario> drawn = BuildSuite(options);
+  options.every_kind = true;
+  const std::vector<Scenario> turned = BuildSuite(options);
+  ASSERT_EQ(drawn.size(), turned.size());
+  std::size_t next = 0;
+  std::vector<int> seen(16, 0);
+  for (std::size_t i = 0; i < turned.size(); ++i) {
+    const auto& a = drawn[i].config.faults;
+    const auto& b = turned[i].config.faults;
+    ASSERT_EQ(a.size(), b.size()) << turned[i].name;
+    for (const Fault& f : b) ++seen[static_cast<std::size_t>(f.kind)];
+    if (i % 5 == 4) continue;  // fault-free (noise aside)
+    EXPECT_EQ(b[0].kind, kEveryKind[next % std::size(kEveryKind)]) << turned[i].name;
+    ++next;
+    for (std::size_t k = 1; k < b.size(); ++k) {
+      EXPECT_EQ(b[k].kind, a[k].kind) << turned[i].name << " fault " << k;
+      EXPECT_EQ(b[k].start_ns, a[k].start_ns) << turned[i].name << " fault " << k;
+    }
+  }
+  // 16 faulty scenarios: every kind of kEveryKind at least once.
+  for (const FaultKind kind : kEveryKind) {
+    EXPECT_GT(seen[static_cast<std::size_t>(kind)], 0) << FaultKindName(kind);
+  }
+}
+
 TEST(SuiteTest, TheMixCoversEveryKindAndSeveralFaultsAtOnce) {
   SuiteOptions options = Options(1);
   options.scenarios = 100;

@@ -137,11 +137,8 @@ std::vector<Row> Table() {
     rows.push_back({"pfc misconfiguration: congested drops, no pause on the rail", p, std::nullopt,
                     0, ProblemType::kPfcMisconfiguration});
   }
-  rows.push_back({"ecmp hash collision: one hot uplink among cool siblings",
-                  UplinkLatency(3, 7, 0),
-                  std::nullopt,
-                  {},
-                  ProblemType::kEcmpHashCollision});
+  rows.push_back({"ecmp hash collision: one hot uplink among cool siblings, the rail paused",
+                  UplinkLatency(3, 7, 0), std::nullopt, 12000, ProblemType::kEcmpHashCollision});
   rows.push_back({"cpu overload: processing delay, network fine",
                   HostDelay(6, true),
                   std::nullopt,
@@ -242,17 +239,15 @@ std::vector<Row> Table() {
                     ProblemType::kUnclassified});
   }
   rows.push_back({"every uplink of the rail hot: congestion, not one collision",
-                  UplinkLatency(3, 7, 7),
-                  std::nullopt,
-                  {},
-                  ProblemType::kUnclassified});
+                  UplinkLatency(3, 7, 7), std::nullopt, 12000, ProblemType::kUnclassified});
+  rows.push_back({"one hot uplink but no pause frames on the rail: a delay, not flows",
+                  UplinkLatency(3, 7, 0), std::nullopt, 0, ProblemType::kUnclassified});
+  rows.push_back({"one hot uplink, rail pause unknown", UplinkLatency(3, 7, 0), std::nullopt,
+                  std::nullopt, ProblemType::kUnclassified});
   {
     ProbeEvidence p = UplinkLatency(3, 7, 0);
     p.rail_uplink = false;  // a spine-to-rail downlink
-    rows.push_back({"a hot downlink is not an uplink hash collision",
-                    p,
-                    std::nullopt,
-                    {},
+    rows.push_back({"a hot downlink is not an uplink hash collision", p, std::nullopt, 12000,
                     ProblemType::kUnclassified});
   }
   rows.push_back({"processing delay with network trouble is not cpu overload",
@@ -308,7 +303,83 @@ std::vector<Row> Table() {
          {},
          ProblemType::kFlapping});
   }
+  {
+    // A down RNIC: its own probes fail to leave it (send failures, not loss).
+    ProbeEvidence p = RnicLoss(420, 400);
+    p.send_failures = 380;
+    p.sent = 20;
+    rows.push_back(
+        {"unreachable RNIC: down, it cannot send, port down",
+         p,
+         Counters({{v1::NIC_COUNTER_LINK_DOWNED, 1}, {v1::NIC_COUNTER_CARRIER_CHANGES, 1}},
+                  [](v1::NicTelemetry& t) {
+                    t.set_port_state(1);
+                    t.set_carrier(v1::CARRIER_DOWN);
+                  }),
+         {},
+         ProblemType::kUnreachableRnic});
+    rows.push_back({"unreachable RNIC: down, send failures alone (no telemetry)",
+                    p,
+                    std::nullopt,
+                    {},
+                    ProblemType::kUnreachableRnic});
+    p.send_failures = 3;  // a QP reset: a working RNIC fails a few sends
+    p.sent = 397;
+    p.failures = 21;
+    rows.push_back({"a few send failures with loss: not down",
+                    p,
+                    Counters({}),
+                    {},
+                    ProblemType::kUnclassified});
+  }
+  {
+    ProbeEvidence p = RnicLoss(400, 0);
+    p.symptom = Symptom::kLatency;
+    p.latency_ratio = 3;
+    p.send_failures = 400;
+    rows.push_back({"send failures without loss to it: not down (they are no loss)",
+                    p,
+                    Counters({}),
+                    {},
+                    ProblemType::kUnclassified});
+  }
+  {
+    ProbeEvidence p = RnicLoss(400, 0);
+    p.symptom = Symptom::kLatency;
+    p.latency_ratio = 3;
+    rows.push_back({"pause frames sent at full PCIe width: not a downgrade",
+                    p,
+                    Counters({{v1::NIC_COUNTER_TX_PAUSE, 52000, 3}},
+                             [](v1::NicTelemetry& t) { Pcie(t, 16, 16000); }),
+                    {},
+                    ProblemType::kUnclassified});
+  }
+  {
+    ProbeEvidence p = LinkLoss(16, 8);
+    p.ports = Ports({{4, 4}, {4, 0}, {4, 4}, {4, 0}});
+    rows.push_back({"ports with too few probes each say nothing of an acl",
+                    p,
+                    std::nullopt,
+                    {},
+                    ProblemType::kUnclassified});
+  }
+  {
+    ProbeEvidence p = UplinkLatency(3, 0, 0);
+    rows.push_back({"a rail switch's only uplink hot: nothing to collide with", p, std::nullopt,
+                    12000, ProblemType::kUnclassified});
+  }
   // --- precedence ---
+  {
+    ProbeEvidence p = RnicLoss(400, 200);
+    p.send_failures = 200;
+    p.sent = 100;
+    rows.push_back(
+        {"down and up again while it could not send: flapping first",
+         p,
+         Counters({{v1::NIC_COUNTER_LINK_DOWNED, 2}, {v1::NIC_COUNTER_CARRIER_CHANGES, 4}}),
+         {},
+         ProblemType::kFlapping});
+  }
   rows.push_back({"flaps and errors together: flapping first",
                   RnicLoss(400, 40),
                   Counters({{v1::NIC_COUNTER_LINK_DOWNED, 1}, {v1::NIC_COUNTER_SYMBOL_ERROR, 90}}),
@@ -348,9 +419,29 @@ TEST(diagnose, EvidenceSentencesNameTheCountersAndTheirRise) {
             "pause frames sent +52,000, cluster tail latency 1.8x: the NIC cannot drain into host "
             "memory and pauses the fabric (reseat the card, check the slot)");
 
+  // A downgraded PCIe link is named whatever the type.
+  const NicCounterTotals narrow = Counters({}, [](v1::NicTelemetry& t) { Pcie(t, 8, 16000); });
+  EXPECT_EQ(Diagnose(RnicLoss(1000, 21), {&narrow, std::nullopt}).evidence,
+            "RNIC h003 nic1 losing 2.1% of probes; no NIC counter moved; its PCIe link runs x8 of "
+            "x16 at 16 GT/s of 16 GT/s");
+
   const NicCounterTotals clean = Counters({});
   EXPECT_EQ(Diagnose(RnicLoss(1000, 21), {&clean, std::nullopt}).evidence,
             "RNIC h003 nic1 losing 2.1% of probes; no NIC counter moved");
+
+  const NicCounterTotals down = Counters({{v1::NIC_COUNTER_LINK_DOWNED, 1}},
+                                         [](v1::NicTelemetry& t) { t.set_port_state(1); });
+  ProbeEvidence cannot = RnicLoss(420, 400);
+  cannot.send_failures = 1380;
+  cannot.sent = 20;
+  EXPECT_EQ(Diagnose(cannot, {&down, std::nullopt}).evidence,
+            "RNIC h003 nic1 losing 95.2% of probes; it could not send 1,380 of its 1,400 own "
+            "probes and its port is down (link_downed +1): the RNIC is down (check the NIC, its "
+            "cable and its driver)");
+  EXPECT_EQ(Diagnose(cannot, {nullptr, std::nullopt}).evidence,
+            "RNIC h003 nic1 losing 95.2% of probes; it could not send 1,380 of its 1,400 own "
+            "probes (no NIC counters reported): the RNIC is down (check the NIC, its cable and "
+            "its driver)");
 }
 
 TEST(diagnose, GroupThousands) {

@@ -180,12 +180,21 @@ TEST_F(LearnedFabricContext, OneHotLearnedRailUplinkIsAnEcmpCollision) {
   hot.good = 300;
   const auto [r, inc] = Blamed(uplink, IncidentKind::kLatencyHotspot, std::move(hot));
 
+  // A NIC below the uplink's rail switch was paused.
+  const std::vector<NicRef> below = ctx_.switch_nics(ctx_.links[uplink].lower);
+  ASSERT_FALSE(below.empty());
+  telemetry::NicCounterTotals paused;
+  paused.Add(
+      telemetry::testing::Sample(1, 0, 10'000'000'000, {{v1::NIC_COUNTER_RX_PAUSE, 900, 3}}));
+  TelemetryByNic telemetry;
+  telemetry[{below.front().agent_id, below.front().nic}] = paused;
+
   IncidentDiagnoser diagnoser;
-  const auto out = diagnoser.Diagnose(r, {&inc}, {}, ctx_);
+  const auto out = diagnoser.Diagnose(r, {&inc}, telemetry, ctx_);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].second.type, "ecmp_hash_collision") << out[0].second.evidence;
   IncidentDiagnoser bare;
-  EXPECT_EQ(bare.Diagnose(r, {&inc}, {}, {}).at(0).second.type, "unclassified")
+  EXPECT_EQ(bare.Diagnose(r, {&inc}, telemetry, {}).at(0).second.type, "unclassified")
       << "without fabric context no rule can tell a rail uplink";
 }
 

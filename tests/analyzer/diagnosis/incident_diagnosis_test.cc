@@ -159,6 +159,68 @@ TEST(IncidentDiagnosis, UnreachableOnlyWhenNoProbeEverReachedTheRnic) {
   }
 }
 
+TEST(IncidentDiagnosis, ADownRnicIsUnreachableFromItsSendFailures) {
+  analysis::WindowReport r = Report(0);
+  // 400 probes to it lost; of its own, 10 went out before it went down and
+  // 390 could not be sent (kept out of the window by the analysis).
+  analysis::RnicStatus st = Status(400, 400);
+  st.probes += 10;
+  st.timeouts += 10;
+  r.rnics = {st};
+  r.loss.culprits = {RnicSuspect(410, 0)};
+  const analysis::Incident inc = RnicIncident(IncidentKind::kRnicLossy, r);
+  const TelemetryByNic down = Counters({{v1::NIC_COUNTER_LINK_DOWNED, 1}}, /*port_state=*/1);
+
+  IncidentDiagnoser diagnoser;
+  analysis::WindowReport before = Report(-20);
+  before.rnics = {Status(400, 0)};  // it worked: not a missing route
+  diagnoser.Diagnose(before, {}, {}, Context());
+  {
+    const auto out = diagnoser.Diagnose(r, {&inc}, down, Context());
+    EXPECT_EQ(out.at(0).second.type, "unclassified") << "without its send failures";
+  }
+  const SendFailures failed = {{RnicKey(3, 1), 390}, {RnicKey(3, 2), 5}};
+  const auto out = diagnoser.Diagnose(r, {&inc}, down, Context(), &failed);
+  EXPECT_EQ(out.at(0).second.type, "unreachable_rnic");
+  EXPECT_NE(out.at(0).second.evidence.find("could not send 390 of its 400 own probes and its "
+                                           "port is down"),
+            std::string::npos)
+      << out.at(0).second.evidence;
+  // Loss is the probes', not the send failures: 410 of 410 sent and lost.
+  EXPECT_NE(out.at(0).second.evidence.find("losing 100.0% of probes"), std::string::npos);
+}
+
+TEST(IncidentDiagnosis, APcieDowngradeReadsTheClusterTailAgainstRecentWindows) {
+  IncidentDiagnoser diagnoser;
+  for (int w = 0; w < 3; ++w) {  // the usual tail, windows without incidents
+    analysis::WindowReport quiet = Report(-20 * (3 - w));
+    quiet.sla.cluster.latency.count = 1000;
+    quiet.sla.cluster.latency.p99 = 10'000;
+    diagnoser.Observe(quiet);
+  }
+  analysis::WindowReport r = Report(0);
+  r.sla.cluster.latency.count = 1000;
+  r.sla.cluster.latency.p99 = 18'000;
+  analysis::Suspect hot = RnicSuspect(0, 400);
+  hot.added_latency_ns = 15'000;
+  r.latency.culprits = {hot};
+  const analysis::Incident inc = RnicIncident(IncidentKind::kLatencyHotspot, r);
+  telemetry::NicCounterTotals nic;
+  v1::NicTelemetry t = Sample(1, 0, 10 * kS, {{v1::NIC_COUNTER_TX_PAUSE, 900, 3}});
+  t.mutable_pcie()->set_current_width(8);
+  t.mutable_pcie()->set_max_width(16);
+  t.mutable_pcie()->set_current_speed_mts(16000);
+  t.mutable_pcie()->set_max_speed_mts(16000);
+  nic.Add(t);
+  TelemetryByNic telemetry;
+  telemetry[{"h003", "mlx5_1"}] = nic;
+  const auto out = diagnoser.Diagnose(r, {&inc}, telemetry, Context());
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].second.type, "pcie_downgrade");
+  EXPECT_NE(out[0].second.evidence.find("cluster tail latency 1.8x"), std::string::npos)
+      << out[0].second.evidence;
+}
+
 TEST(IncidentDiagnosis, AclFromTheSourcePortsThroughALossyLink) {
   IncidentDiagnoser diagnoser;
   analysis::WindowReport r = Report(0);
@@ -200,10 +262,18 @@ TEST(IncidentDiagnosis, EcmpCollisionOnOneHotRailUplinkWithPauseOnTheRail) {
   inc.summary = "link 2";
   inc.evidence.last_seen_ns = r.end_ns;
   IncidentDiagnoser diagnoser;
-  auto out = diagnoser.Diagnose(r, {&inc}, {}, ctx);
+  const TelemetryByNic paused = Counters({{v1::NIC_COUNTER_RX_PAUSE, 4000, 3}});
+  auto out = diagnoser.Diagnose(r, {&inc}, paused, ctx);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].second.type, "ecmp_hash_collision") << out[0].second.evidence;
-  EXPECT_NE(out[0].second.evidence.find("its 2 sibling uplinks are not"), std::string::npos);
+  EXPECT_NE(out[0].second.evidence.find("its 2 sibling uplinks are not, and the rail's NICs "
+                                        "received 4,000 pause frames"),
+            std::string::npos)
+      << out[0].second.evidence;
+
+  // The rail's NICs not paused: the uplink is slow, no flows queue on it.
+  const TelemetryByNic calm = Counters({{v1::NIC_COUNTER_RX_PAUSE, 0, 3}});
+  EXPECT_EQ(diagnoser.Diagnose(r, {&inc}, calm, ctx).at(0).second.type, "unclassified");
 
   // Every uplink of the rail hot: congestion of the rail, not one collision.
   analysis::Suspect other = hot;
@@ -211,7 +281,7 @@ TEST(IncidentDiagnosis, EcmpCollisionOnOneHotRailUplinkWithPauseOnTheRail) {
   analysis::Suspect third = hot;
   third.component.link = 3;
   r.latency.culprits = {hot, other, third};
-  out = diagnoser.Diagnose(r, {&inc}, {}, ctx);
+  out = diagnoser.Diagnose(r, {&inc}, paused, ctx);
   EXPECT_EQ(out.at(0).second.type, "unclassified");
 }
 
