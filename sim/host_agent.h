@@ -37,14 +37,15 @@ struct HostOutput {
   std::vector<agent::ProbeResult> results;
   std::vector<tracer::PathReport> paths;
   // `paths` as the agent puts them on the wire (its ToProto runs on the
-  // host's thread, as it runs in the agent, not in the analyzer).
-  std::vector<v1::PathReport> wire_paths;
+  // host's thread, as it runs in the agent, not in the analyzer). Cleared
+  // messages stay allocated for the next slice's reports.
+  google::protobuf::RepeatedPtrField<v1::PathReport> wire_paths;
   std::optional<v1::AgentHello> hello;  // after each (re)start
   std::uint64_t boot_id = 0;
   void Clear() {
     results.clear();
     paths.clear();
-    wire_paths.clear();
+    wire_paths.Clear();
     hello.reset();
   }
 };

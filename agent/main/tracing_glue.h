@@ -46,6 +46,9 @@ double RefreshProbesPerSecond(std::size_t targets, std::chrono::nanoseconds refr
 std::string DescribeTraceLoad(const AgentConfig& config, std::size_t targets, bool* over_budget);
 
 v1::PathReport ToProto(const tracer::PathReport& report);
+// The same into `out`, which is cleared first: a message reused batch after
+// batch keeps its hops and strings (no allocation per report).
+void ToProto(const tracer::PathReport& report, v1::PathReport* out);
 
 // Switch hops between two NICs, learned from traces that reached the
 // destination. ECMP paths of one NIC pair are equal-cost, so one trace tells
