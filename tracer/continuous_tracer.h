@@ -114,13 +114,14 @@ class ContinuousTracer {
     int queue;
     MonoTime due;
     const FiveTuple* tuple;
+    Entry* entry;
     bool operator<(const Candidate& o) const {
       return std::tie(queue, due, *tuple) < std::tie(o.queue, o.due, *o.tuple);
     }
   };
 
   // The due queue of an entry that is not in flight (keyed by its due time).
-  void Enqueue(const FiveTuple& tuple, const Entry& e);
+  void Enqueue(const FiveTuple& tuple, Entry& e);
   void Dequeue(const FiveTuple& tuple, const Entry& e);
   Ipv4 BudgetKey(const TraceTarget& target) const;
   // A reservation made under the source's key before its first hop was
@@ -142,7 +143,7 @@ class ContinuousTracer {
   // refused key refuses its whole queue: NextTrace looks only at the head of
   // each source's queues (at most 2 x NICs entries), never at the pool. A
   // source's queue stays when empty (sources are the host's NICs).
-  std::map<Ipv4, DueQueue> waiting_[2];
+  std::map<Ipv4, DueQueue<Entry*>> waiting_[2];
   // Entries per source address: budget keys follow sources.
   std::map<Ipv4, std::size_t> sources_;
   // Source address -> its first hop's address, learned from TTL-1 replies,

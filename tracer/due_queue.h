@@ -9,7 +9,7 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <functional>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -18,10 +18,19 @@
 
 namespace hostmesh::tracer {
 
+// `Value` rides along (the tracer's entry, so a head needs no lookup); the
+// order is by due time, then 5-tuple.
+template <typename Value>
 class DueQueue {
  public:
-  // Ordered by due time, then 5-tuple (as std::pair compares).
-  using Item = std::pair<MonoTime, FiveTuple>;
+  struct Item {
+    MonoTime due;
+    FiveTuple tuple;
+    Value value{};
+    bool operator<(const Item& o) const { return std::tie(due, tuple) < std::tie(o.due, o.tuple); }
+    bool SameKey(const Item& o) const { return due == o.due && tuple == o.tuple; }
+    friend bool operator==(const Item&, const Item&) = default;
+  };
 
   bool empty() const { return head_ == items_.size(); }
   std::size_t size() const { return items_.size() - head_; }
@@ -41,10 +50,11 @@ class DueQueue {
     }
   }
 
-  // Erases `item` if queued.
-  void Erase(const Item& item) {
-    const auto it = std::lower_bound(items_.begin() + Head(), items_.end(), item);
-    if (it == items_.end() || *it != item) return;
+  // Erases the item of this due time and 5-tuple if queued.
+  void Erase(MonoTime due, const FiveTuple& tuple) {
+    const Item key{due, tuple, Value{}};
+    const auto it = std::lower_bound(items_.begin() + Head(), items_.end(), key);
+    if (it == items_.end() || !it->SameKey(key)) return;
     if (it == items_.begin() + Head()) {
       ++head_;
     } else {
@@ -60,7 +70,7 @@ class DueQueue {
   // The first item due strictly after `t`; null when none.
   const Item* FirstAfter(MonoTime t) const {
     const auto it = std::upper_bound(items_.begin() + Head(), items_.end(), t,
-                                     [](MonoTime at, const Item& i) { return at < i.first; });
+                                     [](MonoTime at, const Item& i) { return at < i.due; });
     return it == items_.end() ? nullptr : &*it;
   }
 

@@ -111,12 +111,12 @@ void ToProto(const tracer::PathReport& r, v1::PathReport* out) {
 void PathLengthHints::Learn(const tracer::TraceResult& result) {
   if (!result.reached_destination || result.hops.empty()) return;
   const int switches = static_cast<int>(result.hops.size()) - 1;
-  by_pair_[{result.tuple.src, result.tuple.dst}] = switches;
+  by_pair_[Key(result.tuple)] = switches;
   last_ = switches;
 }
 
 int PathLengthHints::For(const tracer::FiveTuple& tuple) const {
-  const auto it = by_pair_.find({tuple.src, tuple.dst});
+  const auto it = by_pair_.find(Key(tuple));
   return it == by_pair_.end() ? last_ : it->second;
 }
 

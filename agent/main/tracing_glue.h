@@ -7,9 +7,9 @@
 
 #include <chrono>
 #include <cstdint>
-#include <map>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -63,7 +63,11 @@ class PathLengthHints {
   int For(const tracer::FiveTuple& tuple) const;
 
  private:
-  std::map<std::pair<tracer::Ipv4, tracer::Ipv4>, int> by_pair_;
+  static std::uint64_t Key(const tracer::FiveTuple& t) {
+    return std::uint64_t{t.src.value} << 32 | t.dst.value;
+  }
+  // By (source, destination) address; looked up before every trace.
+  std::unordered_map<std::uint64_t, int> by_pair_;
   int last_ = 0;
 };
 
