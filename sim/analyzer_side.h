@@ -37,7 +37,8 @@ struct IngestCounts {
 // analyzer, too, converts on its ingest threads, outside its analysis loop.
 class PathConverter {
  public:
-  explicit PathConverter(const topology::Topology& topology) : resolver_(topology) {}
+  explicit PathConverter(const topology::Topology& topology)
+      : resolver_(topology, topology::PathResolver::WithSwitchIndex{}) {}
   // Fills upload.converted from upload.wire_paths.
   void Convert(HostOutput& upload);
 
