@@ -37,8 +37,7 @@ struct IngestCounts {
 // analyzer, too, converts on its ingest threads, outside its analysis loop.
 class PathConverter {
  public:
-  explicit PathConverter(const topology::Topology& topology)
-      : resolver_(topology, topology::PathResolver::WithSwitchIndex{}) {}
+  explicit PathConverter(const topology::Topology& topology) : resolver_(topology) {}
   // Fills upload.converted from upload.wire_paths.
   void Convert(HostOutput& upload);
 

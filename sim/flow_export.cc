@@ -13,7 +13,7 @@ FlowExporter::FlowExporter(const Fleet& fleet, const Scenario& scenario,
     : fleet_(fleet),
       window_ns_(scenario.config.analysis.window.count()),
       timeout_ns_(scenario.config.agent.probe.timeout.count()),
-      resolver_(fleet.topology(), topology::PathResolver::WithSwitchIndex{}) {
+      resolver_(fleet.topology()) {
   std::filesystem::create_directories(dir);
   std::ofstream topo(dir / "topology.yaml");
   topo << topology::WriteInventoryYaml(topology::GenerateInventory(scenario.config.shape), {});

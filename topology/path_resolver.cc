@@ -32,18 +32,11 @@ void Fail(ResolvedPath* out, std::string why) {
 // links between aggregation switches could also be "filled" through a rail switch.
 class GapWalker {
  public:
-  // `switch_edges` (may be null): PathResolver's index, used when the goal is
-  // a switch. A walk never records through a host: going down to one makes it
-  // descending, and a host's every edge climbs; so leaving hosts out changes
-  // no walk, only skips a rail switch's host ports.
   GapWalker(const Topology& topo, DeviceId before, DeviceId start, DeviceId goal, size_t length,
             bool descending, bool ascend_after, size_t max_walks,
-            std::vector<std::vector<LinkId>>* per_position, const std::uint32_t* switch_edges_begin,
-            const std::pair<DeviceId, LinkId>* switch_edges)
+            std::vector<std::vector<LinkId>>* per_position)
       : topo_(topo),
         g_(topo.graph().g),
-        edges_begin_(topo.TierOf(goal) == Tier::kHost ? nullptr : switch_edges_begin),
-        edges_(switch_edges),
         goal_(goal),
         length_(length),
         ascend_after_(ascend_after),
@@ -60,40 +53,27 @@ class GapWalker {
  private:
   void Walk(DeviceId cur, size_t depth, bool descending) {
     if (walks_ >= max_walks_) return;
-    if (edges_begin_ != nullptr) {
-      for (std::uint32_t i = edges_begin_[cur]; i < edges_begin_[cur + 1]; ++i) {
-        if (!Step(cur, edges_[i].first, edges_[i].second, depth, descending)) return;
-      }
-      return;
-    }
     for (auto [e, end] = boost::out_edges(cur, g_); e != end; ++e) {
-      if (!Step(cur, static_cast<DeviceId>(boost::target(*e, g_)), g_[*e].link, depth,
-                descending)) {
-        return;
+      const auto next = static_cast<DeviceId>(boost::target(*e, g_));
+      const bool up = topo_.TierOf(next) > topo_.TierOf(cur);
+      if (descending && up) continue;
+      const bool last = depth + 1 == length_;
+      if (last != (next == goal_)) continue;
+      if (std::find(visited_.begin(), visited_.begin() + static_cast<long>(depth) + 2, next) !=
+          visited_.begin() + static_cast<long>(depth) + 2) {
+        continue;
       }
+      links_[depth] = g_[*e].link;
+      const bool now_descending = descending || topo_.TierOf(next) < topo_.TierOf(cur);
+      if (last) {
+        if (now_descending && ascend_after_) continue;  // the known link after the gap goes up
+        Record();
+        if (walks_ >= max_walks_) return;
+        continue;
+      }
+      visited_[depth + 2] = next;
+      Walk(next, depth + 1, now_descending);
     }
-  }
-
-  // One edge of a walk; false once the walks are enough.
-  bool Step(DeviceId cur, DeviceId next, LinkId link, size_t depth, bool descending) {
-    const bool up = topo_.TierOf(next) > topo_.TierOf(cur);
-    if (descending && up) return true;
-    const bool last = depth + 1 == length_;
-    if (last != (next == goal_)) return true;
-    if (std::find(visited_.begin(), visited_.begin() + static_cast<long>(depth) + 2, next) !=
-        visited_.begin() + static_cast<long>(depth) + 2) {
-      return true;
-    }
-    links_[depth] = link;
-    const bool now_descending = descending || topo_.TierOf(next) < topo_.TierOf(cur);
-    if (last) {
-      if (now_descending && ascend_after_) return true;  // the known link after the gap goes up
-      Record();
-      return walks_ < max_walks_;
-    }
-    visited_[depth + 2] = next;
-    Walk(next, depth + 1, now_descending);
-    return true;
   }
 
   void Record() {
@@ -106,8 +86,6 @@ class GapWalker {
 
   const Topology& topo_;
   const SwitchGraphType& g_;
-  const std::uint32_t* edges_begin_;
-  const std::pair<DeviceId, LinkId>* edges_;
   DeviceId goal_;
   size_t length_;
   bool ascend_after_;
@@ -119,20 +97,6 @@ class GapWalker {
 };
 
 }  // namespace
-
-PathResolver::PathResolver(const Topology& topology, WithSwitchIndex) : topo_(topology) {
-  const SwitchGraphType& g = topo_.graph().g;
-  const auto devices = static_cast<std::size_t>(boost::num_vertices(g));
-  switch_edges_begin_.reserve(devices + 1);
-  for (std::size_t d = 0; d < devices; ++d) {
-    switch_edges_begin_.push_back(static_cast<std::uint32_t>(switch_edges_.size()));
-    for (auto [e, end] = boost::out_edges(d, g); e != end; ++e) {
-      const auto next = static_cast<DeviceId>(boost::target(*e, g));
-      if (topo_.TierOf(next) != Tier::kHost) switch_edges_.emplace_back(next, g[*e].link);
-    }
-  }
-  switch_edges_begin_.push_back(static_cast<std::uint32_t>(switch_edges_.size()));
-}
 
 void PathResolver::Resolve(Ipv4 src_nic, Ipv4 dst_nic, std::span<const Hop> hops,
                            ResolvedPath* out) const {
@@ -239,9 +203,7 @@ void PathResolver::FillGap(size_t first, size_t last, const DeviceId* from, cons
   std::vector<std::vector<LinkId>> per_position;
   const size_t length = last - first + 1;
   const GapWalker walker(topo_, from[first - 1], start, goal, length, descending, ascend_after,
-                         kMaxWalks, &per_position,
-                         switch_edges_begin_.empty() ? nullptr : switch_edges_begin_.data(),
-                         switch_edges_.data());
+                         kMaxWalks, &per_position);
   if (walker.walks() == 0) {
     return Fail(out, "no path of " + std::to_string(length) + " link(s) from " +
                          topo_.device(start).name + " to " + topo_.device(goal).name +

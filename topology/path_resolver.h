@@ -55,13 +55,6 @@ struct ResolvedPath {
 class PathResolver {
  public:
   explicit PathResolver(const Topology& topology) : topo_(topology) {}
-  // The same, with an index of every switch's switch-facing edges built once
-  // (O(fabric)): a silent hop is then filled without walking a rail switch's
-  // host ports, most of its edges in a large fleet. For a resolver that
-  // resolves many paths (the analyzer's, the simulator's); the answers are
-  // the same.
-  struct WithSwitchIndex {};
-  PathResolver(const Topology& topology, WithSwitchIndex);
 
   ResolvedPath Resolve(Ipv4 src_nic, Ipv4 dst_nic, std::span<const Hop> hops) const {
     ResolvedPath out;
@@ -94,10 +87,6 @@ class PathResolver {
                ResolvedPath* out) const;
 
   const Topology& topo_;
-  // Per device, its edges to switches in the graph's out-edge order (CSR):
-  // empty without the index.
-  std::vector<std::uint32_t> switch_edges_begin_;
-  std::vector<std::pair<DeviceId, LinkId>> switch_edges_;
 };
 
 // The hop addresses a traceroute along `path` (NIC link to NIC link) would see:

@@ -23,7 +23,7 @@ AnalysisFeed::AnalysisFeed(store::Store& store, analysis::AnalysisConfig config,
       max_queued_results_(max_queued_results),
       analysis_(config, FabricOf(topology)) {
   if (topology_ != nullptr) {
-    resolver_.emplace(*topology_, topology::PathResolver::WithSwitchIndex{});
+    resolver_.emplace(*topology_);
   } else {
     learned_.emplace();
   }
