@@ -12,14 +12,25 @@ AnalyzerSide::AnalyzerSide(const Fleet& fleet, const analysis::AnalysisConfig& c
     : fleet_(fleet),
       analysis_(config, analysis::FabricMapFrom(fleet.topology())),
       incidents_(config),
-      resolver_(fleet.topology()),
+      converter_(fleet.topology()),
       host_id_(fleet.hosts().size(), analysis::kUnknown) {}
+
+void PathConverter::Convert(HostOutput& upload) {
+  const auto n = static_cast<std::size_t>(upload.wire_paths.size());
+  if (upload.converted.size() < n) upload.converted.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    ConvertedPath& c = upload.converted[i];
+    c.conversion = analyzer::app::ToPathRecord(
+        analysis::kUnknown, upload.wire_paths[static_cast<int>(i)], resolver_, scratch_, c.record);
+  }
+  upload.converted_count = n;
+}
 
 analysis::HostId AnalyzerSide::HostIdOf(std::uint32_t fleet_host) const {
   return host_id_[fleet_host];
 }
 
-void AnalyzerSide::Ingest(std::uint32_t fleet_host, const HostOutput& upload) {
+void AnalyzerSide::Ingest(std::uint32_t fleet_host, HostOutput& upload) {
   analysis::HostId& id = host_id_[fleet_host];
   if (id == analysis::kUnknown) {
     id = static_cast<analysis::HostId>(fleet_host_of_.size());
@@ -28,18 +39,26 @@ void AnalyzerSide::Ingest(std::uint32_t fleet_host, const HostOutput& upload) {
   if (upload.hello) analysis_.SetRails(id, analyzer::app::RailsFromHello(*upload.hello));
   // Paths first, as the feed applies a batch: a result may be the first of a
   // freshly traced 5-tuple.
-  for (const v1::PathReport& wire : upload.wire_paths) {
-    switch (analyzer::app::ToPathRecord(id, wire, resolver_, scratch_, path_)) {
+  HostOutput* converted = &upload;
+  if (upload.converted_count != static_cast<std::size_t>(upload.wire_paths.size())) {
+    unconverted_.wire_paths = upload.wire_paths;
+    converter_.Convert(unconverted_);
+    converted = &unconverted_;
+  }
+  for (std::size_t i = 0; i < converted->converted_count; ++i) {
+    ConvertedPath& c = converted->converted[i];
+    c.record.host = id;
+    switch (c.conversion) {
       case analyzer::app::PathConversion::kContinued:
         ++counts_.paths_continued;
         [[fallthrough]];
       case analyzer::app::PathConversion::kResolved:
         ++counts_.paths_resolved;
-        analysis_.AddPath(path_);
+        analysis_.AddPath(c.record);
         break;
       case analyzer::app::PathConversion::kCutShort:
         ++counts_.paths_cut_short;
-        analysis_.AddPath(path_);
+        analysis_.AddPath(c.record);
         break;
       case analyzer::app::PathConversion::kUnresolved:
         ++counts_.paths_unresolved;

@@ -31,12 +31,28 @@ struct IngestCounts {
   std::uint64_t paths_cut_short = 0;
 };
 
+// The analyzer's ingest conversion of an upload's path reports (ToPathRecord
+// on the fabric's resolver). It reads nothing the analysis writes, so it runs
+// ahead of ingest on the hosts' threads, one converter per thread: the
+// analyzer, too, converts on its ingest threads, outside its analysis loop.
+class PathConverter {
+ public:
+  explicit PathConverter(const topology::Topology& topology) : resolver_(topology) {}
+  // Fills upload.converted from upload.wire_paths.
+  void Convert(HostOutput& upload);
+
+ private:
+  topology::PathResolver resolver_;
+  topology::ResolvedPath scratch_;
+};
+
 class AnalyzerSide {
  public:
   AnalyzerSide(const Fleet& fleet, const analysis::AnalysisConfig& config);
 
-  // One host's upload (what it produced in one slice; paths as `wire_paths`).
-  void Ingest(std::uint32_t fleet_host, const HostOutput& upload);
+  // One host's upload (what it produced in one slice; paths as `wire_paths`,
+  // converted here unless PathConverter did it ahead).
+  void Ingest(std::uint32_t fleet_host, HostOutput& upload);
   // Incidents are diagnosed by `diagnosis` (may be null: not diagnosed) after each window.
   void AttachDiagnosis(DiagnosisSide* diagnosis) { diagnosis_ = diagnosis; }
   // Judges the windows due at `wall_ns`; incidents are updated.
@@ -55,9 +71,8 @@ class AnalyzerSide {
   const Fleet& fleet_;
   analysis::Analysis analysis_;
   analysis::IncidentTracker incidents_;
-  topology::PathResolver resolver_;
-  topology::ResolvedPath scratch_;
-  analysis::PathRecord path_;
+  PathConverter converter_;
+  HostOutput unconverted_;                      // an upload not converted ahead, converted here
   std::vector<analysis::ProbeRecord> records_;  // one upload's, reused
   std::vector<analysis::HostId> host_id_;       // by fleet host
   std::vector<std::uint32_t> fleet_host_of_;    // by host id

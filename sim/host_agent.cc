@@ -156,7 +156,7 @@ void HostAgent::RunUntil(std::int64_t end_ns, HostOutput& out) {
 
     if (in_flight_ && in_flight_done_ <= next) {
       if (auto report = tracer_->OnTraceDone(*in_flight_)) {
-        out.wire_paths.push_back(agent::app::ToProto(*report));
+        agent::app::ToProto(*report, out.wire_paths.Add());
         out.paths.push_back(std::move(*report));
       }
       in_flight_.reset();

@@ -17,6 +17,8 @@
 #include "agent/core/scheduler.h"
 #include "agent/core/tracker.h"
 #include "agent/main/tracing_glue.h"
+#include "analyzer/analysis/types.h"
+#include "analyzer/main/feed_convert.h"
 #include "hostmesh/v1/ingest.pb.h"
 #include "sim/host_clock.h"
 #include "sim/sim_trace_io.h"
@@ -32,20 +34,33 @@ struct AgentSettings {
   agent::TracerouteConfig traceroute;
 };
 
+// One wire path report as the analyzer's ingest converts it (feed_convert's
+// ToPathRecord); `record.host` is set when the analyzer takes it in.
+struct ConvertedPath {
+  analyzer::app::PathConversion conversion = analyzer::app::PathConversion::kUnresolved;
+  analysis::PathRecord record;
+};
+
 // What a host hands to the analyzer: as the agent uploads it.
 struct HostOutput {
   std::vector<agent::ProbeResult> results;
   std::vector<tracer::PathReport> paths;
   // `paths` as the agent puts them on the wire (its ToProto runs on the
-  // host's thread, as it runs in the agent, not in the analyzer).
-  std::vector<v1::PathReport> wire_paths;
+  // host's thread, as it runs in the agent, not in the analyzer). Cleared
+  // messages stay allocated for the next slice's reports.
+  google::protobuf::RepeatedPtrField<v1::PathReport> wire_paths;
   std::optional<v1::AgentHello> hello;  // after each (re)start
   std::uint64_t boot_id = 0;
+  // `wire_paths` converted for the analyzer ahead of its ingest (the first
+  // `converted_count` of `converted`; the rest are kept for their buffers).
+  std::vector<ConvertedPath> converted;
+  std::size_t converted_count = 0;
   void Clear() {
     results.clear();
     paths.clear();
-    wire_paths.clear();
+    wire_paths.Clear();
     hello.reset();
+    converted_count = 0;
   }
 };
 

@@ -83,6 +83,7 @@ SimResult Simulation::Run(const WindowObserver& on_window, const UploadObserver&
   // The analyzer's half of a slice: every host's upload in host order, then
   // the windows that are due.
   double host_cpu_done = 0;  // the host threads' CPU up to the slice being ingested
+  double convert_cpu_done = 0;
   const auto analyze = [&](std::int64_t start, std::int64_t end, int slice_index) {
     const double cpu_start = ThreadCpuSeconds();
     diagnosis.Sample(start, end, ingest_running);  // read by the analyzer's judging
@@ -116,6 +117,7 @@ SimResult Simulation::Run(const WindowObserver& on_window, const UploadObserver&
       m.wall_seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
       m.host_cpu_seconds = host_cpu_done;
+      m.convert_cpu_seconds = convert_cpu_done;
       m.analyzer_seconds = result.analyzer_seconds + ThreadCpuSeconds() - cpu_start;
       result.memory.push_back(m);
       if (on_memory) on_memory(m);
@@ -125,6 +127,9 @@ SimResult Simulation::Run(const WindowObserver& on_window, const UploadObserver&
   std::thread analyzer_thread;
 
   std::vector<double> host_cpu(static_cast<std::size_t>(threads));
+  std::vector<double> convert_cpu(static_cast<std::size_t>(threads));
+  std::vector<PathConverter> converters;
+  for (int k = 0; k < threads; ++k) converters.emplace_back(fleet_->topology());
   int slice_index = 0;
   for (std::int64_t t = 0; t < run_until; t += config_.slice_ns, ++slice_index) {
     const std::int64_t end = t + config_.slice_ns;
@@ -148,11 +153,17 @@ SimResult Simulation::Run(const WindowObserver& on_window, const UploadObserver&
     const auto hosts_start = std::chrono::steady_clock::now();
     const auto run_range = [&](int k) {
       const double cpu_start = ThreadCpuSeconds();
-      for (std::size_t h = n * k / threads; h < n * (k + 1) / threads; ++h) {
+      const std::size_t first = n * k / threads, last = n * (k + 1) / threads;
+      for (std::size_t h = first; h < last; ++h) {
         uploads[h].Clear();
         agents[h]->RunUntil(end, uploads[h]);
       }
-      host_cpu[static_cast<std::size_t>(k)] += ThreadCpuSeconds() - cpu_start;
+      const double cpu_hosts = ThreadCpuSeconds();
+      host_cpu[static_cast<std::size_t>(k)] += cpu_hosts - cpu_start;
+      // The analyzer's ingest conversion of the paths, ahead of its loop.
+      PathConverter& converter = converters[static_cast<std::size_t>(k)];
+      for (std::size_t h = first; h < last; ++h) converter.Convert(uploads[h]);
+      convert_cpu[static_cast<std::size_t>(k)] += ThreadCpuSeconds() - cpu_hosts;
     };
     std::vector<std::thread> workers;
     for (int k = 1; k < threads; ++k) workers.emplace_back(run_range, k);
@@ -177,6 +188,8 @@ SimResult Simulation::Run(const WindowObserver& on_window, const UploadObserver&
     }
     host_cpu_done = 0;
     for (double c : host_cpu) host_cpu_done += c;
+    convert_cpu_done = 0;
+    for (double c : convert_cpu) convert_cpu_done += c;
     std::swap(uploads, ingesting);
     std::swap(uploaded, ingest_uploaded);
     std::swap(running, ingest_running);
@@ -184,6 +197,7 @@ SimResult Simulation::Run(const WindowObserver& on_window, const UploadObserver&
   }
   if (analyzer_thread.joinable()) analyzer_thread.join();
   for (double c : host_cpu) result.host_cpu_seconds += c;
+  for (double c : convert_cpu) result.convert_cpu_seconds += c;
   result.host_of = analyzer.fleet_hosts();
   result.incidents = OurIncidents(analyzer.incidents().all(), result.host_of, kWallOffsetNs);
   result.raw_incidents = analyzer.incidents().all();

@@ -51,6 +51,7 @@ struct MemorySample {
   std::size_t heap_bytes = 0;  // malloc's bytes in use (mallinfo2)
   // Progress so far: wall time, and CPU of the hosts' and analyzer's phases.
   double wall_seconds = 0, host_cpu_seconds = 0, analyzer_seconds = 0;
+  double convert_cpu_seconds = 0;  // the analyzer's path conversion on the host threads
 };
 // Called with each memory sample as it is taken (from the analyzer's thread).
 using MemoryObserver = std::function<void(const MemorySample&)>;
@@ -69,6 +70,9 @@ struct SimResult {
   // over the host threads) and the analyzer's (ingest and window close).
   double host_wall_seconds = 0, host_cpu_seconds = 0;
   double analyzer_seconds = 0;
+  // The analyzer's conversion of path reports, run on the host threads after
+  // their hosts (PathConverter); not in host_cpu_seconds nor analyzer_seconds.
+  double convert_cpu_seconds = 0;
   std::vector<MemorySample> memory;
 };
 

@@ -9,6 +9,7 @@ ContinuousTracer::ContinuousTracer(ContinuousConfig config, const Clock& clock)
 
 void ContinuousTracer::SetTargets(const std::vector<TraceTarget>& targets) {
   const MonoTime now = clock_.MonotonicNow();
+  entries_.reserve(targets.size());
   // Entries still wanted carry this call's stamp (no set of the targets: a
   // pool's rotation hands over every 5-tuple of the host).
   ++set_targets_calls_;
@@ -80,16 +81,16 @@ int ContinuousTracer::ExpectedProbes(const Entry& e, bool first_hop_known) const
   return std::max(probes, 1);
 }
 
-void ContinuousTracer::Enqueue(const FiveTuple& tuple, const Entry& e) {
-  waiting_[e.new_in_pool ? 0 : 1][tuple.src].emplace(e.due, tuple);
+void ContinuousTracer::Enqueue(const FiveTuple& tuple, Entry& e) {
+  // Entries live in a node-based map: the pointer stays valid until the entry
+  // is erased, and an entry leaves its queue before that (or is in flight).
+  waiting_[e.new_in_pool ? 0 : 1][tuple.src].Insert({e.due, tuple, &e});
 }
 
 void ContinuousTracer::Dequeue(const FiveTuple& tuple, const Entry& e) {
   auto& queues = waiting_[e.new_in_pool ? 0 : 1];
   const auto it = queues.find(tuple.src);
-  if (it == queues.end()) return;
-  it->second.erase({e.due, tuple});
-  if (it->second.empty()) queues.erase(it);
+  if (it != queues.end()) it->second.Erase(e.due, tuple);
 }
 
 std::optional<TraceRequest> ContinuousTracer::NextTrace(MonoTime& wake_at) {
@@ -103,14 +104,13 @@ std::optional<TraceRequest> ContinuousTracer::NextTrace(MonoTime& wake_at) {
   due_now.clear();
   for (int q = 0; q < 2; ++q) {
     for (const auto& [src, queue] : waiting_[q]) {
-      const auto& head = *queue.begin();
-      if (head.first <= now) {
-        due_now.push_back({q, head.first, &head.second});
-        if (const auto later = queue.upper_bound(now); later != queue.end()) {
-          next_due = std::min(next_due, later->first);
-        }
+      if (queue.empty()) continue;
+      const auto& head = queue.front();
+      if (head.due <= now) {
+        due_now.push_back({q, head.due, &head.tuple, head.value});
+        if (const auto* later = queue.FirstAfter(now)) next_due = std::min(next_due, later->due);
       } else {
-        next_due = std::min(next_due, head.first);
+        next_due = std::min(next_due, head.due);
       }
     }
   }
@@ -123,7 +123,7 @@ std::optional<TraceRequest> ContinuousTracer::NextTrace(MonoTime& wake_at) {
   double reserved = 0;
   Ipv4 key;
   for (const Candidate& c : due_now) {
-    Entry& e = entries_.find(*c.tuple)->second;
+    Entry& e = *c.entry;
     key = BudgetKey(e.target);
     if (std::find(refused.begin(), refused.end(), key) != refused.end()) continue;
     const int probes = ExpectedProbes(e, !TrustedFirstHop(e.target.tuple.src, now).IsZero());

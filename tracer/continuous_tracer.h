@@ -32,12 +32,13 @@
 #include <cstdint>
 #include <map>
 #include <optional>
-#include <set>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "common/base/clock.h"
+#include "tracer/due_queue.h"
 #include "tracer/path_report.h"
 #include "tracer/trace_budget.h"
 #include "tracer/trace_types.h"
@@ -127,13 +128,14 @@ class ContinuousTracer {
     int queue;
     MonoTime due;
     const FiveTuple* tuple;
+    Entry* entry;
     bool operator<(const Candidate& o) const {
       return std::tie(queue, due, *tuple) < std::tie(o.queue, o.due, *o.tuple);
     }
   };
 
   // The due queue of an entry that is not in flight (keyed by its due time).
-  void Enqueue(const FiveTuple& tuple, const Entry& e);
+  void Enqueue(const FiveTuple& tuple, Entry& e);
   void Dequeue(const FiveTuple& tuple, const Entry& e);
   Ipv4 BudgetKey(const TraceTarget& target) const;
   // A reservation made under the source's key before its first hop was
@@ -149,20 +151,13 @@ class ContinuousTracer {
   ContinuousConfig config_;
   const Clock& clock_;
   TraceBudget budget_;
-  std::map<FiveTuple, Entry> entries_;
+  std::unordered_map<FiveTuple, Entry, FiveTupleHash> entries_;
   // Entries not in flight by due time, per source address: [0] new to the
   // pool (traced first), [1] refreshes. The budget key is the source's, so a
   // refused key refuses its whole queue: NextTrace looks only at the head of
-  // each source's queues (at most 2 x NICs entries), never at the pool.
-  struct DueOrder {
-    using is_transparent = void;
-    using Item = std::pair<MonoTime, FiveTuple>;
-    bool operator()(const Item& a, const Item& b) const { return a < b; }
-    bool operator()(const Item& a, MonoTime t) const { return a.first < t; }
-    bool operator()(MonoTime t, const Item& a) const { return t < a.first; }
-  };
-  using DueQueue = std::set<std::pair<MonoTime, FiveTuple>, DueOrder>;
-  std::map<Ipv4, DueQueue> waiting_[2];
+  // each source's queues (at most 2 x NICs entries), never at the pool. A
+  // source's queue stays when empty (sources are the host's NICs).
+  std::map<Ipv4, DueQueue<Entry*>> waiting_[2];
   // Entries per source address: budget keys follow sources.
   std::map<Ipv4, std::size_t> sources_;
   // Source address -> its first hop's address, learned from TTL-1 replies,

@@ -12,8 +12,17 @@ std::optional<Ipv4> Ipv4::Parse(std::string_view text) {
 }
 
 std::string Ipv4::ToString() const {
-  return std::to_string(value >> 24) + "." + std::to_string((value >> 16) & 0xFF) + "." +
-         std::to_string((value >> 8) & 0xFF) + "." + std::to_string(value & 0xFF);
+  // By hand into one buffer: every hop of every path report is formatted.
+  char buf[16];
+  char* p = buf;
+  for (int shift = 24; shift >= 0; shift -= 8) {
+    const unsigned octet = (value >> shift) & 0xFF;
+    if (octet >= 100) *p++ = static_cast<char>('0' + octet / 100);
+    if (octet >= 10) *p++ = static_cast<char>('0' + octet / 10 % 10);
+    *p++ = static_cast<char>('0' + octet % 10);
+    if (shift > 0) *p++ = '.';
+  }
+  return std::string(buf, p);
 }
 
 std::string FiveTuple::ToString() const {

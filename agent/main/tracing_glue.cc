@@ -93,35 +93,40 @@ std::string DescribeTraceLoad(const AgentConfig& config, std::size_t targets, bo
 
 v1::PathReport ToProto(const tracer::PathReport& r) {
   v1::PathReport out;
-  out.set_src_ip(r.tuple.src.ToString());
-  out.set_dst_ip(r.tuple.dst.ToString());
-  out.set_src_port(r.tuple.sport);
-  out.set_dst_port(r.tuple.dport);
-  out.set_protocol(r.tuple.protocol);
+  ToProto(r, &out);
+  return out;
+}
+
+void ToProto(const tracer::PathReport& r, v1::PathReport* out) {
+  out->Clear();
+  out->set_src_ip(r.tuple.src.ToString());
+  out->set_dst_ip(r.tuple.dst.ToString());
+  out->set_src_port(r.tuple.sport);
+  out->set_dst_port(r.tuple.dport);
+  out->set_protocol(r.tuple.protocol);
   for (const tracer::Hop& h : r.hops) {
-    v1::Hop* hop = out.add_hops();
+    v1::Hop* hop = out->add_hops();
     hop->set_ttl(static_cast<std::uint32_t>(h.ttl));
     // Silent: empty, "unknown, not a drop" (ingest.proto).
     if (!h.address.IsZero()) hop->set_address(h.address.ToString());
     hop->set_rtt_ns(h.rtt.count());
   }
-  out.set_reached_destination(r.reached_destination);
-  out.set_time_ns(r.time.time_since_epoch().count());
-  out.set_changed(r.changed);
-  out.set_src_nic(r.src_nic);
-  out.set_dst_nic(r.dst_nic);
-  return out;
+  out->set_reached_destination(r.reached_destination);
+  out->set_time_ns(r.time.time_since_epoch().count());
+  out->set_changed(r.changed);
+  out->set_src_nic(r.src_nic);
+  out->set_dst_nic(r.dst_nic);
 }
 
 void PathLengthHints::Learn(const tracer::TraceResult& result) {
   if (!result.reached_destination || result.hops.empty()) return;
   const int switches = static_cast<int>(result.hops.size()) - 1;
-  by_pair_[{result.tuple.src, result.tuple.dst}] = switches;
+  by_pair_[Key(result.tuple)] = switches;
   last_ = switches;
 }
 
 int PathLengthHints::For(const tracer::FiveTuple& tuple) const {
-  const auto it = by_pair_.find({tuple.src, tuple.dst});
+  const auto it = by_pair_.find(Key(tuple));
   return it == by_pair_.end() ? last_ : it->second;
 }
 

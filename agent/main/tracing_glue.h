@@ -7,9 +7,9 @@
 
 #include <chrono>
 #include <cstdint>
-#include <map>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <optional>
 #include <vector>
@@ -52,6 +52,9 @@ double RefreshProbesPerSecond(std::size_t targets, std::chrono::nanoseconds refr
 std::string DescribeTraceLoad(const AgentConfig& config, std::size_t targets, bool* over_budget);
 
 v1::PathReport ToProto(const tracer::PathReport& report);
+// The same into `out`, which is cleared first: a message reused batch after
+// batch keeps its hops and strings (no allocation per report).
+void ToProto(const tracer::PathReport& report, v1::PathReport* out);
 
 // Switch hops between two NICs, learned from traces that reached the
 // destination. ECMP paths of one NIC pair are equal-cost, so one trace tells
@@ -66,7 +69,11 @@ class PathLengthHints {
   int For(const tracer::FiveTuple& tuple) const;
 
  private:
-  std::map<std::pair<tracer::Ipv4, tracer::Ipv4>, int> by_pair_;
+  static std::uint64_t Key(const tracer::FiveTuple& t) {
+    return std::uint64_t{t.src.value} << 32 | t.dst.value;
+  }
+  // By (source, destination) address; looked up before every trace.
+  std::unordered_map<std::uint64_t, int> by_pair_;
   int last_ = 0;
 };
 
