@@ -4,7 +4,8 @@
 // vector with a moving head: a 5-tuple is queued at `now` (new to the pool)
 // or `now + refresh_period` (traced), so it almost always goes at the back,
 // and what leaves is almost always the head (the trace handed out). Only a
-// 5-tuple leaving the pool is erased from the middle. A tree of nodes did the
+// 5-tuple leaving the pool, or brought forward by a lost probe, moves from
+// the middle. A tree of nodes did the
 // same with a cache miss per level on every trace (a host has 896 5-tuples).
 
 #include <algorithm>
