@@ -27,7 +27,11 @@ sockaddr_in SockAddr(Ipv4 ip, std::uint16_t port) {
 }
 
 constexpr int kIcmpReceiveBuffer = 1 << 20;
-constexpr std::size_t kMaxPacket = 65535;
+// Our probes are at most 171 bytes (probe_tag.h), so a reply quoting all of
+// one, RFC 4884 padding and extensions included, is well under 1 KiB. A
+// longer ICMP error quotes someone else's datagram: read truncated, it fails
+// to parse and is counted unparsable, as it could not be ours anyway.
+constexpr std::size_t kMaxPacket = 2048;
 
 }  // namespace
 
@@ -117,7 +121,8 @@ std::string KernelTraceIo::Send(const FiveTuple& tuple, int ttl,
 bool KernelTraceIo::Receive(MonoTime deadline, std::vector<std::uint8_t>& packet,
                             MonoTime& received_at) {
   // Into a buffer kept across calls: resizing `packet` to 64 KiB zero-filled
-  // it on every reply (a tenth of the tracer thread's time).
+  // it on every reply (a tenth of the tracer thread's time); 2 KiB, not 64,
+  // since nothing past an ICMP error's first bytes is read.
   if (buffer_.size() < kMaxPacket) buffer_.resize(kMaxPacket);
   for (;;) {
     const ssize_t n = ::recv(icmp_.get(), buffer_.data(), buffer_.size(), MSG_DONTWAIT);

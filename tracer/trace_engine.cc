@@ -342,12 +342,13 @@ void TraceRunner::Dispatch(MonoTime received_at) {
 }
 
 void TraceRunner::RunUntil(MonoTime until, std::vector<TraceResult>& done) {
+  const std::size_t ended_before = done.size();
   MonoTime received_at{};
   for (;;) {
     const MonoTime now = clock_.MonotonicNow();
     for (const auto& run : runs_) run->Pump(now);
     Collect(done);
-    if (!done.empty() || runs_.empty() || now >= until) return;
+    if (done.size() > ended_before || runs_.empty() || now >= until) return;
     const MonoTime deadline = std::min(until, NextDeadline());
     if (io_.Receive(deadline, packet_, received_at)) {
       Dispatch(received_at);
