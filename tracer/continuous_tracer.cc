@@ -131,6 +131,18 @@ std::optional<TraceRequest> ContinuousTracer::NextTrace(MonoTime& wake_at) {
     next_due = std::max(next_due, last_handout_ + config_.gather);
   }
   wake_at = next_due;
+  // A trace short of budget waits at least until the global bucket could have
+  // filled since the last hand-out: no token is lost by waiting that long,
+  // and the traces that can go then go together (a pass over rotated-in
+  // ports wakes about 5 times a second, not once per trace).
+  MonoTime budget_gather = MonoTime::min();
+  if (config_.gather.count() > 0 && last_handout_ != MonoTime::min() &&
+      config_.budget.probes_per_second > 0) {
+    budget_gather =
+        last_handout_ +
+        std::chrono::duration_cast<std::chrono::nanoseconds>(
+            std::chrono::duration<double>(config_.budget.burst / config_.budget.probes_per_second));
+  }
   Entry* best = nullptr;
   // Keys refused in this call: a few (one per first hop), so a flat list.
   std::vector<Ipv4>& refused = refused_;
@@ -150,7 +162,7 @@ std::optional<TraceRequest> ContinuousTracer::NextTrace(MonoTime& wake_at) {
     refused.push_back(key);
     if (!e.waiting_for_budget) ++counters_.budget_exhausted;
     e.waiting_for_budget = true;
-    wake_at = std::min(wake_at, budget_.WhenAvailable(key, probes, now));
+    wake_at = std::min(wake_at, std::max(budget_.WhenAvailable(key, probes, now), budget_gather));
   }
   if (best == nullptr) return std::nullopt;
   Dequeue(best->target.tuple, *best);

@@ -468,9 +468,10 @@ TEST_F(ContinuousTracerTest, TracesFallingDueCloseTogetherAreGatheredIntoOneWake
   EXPECT_EQ(handed, 2);
 }
 
-TEST_F(ContinuousTracerTest, GatheringDoesNotHoldUpTracesWaitingForTheBudget) {
+TEST_F(ContinuousTracerTest, TracesWaitingForTheBudgetAreGatheredOnlyUntilTheBucketFills) {
   // The first pass goes at the budget's rate: a due trace short of tokens
-  // wakes when they are there, not a gather later.
+  // wakes when the global bucket could have filled (burst / rate after the
+  // last hand-out), not a whole gather later.
   config_.gather = 1s;
   config_.first_hop_recheck = 0s;
   config_.budget = {.probes_per_second = 20,
@@ -488,6 +489,17 @@ TEST_F(ContinuousTracerTest, GatheringDoesNotHoldUpTracesWaitingForTheBudget) {
   Tracer().OnTraceDone(Trace(*request));
   EXPECT_FALSE(Tracer().NextTrace(wake).has_value());
   EXPECT_EQ(wake, clock_.MonotonicNow() + 200ms);  // 4 tokens at 20/s
+
+  // Short of only a token or two, it still waits for the whole bucket.
+  clock_.Advance(200ms);
+  request = Tracer().NextTrace(wake);
+  ASSERT_TRUE(request.has_value());
+  TraceResult r = Trace(*request);
+  r.probes_sent = 2;  // 2 of the 4 reserved come back
+  Tracer().OnTraceDone(r);
+  clock_.Advance(50ms);  // 1 token back, 3 in the bucket: 4 wanted
+  EXPECT_FALSE(Tracer().NextTrace(wake).has_value());
+  EXPECT_EQ(wake, clock_.MonotonicNow() + 150ms);  // 200 ms after the hand-out, not 50
 }
 
 }  // namespace
