@@ -131,18 +131,12 @@ std::optional<TraceRequest> ContinuousTracer::NextTrace(MonoTime& wake_at) {
     next_due = std::max(next_due, last_handout_ + config_.gather);
   }
   wake_at = next_due;
-  // A trace short of budget waits at least until the global bucket could have
-  // filled since the last hand-out: no token is lost by waiting that long,
-  // and the traces that can go then go together (a pass over rotated-in
-  // ports wakes about 5 times a second, not once per trace).
-  MonoTime budget_gather = MonoTime::min();
-  if (config_.gather.count() > 0 && last_handout_ != MonoTime::min() &&
-      config_.budget.probes_per_second > 0) {
-    budget_gather =
-        last_handout_ +
-        std::chrono::duration_cast<std::chrono::nanoseconds>(
-            std::chrono::duration<double>(config_.budget.burst / config_.budget.probes_per_second));
-  }
+  // A trace short of budget waits at least until the global bucket is full
+  // again: no token is lost by waiting that long, and the traces that can go
+  // then go together (a pass over rotated-in ports wakes about 5 times a
+  // second, not once per trace).
+  const MonoTime budget_gather =
+      config_.gather.count() > 0 ? budget_.WhenGlobalFull(now) : MonoTime::min();
   Entry* best = nullptr;
   // Keys refused in this call: a few (one per first hop), so a flat list.
   std::vector<Ipv4>& refused = refused_;

@@ -29,8 +29,8 @@
 //   least `gather` after the last call that handed one out, so traces falling
 //   due in between go out together at one wake-up, at most `gather` late
 //   (the refresh period is minutes). A due trace short of budget waits only
-//   until the global bucket could have filled (burst / rate: no token lost),
-//   so a pass over the pool keeps the budget's rate.
+//   until the global bucket is full again (no token lost), so a pass over
+//   the pool keeps the budget's rate.
 // - A report goes out after the first trace of a 5-tuple, whenever its path
 //   changes (PathsDiffer against the known path; silent hops never count as a
 //   change), and otherwise once report_period has passed since the last one.

@@ -468,14 +468,14 @@ TEST_F(ContinuousTracerTest, TracesFallingDueCloseTogetherAreGatheredIntoOneWake
   EXPECT_EQ(handed, 2);
 }
 
-TEST_F(ContinuousTracerTest, TracesWaitingForTheBudgetAreGatheredOnlyUntilTheBucketFills) {
-  // The first pass goes at the budget's rate: a due trace short of tokens
-  // wakes when the global bucket could have filled (burst / rate after the
-  // last hand-out), not a whole gather later.
+TEST_F(ContinuousTracerTest, TracesWaitingForTheBudgetAreGatheredUntilTheBucketIsFull) {
+  // A due trace short of tokens wakes when the global bucket is full again
+  // (no token lost, so a pass keeps the budget's rate), not a gather later,
+  // and not as soon as its own 4 tokens are there.
   config_.gather = 1s;
   config_.first_hop_recheck = 0s;
   config_.budget = {.probes_per_second = 20,
-                    .burst = 4,
+                    .burst = 8,
                     .per_first_hop_per_second = 100,
                     .per_first_hop_burst = 100};
   std::vector<TraceTarget> targets;
@@ -484,22 +484,15 @@ TEST_F(ContinuousTracerTest, TracesWaitingForTheBudgetAreGatheredOnlyUntilTheBuc
   }
   Tracer().SetTargets(targets);
   MonoTime wake{};
-  auto request = Tracer().NextTrace(wake);
-  ASSERT_TRUE(request.has_value());
-  Tracer().OnTraceDone(Trace(*request));
+  for (int i = 0; i < 2; ++i) {  // 4 probes each: the bucket of 8 is empty after two
+    auto request = Tracer().NextTrace(wake);
+    ASSERT_TRUE(request.has_value());
+    Tracer().OnTraceDone(Trace(*request));
+  }
   EXPECT_FALSE(Tracer().NextTrace(wake).has_value());
-  EXPECT_EQ(wake, clock_.MonotonicNow() + 200ms);  // 4 tokens at 20/s
-
-  // Short of only a token or two, it still waits for the whole bucket.
-  clock_.Advance(200ms);
-  request = Tracer().NextTrace(wake);
-  ASSERT_TRUE(request.has_value());
-  TraceResult r = Trace(*request);
-  r.probes_sent = 2;  // 2 of the 4 reserved come back
-  Tracer().OnTraceDone(r);
-  clock_.Advance(50ms);  // 1 token back, 3 in the bucket: 4 wanted
-  EXPECT_FALSE(Tracer().NextTrace(wake).has_value());
-  EXPECT_EQ(wake, clock_.MonotonicNow() + 150ms);  // 200 ms after the hand-out, not 50
+  EXPECT_EQ(wake, clock_.MonotonicNow() + 400ms);  // 8 tokens at 20/s, not 4
+  clock_.AdvanceTo(wake);
+  EXPECT_TRUE(Tracer().NextTrace(wake).has_value());
 }
 
 }  // namespace
