@@ -31,10 +31,14 @@
 # over all windows. With traceroute, the tracer's rate and probes per trace
 # over the windows (the first pass over the pool's 5-tuples included).
 #
-# Memory at the end of the windows, from smaps_rollup: private pages (heap,
-# stacks, library data: what the agent alone costs), PSS (its share of the
-# pages it maps, shared library text split among the processes mapping it)
-# and RSS (every page, shared ones whole), and the peak RSS.
+# Memory at the end of the windows, from smaps_rollup: private anonymous
+# pages (heap, stacks, the libraries' relocated data: what the agent alone
+# costs, the issue's "private"), beside it every private page (anonymous
+# plus file pages no other process maps right now: the binary's own text,
+# libraries nothing else on the machine has loaded; this moves with what
+# else runs), PSS (its share of the pages it maps, shared library text split
+# among the processes mapping it) and RSS (every page, shared ones whole),
+# and the peak RSS.
 #
 # A stand-in analyzer (bench/ingest_sink.cc) in the management namespace
 # acknowledges every batch, so the agent runs connected and uploading, as in
@@ -157,11 +161,11 @@ trace_metrics() {
     END {printf "%d %d %d %d %d\n", r, t, s, l, p}'
 }
 
-# Memory of process $1 now, from smaps_rollup: "rss pss private" in kB
-# (private = clean + dirty pages no other process maps: heap, stacks, data).
+# Memory of process $1 now, from smaps_rollup: "rss pss private anonymous"
+# in kB (private = clean + dirty pages no other process maps).
 memory() {
-  awk '/^Rss:/ {r = $2} /^Pss:/ {p = $2} /^Private_(Clean|Dirty):/ {v += $2}
-       END {print r, p, v}' "/proc/$1/smaps_rollup"
+  awk '/^Rss:/ {r = $2} /^Pss:/ {p = $2} /^Private_(Clean|Dirty):/ {v += $2} /^Anonymous:/ {a = $2}
+       END {print r, p, v, a}' "/proc/$1/smaps_rollup"
 }
 
 # $1 probe interval, $2 interval in ns, $3 label, $4 "analyzer" or "none",
@@ -198,8 +202,8 @@ run() {
   kill -TERM "$pid"; wait "$pid" || true
   summarize "$3" "$figures"
   echo "$figures $mem" | awk -v threads="$nthreads" -v hwm="$hwm" -v sent="$sent" -v lost="$lost" '{
-    printf "%-22s %d threads, %.0f wake-ups/s; private %.1f MB, PSS %.1f MB, RSS %.1f MB (peak %.1f MB); sent %d, timed out %d\n",
-           "", threads, $6, $11 / 1024, $10 / 1024, $9 / 1024, hwm / 1024, sent, lost }'
+    printf "%-22s %d threads, %.1f wake-ups/s; private anonymous %.2f MB (all private %.1f MB), PSS %.1f MB, RSS %.1f MB (peak %.1f MB); sent %d, timed out %d\n",
+           "", threads, $6, $12 / 1024, $11 / 1024, $10 / 1024, $9 / 1024, hwm / 1024, sent, lost }'
   printf "%-22s by thread: %s; libibverbs/libnl %s\n" "" "${threads%, }" "$verbs"
   if [ "$trace" = true ]; then
     # The windows start 3 s in: the first pass over the pool (as fast as the

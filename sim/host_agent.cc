@@ -104,8 +104,14 @@ void HostAgent::Start(std::int64_t at_ns) {
     trace_clock_ = std::make_unique<VirtualClock>(now, clock_.RealtimeNow());
     trace_io_ = std::make_unique<SimTraceIo>(host_, model_, icmp_, *trace_clock_,
                                              Mix(seed_, host_, boots_ + 3));
-    tracer_ = std::make_unique<tracer::ContinuousTracer>(
-        agent::app::ContinuousConfigFrom(config_, static_cast<std::uint32_t>(boot_id_)), clock_);
+    tracer::ContinuousConfig tracing =
+        agent::app::ContinuousConfigFrom(config_, static_cast<std::uint32_t>(boot_id_));
+    // The simulated host runs one trace at a time, each when it falls due:
+    // the agent's gathering saves wake-ups, which the simulation does not
+    // count, and would only move its traces by up to a second.
+    tracing.gather = std::chrono::nanoseconds{0};
+    tracing.max_in_flight = 1;
+    tracer_ = std::make_unique<tracer::ContinuousTracer>(std::move(tracing), clock_);
     hints_ = {};
     tracer_wake_ = now;
   }

@@ -60,7 +60,9 @@ bool SimTraceIo::TakeToken(DeviceId sw, std::int64_t t) {
   return true;
 }
 
-std::string SimTraceIo::Send(int ttl, std::span<const std::uint8_t> payload) {
+std::string SimTraceIo::Send(const tracer::FiveTuple& tuple, int ttl,
+                             std::span<const std::uint8_t> payload) {
+  if (tuple != tuple_) return "5-tuple not open";
   const std::int64_t t = clock_.MonotonicNow().time_since_epoch().count();
   if (!routed_) {
     // Routed at the first probe: the same path the trace's probes share.

@@ -39,7 +39,10 @@ class SimTraceIo final : public tracer::TraceIo {
              std::uint64_t seed);
 
   std::string Open(const tracer::FiveTuple& tuple, const std::string& netdev) override;
-  std::string Send(int ttl, std::span<const std::uint8_t> payload) override;
+  // One trace at a time (the simulated host runs RunTrace): Open starts it
+  // afresh, Send takes only the open 5-tuple.
+  std::string Send(const tracer::FiveTuple& tuple, int ttl,
+                   std::span<const std::uint8_t> payload) override;
   bool Receive(MonoTime deadline, std::vector<std::uint8_t>& packet,
                MonoTime& received_at) override;
   void SleepUntil(MonoTime until) override;

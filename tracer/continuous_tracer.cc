@@ -95,6 +95,11 @@ void ContinuousTracer::Dequeue(const FiveTuple& tuple, const Entry& e) {
 
 std::optional<TraceRequest> ContinuousTracer::NextTrace(MonoTime& wake_at) {
   const MonoTime now = clock_.MonotonicNow();
+  if (busy_sources_.size() >= config_.max_in_flight) {
+    // Asked again when one is done.
+    wake_at = MonoTime::max();
+    return std::nullopt;
+  }
   // The candidates are the heads of the per-source queues that are due, in
   // the order the pool would be: new 5-tuples first, then the most overdue
   // refresh. A first hop whose bucket is empty must not hold up the other
@@ -104,6 +109,10 @@ std::optional<TraceRequest> ContinuousTracer::NextTrace(MonoTime& wake_at) {
   due_now.clear();
   for (int q = 0; q < 2; ++q) {
     for (const auto& [src, queue] : waiting_[q]) {
+      // Asked again when its trace is done.
+      if (std::find(busy_sources_.begin(), busy_sources_.end(), src) != busy_sources_.end()) {
+        continue;
+      }
       if (queue.empty()) continue;
       const auto& head = queue.front();
       if (head.due <= now) {
@@ -115,7 +124,19 @@ std::optional<TraceRequest> ContinuousTracer::NextTrace(MonoTime& wake_at) {
     }
   }
   std::sort(due_now.begin(), due_now.end());
+  // Gathered: what falls due before the next gathered wake-up waits for it.
+  // A due trace held up by the budget is not: it goes when the tokens are
+  // there (the first pass runs at the budget's rate).
+  if (next_due != MonoTime::max() && last_handout_ != MonoTime::min()) {
+    next_due = std::max(next_due, last_handout_ + config_.gather);
+  }
   wake_at = next_due;
+  // A trace short of budget waits at least until the global bucket is full
+  // again: no token is lost by waiting that long, and the traces that can go
+  // then go together (a pass over rotated-in ports wakes about 5 times a
+  // second, not once per trace).
+  const MonoTime budget_gather =
+      config_.gather.count() > 0 ? budget_.WhenGlobalFull(now) : MonoTime::min();
   Entry* best = nullptr;
   // Keys refused in this call: a few (one per first hop), so a flat list.
   std::vector<Ipv4>& refused = refused_;
@@ -135,10 +156,12 @@ std::optional<TraceRequest> ContinuousTracer::NextTrace(MonoTime& wake_at) {
     refused.push_back(key);
     if (!e.waiting_for_budget) ++counters_.budget_exhausted;
     e.waiting_for_budget = true;
-    wake_at = std::min(wake_at, budget_.WhenAvailable(key, probes, now));
+    wake_at = std::min(wake_at, std::max(budget_.WhenAvailable(key, probes, now), budget_gather));
   }
   if (best == nullptr) return std::nullopt;
   Dequeue(best->target.tuple, *best);
+  busy_sources_.push_back(best->target.tuple.src);
+  last_handout_ = now;
   best->waiting_for_budget = false;
   best->in_flight = true;
   best->reserved = reserved;
@@ -172,6 +195,7 @@ std::optional<PathReport> ContinuousTracer::OnTraceDone(const TraceResult& resul
   }
 
   const auto it = entries_.find(result.tuple);
+  std::erase(busy_sources_, result.tuple.src);
   if (it == entries_.end() || !it->second.in_flight) {
     if (const auto orphan = orphans_.find(result.tuple); orphan != orphans_.end()) {
       budget_.Settle(SettleKey(orphan->second.first, result.tuple.src), orphan->second.second,

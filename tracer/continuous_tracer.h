@@ -24,6 +24,18 @@
 //   a loss is when a path is most likely to have changed (routing moved it
 //   off a link that went down) and when knowing it matters most; a path
 //   known only from minutes ago would blame the links the flow left.
+// - Several traces run at once (TraceRunner, trace_engine.h): NextTrace hands
+//   out another while others are in flight, one per source NIC at most (its
+//   next trace takes the first hop and path length this one learns) and up
+//   to max_in_flight, each paid for from the budget first, so the per-switch
+//   budgets bound them as they bound one at a time (the global burst of 8
+//   lets about three go at once).
+// - Wake-ups are gathered: when nothing could be handed out, wake_at is at
+//   least `gather` after the last call that handed one out, so traces falling
+//   due in between go out together at one wake-up, at most `gather` late
+//   (the refresh period is minutes). A due trace short of budget waits only
+//   until the global bucket is full again (no token lost), so a pass over
+//   the pool keeps the budget's rate.
 // - A report goes out after the first trace of a 5-tuple, whenever its path
 //   changes (PathsDiffer against the known path; silent hops never count as a
 //   change), and otherwise once report_period has passed since the last one.
@@ -58,6 +70,11 @@ struct ContinuousConfig {
   // A lost probe's 5-tuple is traced again this long after its last trace at
   // the soonest (RetraceSoon); zero: losses do not bring traces forward.
   std::chrono::nanoseconds loss_retrace_after = std::chrono::seconds{30};
+  // Traces handed out and not yet done, at most.
+  std::size_t max_in_flight = 8;
+  // Traces that fall due within this after the last hand-out wait for the
+  // next gathered wake-up (0: each goes when due).
+  std::chrono::nanoseconds gather{0};
   // Copied into every request (max_ttl, timeouts, destination_swallows,
   // session); tuple, netdev, generation and switch_hops are set per trace.
   TraceRequest request_template;
@@ -103,6 +120,7 @@ class ContinuousTracer {
 
   const ContinuousCounters& counters() const { return counters_; }
   std::size_t targets() const { return entries_.size(); }
+  std::size_t in_flight() const { return busy_sources_.size(); }
   // The best knowledge of a 5-tuple's path (for tests and `status`).
   const std::vector<Hop>* KnownPath(const FiveTuple& tuple) const;
 
@@ -168,6 +186,10 @@ class ContinuousTracer {
   std::map<FiveTuple, std::pair<Ipv4, double>> orphans_;
   ContinuousCounters counters_;
   std::uint64_t set_targets_calls_ = 0;
+  // Sources with a trace in flight (orphans included: their probes are still
+  // out); a few, so a flat list.
+  std::vector<Ipv4> busy_sources_;
+  MonoTime last_handout_ = MonoTime::min();
   // NextTrace's scratch, kept between calls so that it allocates nothing.
   std::vector<Candidate> due_now_;
   std::vector<Ipv4> refused_;

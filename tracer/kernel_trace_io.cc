@@ -27,7 +27,11 @@ sockaddr_in SockAddr(Ipv4 ip, std::uint16_t port) {
 }
 
 constexpr int kIcmpReceiveBuffer = 1 << 20;
-constexpr std::size_t kMaxPacket = 65535;
+// Our probes are at most 171 bytes (probe_tag.h), so a reply quoting all of
+// one, RFC 4884 padding and extensions included, is well under 1 KiB. A
+// longer ICMP error quotes someone else's datagram: read truncated, it fails
+// to parse and is counted unparsable, as it could not be ours anyway.
+constexpr std::size_t kMaxPacket = 2048;
 
 }  // namespace
 
@@ -52,13 +56,13 @@ std::unique_ptr<KernelTraceIo> KernelTraceIo::Create(const Clock& clock, std::ui
 }
 
 std::string KernelTraceIo::Open(const FiveTuple& tuple, const std::string& netdev) {
-  udp_ = -1;
-  tuple_ = tuple;
-  SocketKey key{tuple.src.value, tuple.sport, netdev};
+  const SocketKey key{tuple.src.value, tuple.sport};
   if (const auto it = sockets_.find(key); it != sockets_.end()) {
-    it->second.last_use = ++uses_;
-    udp_ = it->second.fd.get();
-    return {};
+    if (it->second.netdev == netdev) {
+      it->second.last_use = ++uses_;
+      return {};
+    }
+    sockets_.erase(it);
   }
   UniqueFd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_UDP));
   if (!fd.valid()) return Errno("udp socket");
@@ -82,14 +86,15 @@ std::string KernelTraceIo::Open(const FiveTuple& tuple, const std::string& netde
         sockets_.begin(), sockets_.end(),
         [](const auto& a, const auto& b) { return a.second.last_use < b.second.last_use; }));
   }
-  udp_ = fd.get();
-  sockets_.emplace(std::move(key), SendSocket{std::move(fd), ++uses_});
+  sockets_.emplace(key, SendSocket{std::move(fd), netdev, ++uses_});
   return {};
 }
 
-std::string KernelTraceIo::Send(int ttl, std::span<const std::uint8_t> payload) {
-  if (udp_ < 0) return "no 5-tuple open";
-  sockaddr_in dst = SockAddr(tuple_.dst, tuple_.dport);
+std::string KernelTraceIo::Send(const FiveTuple& tuple, int ttl,
+                                std::span<const std::uint8_t> payload) {
+  const auto it = sockets_.find(SocketKey{tuple.src.value, tuple.sport});
+  if (it == sockets_.end()) return "5-tuple not open";
+  sockaddr_in dst = SockAddr(tuple.dst, tuple.dport);
   iovec iov{const_cast<std::uint8_t*>(payload.data()), payload.size()};
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
   msghdr msg{};
@@ -104,11 +109,10 @@ std::string KernelTraceIo::Send(int ttl, std::span<const std::uint8_t> payload) 
   cmsg->cmsg_type = IP_TTL;
   cmsg->cmsg_len = CMSG_LEN(sizeof(int));
   std::memcpy(CMSG_DATA(cmsg), &ttl, sizeof(ttl));
-  if (::sendmsg(udp_, &msg, 0) < 0) {
-    std::string error = Errno("sendmsg " + tuple_.dst.ToString());
+  if (::sendmsg(it->second.fd.get(), &msg, 0) < 0) {
+    std::string error = Errno("sendmsg " + tuple.dst.ToString());
     // Opened afresh next time: the device it is bound to may have gone and come back.
-    std::erase_if(sockets_, [this](const auto& entry) { return entry.second.fd.get() == udp_; });
-    udp_ = -1;
+    sockets_.erase(it);
     return error;
   }
   return {};
@@ -117,7 +121,8 @@ std::string KernelTraceIo::Send(int ttl, std::span<const std::uint8_t> payload) 
 bool KernelTraceIo::Receive(MonoTime deadline, std::vector<std::uint8_t>& packet,
                             MonoTime& received_at) {
   // Into a buffer kept across calls: resizing `packet` to 64 KiB zero-filled
-  // it on every reply (a tenth of the tracer thread's time).
+  // it on every reply (a tenth of the tracer thread's time); 2 KiB, not 64,
+  // since nothing past an ICMP error's first bytes is read.
   if (buffer_.size() < kMaxPacket) buffer_.resize(kMaxPacket);
   for (;;) {
     const ssize_t n = ::recv(icmp_.get(), buffer_.data(), buffer_.size(), MSG_DONTWAIT);

@@ -29,20 +29,21 @@
 // socket turns a Port Unreachable into a sticky ECONNREFUSED. Binding fails
 // with EADDRINUSE while another socket without SO_REUSEADDR holds (src, sport).
 // Unconnected, one socket serves every destination of its (src, sport), so
-// the sockets are kept across traces, keyed by (src, sport, netdev): a pool of
-// 16 ports on 8 NICs is 128 sockets, opened once per port rotation instead of
-// once per trace. The least recently used go beyond kMaxSendSockets. The TTL
-// rides on each sendmsg (IP_TTL control message), not a setsockopt per probe.
-// A socket whose send fails is closed, so the next trace opens it afresh.
-// Every probe carries the traffic class (IP TOS byte) it was created with: a
-// traceroute must take the probes' queue (the lossless RoCE class), or it
-// follows another class's path and queue and reports them instead.
+// the sockets are kept across traces, keyed by (src, sport) (a source address
+// is one NIC's: a different netdev reopens it): a pool of 16 ports on 8 NICs
+// is 128 sockets, opened once per port rotation instead of once per trace,
+// and the traces under way at once each send on their own. The least recently used go beyond
+// kMaxSendSockets. The TTL rides on each sendmsg (IP_TTL control message), not a setsockopt per
+// probe. A socket whose send fails is closed, so the next trace opens it afresh. Every probe
+// carries the traffic class (IP TOS byte) it was created with: a traceroute must take the probes'
+// queue (the lossless RoCE class), or it follows another class's path and queue and reports them
+// instead.
 
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
-#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "common/base/clock.h"
@@ -60,7 +61,7 @@ class KernelTraceIo final : public TraceIo {
                                                std::string& error);
 
   std::string Open(const FiveTuple& tuple, const std::string& netdev) override;
-  std::string Send(int ttl, std::span<const std::uint8_t> payload) override;
+  std::string Send(const FiveTuple& tuple, int ttl, std::span<const std::uint8_t> payload) override;
   bool Receive(MonoTime deadline, std::vector<std::uint8_t>& packet,
                MonoTime& received_at) override;
   void SleepUntil(MonoTime until) override;
@@ -71,9 +72,10 @@ class KernelTraceIo final : public TraceIo {
 
   // Sockets past this are closed, least recently used first (2 x 8 NICs x 16 ports).
   static constexpr std::size_t kMaxSendSockets = 256;
-  using SocketKey = std::tuple<std::uint32_t, std::uint16_t, std::string>;  // src, sport, netdev
+  using SocketKey = std::pair<std::uint32_t, std::uint16_t>;  // src, sport
   struct SendSocket {
     UniqueFd fd;
+    std::string netdev;
     std::uint64_t last_use = 0;
   };
 
@@ -83,8 +85,6 @@ class KernelTraceIo final : public TraceIo {
   std::vector<std::uint8_t> buffer_;  // Receive's, reused
   std::map<SocketKey, SendSocket> sockets_;
   std::uint64_t uses_ = 0;
-  int udp_ = -1;  // the open 5-tuple's, owned by sockets_
-  FiveTuple tuple_;
 };
 
 }  // namespace hostmesh::tracer

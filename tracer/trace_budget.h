@@ -58,6 +58,10 @@ class TraceBudget {
   // The first hop of a source became known: what was charged to the source's
   // key now counts against the first hop's bucket.
   void Rekey(Ipv4 from, Ipv4 to, MonoTime now);
+  // When the global bucket is full again (waiting until then loses no token).
+  MonoTime WhenGlobalFull(MonoTime now) const {
+    return global_.WhenAvailable(global_.burst(), now);
+  }
   // When TryReserve(key, probes) would succeed.
   MonoTime WhenAvailable(Ipv4 first_hop_key, int probes, MonoTime now);
 

@@ -66,39 +66,114 @@ std::chrono::nanoseconds ReplyWait(const TraceRequest& request, const TraceResul
 
 }  // namespace
 
-namespace {
-
-// One trace under way: the sends, the replies, and the stop rules applied hop
-// by hop.
-class Tracing {
+// One trace under way, as a state machine the runner steps: the probes it
+// still has to send (paced), the hops whose replies it awaits and until when,
+// and the stop rules applied hop by hop once the wait is over.
+class TraceRunner::Run {
  public:
-  Tracing(const TraceRequest& request, TraceIo& io, const Clock& clock)
+  Run(const TraceRequest& request, TraceIo& io, const Clock& clock)
       : request_(request),
         io_(io),
         clock_(clock),
-        identity_{request.tuple, request.generation, request.session} {
+        identity_{request.tuple, request.generation, request.session},
+        max_ttl_(std::clamp(request.max_ttl, 1, kMaxTtl)) {
     result_.tuple = request.tuple;
   }
 
+  const FiveTuple& tuple() const { return request_.tuple; }
+  const TraceIdentity& identity() const { return identity_; }
+  bool done() const { return done_; }
   TraceResult& result() { return result_; }
 
-  // Hop 1 from the request's confirmed first hop, without a probe.
-  void TakeFirstHop() {
-    result_.hops.push_back(Hop{1, request_.first_hop, HopStatus::kTimeExceeded, {}, 0});
-    sent_at_.push_back(MonoTime{});
-    result_.first_probed_ttl = 2;
+  // Opens the 5-tuple and queues the first probes: the known switches' TTLs
+  // all at once, else TTL 1 (or 2 past a known first hop).
+  void Begin(MonoTime now) {
+    if (std::string error = io_.Open(request_.tuple, request_.netdev); !error.empty()) {
+      result_.error = std::move(error);
+      done_ = true;
+      return;
+    }
+    if (!request_.first_hop.IsZero() && max_ttl_ > 1) {
+      result_.hops.push_back(Hop{1, request_.first_hop, HopStatus::kTimeExceeded, {}, 0});
+      sent_at_.push_back(MonoTime{});
+      result_.first_probed_ttl = 2;
+      ttl_ = 2;
+    }
+    known_ = std::min(request_.switch_hops, max_ttl_);
+    if (known_ >= ttl_) {
+      batch_ = true;
+      Queue(ttl_, known_, request_.probe_timeout);
+      ttl_ = known_;
+    } else {
+      Queue(ttl_, ttl_, ReplyWait(request_, result_, ttl_));
+    }
+    Pump(now);
   }
 
-  // Sends TTL `ttl` (the next one) after the pacing gap; false on a send error.
-  bool Send(int ttl) {
-    if (ttl > result_.first_probed_ttl && request_.min_probe_interval.count() > 0) {
-      io_.SleepUntil(last_send_ + request_.min_probe_interval);
+  // When the run next needs the runner: a paced send or the end of its wait.
+  MonoTime deadline() const {
+    if (next_send_ <= wait_to_) return next_send_at_;
+    return wait_deadline_;
+  }
+
+  // Sends what is due and ends the wait when it is over (`force`: as if its
+  // deadline had come, for an I/O layer that stopped waiting early).
+  void Pump(MonoTime now, bool force = false) {
+    while (!done_) {
+      if (next_send_ <= wait_to_) {
+        if (!force && now < next_send_at_) return;
+        force = false;
+        if (!Send(next_send_)) return;
+        ++next_send_;
+        if (next_send_ <= wait_to_) {
+          next_send_at_ = request_.min_probe_interval.count() > 0
+                              ? last_send_ + request_.min_probe_interval
+                              : last_send_;
+        } else {
+          wait_deadline_ = last_send_ + wait_;
+        }
+        continue;
+      }
+      if (!force && now < wait_deadline_ && !AllAnswered(wait_from_, wait_to_)) return;
+      force = false;
+      Advance();
     }
+  }
+
+  // A reply quoting this trace's 5-tuple: fills its hop, or is counted.
+  void Take(const ParsedIcmp& parsed, MonoTime received_at) {
+    const Match match = MatchReply(parsed.error, identity_);
+    if (match.verdict == MatchVerdict::kForeign) {
+      ++result_.foreign_replies;
+    } else if (match.verdict == MatchVerdict::kStale ||
+               match.ttl > static_cast<int>(result_.hops.size()) ||
+               match.ttl < result_.first_probed_ttl) {
+      // A TTL not sent in this trace can only be an older trace's.
+      ++result_.stale_replies;
+    } else {
+      Record(result_, parsed.error, match.ttl, sent_at_[static_cast<std::size_t>(match.ttl - 1)],
+             received_at);
+    }
+  }
+
+ private:
+  // TTLs [from, to] to send, then await together for `wait` after the last.
+  void Queue(int from, int to, std::chrono::nanoseconds wait) {
+    next_send_ = wait_from_ = from;
+    wait_to_ = to;
+    wait_ = wait;
+    next_send_at_ = request_.min_probe_interval.count() > 0 && from > result_.first_probed_ttl
+                        ? last_send_ + request_.min_probe_interval
+                        : MonoTime{};
+  }
+
+  bool Send(int ttl) {
     const auto payload = EncodeProbePayload({ttl, request_.generation, request_.session});
     last_send_ = clock_.MonotonicNow();
-    if (std::string error = io_.Send(ttl, payload); !error.empty()) {
+    if (std::string error = io_.Send(request_.tuple, ttl, payload); !error.empty()) {
       result_.error = "ttl " + std::to_string(ttl) + ": " + error;
       result_.end = TraceEnd::kError;
+      done_ = true;
       return false;
     }
     ++result_.probes_sent;
@@ -107,31 +182,42 @@ class Tracing {
     return true;
   }
 
-  // Takes replies until hops [from, to] have all answered or `deadline`.
-  void Receive(int from, int to, MonoTime deadline) {
-    MonoTime received_at{};
-    while (!AllAnswered(from, to) && io_.Receive(deadline, packet_, received_at)) {
-      const ParsedIcmp parsed = ParseIcmpPacket(packet_);
-      if (parsed.status != ParseStatus::kOk) {
-        ++result_.unparsable_replies;
-        continue;
+  // The wait is over: judge the hops it covered and queue the next probe.
+  void Advance() {
+    if (batch_) {
+      batch_ = false;
+      // Every switch as before: the swallowing destination is where it was,
+      // since a switch added after the last one would need new cabling to the
+      // destination NIC. No probe is spent on it.
+      if (request_.destination_swallows && known_ < max_ttl_ && KnownPathConfirmed(known_)) {
+        InferDestination(result_, known_ + 1);
+        done_ = true;
+        return;
       }
-      const Match match = MatchReply(parsed.error, identity_);
-      if (match.verdict == MatchVerdict::kForeign) {
-        ++result_.foreign_replies;
-      } else if (match.verdict == MatchVerdict::kStale ||
-                 match.ttl > static_cast<int>(result_.hops.size()) ||
-                 match.ttl < result_.first_probed_ttl) {
-        // A TTL not sent in this trace can only be an older trace's.
-        ++result_.stale_replies;
-      } else {
-        Record(result_, parsed.error, match.ttl, sent_at_[static_cast<std::size_t>(match.ttl - 1)],
-               received_at);
+      for (int k = 1; k <= known_; ++k) {
+        if (EndsAt(k)) {
+          done_ = true;
+          return;
+        }
       }
+    } else if (EndsAt(ttl_)) {
+      done_ = true;
+      return;
     }
+    if (++ttl_ > max_ttl_) {
+      result_.end = TraceEnd::kOutOfTtl;
+      done_ = true;
+      return;
+    }
+    Queue(ttl_, ttl_, ReplyWait(request_, result_, ttl_));
   }
 
-  MonoTime last_send() const { return last_send_; }
+  bool AllAnswered(int from, int to) const {
+    for (int ttl = from; ttl <= to; ++ttl) {
+      if (!result_.hops[static_cast<std::size_t>(ttl - 1)].answered()) return false;
+    }
+    return true;
+  }
 
   // The stop rules for hop `ttl`, in TTL order: true when the trace ends
   // there (hops past it, sent at once with it, are dropped).
@@ -184,68 +270,108 @@ class Tracing {
     return true;
   }
 
- private:
-  bool AllAnswered(int from, int to) const {
-    for (int ttl = from; ttl <= to; ++ttl) {
-      if (!result_.hops[static_cast<std::size_t>(ttl - 1)].answered()) return false;
-    }
-    return true;
-  }
-
-  const TraceRequest& request_;
+  const TraceRequest request_;
   TraceIo& io_;
   const Clock& clock_;
   const TraceIdentity identity_;
+  const int max_ttl_;
   TraceResult result_;
   std::vector<MonoTime> sent_at_;
-  std::vector<std::uint8_t> packet_;
-  MonoTime last_send_{};
+  int ttl_ = 1;    // the hop being probed (the last of a batch)
+  int known_ = 0;  // switch hops sent as one batch
+  bool batch_ = false;
+  bool done_ = false;
   int silent_run_ = 0;
+  // The TTLs of the current wait: next_send_..wait_to_ still to send.
+  int next_send_ = 1;
+  int wait_from_ = 1;
+  int wait_to_ = 0;
+  std::chrono::nanoseconds wait_{0};
+  MonoTime next_send_at_{};
+  MonoTime wait_deadline_{};
+  MonoTime last_send_{};
 };
 
-}  // namespace
+TraceRunner::TraceRunner(TraceIo& io, const Clock& clock) : io_(io), clock_(clock) {}
+
+TraceRunner::~TraceRunner() = default;
+
+std::size_t TraceRunner::active() const {
+  return runs_.size();
+}
+
+void TraceRunner::Start(const TraceRequest& request) {
+  auto run = std::make_unique<Run>(request, io_, clock_);
+  run->Begin(clock_.MonotonicNow());
+  runs_.push_back(std::move(run));
+}
+
+MonoTime TraceRunner::NextDeadline() const {
+  MonoTime next = MonoTime::max();
+  for (const auto& run : runs_) next = std::min(next, run->deadline());
+  return next;
+}
+
+void TraceRunner::Collect(std::vector<TraceResult>& done) {
+  for (auto it = runs_.begin(); it != runs_.end();) {
+    if ((*it)->done()) {
+      done.push_back(std::move((*it)->result()));
+      it = runs_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void TraceRunner::Dispatch(MonoTime received_at) {
+  const ParsedIcmp parsed = ParseIcmpPacket(packet_);
+  if (parsed.status != ParseStatus::kOk) {
+    for (const auto& run : runs_) ++run->result().unparsable_replies;
+    return;
+  }
+  // At most one trace per 5-tuple is under way (the tracer hands a 5-tuple
+  // out again only after its result), so the quoted 5-tuple picks the trace.
+  for (const auto& run : runs_) {
+    if (run->tuple() == parsed.error.quoted.tuple) {
+      run->Take(parsed, received_at);
+      return;
+    }
+  }
+  // Seen while every trace under way waited: each counts it, as one trace alone would.
+  for (const auto& run : runs_) ++run->result().foreign_replies;
+}
+
+void TraceRunner::RunUntil(MonoTime until, std::vector<TraceResult>& done) {
+  const std::size_t ended_before = done.size();
+  MonoTime received_at{};
+  for (;;) {
+    const MonoTime now = clock_.MonotonicNow();
+    for (const auto& run : runs_) run->Pump(now);
+    Collect(done);
+    if (done.size() > ended_before || runs_.empty() || now >= until) return;
+    const MonoTime deadline = std::min(until, NextDeadline());
+    if (io_.Receive(deadline, packet_, received_at)) {
+      Dispatch(received_at);
+      continue;
+    }
+    // The wait ran out (or the I/O layer stopped waiting): the runs whose
+    // deadline it was go on as if it had passed.
+    for (const auto& run : runs_) {
+      if (run->deadline() <= deadline) run->Pump(clock_.MonotonicNow(), true);
+    }
+    if (deadline >= until && clock_.MonotonicNow() < until) {
+      Collect(done);
+      return;
+    }
+  }
+}
 
 TraceResult RunTrace(const TraceRequest& request, TraceIo& io, const Clock& clock) {
-  Tracing t(request, io, clock);
-  TraceResult& result = t.result();
-  const int max_ttl = std::clamp(request.max_ttl, 1, kMaxTtl);
-  if (std::string error = io.Open(request.tuple, request.netdev); !error.empty()) {
-    result.error = std::move(error);
-    return std::move(result);
-  }
-  int ttl = 1;
-  if (!request.first_hop.IsZero() && max_ttl > 1) {
-    t.TakeFirstHop();
-    ttl = 2;
-  }
-  // A known path length: its switches' TTLs go out at once and their replies
-  // are awaited together (one wait, not one per hop), then judged hop by hop
-  // as if sent one at a time.
-  const int known = std::min(request.switch_hops, max_ttl);
-  if (known >= ttl) {
-    const int from = ttl;
-    for (; ttl <= known; ++ttl) {
-      if (!t.Send(ttl)) return std::move(result);
-    }
-    t.Receive(from, known, t.last_send() + request.probe_timeout);
-    // Every switch as before: the swallowing destination is where it was,
-    // since a switch added after the last one would need new cabling to the
-    // destination NIC. No probe is spent on it.
-    if (request.destination_swallows && known < max_ttl && t.KnownPathConfirmed(known)) {
-      InferDestination(result, known + 1);
-      return std::move(result);
-    }
-    for (int k = 1; k <= known; ++k) {
-      if (t.EndsAt(k)) return std::move(result);
-    }
-  }
-  for (; ttl <= max_ttl; ++ttl) {
-    if (!t.Send(ttl)) return std::move(result);
-    t.Receive(ttl, ttl, t.last_send() + ReplyWait(request, result, ttl));
-    if (t.EndsAt(ttl)) return std::move(result);
-  }
-  result.end = TraceEnd::kOutOfTtl;
-  return std::move(result);
+  TraceRunner runner(io, clock);
+  runner.Start(request);
+  std::vector<TraceResult> done;
+  while (done.empty()) runner.RunUntil(MonoTime::max(), done);
+  return std::move(done.front());
 }
 
 TraceResult TraceOnce(TraceRequest request, std::uint8_t tos) {

@@ -1,6 +1,6 @@
 #pragma once
 
-// Traceroute of one 5-tuple: send the probe with TTL k, wait up to
+// Traceroute of a 5-tuple: send the probe with TTL k, wait up to
 // probe_timeout for its reply, go on with k+1. What is already known is not
 // waited for one hop at a time, or not probed at all:
 // - first_hop set: TTL 1 is not probed; hop 1 is that address.
@@ -37,12 +37,48 @@
 // - max_ttl reached: kOutOfTtl.
 
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 #include "common/base/clock.h"
 #include "tracer/trace_io.h"
 #include "tracer/trace_types.h"
 
 namespace hostmesh::tracer {
+
+// Several traces under way at once over one TraceIo, each by the rules
+// above: their probes go out as each trace's rules allow and one wait on the
+// ICMP socket serves them all (a reply goes to the trace of the 5-tuple it
+// quotes), so a thread is no longer held by one trace's waits. At most one
+// trace per 5-tuple at a time. A reply quoting no trace under way counts as
+// foreign in each of them, as it would in a trace alone. How many run at once
+// is the caller's choice (the budgets of trace_budget.h in the agent).
+class TraceRunner {
+ public:
+  TraceRunner(TraceIo& io, const Clock& clock);
+  ~TraceRunner();
+  TraceRunner(const TraceRunner&) = delete;
+  TraceRunner& operator=(const TraceRunner&) = delete;
+
+  // Opens the 5-tuple and sends the trace's first probes now.
+  void Start(const TraceRequest& request);
+  // Sends and receives until at least one trace has ended (its result
+  // appended to `done`), none is under way, or `until` has come.
+  void RunUntil(MonoTime until, std::vector<TraceResult>& done);
+  std::size_t active() const;
+  // When a trace under way next sends or stops waiting; max() when none.
+  MonoTime NextDeadline() const;
+
+ private:
+  class Run;
+  void Dispatch(MonoTime received_at);
+  void Collect(std::vector<TraceResult>& done);
+
+  TraceIo& io_;
+  const Clock& clock_;
+  std::vector<std::unique_ptr<Run>> runs_;
+  std::vector<std::uint8_t> packet_;
+};
 
 // Runs one trace over `io`, timing with `clock`. Blocks for up to
 // max_ttl * (probe_timeout + min_probe_interval).

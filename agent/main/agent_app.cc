@@ -1,5 +1,6 @@
 #include "agent/main/agent_app.h"
 
+#include <malloc.h>
 #include <poll.h>
 #include <time.h>
 
@@ -417,6 +418,7 @@ bool AgentApp::Run(int stop_fd) {
   const int ready_fd = built_.transport->ReadyFd();
   MonoTime next_publish = clock_.MonotonicNow() + options_.publish_period;
   MonoTime next_coverage = clock_.MonotonicNow() + options_.coverage_period;
+  MonoTime next_trim = clock_.MonotonicNow() + options_.heap_trim_period;
   MonoTime drain_until = MonoTime::max();
   for (;;) {
     MonoTime wake = core_->prober.RunOnce();
@@ -431,6 +433,10 @@ bool AgentApp::Run(int stop_fd) {
       Publish(coverage);
       next_publish = now + options_.publish_period;
       if (coverage) next_coverage = now + options_.coverage_period;
+      if (now >= next_trim) {
+        ::malloc_trim(0);
+        next_trim = now + options_.heap_trim_period;
+      }
     }
     if (!core_->prober.sending() && (core_->tracker.pending() == 0 || now >= drain_until)) break;
 

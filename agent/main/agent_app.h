@@ -57,6 +57,10 @@ struct AgentAppOptions {
   std::chrono::nanoseconds publish_period = std::chrono::milliseconds{250};
   // DistinctPortsUsed walks the pool history: refreshed less often.
   std::chrono::nanoseconds coverage_period = std::chrono::seconds{1};
+  // How often freed heap pages go back to the kernel (malloc_trim), at a
+  // publish: every port rotation frees and reallocates the tracer's and the
+  // pools' entries, and glibc keeps the freed pages of each thread's arena.
+  std::chrono::nanoseconds heap_trim_period = std::chrono::seconds{30};
   std::chrono::nanoseconds upload_flush_timeout = std::chrono::seconds{5};
   // Seams for tests; empty means the real thing.
   std::function<BuiltTransport(const AgentConfig&, const Clock&)> make_transport;

@@ -27,6 +27,9 @@ tracer::ContinuousConfig ContinuousConfigFrom(const AgentConfig& config, std::ui
   out.budget.probes_per_second = t.rate_per_second;
   out.budget.per_first_hop_per_second = t.per_switch_rate_per_second;
   out.loss_retrace_after = t.loss_retrace_after;
+  out.gather = kTraceGather;
+  // One trace per NIC at a time at most; the budgets usually allow fewer.
+  out.max_in_flight = std::max<std::size_t>(config.nics.size(), 1);
   out.request_template.max_ttl = t.max_ttl;
   out.request_template.probe_timeout = kTraceProbeTimeout;
   out.request_template.destination_swallows = true;  // our own receiver eats the last probe

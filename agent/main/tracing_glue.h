@@ -29,6 +29,12 @@ namespace hostmesh::agent::app {
 // waits.
 inline constexpr std::chrono::milliseconds kTraceProbeTimeout{100};
 
+// Traces falling due within this of the last batch wait for the next one, so
+// one wake-up of the tracer thread starts several (a refresh is due every few
+// minutes; a second late costs nothing). A due trace short of budget is not
+// held: the first pass goes at the budget's rate.
+inline constexpr std::chrono::seconds kTraceGather{1};
+
 tracer::ContinuousConfig ContinuousConfigFrom(const AgentConfig& config, std::uint32_t session);
 
 // Every (source NIC, destination NIC, pool port) of the current pools, with

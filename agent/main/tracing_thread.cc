@@ -34,8 +34,9 @@ class PathTracer::StoppableIo final : public tracer::TraceIo {
   std::string Open(const tracer::FiveTuple& tuple, const std::string& netdev) override {
     return stop_ ? "stopping" : io_->Open(tuple, netdev);
   }
-  std::string Send(int ttl, std::span<const std::uint8_t> payload) override {
-    return stop_ ? "stopping" : io_->Send(ttl, payload);
+  std::string Send(const tracer::FiveTuple& tuple, int ttl,
+                   std::span<const std::uint8_t> payload) override {
+    return stop_ ? "stopping" : io_->Send(tuple, ttl, payload);
   }
   bool Receive(MonoTime deadline, std::vector<std::uint8_t>& packet,
                MonoTime& received_at) override {
@@ -133,6 +134,8 @@ void PathTracer::PublishLocked() {
 
 void PathTracer::Run() {
   PathLengthHints hints;
+  tracer::TraceRunner runner(*io_, clock_);
+  std::vector<tracer::TraceResult> done;
   bool error_logged = false;
   for (;;) {
     std::optional<std::vector<tracer::TraceTarget>> targets;
@@ -146,30 +149,42 @@ void PathTracer::Run() {
     for (const tracer::FiveTuple& t : retraces_) tracer_.RetraceSoon(t);
     retraces_.clear();
 
+    // Every trace the schedule and the budgets allow now starts now: one
+    // wake-up serves them all.
     MonoTime wake = MonoTime::max();
-    std::optional<tracer::TraceRequest> request = tracer_.NextTrace(wake);
-    if (request) {
+    while (std::optional<tracer::TraceRequest> request = tracer_.NextTrace(wake)) {
       // ContinuousTracer knows the length of 5-tuples it traced; a port new to
       // the pool borrows its NIC pair's, so its swallowed last probe ends the trace.
       if (request->switch_hops == 0) request->switch_hops = hints.For(request->tuple);
-      const tracer::TraceResult result = tracer::RunTrace(*request, *io_, clock_);
+      runner.Start(*request);
+    }
+    if (runner.active() > 0) {
+      done.clear();
+      runner.RunUntil(MonoTime::max(), done);
       if (io_->stopped()) return;  // a cut-short trace is neither a path nor an error
-      hints.Learn(result);
-      if (result.end == tracer::TraceEnd::kError && !error_logged) {
-        // Usually a NIC that is down or a 5-tuple held without SO_REUSEADDR;
-        // counted in hostmesh_agent_trace_errors_total from here on.
-        Log()->warn("trace of {} failed: {}", result.tuple.ToString(), result.error);
-        error_logged = true;
+      for (const tracer::TraceResult& result : done) {
+        hints.Learn(result);
+        if (result.end == tracer::TraceEnd::kError && !error_logged) {
+          // Usually a NIC that is down or a 5-tuple held without SO_REUSEADDR;
+          // counted in hostmesh_agent_trace_errors_total from here on.
+          Log()->warn("trace of {} failed: {}", result.tuple.ToString(), result.error);
+          error_logged = true;
+        }
+        if (auto report = tracer_.OnTraceDone(result)) sink_(*report);
       }
-      if (auto report = tracer_.OnTraceDone(result)) sink_(*report);
+      std::lock_guard lock(mu_);
+      PublishLocked();
+      continue;
     }
 
     std::unique_lock lock(mu_);
     PublishLocked();
-    if (request || stop_) continue;
+    if (stop_) continue;
     const auto wait = std::clamp<std::chrono::nanoseconds>(
         wake - clock_.MonotonicNow(), std::chrono::milliseconds{1}, kMaxIdleWait);
-    cv_.wait_for(lock, wait, [this] { return stop_ || pending_targets_.has_value() || !pending_retraces_.empty(); });
+    cv_.wait_for(lock, wait, [this] {
+      return stop_ || pending_targets_.has_value() || !pending_retraces_.empty();
+    });
   }
 }
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 
 namespace hostmesh::tracer {
 namespace {
@@ -415,6 +416,117 @@ TEST_F(ContinuousTracerTest, ConfirmedRefreshesReserveFewerProbes) {
   for (std::size_t i = 2; i < refreshes.size(); ++i) {
     EXPECT_EQ(refreshes[i] - refreshes[i - 1], 1s);
   }
+}
+
+// Several in flight: one per source NIC, bounded by max_in_flight and the
+// budgets, handed out without waiting for each other's results.
+TEST_F(ContinuousTracerTest, HandsOutOneTracePerSourceAtOnce) {
+  std::vector<TraceTarget> targets;
+  for (const char* src : {"198.18.0.1", "198.18.1.1", "198.18.2.1"}) {
+    for (std::uint16_t p = 0; p < 2; ++p) {
+      targets.push_back(Target(src, "198.18.9.9", static_cast<std::uint16_t>(49152 + p)));
+    }
+  }
+  Tracer().SetTargets(targets);
+  std::vector<TraceRequest> out;
+  MonoTime wake{};
+  while (auto request = Tracer().NextTrace(wake)) out.push_back(*request);
+  ASSERT_EQ(out.size(), 3U);
+  EXPECT_EQ(Tracer().in_flight(), 3U);
+  std::set<Ipv4> sources;
+  for (const TraceRequest& r : out) sources.insert(r.tuple.src);
+  EXPECT_EQ(sources.size(), 3U);
+  // A source's second port waits for its first, and takes what it learned.
+  Tracer().OnTraceDone(Trace(out[0]));
+  auto next = Tracer().NextTrace(wake);
+  ASSERT_TRUE(next.has_value());
+  EXPECT_EQ(next->tuple.src, out[0].tuple.src);
+  EXPECT_EQ(next->first_hop, Ipv4{out[0].tuple.src.value - 1});
+  EXPECT_EQ(next->switch_hops, 0);  // another port: the path length comes from the glue's hints
+  EXPECT_FALSE(Tracer().NextTrace(wake).has_value());
+}
+
+TEST_F(ContinuousTracerTest, TracesInFlightAreBoundByMaxInFlightAndTheGlobalBurst) {
+  std::vector<TraceTarget> targets;
+  for (std::uint32_t i = 0; i < 6; ++i) {
+    TraceTarget t = Target("198.18.0.1", "198.18.9.9", 49152);
+    t.tuple.src = Ipv4{t.tuple.src.value + (i << 8)};
+    targets.push_back(t);
+  }
+  config_.max_in_flight = 4;
+  Tracer().SetTargets(targets);
+  MonoTime wake{};
+  int handed = 0;
+  while (Tracer().NextTrace(wake)) ++handed;
+  EXPECT_EQ(handed, 4);
+  EXPECT_EQ(wake, MonoTime::max());  // asked again when one is done
+
+  // A global burst of 8: two first traces (4 probes each) at once, whatever
+  // the per-switch buckets allow.
+  tracer_.reset();
+  config_.max_in_flight = 8;
+  config_.budget.burst = 8;
+  config_.budget.probes_per_second = 8;
+  Tracer().SetTargets(targets);
+  handed = 0;
+  while (Tracer().NextTrace(wake)) ++handed;
+  EXPECT_EQ(handed, 2);
+  EXPECT_EQ(wake, clock_.MonotonicNow() + 500ms);  // 4 tokens at 8/s
+}
+
+TEST_F(ContinuousTracerTest, TracesFallingDueCloseTogetherAreGatheredIntoOneWakeUp) {
+  config_.gather = 1s;
+  std::vector<TraceTarget> targets;
+  std::vector<TraceRequest> first;
+  MonoTime wake{};
+  // Three NICs' ports traced 300 ms apart: their refreshes fall due 300 ms apart.
+  for (const char* src : {"198.18.0.1", "198.18.1.1", "198.18.2.1"}) {
+    targets.push_back(Target(src, "198.18.9.9", 49152));
+    Tracer().SetTargets(targets);
+    auto request = Tracer().NextTrace(wake);
+    ASSERT_TRUE(request.has_value());  // a new port is due at once, gathered or not
+    Tracer().OnTraceDone(Trace(*request));
+    clock_.Advance(300ms);
+  }
+  const MonoTime t0 = clock_.MonotonicNow() - 900ms;
+  clock_.AdvanceTo(t0 + 60s);
+  auto request = Tracer().NextTrace(wake);
+  ASSERT_TRUE(request.has_value());
+  Tracer().OnTraceDone(Trace(*request));
+  EXPECT_FALSE(Tracer().NextTrace(wake).has_value());
+  // Not at 60.3 s and again at 60.6 s: once, a second after the last batch.
+  EXPECT_EQ(wake, t0 + 61s);
+  clock_.AdvanceTo(wake);
+  int handed = 0;
+  while (Tracer().NextTrace(wake)) ++handed;
+  EXPECT_EQ(handed, 2);
+}
+
+TEST_F(ContinuousTracerTest, TracesWaitingForTheBudgetAreGatheredUntilTheBucketIsFull) {
+  // A due trace short of tokens wakes when the global bucket is full again
+  // (no token lost, so a pass keeps the budget's rate), not a gather later,
+  // and not as soon as its own 4 tokens are there.
+  config_.gather = 1s;
+  config_.first_hop_recheck = 0s;
+  config_.budget = {.probes_per_second = 20,
+                    .burst = 8,
+                    .per_first_hop_per_second = 100,
+                    .per_first_hop_burst = 100};
+  std::vector<TraceTarget> targets;
+  for (std::uint16_t p = 0; p < 3; ++p) {
+    targets.push_back(Target("198.18.0.1", "198.18.9.9", static_cast<std::uint16_t>(49152 + p)));
+  }
+  Tracer().SetTargets(targets);
+  MonoTime wake{};
+  for (int i = 0; i < 2; ++i) {  // 4 probes each: the bucket of 8 is empty after two
+    auto request = Tracer().NextTrace(wake);
+    ASSERT_TRUE(request.has_value());
+    Tracer().OnTraceDone(Trace(*request));
+  }
+  EXPECT_FALSE(Tracer().NextTrace(wake).has_value());
+  EXPECT_EQ(wake, clock_.MonotonicNow() + 400ms);  // 8 tokens at 20/s, not 4
+  clock_.AdvanceTo(wake);
+  EXPECT_TRUE(Tracer().NextTrace(wake).has_value());
 }
 
 }  // namespace

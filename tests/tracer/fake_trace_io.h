@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -40,8 +41,15 @@ class FakeTraceIo : public TraceIo {
   std::string open_error;
   std::string send_error;
 
+  // Per source address, when set: that source's path instead of `path`
+  // (sources cabled to different first-hop switches).
+  std::map<Ipv4, std::vector<FakeHop>> paths_by_source;
+
+  std::set<FiveTuple> opened;
   std::vector<MonoTime> sends;
   std::vector<int> ttls;
+  std::vector<FiveTuple> sent_tuples;
+  int receive_calls = 0;  // each a wait on the socket (a wake-up of the real thread)
 
   // Delivers `packet` at `at` whatever was sent.
   void Inject(MonoTime at, std::vector<std::uint8_t> packet) {
@@ -49,31 +57,36 @@ class FakeTraceIo : public TraceIo {
   }
 
   std::string Open(const FiveTuple& tuple, const std::string& /*netdev*/) override {
-    tuple_ = tuple;
+    if (open_error.empty()) opened.insert(tuple);
     return open_error;
   }
 
-  std::string Send(int ttl, std::span<const std::uint8_t> payload) override {
+  std::string Send(const FiveTuple& tuple, int ttl,
+                   std::span<const std::uint8_t> payload) override {
     if (!send_error.empty()) return send_error;
+    if (!opened.contains(tuple)) return "not open";
     const MonoTime now = clock_.MonotonicNow();
     sends.push_back(now);
     ttls.push_back(ttl);
+    sent_tuples.push_back(tuple);
+    const std::vector<FakeHop>& hops = PathOf(tuple);
     const auto i = static_cast<std::size_t>(ttl - 1);
-    if (i < path.size()) {
-      const FakeHop& hop = path[i];
+    if (i < hops.size()) {
+      const FakeHop& hop = hops[i];
       if (!hop.silent) {
-        Inject(now + hop.delay, BuildIcmpError(hop.address, tuple_.src, hop.type, hop.code, tuple_,
+        Inject(now + hop.delay, BuildIcmpError(hop.address, tuple.src, hop.type, hop.code, tuple,
                                                payload, quote_payload_bytes));
       }
     } else if (!swallow) {
       Inject(now + destination_delay,
-             BuildIcmpError(tuple_.dst, tuple_.src, 3, 3, tuple_, payload, quote_payload_bytes));
+             BuildIcmpError(tuple.dst, tuple.src, 3, 3, tuple, payload, quote_payload_bytes));
     }
     return {};
   }
 
   bool Receive(MonoTime deadline, std::vector<std::uint8_t>& packet,
                MonoTime& received_at) override {
+    ++receive_calls;
     if (pending_.empty() || pending_.begin()->first > deadline) {
       SleepUntil(deadline);
       return false;
@@ -90,8 +103,12 @@ class FakeTraceIo : public TraceIo {
   }
 
  private:
+  const std::vector<FakeHop>& PathOf(const FiveTuple& tuple) const {
+    const auto it = paths_by_source.find(tuple.src);
+    return it == paths_by_source.end() ? path : it->second;
+  }
+
   VirtualClock& clock_;
-  FiveTuple tuple_;
   std::multimap<MonoTime, std::vector<std::uint8_t>> pending_;
 };
 

@@ -75,7 +75,7 @@ TEST(KernelTraceIoTest, ProbesCarryTheTrafficClassAndTheTtl) {
   const FiveTuple tuple{kLoopback, kLoopback, 0, receiver.port(), kIpProtoUdp};
   ASSERT_EQ(io->Open(tuple, "lo"), "");
   const std::array<std::uint8_t, 4> payload{1, 2, 3, 4};
-  ASSERT_EQ(io->Send(5, payload), "");
+  ASSERT_EQ(io->Send(tuple, 5, payload), "");
   const auto got = receiver.Next();
   ASSERT_TRUE(got.has_value());
   EXPECT_EQ(got->tos, 106);

@@ -320,5 +320,131 @@ TEST_F(TraceEngineTest, ReplyToAnUnprobedFirstHopIsStale) {
   EXPECT_EQ(io_.ttls.front(), 2);
 }
 
+// Several traces under one runner, in virtual time: each as it would be alone,
+// side by side.
+class TraceRunnerTest : public TraceEngineTest {
+ protected:
+  TraceRunnerTest() {
+    other_ = request_;
+    other_.tuple.src = Ip("198.18.1.1");
+    other_.tuple.dst = Ip("198.18.1.9");
+    other_.generation = 5;
+    io_.paths_by_source[other_.tuple.src] = {
+        {Ip("198.18.1.0")}, {Ip("198.19.0.2")}, {Ip("198.19.1.8")}};
+  }
+
+  TraceRequest other_;
+};
+
+TEST_F(TraceRunnerTest, TracesUnderWayTogetherEndAsEachWouldAlone) {
+  const MonoTime t0 = clock_.MonotonicNow();
+  const TraceResult alone = Run();
+  const auto alone_duration = clock_.MonotonicNow() - t0;
+  io_.sends.clear();
+  io_.sent_tuples.clear();
+
+  const MonoTime t1 = clock_.MonotonicNow();
+  TraceRunner runner(io_, clock_);
+  ++request_.generation;
+  runner.Start(request_);
+  runner.Start(other_);
+  EXPECT_EQ(runner.active(), 2U);
+  std::vector<TraceResult> done;
+  while (runner.active() > 0) runner.RunUntil(MonoTime::max(), done);
+  ASSERT_EQ(done.size(), 2U);
+  // Side by side: both over in the time one takes, not two.
+  EXPECT_EQ(clock_.MonotonicNow() - t1, alone_duration);
+  // Both TTL 1 probes left before either TTL 2.
+  ASSERT_GE(io_.sent_tuples.size(), 2U);
+  EXPECT_NE(io_.sent_tuples[0], io_.sent_tuples[1]);
+  for (const TraceResult& r : done) {
+    EXPECT_EQ(r.end, TraceEnd::kDestination);
+    EXPECT_EQ(r.probes_sent, alone.probes_sent);
+    EXPECT_EQ(r.foreign_replies, 0);  // the other trace's replies are not foreign
+    EXPECT_EQ(r.stale_replies, 0);
+    const std::vector<FakeHop>& path =
+        r.tuple.src == other_.tuple.src ? io_.paths_by_source[other_.tuple.src] : io_.path;
+    ASSERT_EQ(r.hops.size(), 4U);
+    for (std::size_t i = 0; i < path.size(); ++i) EXPECT_EQ(r.hops[i].address, path[i].address);
+    EXPECT_EQ(r.hops[3].address, r.tuple.dst);
+  }
+}
+
+TEST_F(TraceRunnerTest, ASilentHopOfOneTraceDoesNotHoldUpAnother) {
+  request_.probe_timeout = 100ms;
+  io_.path[1].silent = true;  // the first trace waits out TTL 2's timeout
+  TraceRunner runner(io_, clock_);
+  const MonoTime t0 = clock_.MonotonicNow();
+  runner.Start(request_);
+  runner.Start(other_);
+  std::vector<TraceResult> done;
+  runner.RunUntil(MonoTime::max(), done);
+  ASSERT_EQ(done.size(), 1U);
+  EXPECT_EQ(done[0].tuple, other_.tuple);
+  EXPECT_LT(clock_.MonotonicNow() - t0, 1ms);
+  EXPECT_EQ(runner.active(), 1U);
+  // Its TTL 2 is awaited for the whole timeout, from when it left.
+  MonoTime ttl2_sent{};
+  for (std::size_t i = 0; i < io_.sends.size(); ++i) {
+    if (io_.sent_tuples[i] == request_.tuple && io_.ttls[i] == 2) ttl2_sent = io_.sends[i];
+  }
+  EXPECT_EQ(runner.NextDeadline(), ttl2_sent + 100ms);
+  done.clear();
+  runner.RunUntil(MonoTime::max(), done);
+  ASSERT_EQ(done.size(), 1U);
+  EXPECT_EQ(done[0].tuple, request_.tuple);
+  EXPECT_EQ(done[0].end, TraceEnd::kDestination);
+  EXPECT_EQ(done[0].hops[1].status, HopStatus::kSilent);
+}
+
+TEST_F(TraceRunnerTest, RunUntilReturnsAtItsTimeWithTheTracesStillUnderWay) {
+  request_.probe_timeout = 100ms;
+  io_.path[0].silent = true;
+  TraceRunner runner(io_, clock_);
+  const MonoTime t0 = clock_.MonotonicNow();
+  runner.Start(request_);
+  std::vector<TraceResult> done;
+  runner.RunUntil(t0 + 30ms, done);
+  EXPECT_TRUE(done.empty());
+  EXPECT_EQ(clock_.MonotonicNow(), t0 + 30ms);
+  EXPECT_EQ(runner.active(), 1U);
+  while (runner.active() > 0) runner.RunUntil(MonoTime::max(), done);
+  ASSERT_EQ(done.size(), 1U);
+  EXPECT_EQ(done[0].hops[0].status, HopStatus::kSilent);
+  EXPECT_EQ(done[0].end, TraceEnd::kDestination);
+}
+
+TEST_F(TraceRunnerTest, AReplyQuotingNoTraceUnderWayIsForeignToEach) {
+  FiveTuple elsewhere = request_.tuple;
+  elsewhere.sport = 50000;
+  const auto payload = EncodeProbePayload({1, 0, request_.session});
+  io_.Inject(clock_.MonotonicNow() + 10us,
+             BuildIcmpError(Ip("10.0.0.1"), request_.tuple.src, 11, 0, elsewhere, payload, 1000));
+  TraceRunner runner(io_, clock_);
+  runner.Start(request_);
+  runner.Start(other_);
+  std::vector<TraceResult> done;
+  while (runner.active() > 0) runner.RunUntil(MonoTime::max(), done);
+  ASSERT_EQ(done.size(), 2U);
+  for (const TraceResult& r : done) {
+    EXPECT_EQ(r.foreign_replies, 1);
+    EXPECT_EQ(r.end, TraceEnd::kDestination);
+  }
+}
+
+TEST_F(TraceRunnerTest, AnOpenErrorEndsOnlyItsTrace) {
+  io_.open_error = "bind: Address already in use";
+  TraceRunner runner(io_, clock_);
+  runner.Start(request_);
+  io_.open_error.clear();
+  runner.Start(other_);
+  std::vector<TraceResult> done;
+  while (runner.active() > 0) runner.RunUntil(MonoTime::max(), done);
+  ASSERT_EQ(done.size(), 2U);
+  EXPECT_EQ(done[0].error, "bind: Address already in use");
+  EXPECT_EQ(done[0].probes_sent, 0);
+  EXPECT_EQ(done[1].end, TraceEnd::kDestination);
+}
+
 }  // namespace
 }  // namespace hostmesh::tracer
