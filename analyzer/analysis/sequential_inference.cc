@@ -271,6 +271,7 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
     const double loss = ch.n > 0 ? ch.bad / ch.n : 0;
     e.s = std::clamp(e.s + LogLikelihoodRatio(ch.bad, ch.n, p0, h1_of(&e, ch.bad, ch.n)), 0.0, cap);
     e.est = fresh ? loss : 0.5 * e.est + 0.5 * loss;
+    e.failing = e.est;
     e.s = std::max(e.s, h);
     e.r = 0;
     e.culprit = true;
@@ -307,13 +308,15 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
     if (e.culprit) {
       // Held while the evidence holds (hysteresis), with what is left for it,
       // until its windows say it is back at p0.
-      e.r = std::max(0.0, e.r - llr);
+      e.r = std::max(
+          0.0, e.r - LogLikelihoodRatio(bad, n, p0, std::max(p0 + params.min_loss, e.failing)));
       e.culprit = e.s >= h * params.off_fraction && e.r < params.recovery_nats;
       if (!e.culprit) {
         e.s = std::min(e.s, h * params.off_fraction);
         e.r = 0;
         continue;
       }
+      e.est = 0.5 * e.est + 0.5 * (bad / n);
       ++e.windows;
       report(c, bad, n, e);
       result.fresh.push_back(false);

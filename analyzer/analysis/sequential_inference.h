@@ -15,9 +15,10 @@
 // while S stays above off_fraction x h, and until the windows since it last
 // failed at its rate show it back at p0: a second CUSUM of the opposite ratio,
 //   R <- max(0, R - LLR(bad, n, p0, est))
-// with est its loss while it was chosen (kept, not averaged with its clean
-// windows, which would let the fault's own rate fade out of the test), lets
-// it go when R reaches recovery_nats. A gray link that comes back is let go
+// with est its loss when it was last chosen (kept for this test, not averaged
+// with its clean windows as the reported estimate is, which would let the
+// fault's own rate fade out of the test), lets it go when R reaches
+// recovery_nats. A gray link that comes back is let go
 // after one clean window, a 1% loss over 400 probes a window after two; a
 // small fault that happens to show no failure in a window (e^-2 for 0.5% over
 // 400 probes) needs about four such windows in a row to be let go.
@@ -75,9 +76,10 @@ struct SequentialParams {
 class EvidenceBook {
  public:
   struct Entry {
-    double s = 0;    // CUSUM, nats
-    double est = 0;  // loss estimate while a culprit
-    double r = 0;    // recovery CUSUM while held, nats
+    double s = 0;        // CUSUM, nats
+    double est = 0;      // loss estimate while a culprit
+    double r = 0;        // recovery CUSUM while held, nats
+    double failing = 0;  // its loss estimate when last chosen (the recovery test's H1)
     bool culprit = false;
     std::uint32_t windows = 0;     // windows as a culprit, in a row
     std::uint32_t unobserved = 0;  // windows in a row no probe crossed it
