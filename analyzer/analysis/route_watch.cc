@@ -27,12 +27,9 @@ void RouteWatch::Grow(LinkId link, SwitchId sw) {
   if (draws_.size() <= sw) draws_.resize(std::size_t{sw} + 1, 0);
 }
 
-void RouteWatch::Use(LinkId link, std::int64_t time_ns, SwitchId sw) {
+void RouteWatch::Use(LinkId link, SwitchId sw) {
   Grow(link, sw);
-  LinkState& s = state_[link];
-  s.draws_at_use = draws_[sw];
-  s.maybe_since_use = 0;
-  s.last_used_ns = std::max(s.last_used_ns, time_ns);
+  state_[link] = {draws_[sw], 0};
 }
 
 void RouteWatch::AddTrace(const PathRecord& path, bool fresh, const FabricMap& fabric) {
@@ -48,33 +45,28 @@ void RouteWatch::AddTrace(const PathRecord& path, bool fresh, const FabricMap& f
   // switch on a trace that went on (no candidates: rate-limited, not cut
   // short) says nothing of which way it went, so it is no draw at all.
   if (fresh && first != kUnknown) {
+    const auto up_from_first = [&](LinkId l) {
+      return IsFabricLink(fabric, l) && fabric.links[l].lower == first;
+    };
     const LinkId up = links[1];
-    std::size_t maybe = 0;
-    for (const PathCandidate& c : path.candidates) {
-      maybe +=
-          c.position == 1 && IsFabricLink(fabric, c.link) && fabric.links[c.link].lower == first;
+    bool drawn = up != kUnknown && up_from_first(up);
+    if (up == kUnknown) {
+      // Cut short past the rail switch: any of the listed ways may be the one.
+      for (const PathCandidate& c : path.candidates) {
+        if (c.position != 1 || !up_from_first(c.link)) continue;
+        Grow(c.link, first);
+        ++state_[c.link].maybe_since_use;
+        drawn = true;
+      }
     }
-    const bool drawn =
-        up == kUnknown ? maybe > 0 : IsFabricLink(fabric, up) && fabric.links[up].lower == first;
     if (drawn) {
       if (draws_.size() <= first) draws_.resize(std::size_t{first} + 1, 0);
       ++draws_[first];
     }
-    if (up == kUnknown && drawn) {
-      // Cut short past the rail switch: any of the listed ways may be the one.
-      for (const PathCandidate& c : path.candidates) {
-        if (c.position != 1 || !IsFabricLink(fabric, c.link) ||
-            fabric.links[c.link].lower != first) {
-          continue;
-        }
-        Grow(c.link, first);
-        ++state_[c.link].maybe_since_use;
-      }
-    }
   }
   // Any crossing shows a link in use, whichever way and at whatever tier.
   for (const LinkId l : links) {
-    if (IsFabricLink(fabric, l)) Use(l, path.time_ns, fabric.links[l].lower);
+    if (IsFabricLink(fabric, l)) Use(l, fabric.links[l].lower);
   }
 }
 
@@ -94,7 +86,7 @@ std::vector<WithdrawnLink> RouteWatch::Withdrawn(const FabricMap& fabric) const 
     const std::uint64_t n = draws_[sw] - s.draws_at_use;
     const double p = LowerTail(s.maybe_since_use, n, 1.0 / up_links[sw]);
     if (p >= false_alarm_) continue;
-    out.push_back({l, n, s.maybe_since_use, p, s.last_used_ns});
+    out.push_back({l, p});
   }
   return out;
 }

@@ -32,10 +32,7 @@ namespace hostmesh::analysis {
 
 struct WithdrawnLink {
   LinkId link = kUnknown;
-  std::uint64_t draws = 0;        // fresh draws at its switch since it was last used
-  std::uint64_t maybe = 0;        // of them, cut short where it may have been the way
-  double p_value = 0;             // chance that many missed a link in use
-  std::int64_t last_used_ns = 0;  // 0: not since the analyzer started
+  double p_value = 0;  // chance that the draws since it was last used missed a link in use
 };
 
 class RouteWatch {
@@ -54,10 +51,9 @@ class RouteWatch {
   struct LinkState {
     std::uint64_t draws_at_use = 0;     // its switch's draws when it was last used
     std::uint64_t maybe_since_use = 0;  // draws since, cut short where it may be
-    std::int64_t last_used_ns = 0;
   };
   void Grow(LinkId link, SwitchId sw);
-  void Use(LinkId link, std::int64_t time_ns, SwitchId sw);
+  void Use(LinkId link, SwitchId sw);
 
   double false_alarm_;
   std::vector<std::uint64_t> draws_;  // by switch: fresh draws, ever

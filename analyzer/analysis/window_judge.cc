@@ -418,15 +418,6 @@ bool WindowJudge::ShareASwitch(LinkId a, LinkId b) const {
   return false;
 }
 
-// Route churn: while a flapping link is down, routing moves flows off it and
-// back, so a 5-tuple traced in one phase is probed in the other and its
-// failures land on a neighbour of the flapping link, exactly while that link
-// is down. A culprit link sharing a switch with a flapping culprit that
-// explains more, with (almost) all its failures sent while that one was down,
-// is its shadow: named with it, not alone. When neither has been watched yet
-// (the window a flap starts in: no flap verdict, no timing), the weaker is
-// held back so the next window can tell; a fault of its own fails outside
-// the flaps too and is named then, a window late.
 // A withdrawn link is down whatever its probes say: they no longer cross it
 // (those that seem to are on paths traced before routing moved them).
 void WindowJudge::NameWithdrawnLinks(Localization* loss) const {
@@ -451,6 +442,15 @@ void WindowJudge::NameWithdrawnLinks(Localization* loss) const {
   }
 }
 
+// Route churn: while a flapping link is down, routing moves flows off it and
+// back, so a 5-tuple traced in one phase is probed in the other and its
+// failures land on a neighbour of the flapping link, exactly while that link
+// is down. A culprit link sharing a switch with a flapping culprit that
+// explains more, with (almost) all its failures sent while that one was down,
+// is its shadow: named with it, not alone. When neither has been watched yet
+// (the window a flap starts in: no flap verdict, no timing), the weaker is
+// held back so the next window can tell; a fault of its own fails outside
+// the flaps too and is named then, a window late.
 void WindowJudge::DropChurnShadows(const WindowAccumulator& w, Localization* loss) {
   std::vector<Suspect>& culprits = loss->culprits;
   std::vector<char> shadow(culprits.size(), 0);
