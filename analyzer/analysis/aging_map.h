@@ -35,6 +35,13 @@ class AgingMap {
       if (slots_[i].key == kEmpty) return nullptr;
     }
   }
+  // The same, to change it in place (the tick still left alone).
+  std::uint32_t* FindToChange(std::uint64_t key) {
+    for (std::size_t i = Slot(key);; i = (i + 1) & mask_) {
+      if (slots_[i].key == key) return &slots_[i].value;
+      if (slots_[i].key == kEmpty) return nullptr;
+    }
+  }
   // The value of key, or nullptr; a found entry is stamped with `now`.
   std::uint32_t* Touch(std::uint64_t key, Tick now) {
     for (std::size_t i = Slot(key);; i = (i + 1) & mask_) {

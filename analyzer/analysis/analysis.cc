@@ -18,10 +18,7 @@ Analysis::Analysis(AnalysisConfig config, FabricMap fabric)
 
 void Analysis::AddPath(const PathRecord& path) {
   if (path.src_nic >= kMaxNics || path.dst_nic >= kMaxNics) return;
-  const MiddleId before = paths_.Lookup(path.host, path.src_nic, path.dst_nic, path.src_port);
-  paths_.Add(path);
-  const MiddleId after = paths_.Lookup(path.host, path.src_nic, path.dst_nic, path.src_port);
-  routes_.AddTrace(path, after != before && after != PathTable::kNoPath, fabric_);
+  routes_.AddTrace(path, paths_.Add(path), fabric_);
   ++stats_.paths;
 }
 

@@ -5,8 +5,9 @@
 
 namespace hostmesh::analysis {
 
-PathTable::PathTable(std::chrono::nanoseconds ttl)
-    : tick_ns_(std::max<std::int64_t>(1, ttl.count() / kTicksPerTtl)) {}
+PathTable::PathTable(std::chrono::nanoseconds ttl, std::chrono::nanoseconds churn_hold)
+    : tick_ns_(std::max<std::int64_t>(1, ttl.count() / kTicksPerTtl)),
+      churn_hold_ns_(churn_hold.count()) {}
 
 namespace {
 
@@ -59,12 +60,12 @@ void PathTable::Unref(MiddleId id) {
   }
 }
 
-void PathTable::Add(const PathRecord& path) {
+bool PathTable::Add(const PathRecord& path) {
   const auto& links = path.links;
   for (LinkId l : links) {
     if (l != kUnknown) link_span_ = std::max<std::size_t>(link_span_, std::size_t{l} + 1);
   }
-  if (links.size() < 2) return;  // not a NIC-to-NIC path: nothing to learn
+  if (links.size() < 2) return false;  // not a NIC-to-NIC path: nothing to learn
   if (links.front() != kUnknown) {
     *nic_links_.Insert(std::uint64_t{path.host} * kMaxNics + path.src_nic, 0).first = links.front();
   }
@@ -80,20 +81,128 @@ void PathTable::Add(const PathRecord& path) {
     }
   }
   const std::uint64_t key = Key(path.host, path.src_nic, path.dst_nic, path.src_port);
-  if (std::find(middle.begin(), middle.end(), kUnknown) != middle.end()) {
-    const auto* known = paths_.Find(key);
-    if (known != nullptr && *known != kNoPath && Refines(middles_[*known], middle, candidates_)) {
-      paths_.Touch(key, tick_);
-      ++partial_kept_;
-      return;
-    }
+  const auto* known = paths_.Find(key);
+  const auto churn = churn_.find(key);
+  const MiddleId newest = churn != churn_.end() ? churn->second.newest
+                          : known != nullptr    ? *known
+                                                : kNoPath;
+  if (newest == kNoPath) {
+    const MiddleId id = Intern(middle, candidates_);
+    Store(key, id);
+    return id != kNoPath;
+  }
+  if (std::find(middle.begin(), middle.end(), kUnknown) != middle.end() &&
+      Refines(middles_[newest], middle, candidates_)) {
+    paths_.Touch(key, tick_);
+    ++partial_kept_;
+    return false;
   }
   const MiddleId id = Intern(middle, candidates_);
+  if (id == kNoPath) return false;  // out of ids: the known path stays
+  Ref(id);  // held while deciding: a new part nobody takes is orphaned, then freed
+  bool changed = false;
+  if (id == newest) {
+    paths_.Touch(key, tick_);
+  } else if (Refines(middles_[id], middles_[newest].links, middles_[newest].candidates)) {
+    // More of the same route (a whole trace where a partial one was known).
+    if (churn == churn_.end()) {
+      Store(key, id);
+    } else {
+      Ref(id);
+      Unref(churn->second.newest);
+      churn->second.newest = id;
+      const MiddleId merged = Merge(churn->second.previous, id);
+      Store(key, merged == kNoPath ? id : merged);
+    }
+  } else {
+    // Routing moved the 5-tuple: ambiguous between its last two paths a while.
+    changed = true;
+    ++route_changes_;
+    if (churn_hold_ns_ <= 0) {
+      Store(key, id);
+      Unref(id);
+      return true;
+    }
+    Churn& c = churn_[key];
+    Ref(newest);
+    Ref(id);
+    Unref(c.previous);  // kNoPath for a fresh entry
+    c.previous = newest;
+    Unref(c.newest);
+    c.newest = id;
+    c.until_ns = now_ns_ + churn_hold_ns_;
+    next_churn_expiry_ns_ = std::min(next_churn_expiry_ns_, c.until_ns);
+    const MiddleId merged = Merge(c.previous, c.newest);
+    Store(key, merged == kNoPath ? id : merged);
+  }
+  Unref(id);
+  return changed;
+}
+
+void PathTable::Store(std::uint64_t key, MiddleId id) {
   Ref(id);  // before Unref of the old one: the same part must not pass through orphanhood
   auto [value, inserted] = paths_.Insert(key, id, tick_);
   if (!inserted) {
     Unref(*value);
     *value = id;
+  }
+}
+
+MiddleId PathTable::Merge(MiddleId a, MiddleId b) {
+  if (a == kNoPath || b == kNoPath || middles_[a].links.size() != middles_[b].links.size()) {
+    return kNoPath;
+  }
+  merged_links_.clear();
+  merged_candidates_.clear();
+  std::vector<LinkId> either;
+  for (std::uint32_t i = 0; i < middles_[a].links.size(); ++i) {
+    const LinkId la = middles_[a].links[i], lb = middles_[b].links[i];
+    if (la != kUnknown && la == lb) {
+      merged_links_.push_back(la);
+      continue;
+    }
+    merged_links_.push_back(kUnknown);
+    either.clear();
+    bool any = false;  // a side that could be any link
+    for (const MiddleId side : {a, b}) {
+      const MiddleEntry& m = middles_[side];
+      if (m.links[i] != kUnknown) {
+        either.push_back(m.links[i]);
+        continue;
+      }
+      const std::size_t listed = either.size();
+      for (const PathCandidate& c : m.candidates) {
+        if (c.position == i) either.push_back(c.link);
+      }
+      any = any || either.size() == listed;
+    }
+    if (any) continue;
+    std::sort(either.begin(), either.end());
+    either.erase(std::unique(either.begin(), either.end()), either.end());
+    for (const LinkId l : either) merged_candidates_.push_back({i, l});
+  }
+  return Intern(merged_links_, merged_candidates_);
+}
+
+void PathTable::ExpireChurn() {
+  if (now_ns_ < next_churn_expiry_ns_) return;
+  next_churn_expiry_ns_ = std::numeric_limits<std::int64_t>::max();
+  for (auto it = churn_.begin(); it != churn_.end();) {
+    Churn& c = it->second;
+    if (c.until_ns > now_ns_) {
+      next_churn_expiry_ns_ = std::min(next_churn_expiry_ns_, c.until_ns);
+      ++it;
+      continue;
+    }
+    // No change for churn_hold: the newest path stands alone (its age kept).
+    if (std::uint32_t* value = paths_.FindToChange(it->first)) {
+      Ref(c.newest);
+      Unref(*value);
+      *value = c.newest;
+    }
+    Unref(c.previous);
+    Unref(c.newest);
+    it = churn_.erase(it);
   }
 }
 
@@ -131,6 +240,7 @@ void PathTable::AdvanceTo(std::int64_t now_ns) {
   if (now_ns <= now_ns_) return;
   const std::int64_t elapsed = now_ns - now_ns_;
   now_ns_ = now_ns;
+  ExpireChurn();
   const auto forget = [this](std::uint64_t, std::uint32_t middle) {
     ++aged_out_;
     Unref(middle);
@@ -189,7 +299,8 @@ void PathTable::FreeOrphans(std::int64_t judged_before_ns) {
 std::size_t PathTable::memory_bytes() const {
   std::size_t bytes = paths_.memory_bytes() + nic_links_.memory_bytes() +
                       middles_.capacity() * sizeof(MiddleEntry) +
-                      (free_ids_.capacity() + orphans_.capacity()) * sizeof(MiddleId);
+                      (free_ids_.capacity() + orphans_.capacity()) * sizeof(MiddleId) +
+                      churn_.size() * (sizeof(Churn) + 32) + churn_.bucket_count() * sizeof(void*);
   for (const auto& m : middles_) {
     bytes += m.links.capacity() * sizeof(LinkId) + m.candidates.capacity() * sizeof(PathCandidate);
   }

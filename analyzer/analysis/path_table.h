@@ -14,6 +14,17 @@
 // history. A fabric part no 5-tuple refers to any more is an orphan: its id
 // and links stay valid until the windows that may count probes under it are
 // judged (HoldOrphans / FreeOrphans), then the id is reused.
+//
+// Route churn: a trace that contradicts a 5-tuple's known path (routing moved
+// it) leaves the 5-tuple ambiguous between its last two paths for
+// `churn_hold`: the positions where they differ become candidates of both. A
+// flapping link moves its flows away in each down phase and back in each up
+// phase, so a trace taken in a down phase would otherwise put the failures of
+// the next down phase's first second (before routing reacts) on the detour's
+// healthy links. A failure counts against every candidate, a success against
+// none (window_judge.cc), so the flapping link, which every such flow may
+// cross, explains them. Without a further change for churn_hold the newest
+// path stands alone.
 
 #include <chrono>
 #include <cstdint>
@@ -37,6 +48,10 @@ class PathTable {
   static constexpr MiddleId kMaxMiddles = (1u << 22) - 1;
   static constexpr MiddleId kNoPath = kMaxMiddles;
   static constexpr std::chrono::nanoseconds kDefaultTtl = std::chrono::minutes{5};
+  // Four loss-triggered retraces (traceroute.loss_retrace_after, 30 s) of a
+  // flow that keeps failing: a route flapping at any period up to minutes
+  // changes again within it.
+  static constexpr std::chrono::nanoseconds kDefaultChurnHold = std::chrono::minutes{2};
   // Clock steps per ttl, and how many of them one full sweep of the table
   // takes: a 5-tuple is forgotten between ttl and ttl x (1 + 1/64 + 16/64).
   static constexpr std::int64_t kTicksPerTtl = 64;
@@ -50,14 +65,18 @@ class PathTable {
   }
 
   // Precondition: ttl > 0.
-  explicit PathTable(std::chrono::nanoseconds ttl = kDefaultTtl);
+  explicit PathTable(std::chrono::nanoseconds ttl = kDefaultTtl,
+                     std::chrono::nanoseconds churn_hold = kDefaultChurnHold);
 
   // Replaces the 5-tuple's path, fresh as of now. A partial path (a trace cut
   // short, silent hops) that the 5-tuple's known path fits leaves the known
   // one in place, fresh: ECMP still hashes the 5-tuple the same way, and the
-  // known path names the link the partial one can only list among others.
+  // known path names the link the partial one can only list among others. A
+  // path that contradicts the known one is a route change (see route churn
+  // above). Returns whether the 5-tuple is new or its route changed: a fresh
+  // ECMP draw (route_watch.h).
   // Precondition: nic ids < kMaxNics.
-  void Add(const PathRecord& path);
+  bool Add(const PathRecord& path);
 
   // The 5-tuple's fabric part, or kNoPath; Lookup leaves its age alone, Use
   // (a probe was sent on it) makes it fresh.
@@ -113,6 +132,9 @@ class PathTable {
   std::uint64_t middles_freed() const { return middles_freed_; }
   // Partial paths that left a known path in place (Add).
   std::uint64_t partial_kept() const { return partial_kept_; }
+  // Route changes seen (Add), and 5-tuples ambiguous between two paths now.
+  std::uint64_t route_changes() const { return route_changes_; }
+  std::size_t churning() const { return churn_.size(); }
   std::chrono::nanoseconds ttl() const { return std::chrono::nanoseconds{tick_ns_ * kTicksPerTtl}; }
 
  private:
@@ -125,7 +147,22 @@ class PathTable {
     std::int64_t hold = kUnheld;  // orphan: freed once windows up to this start are judged
   };
 
+  // A 5-tuple whose route changed within churn_hold: its table entry is the
+  // merge of these two (each holds a reference).
+  struct Churn {
+    MiddleId previous = kNoPath;
+    MiddleId newest = kNoPath;
+    std::int64_t until_ns = 0;
+  };
+
   MiddleId Intern(std::span<const LinkId> middle, std::span<const PathCandidate> candidates);
+  // The fabric part either of two may be: their links where they agree, the
+  // candidates of both where they differ (none, any link, when either side
+  // could be any). kNoPath when their lengths differ (not one pair of rails).
+  MiddleId Merge(MiddleId a, MiddleId b);
+  // Points the 5-tuple's entry at `id` (inserting it), fresh as of now.
+  void Store(std::uint64_t key, MiddleId id);
+  void ExpireChurn();
   // Whether a known fabric part is what a partial one (kUnknown positions,
   // candidates) could be, and says more.
   bool Refines(const MiddleEntry& known, std::span<const LinkId> partial,
@@ -134,7 +171,10 @@ class PathTable {
   void Unref(MiddleId id);
 
   std::int64_t tick_ns_;
-  AgingMap paths_;  // 5-tuple key -> MiddleId
+  std::int64_t churn_hold_ns_;
+  AgingMap paths_;                                  // 5-tuple key -> MiddleId
+  std::unordered_map<std::uint64_t, Churn> churn_;  // 5-tuple key -> its two paths
+  std::int64_t next_churn_expiry_ns_ = std::numeric_limits<std::int64_t>::max();
   FlatMap nic_links_;
   std::vector<MiddleEntry> middles_;  // by MiddleId
   std::unordered_map<std::string, MiddleId> middle_ids_;
@@ -151,7 +191,10 @@ class PathTable {
   std::uint64_t aged_out_ = 0;
   std::uint64_t middles_freed_ = 0;
   std::uint64_t partial_kept_ = 0;
+  std::uint64_t route_changes_ = 0;
   std::vector<PathCandidate> candidates_;  // Add's scratch
+  std::vector<LinkId> merged_links_;       // Merge's scratch
+  std::vector<PathCandidate> merged_candidates_;
 };
 
 }  // namespace hostmesh::analysis

@@ -146,6 +146,69 @@ TEST(PathTable, APartialTraceThatContradictsTheKnownPathReplacesIt) {
   EXPECT_EQ(table.partial_kept(), 0u);
 }
 
+std::vector<LinkId> LinksOf(const PathTable& table, MiddleId m) {
+  return {table.Middle(m).begin(), table.Middle(m).end()};
+}
+
+std::vector<std::pair<std::uint32_t, LinkId>> CandidatesOf(const PathTable& table, MiddleId m) {
+  std::vector<std::pair<std::uint32_t, LinkId>> out;
+  for (const PathCandidate& c : table.Candidates(m)) out.emplace_back(c.position, c.link);
+  return out;
+}
+
+TEST(PathTable, ARouteChangeLeavesTheTupleAmbiguousBetweenItsTwoPathsForTheHold) {
+  PathTable table(5min, 2min);
+  table.AdvanceTo(kT0);
+  EXPECT_TRUE(table.Add(PathVia(49152, 2)));   // a new 5-tuple: a fresh draw
+  EXPECT_FALSE(table.Add(PathVia(49152, 2)));  // the same route again
+  EXPECT_TRUE(table.Add(PathVia(49152, 0)));   // moved (a flap's down phase)
+  EXPECT_EQ(table.route_changes(), 1u);
+  EXPECT_EQ(table.churning(), 1u);
+  const MiddleId m = table.Lookup(0, 0, 1, 49152);
+  EXPECT_EQ(LinksOf(table, m), (std::vector<LinkId>{kUnknown, kUnknown}));
+  EXPECT_EQ(CandidatesOf(table, m),
+            (std::vector<std::pair<std::uint32_t, LinkId>>{{0, 10}, {0, 12}, {1, 14}, {1, 16}}));
+  // Back and forth within the hold: still the two, the hold renewed.
+  table.AdvanceTo(kT0 + 90 * kSecond);
+  EXPECT_TRUE(table.Add(PathVia(49152, 2)));
+  EXPECT_EQ(table.Lookup(0, 0, 1, 49152), m);
+  table.AdvanceTo(kT0 + 200 * kSecond);  // 110 s after the last change
+  EXPECT_EQ(table.Lookup(0, 0, 1, 49152), m);
+  // No change for the whole hold: the newest path stands alone.
+  table.AdvanceTo(kT0 + 211 * kSecond);
+  EXPECT_EQ(table.churning(), 0u);
+  EXPECT_EQ(LinksOf(table, table.Lookup(0, 0, 1, 49152)), (std::vector<LinkId>{12, 16}));
+  // The ambiguous part and the old path are orphaned, freed once their windows are judged.
+  table.HoldOrphans(PathTable::kNoWindow);
+  table.FreeOrphans(kT0 + 211 * kSecond);
+  EXPECT_EQ(table.middle_count(), 1u);  // spine 2's alone: the merge and spine 0's freed
+}
+
+TEST(PathTable, AWholeTraceOfAPartiallyKnownRouteIsNoRouteChange) {
+  PathTable table(5min, 2min);
+  table.AdvanceTo(kT0);
+  EXPECT_TRUE(table.Add(CutShort(49153)));
+  EXPECT_FALSE(table.Add(PathVia(49153, 1)));  // what the partial one could be
+  EXPECT_EQ(table.route_changes(), 0u);
+  EXPECT_EQ(LinksOf(table, table.Lookup(0, 0, 1, 49153)), (std::vector<LinkId>{11, 15}));
+  // A partial trace that contradicts neither leaves the known path.
+  EXPECT_FALSE(table.Add(CutShort(49153)));
+  EXPECT_EQ(LinksOf(table, table.Lookup(0, 0, 1, 49153)), (std::vector<LinkId>{11, 15}));
+}
+
+TEST(PathTable, ARouteChangeToAnUnlistedSilentHopLeavesThatPositionOpen) {
+  PathTable table(5min, 2min);
+  table.AdvanceTo(kT0);
+  table.Add(PathVia(49152, 2));
+  PathRecord moved = PathVia(49152, 3);
+  moved.links[2] = kUnknown;  // silent, no candidates listed: any link
+  EXPECT_TRUE(table.Add(moved));
+  const MiddleId m = table.Lookup(0, 0, 1, 49152);
+  EXPECT_EQ(LinksOf(table, m), (std::vector<LinkId>{kUnknown, kUnknown}));
+  EXPECT_EQ(CandidatesOf(table, m),
+            (std::vector<std::pair<std::uint32_t, LinkId>>{{0, 12}, {0, 13}}));
+}
+
 TEST(PathTable, AReportedTupleIsForgottenAfterTtlUnlessProbed) {
   PathTable table(5min);
   table.AdvanceTo(kT0);
@@ -196,7 +259,7 @@ TEST(PathTable, AClockJumpKeepsWhatWasTouchedSinceTheLastAdvance) {
 }
 
 TEST(PathTable, OrphanedMiddlesAreFreedAndTheirIdsReused) {
-  PathTable table(1min);
+  PathTable table(1min, 0s);  // no churn hold: a new path replaces the old one at once
   table.AdvanceTo(kT0);
   table.Add(PathVia(49152, 0));
   table.Add(PathVia(49153, 1));
