@@ -165,8 +165,8 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
   // Greedy: the strongest candidate explains its failures, then the next.
   // Strength is evidence in nats: the CUSUM once it reaches h, or this
   // window's own log-likelihood ratio at the component's loss when the window
-  // alone is conclusive. Culprits of earlier windows compete like the rest
-  // (a wrong early pick loses its evidence once a better one explains it).
+  // alone is conclusive. Culprits of earlier windows that still qualify go
+  // first, among themselves by strength (below, in pick).
   struct Chosen {
     std::uint32_t c;
     double bad, n;
@@ -184,6 +184,7 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
   };
   std::uint32_t best = 0;
   double best_strength = -1;
+  bool best_held = false;
   const auto pick = [&](bool full) {
     for (std::uint32_t c = 0; c < n_comp; ++c) {
       if (blamed[c]) continue;
@@ -205,9 +206,18 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
       const double strength = on_untraced(c) && !full
                                   ? gain(ub[c], ub[c] + static_cast<double>(p.good[c]))
                                   : gain(bad, n);
-      if (strength > best_strength && spread(c)) {
+      // Culprits of earlier windows that still qualify explain first: a
+      // window's chance shape (a burst on a small fault, a neighbour losing
+      // too) must not hand a held fault's failures to its switch or to a
+      // part of it. A wrong pick still goes: once the others explain what
+      // it took, it no longer qualifies (for a switch: its loss no longer
+      // spread), or its recovery test lets it go.
+      const bool held = e != nullptr && e->culprit;
+      if (held < best_held || (held == best_held && strength <= best_strength)) continue;
+      if (spread(c)) {
         best = c;
         best_strength = strength;
+        best_held = held;
       }
     }
   };
@@ -215,11 +225,13 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
     unexplained();
     if (chosen.size() >= params.max_culprits) break;
     best_strength = -1;
+    best_held = false;
     pick(false);
     // Only RNICs with no traced failure are eligible (nothing traced yet):
     // the one whose probes fail most explains the others' failures to it.
     if (best_strength == 0) {
       best_strength = -1;
+      best_held = false;
       pick(true);
     }
     if (best_strength < 0) break;

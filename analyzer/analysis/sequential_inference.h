@@ -28,7 +28,9 @@
 // chosen, so a link fault does not also indict the RNICs and switches on its
 // paths, and a switch whose links all fail explains them better than any one
 // link (its loss is spread over more probes, but its evidence is larger).
-// Components already culprits explain first. Evidence of a component is what
+// Components already culprits (and still eligible) explain first, so one
+// window's chance shape does not hand a held fault's failures to its switch.
+// Evidence of a component is what
 // remains unexplained when it is judged; untraced probes count as in
 // loss_inference.h.
 //

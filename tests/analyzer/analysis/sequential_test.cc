@@ -68,6 +68,38 @@ TEST_F(SequentialTest, TwoFaultsUnderOneSwitchAreNotTheSwitch) {
   EXPECT_TRUE(r.loss.culprit_switches.empty());
 }
 
+// A small link fault beside a lossy spine: the rail switch above the link
+// carries both (its uplink to the spine loses with the spine), so in a window
+// where the link's few failures come in a burst, the rail switch explains
+// more of that window than either. Held culprits explain first: the link
+// stays the link, the spine the spine, and the rail switch is never named.
+// (Without held culprits first, the link was lost to its rail switch in 2 of
+// these 200 windows.)
+TEST_F(SequentialTest, ASmallLinkFaultBesideALossySpineIsNeverItsRailSwitch) {
+  const LinkId link = fleet_.RailSpine(0, 0);
+  Faults faults{.link_loss = {{link, 0.01}}};
+  const std::uint32_t spine = 1;
+  for (std::uint32_t rail = 0; rail < fleet_.shape().rails; ++rail) {
+    faults.link_loss[fleet_.RailSpine(rail, spine)] = 0.015;  // each probe crosses two
+  }
+  int first = -1, spine_named = 0;
+  for (int w = 0; w < 200; ++w) {
+    const auto r = RunWindow(w, faults);
+    const auto& switches = r.loss.culprit_switches;
+    EXPECT_EQ(std::find(switches.begin(), switches.end(), fleet_.RailSwitch(0)), switches.end())
+        << "window " << w << ": rail switch 0 named";
+    spine_named +=
+        std::find(switches.begin(), switches.end(), fleet_.Spine(spine)) != switches.end();
+    if (first < 0 && Blamed(r, link)) first = w;
+    if (first >= 0) {
+      EXPECT_TRUE(Blamed(r, link)) << "window " << w << ": held once named";
+    }
+  }
+  EXPECT_GE(first, 0) << "the 1% link never named";
+  EXPECT_LE(first, 10);
+  EXPECT_GE(spine_named, 190) << "the spine named in most of 200 windows";
+}
+
 TEST(SequentialMath, LogLikelihoodRatioAndPoissonTail) {
   // No failures in many probes is evidence against a lossy component.
   EXPECT_LT(LogLikelihoodRatio(0, 1000, 1e-4, 0.01), -9.0);
