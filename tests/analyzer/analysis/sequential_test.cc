@@ -53,6 +53,31 @@ TEST_F(SequentialTest, AFaultThatEndsIsLetGo) {
   EXPECT_FALSE(Blamed(RunWindow(3, Faults{}), bad));
 }
 
+// The recovery test (EvidenceBook::Entry::r): a small fault that ends is let
+// go within a few clean windows, tested against the rate it failed at. Its
+// CUSUM alone would drain slowly: H1 follows the estimate, which is averaged
+// with the clean windows (a 1.35% RNIC was held 8 windows that way).
+bool RnicBlamed(const WindowReport& r, HostId host, NicId nic) {
+  for (const auto& c : r.loss.culprits) {
+    if (c.component.kind == Component::Kind::kRnic && c.component.host == host &&
+        c.component.nic == nic) {
+      return true;
+    }
+  }
+  return false;
+}
+
+TEST_F(SequentialTest, ASmallFaultThatEndsIsLetGoWithinAFewCleanWindows) {
+  const Faults fault{.nic_loss = {{{3, 2}, 0.015}}};
+  int w = 0;
+  while (w < 15 && !RnicBlamed(RunWindow(w, fault), 3, 2)) ++w;
+  ASSERT_LT(w, 15) << "1.5% not named within 15 windows";
+  for (int i = 0; i < 5; ++i) RunWindow(++w, fault);
+  int held = 0;
+  while (held < 12 && RnicBlamed(RunWindow(++w, Faults{}), 3, 2)) ++held;
+  EXPECT_LE(held, 3) << "held " << held << " clean windows after the fault ended";
+}
+
 TEST_F(SequentialTest, NoFaultNoCulpritOverManyWindows) {
   for (int w = 0; w < 40; ++w) {
     const auto r = RunWindow(w, Faults{});
