@@ -1,6 +1,7 @@
 #include "analyzer/analysis/incidents.h"
 
 #include <algorithm>
+#include <functional>
 
 namespace hostmesh::analysis {
 namespace {
@@ -145,8 +146,12 @@ std::vector<std::uint64_t> IncidentTracker::Update(const WindowReport& report) {
 
   std::vector<std::uint64_t> touched;
   std::vector<char> seen(incidents_.size(), 0);
+  std::vector<std::uint64_t> named;
+  for (const auto& f : findings) named.push_back(IndexKey(f.category, f.key));
+  std::sort(named.begin(), named.end());
   for (const auto& f : findings) {
     Incident* inc = FindOpen(f.category, f.key);
+    if (!inc) inc = Adopt(f, named);
     if (!inc) {
       Incident fresh;
       fresh.id = next_id_++;
@@ -174,6 +179,10 @@ std::vector<std::uint64_t> IncidentTracker::Update(const WindowReport& report) {
     auto& ev = inc->evidence;
     ev.last_seen_ns = report.end_ns;
     ++ev.windows;
+    if (f.evidence != nullptr && f.category == Category::kLink) {
+      inc->lower = f.evidence->lower;
+      inc->upper = f.evidence->upper;
+    }
     if (f.evidence && f.suspect.kind == Component::Kind::kLink) {
       ev.directions |=
           f.suspect.direction == kBothWays ? (kUpward | kDownward) : f.suspect.direction;
@@ -237,6 +246,44 @@ std::vector<std::uint64_t> IncidentTracker::Update(const WindowReport& report) {
     touched.push_back(inc.id);
   }
   return touched;
+}
+
+Incident* IncidentTracker::Adopt(const Finding& f, const std::vector<std::uint64_t>& named) {
+  const auto is_named = [&](Category category, std::uint64_t key) {
+    return std::binary_search(named.begin(), named.end(), IndexKey(category, key));
+  };
+  // Which open incidents are the same fault seen as the other of the pair.
+  std::function<bool(std::size_t)> same;
+  if (f.category == Category::kSwitch) {
+    same = [&](std::size_t i) {
+      const Incident& inc = incidents_[i];
+      return keys_[i].first == Category::kLink && inc.kind == IncidentKind::kLinkLoss &&
+             (inc.lower == f.key || inc.upper == f.key) &&
+             !is_named(Category::kLink, keys_[i].second);
+    };
+  } else if (f.category == Category::kLink && f.kind == IncidentKind::kLinkLoss &&
+             f.evidence != nullptr) {
+    same = [&](std::size_t i) {
+      const std::uint64_t sw = keys_[i].second;
+      return keys_[i].first == Category::kSwitch &&
+             (sw == f.evidence->lower || sw == f.evidence->upper) &&
+             !is_named(Category::kSwitch, sw);
+    };
+  } else {
+    return nullptr;
+  }
+  for (std::size_t i = 0; i < incidents_.size(); ++i) {
+    if (!incidents_[i].open || !same(i)) continue;
+    Incident& inc = incidents_[i];
+    open_index_.erase(IndexKey(keys_[i].first, keys_[i].second));
+    keys_[i] = {f.category, f.key};
+    open_index_[IndexKey(f.category, f.key)] = i;
+    inc.suspect = f.suspect;
+    inc.summary = Describe(f.suspect, f.category == Category::kSwitch, false);
+    inc.lower = inc.upper = kUnknown;
+    return &inc;
+  }
+  return nullptr;
 }
 
 std::pair<IncidentTracker::Category, std::uint64_t> IncidentTracker::KeyOf(const Incident& inc) {

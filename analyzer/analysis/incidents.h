@@ -74,6 +74,10 @@ struct Incident {
   std::int64_t resolved_ns = 0;
   int clean_windows = 0;       // consecutive, observed and healthy
   int unobserved_windows = 0;  // consecutive, no probe crossed the suspect
+  // Links: the switches at its ends, as the last window naming it said (not
+  // stored: after a restart, known again once a window names it).
+  SwitchId lower = kUnknown;
+  SwitchId upper = kUnknown;
 };
 
 class IncidentTracker {
@@ -112,6 +116,11 @@ class IncidentTracker {
     return (std::uint64_t{static_cast<std::uint8_t>(category)} << 56) | key;
   }
   Incident* FindOpen(Category category, std::uint64_t key);
+  // One fault, one incident: a switch named where one of its links was (or
+  // the other way round), while that one is not named in the same window, is
+  // the same fault better explained; its open incident is moved onto the new
+  // suspect. `named`: this window's findings (IndexKeys), sorted.
+  Incident* Adopt(const Finding& f, const std::vector<std::uint64_t>& named);
   void RebuildIndex();
   // observed_rnics: the window's RNICs with probes (RnicKey), sorted; built on
   // first need, so a window costs O(RNICs) once, not per open incident.

@@ -405,6 +405,15 @@ WindowReport WindowJudge::Judge(const WindowAccumulator& w) {
 
   FlagProcessing(w, &out);
   CountCoverage(w, ix, &out);
+  for (Localization* loc : {&out.loss, &out.latency}) {
+    for (Suspect& s : loc->culprits) {
+      if (s.component.kind != Component::Kind::kLink || s.component.link >= fabric_.links.size()) {
+        continue;
+      }
+      s.lower = fabric_.links[s.component.link].lower;
+      s.upper = fabric_.links[s.component.link].upper;
+    }
+  }
   return out;
 }
 

@@ -106,6 +106,10 @@ struct Suspect {
   std::vector<LinkId> churn_shadows;
   // A link routing no longer uses (route_watch.h): down and routed around.
   bool routed_around = false;
+  // Links: the switches at its ends (kUnknown: a host's end, or not known),
+  // so an incident can follow a fault from a link to its switch and back.
+  SwitchId lower = kUnknown;
+  SwitchId upper = kUnknown;
   // Loss culprit links watched since the previous window: outcomes per source
   // port, by port (diagnosis tells an ACL from a lossy link by them).
   std::vector<PortOutcome> ports;

@@ -75,6 +75,59 @@ TEST_F(IncidentsTest, OneLinkFaultIsOneIncidentUntilResolved) {
   EXPECT_EQ(tracker_.all().size(), 2u);
 }
 
+// Hand-made windows: link 20 runs from rail switch 2 up to spine 5.
+WindowReport Named(int index, bool link, std::vector<SwitchId> switches) {
+  WindowReport r;
+  r.start_ns = FleetTest::kT0 + index * 20 * FleetTest::kSecond;
+  r.end_ns = r.start_ns + 20 * FleetTest::kSecond;
+  r.coverage.crossed = {20};
+  r.coverage.traced_probes = 1000;
+  if (link) {
+    Suspect s;
+    s.component.link = 20;
+    s.lower = 2;
+    s.upper = 5;
+    s.explained = 10;
+    s.good = 300;
+    s.loss = 0.03;
+    r.loss.culprits.push_back(s);
+  }
+  for (const SwitchId id : switches) {
+    r.loss.switches.push_back(SwitchRank{.id = id, .culprit = true, .loss = 0.02});
+  }
+  return r;
+}
+
+TEST(IncidentAdoption, AFaultFollowedFromALinkToItsSwitchAndBackIsOneIncident) {
+  IncidentTracker tracker;
+  tracker.Update(Named(0, true, {}));
+  tracker.Update(Named(1, false, {5}));  // the spine explains it better now
+  ASSERT_EQ(tracker.all().size(), 1u);
+  const Incident& inc = tracker.all().front();
+  EXPECT_TRUE(inc.open);
+  EXPECT_EQ(inc.kind, IncidentKind::kSwitch);
+  EXPECT_EQ(inc.suspect.link, 5u);
+  EXPECT_EQ(inc.summary, "switch 5");
+  EXPECT_EQ(inc.evidence.windows, 2);
+  EXPECT_EQ(inc.evidence.first_seen_ns, FleetTest::kT0);
+  tracker.Update(Named(2, true, {}));  // and back to the link
+  ASSERT_EQ(tracker.all().size(), 1u);
+  EXPECT_EQ(tracker.all().front().kind, IncidentKind::kLinkLoss);
+  EXPECT_EQ(tracker.all().front().suspect.link, 20u);
+  EXPECT_EQ(tracker.all().front().evidence.windows, 3);
+}
+
+TEST(IncidentAdoption, ALinkAndItsSwitchNamedTogetherOrAnotherSwitchAreIncidentsOfTheirOwn) {
+  IncidentTracker tracker;
+  tracker.Update(Named(0, true, {}));
+  tracker.Update(Named(1, true, {5}));  // both: a link fault under a lossy spine
+  EXPECT_EQ(tracker.open().size(), 2u);
+  IncidentTracker other;
+  other.Update(Named(0, true, {}));
+  other.Update(Named(1, false, {7}));  // a switch the link does not touch
+  EXPECT_EQ(other.all().size(), 2u);
+}
+
 TEST_F(IncidentsTest, KindsForNicDownHostOverloadAndHotspot) {
   Window(0, Faults{.nic_loss = {{{2, 0}, 1.0}},
                    .link_delay_ns = {{fleet_.RailSpine(3, 3), 2'000'000}},
