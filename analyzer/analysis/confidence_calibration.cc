@@ -102,14 +102,16 @@ double ConfidenceMap::Apply(double raw) const {
 ConfidenceCalibration DefaultConfidenceCalibration() {
   // hostmesh-sim calibrate on the suites of sim/README.md, "Calibration".
   ConfidenceCalibration c;
-  c.loss = ConfidenceMap({{0.05, 0.22},
-                          {0.15, 0.465},
-                          {0.25, 0.638},
-                          {0.35, 0.774},
-                          {0.45, 0.893},
-                          {0.65, 0.893},
-                          {0.75, 0.92},
-                          {0.95, 0.92}});
+  c.loss = ConfidenceMap({{0.05, 0.268},
+                          {0.15, 0.268},
+                          {0.25, 0.372},
+                          {0.35, 0.635},
+                          {0.45, 0.635},
+                          {0.55, 0.87},
+                          {0.65, 0.898},
+                          {0.75, 0.95},
+                          {0.85, 0.98},
+                          {0.95, 0.981}});
   c.latency = ConfidenceMap({{0.85, 0.667}, {0.95, 0.995}});
   c.processing = ConfidenceMap({{0.95, 0.983}});
   return c;
