@@ -516,10 +516,11 @@ void WindowJudge::JudgeRnics(const WindowAccumulator& w, const Index& ix,
       st.probes += to.total() + from.total();
       st.timeouts += to.timeouts() + from.timeouts();
     }
-    if (st.probes_to > 0 && static_cast<double>(st.timeouts_to) >
-                                config_.rnic_anomalous_ratio * static_cast<double>(st.probes_to)) {
-      paper_until_[key] = w.end_ns() + sticky;
-    }
+    if (st.nic < hw.send_failures.size()) st.send_failures = hw.send_failures[st.nic];
+    const bool lost_to =
+        st.probes_to > 0 && static_cast<double>(st.timeouts_to) >
+                                config_.rnic_anomalous_ratio * static_cast<double>(st.probes_to);
+    if (lost_to) paper_until_[key] = w.end_ns() + sticky;
     const auto p = paper_until_.find(key);
     st.paper_anomalous = p != paper_until_.end() && p->second > w.start_ns();
 
@@ -531,6 +532,13 @@ void WindowJudge::JudgeRnics(const WindowAccumulator& w, const Index& ix,
       } else {
         st.state = RnicState::kLossy;  // lossy, but below the paper's bar: network drops
       }
+    }
+    // Its own probes never left it while those to it were lost: the RNIC is
+    // down, not lossy, even while the inference's estimate builds up (or
+    // another culprit took its failures). Send failures stay out of loss.
+    if (lost_to && CannotSend(st, config_.rnic_down_send_failure_share)) {
+      verdict_until_[key] = w.end_ns() + sticky;
+      st.state = RnicState::kDown;
     }
     const auto v = verdict_until_.find(key);
     if (v != verdict_until_.end() && v->second > w.start_ns()) {
