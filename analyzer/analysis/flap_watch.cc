@@ -3,15 +3,20 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <utility>
+
+#include "analyzer/analysis/sequential_inference.h"
 
 namespace hostmesh::analysis {
 namespace {
 
 // Evidence the runs test needs before it speaks, and how clustered the
-// failures must be: z <= -4 happens by chance about once in 30,000 tests.
+// failures must be: z <= -4 happens by chance about once in 30,000 tests;
+// the down episodes must be as unlikely under a steady loss.
 constexpr std::size_t kMinOutcomes = 20;
 constexpr std::size_t kMinEach = 5;
 constexpr double kClusteredZ = -4.0;
+constexpr double kChance = 3.2e-5;  // P(Z <= -4)
 
 }  // namespace
 
@@ -121,25 +126,62 @@ std::optional<FlapVerdict> FlapRecorder::Judge(const Trail& trail, std::int64_t 
 
 FlapVerdict JudgeOutcomes(std::span<const bool> failed, std::int64_t window_ns) {
   FlapVerdict v;
-  const double n = static_cast<double>(failed.size());
+  // A fault that starts or ends inside the window clusters its failures
+  // against the clean part before or after it, but one change is no flap:
+  // the test reads only the span from the first failure to the last.
+  std::size_t first = 0, last = failed.size();
+  while (first < last && !failed[first]) ++first;
+  while (last > first && !failed[last - 1]) --last;
+  const std::span<const bool> span = failed.subspan(first, last - first);
+  const double n = static_cast<double>(span.size());
   double n1 = 0;
-  for (const bool f : failed) n1 += f ? 1 : 0;
+  for (const bool f : span) n1 += f ? 1 : 0;
   const double n2 = n - n1;
-  if (failed.size() < kMinOutcomes || n1 < kMinEach || n2 < kMinEach) return v;
-  double runs = 1;
-  std::uint32_t bursts = 0;
-  std::size_t run_length = 0;
-  for (std::size_t i = 0; i < failed.size(); ++i) {
-    if (i > 0 && failed[i] != failed[i - 1]) ++runs;
-    run_length = failed[i] ? run_length + 1 : 0;
-    if (run_length == 2) ++bursts;  // a down episode: two or more failures in a row
+  if (span.size() < kMinOutcomes || n1 < kMinEach || n2 < kMinEach) return v;
+
+  // The runs, in order: (failed, length).
+  std::vector<std::pair<bool, std::size_t>> runs;
+  for (std::size_t i = 0, start = 0; i < span.size(); ++i) {
+    if (i + 1 < span.size() && span[i + 1] == span[i]) continue;
+    runs.emplace_back(span[i], i + 1 - start);
+    start = i + 1;
   }
+  // The longest run of failures (of successes) chance gives if the span lost
+  // probes steadily at its own rate: n p (1 - p) runs of each, a run reaching
+  // length L with chance p^(L-1); longer than where fewer than one is expected.
+  const double loss = n1 / n;
+  const double chance_runs = std::log(n * loss * (1 - loss));
+  const double longest_down = 1 + chance_runs / std::log(1 / loss);
+  const double longest_up = 1 + chance_runs / std::log(1 / (1 - loss));
+
+  // A flap alternates down phases, where every probe is lost, with clean
+  // ones: failure runs longer than chance makes them (down episodes) with a
+  // success run longer than chance between two of them. A lossy component
+  // past a change (lossy, then down) has one episode at most.
+  std::uint32_t episodes = 0;
+  double shortest = n;
+  bool alternates = false, clean_since_episode = false;
+  for (const auto& [down, length] : runs) {
+    const double len = static_cast<double>(length);
+    if (down && len > longest_down) {
+      alternates = alternates || (episodes > 0 && clean_since_episode);
+      ++episodes;
+      shortest = std::min(shortest, len);
+      clean_since_episode = false;
+    } else if (!down && len > longest_up) {
+      clean_since_episode = true;
+    }
+  }
+  // Together too unlikely for chance: so many failure runs at least as long
+  // as the shortest episode (two pairs of failures at 3% loss are not).
+  const double chance_episodes = n * loss * (1 - loss) * std::pow(loss, shortest - 1);
+  const bool episodes_real = episodes > 0 && PoissonTail(episodes, chance_episodes) <= kChance;
   const double mu = 1 + 2 * n1 * n2 / n;
   const double var = 2 * n1 * n2 * (2 * n1 * n2 - n) / (n * n * (n - 1));
-  v.runs_z = var > 0 ? (runs - mu) / std::sqrt(var) : 0;
-  v.flapping = v.runs_z <= kClusteredZ && bursts >= 2;
-  v.flaps = bursts;
-  if (bursts >= 2) v.period_s = static_cast<double>(window_ns) / 1e9 / bursts;
+  v.runs_z = var > 0 ? (static_cast<double>(runs.size()) - mu) / std::sqrt(var) : 0;
+  v.flapping = v.runs_z <= kClusteredZ && alternates && episodes_real;
+  v.flaps = episodes;
+  if (episodes >= 2) v.period_s = static_cast<double>(window_ns) / 1e9 / episodes;
   return v;
 }
 

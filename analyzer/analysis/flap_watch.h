@@ -3,9 +3,13 @@
 // Flapping: a NIC or link that goes down and up loses its probes in bursts,
 // a lossy one loses them evenly. Counts cannot tell the two apart, the order
 // of the outcomes can. For the components worth watching (the culprits of
-// the last judged window) a window keeps each probe's outcome and send time;
-// at the close, a Wald-Wolfowitz runs test on the time-ordered outcomes says
-// whether the failures cluster, and the bursts give a flap count and period.
+// the last judged window) a window keeps each probe's outcome and send time.
+// At the close, from its first failure to its last (a fault that starts or
+// ends in the window is one change, not a flap), a Wald-Wolfowitz runs test
+// says whether the failures cluster, and the runs say whether they alternate
+// as a flap does: down episodes (failure runs longer than a steady loss at
+// the same rate would make) with a clean phase (a success run as unlikely)
+// between two of them. The episodes give the flap count and period.
 // Memory is per watched component only, so a fleet-sized window pays nothing
 // for it while nothing is blamed.
 
@@ -24,7 +28,7 @@ namespace hostmesh::analysis {
 
 struct FlapVerdict {
   bool flapping = false;
-  std::uint32_t flaps = 0;  // down episodes seen in the window
+  std::uint32_t flaps = 0;  // down episodes seen in the window (flap_watch.cc)
   double period_s = 0;      // window / flaps, 0 with fewer than two
   double runs_z = 0;        // the runs test's z (very negative: clustered)
 };
@@ -92,7 +96,7 @@ class FlapRecorder {
   std::vector<PortTally> ports_;
 };
 
-// The runs test and burst count on outcomes already in time order (true: failed).
+// The runs test and down episodes of outcomes already in time order (true: failed).
 FlapVerdict JudgeOutcomes(std::span<const bool> failed, std::int64_t window_ns);
 
 }  // namespace hostmesh::analysis
