@@ -355,15 +355,20 @@ WindowReport WindowJudge::Judge(const WindowAccumulator& w) {
   out.loss = Localize(w, ix, w.timeouts(), loss_problem, loss, true);
   for (Suspect& s : out.loss.culprits) {
     if (s.component.kind == Component::Kind::kLink) s.ports = w.flaps().LinkPorts(s.component.link);
-    const auto flap =
-        s.component.kind == Component::Kind::kLink
-            ? w.flaps().JudgeLink(s.component.link, config_.window.count())
-            : w.flaps().JudgeRnic(s.component.host, s.component.nic, config_.window.count());
-    if (!flap || !flap->flapping) continue;
+    const bool link = s.component.kind == Component::Kind::kLink;
+    auto flap =
+        link ? w.flaps().JudgeLink(s.component.link, config_.window.count())
+             : w.flaps().JudgeRnic(s.component.host, s.component.nic, config_.window.count());
+    if (!flap) continue;
+    flap = flap_history_.Judge(link ? FlapHistory::LinkKey(s.component.link)
+                                    : FlapHistory::RnicKey(s.component.host, s.component.nic),
+                               *flap, w.start_ns(), w.end_ns());
+    if (!flap->flapping) continue;
     s.flapping = true;
     s.flaps = flap->flaps;
     s.flap_period_s = flap->period_s;
   }
+  flap_history_.Prune(w.start_ns());
   DropChurnShadows(w, &out.loss);
   NameWithdrawnLinks(&out.loss);
 

@@ -1,7 +1,8 @@
 // Flap watch (flap_watch.h) on outcomes in time order: a flap alternates
-// down phases, where every probe is lost, with clean ones; a steady loss that
-// starts or ends inside the window, or a lossy component that goes down, is
-// no flap however clustered its failures look against the clean part.
+// down phases, where every probe is lost, with clean ones, within a window or
+// across two; a steady loss that starts or ends inside the window, or a lossy
+// component that goes down, is no flap however clustered its failures look
+// against the clean part.
 
 #include "analyzer/analysis/flap_watch.h"
 
@@ -104,6 +105,41 @@ TEST(FlapWatch, SteadyLossIsNoFlapAtAnyRate) {
     o.Add(3000, loss);
     EXPECT_FALSE(o.Judge().flapping) << loss;
   }
+}
+
+// Flaps slower than a window: one down episode per window.
+TEST(FlapWatch, DownBackUpAndDownAgainInTheNextWindowIsAFlap) {
+  FlapHistory history;
+  const std::uint64_t key = FlapHistory::LinkKey(7);
+  const FlapVerdict first = Outcomes().Add(600, 0).Add(800, 1).Add(600, 0).Judge();
+  EXPECT_FALSE(first.flapping);
+  EXPECT_TRUE(first.came_back);
+  EXPECT_FALSE(history.Judge(key, first, 0, kWindowNs).flapping);
+  const FlapVerdict second = Outcomes().Add(900, 0).Add(1100, 1).Judge();
+  EXPECT_FALSE(second.flapping);
+  const FlapVerdict judged = history.Judge(key, second, kWindowNs, 2 * kWindowNs);
+  EXPECT_TRUE(judged.flapping);
+  EXPECT_EQ(judged.flaps, 1u);
+  // Another component, or the same one a window later, has no such past.
+  EXPECT_FALSE(
+      history.Judge(FlapHistory::RnicKey(7, 0), second, kWindowNs, 2 * kWindowNs).flapping);
+}
+
+TEST(FlapWatch, DownOnceAndBackIsNoFlapAcrossWindows) {
+  FlapHistory history;
+  const std::uint64_t key = FlapHistory::RnicKey(3, 1);
+  // Went down in window 0, stayed down through window 1, back in window 2.
+  const FlapVerdict went = Outcomes().Add(1000, 0).Add(1000, 1).Judge();
+  EXPECT_FALSE(went.came_back);
+  EXPECT_FALSE(history.Judge(key, went, 0, kWindowNs).flapping);
+  const FlapVerdict back = Outcomes().Add(700, 1).Add(1300, 0.0005).Judge();
+  EXPECT_TRUE(back.came_back);
+  EXPECT_FALSE(history.Judge(key, back, 2 * kWindowNs, 3 * kWindowNs).flapping);
+  // A clean window between: the next episode is not the same flapping.
+  history.Prune(4 * kWindowNs);
+  EXPECT_EQ(history.size(), 0u);
+  const FlapVerdict again = Outcomes().Add(1000, 0).Add(1000, 1).Judge();
+  EXPECT_FALSE(history.Judge(key, again, 4 * kWindowNs, 5 * kWindowNs).flapping);
 }
 
 }  // namespace
