@@ -363,9 +363,9 @@ WindowReport WindowJudge::Judge(const WindowAccumulator& w) {
     flap = flap_history_.Judge(link ? FlapHistory::LinkKey(s.component.link)
                                     : FlapHistory::RnicKey(s.component.host, s.component.nic),
                                *flap, w.start_ns(), w.end_ns());
+    s.flaps = flap->flaps;  // down episodes, flapping or not: route churn follows each
     if (!flap->flapping) continue;
     s.flapping = true;
-    s.flaps = flap->flaps;
     s.flap_period_s = flap->period_s;
   }
   flap_history_.Prune(w.start_ns());
@@ -450,12 +450,13 @@ void WindowJudge::NameWithdrawnLinks(Localization* loss) const {
 // Route churn: while a flapping link is down, routing moves flows off it and
 // back, so a 5-tuple traced in one phase is probed in the other and its
 // failures land on a neighbour of the flapping link, exactly while that link
-// is down. A culprit link sharing a switch with a flapping culprit that
-// explains more, with (almost) all its failures sent while that one was down,
-// is its shadow: named with it, not alone. When neither has been watched yet
-// (the window a flap starts in: no flap verdict, no timing), the weaker is
-// held back so the next window can tell; a fault of its own fails outside
-// the flaps too and is named then, a window late.
+// is down. A culprit link sharing a switch with a culprit that went down in
+// the window (a down episode: flapping, or the first down and back of a flap
+// yet to be named) and explains more, with (almost) all its failures sent
+// while that one was down, is its shadow: named with it, not alone. When neither has been watched
+// yet (the window a flap starts in: no flap verdict, no timing), the weaker is held back so the
+// next window can tell; a fault of its own fails outside the flaps too and is named then, a window
+// late.
 void WindowJudge::DropChurnShadows(const WindowAccumulator& w, Localization* loss) {
   std::vector<Suspect>& culprits = loss->culprits;
   std::vector<char> shadow(culprits.size(), 0);
@@ -463,7 +464,7 @@ void WindowJudge::DropChurnShadows(const WindowAccumulator& w, Localization* los
     const Suspect& down = culprits[a];
     if (down.component.kind != Component::Kind::kLink || shadow[a]) continue;
     const bool unjudged = !w.flaps().Watches(down.component.link);
-    if (!down.flapping && !unjudged) continue;
+    if (down.flaps == 0 && !unjudged) continue;
     for (std::size_t b = 0; b < culprits.size(); ++b) {
       const Suspect& other = culprits[b];
       if (b == a || shadow[b] || other.component.kind != Component::Kind::kLink ||

@@ -108,10 +108,10 @@ struct Suspect {
   double raw_confidence = 0;
   double confidence = 0;
   std::vector<std::vector<LinkId>> example_paths;  // NIC link to NIC link
+  double added_latency_ns = 0;                     // latency hotspots: over the link's own baseline
   // Its failures came in bursts (flap_watch.h): down and up, not lossy.
-  double added_latency_ns = 0;  // latency hotspots: over the link's own baseline
   bool flapping = false;
-  std::uint32_t flaps = 0;
+  std::uint32_t flaps = 0;  // down episodes in the window, flapping or not
   double flap_period_s = 0;
   // Flapping links: neighbours whose failures all fell while this one was
   // down (route churn moved their traced flows onto it), not named alone.
