@@ -363,7 +363,9 @@ WindowReport WindowJudge::Judge(const WindowAccumulator& w) {
     flap = flap_history_.Judge(link ? FlapHistory::LinkKey(s.component.link)
                                     : FlapHistory::RnicKey(s.component.host, s.component.nic),
                                *flap, w.start_ns(), w.end_ns());
-    s.flaps = flap->flaps;  // down episodes, flapping or not: route churn follows each
+    // Down episodes of a link that went down and came back, flapping or not
+    // yet (its first down and back): route churn follows each.
+    if (flap->flapping || flap->came_back) s.flaps = flap->flaps;
     if (!flap->flapping) continue;
     s.flapping = true;
     s.flap_period_s = flap->period_s;

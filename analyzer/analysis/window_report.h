@@ -111,7 +111,7 @@ struct Suspect {
   double added_latency_ns = 0;                     // latency hotspots: over the link's own baseline
   // Its failures came in bursts (flap_watch.h): down and up, not lossy.
   bool flapping = false;
-  std::uint32_t flaps = 0;  // down episodes in the window, flapping or not
+  std::uint32_t flaps = 0;  // down episodes in the window once it came back, flapping or not
   double flap_period_s = 0;
   // Flapping links: neighbours whose failures all fell while this one was
   // down (route churn moved their traced flows onto it), not named alone.
