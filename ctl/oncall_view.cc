@@ -124,11 +124,25 @@ OncallView Status(const JsonNode& body) {
   return v;
 }
 
+// The RNIC's counters that moved in the window ("symbol_error +4210,
+// link_downed +2"), "none moved", or "-" without telemetry for it.
+std::string CounterDeltas(const JsonNode& r) {
+  const JsonNode* counters = JsonChild(r, "telemetry.counters");
+  if (counters == nullptr || !counters->is_object()) return "-";
+  std::string moved;
+  for (const auto& [name, delta] : counters->items()) {
+    if (!delta.is_number_unsigned() || delta.get<std::uint64_t>() == 0) continue;
+    moved += (moved.empty() ? "" : ", ") + name + " +" + std::to_string(delta.get<std::uint64_t>());
+  }
+  return moved.empty() ? "none moved" : moved;
+}
+
 OncallView Rnics(const JsonNode& body) {
   if (JsonChild(body, "rnics") == nullptr) return Bad("no 'rnics' in /api/v1/rnics");
   OncallView v;
-  TextTable table({"RNIC", "HOST", "RAIL", "IP", "STATE", "LOSS", "TIMEOUTS", "PAPER"},
-                  {false, false, true, false, false, true, true, false});
+  TextTable table(
+      {"RNIC", "HOST", "RAIL", "IP", "STATE", "LOSS", "TIMEOUTS", "PAPER", "COUNTERS (WINDOW)"},
+      {false, false, true, false, false, true, true, false, false});
   std::vector<std::string> bad;
   std::size_t paper_only = 0;
   const auto rnics = JsonArray(body, "rnics");
@@ -142,7 +156,7 @@ OncallView Rnics(const JsonNode& body) {
                OrDash(Str(*r, "ip")), state, loss ? FormatPercent(*loss) : "-",
                std::to_string(JsonInt(*r, "timeouts").value_or(0)) + "/" +
                    std::to_string(JsonInt(*r, "probes").value_or(0)),
-               paper ? "anomalous" : "ok"});
+               paper ? "anomalous" : "ok", CounterDeltas(*r)});
     const bool not_ok = state != "ok" || anomalous;
     if (not_ok) bad.push_back(RnicRef(*r) + " " + state);
     if (paper && !not_ok) ++paper_only;

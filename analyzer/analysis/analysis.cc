@@ -59,18 +59,21 @@ AddStatus Analysis::AddResult(const ProbeRecord& r) {
     ++stats_.invalid;
     return AddStatus::kInvalid;
   }
+  const std::int64_t width = config_.window.count();
+  const std::int64_t start = r.send_time_ns - r.send_time_ns % width;
+  const bool future = now_ns_ != 0 && r.send_time_ns > now_ns_ + config_.max_future.count();
   // A probe its own NIC failed to send crossed no link: counting it as a
-  // failure would blame the network for a local fault.
+  // failure would blame the network for a local fault. Its window counts it
+  // for the sending RNIC's verdict (a down RNIC, not a lossy one).
   if (r.send_failed) {
     ++stats_.send_failed;
+    if (!future && start >= judged_before_ns_) WindowFor(start).AddSendFailure(r.host, r.src_nic);
     return AddStatus::kSendFailed;
   }
-  if (now_ns_ != 0 && r.send_time_ns > now_ns_ + config_.max_future.count()) {
+  if (future) {
     ++stats_.future;
     return AddStatus::kFuture;
   }
-  const std::int64_t width = config_.window.count();
-  const std::int64_t start = r.send_time_ns - r.send_time_ns % width;
   if (start < judged_before_ns_) {
     ++stats_.late;
     return AddStatus::kLate;

@@ -25,6 +25,11 @@ struct AnalysisConfig {
   nanoseconds rnic_sticky = std::chrono::seconds{60};
   // Blamed RNICs losing at least this share are "down" rather than "lossy".
   double rnic_down_ratio = 0.90;
+  // An RNIC that could not send at least this share of its own probes (its
+  // port down, a QP in error) while more than rnic_anomalous_ratio of the
+  // probes to it were lost is "down", whatever the inference estimates: in
+  // the windows where its loss estimate still builds up it would read "lossy".
+  double rnic_down_send_failure_share = 0.5;
 
   // Loss localization across windows (sequential_inference.h). A component is
   // a culprit once its accumulated evidence shows it losing at least

@@ -3,15 +3,18 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <utility>
+
+#include "analyzer/analysis/sequential_inference.h"
 
 namespace hostmesh::analysis {
 namespace {
 
-// Evidence the runs test needs before it speaks, and how clustered the
-// failures must be: z <= -4 happens by chance about once in 30,000 tests.
+// Evidence needed before the watch speaks, and how unlikely under a steady
+// loss its down episodes must be: as a z <= -4, about once in 30,000 tests.
 constexpr std::size_t kMinOutcomes = 20;
 constexpr std::size_t kMinEach = 5;
-constexpr double kClusteredZ = -4.0;
+constexpr double kChance = 3.2e-5;  // P(Z <= -4)
 
 }  // namespace
 
@@ -126,21 +129,71 @@ FlapVerdict JudgeOutcomes(std::span<const bool> failed, std::int64_t window_ns) 
   for (const bool f : failed) n1 += f ? 1 : 0;
   const double n2 = n - n1;
   if (failed.size() < kMinOutcomes || n1 < kMinEach || n2 < kMinEach) return v;
-  double runs = 1;
-  std::uint32_t bursts = 0;
-  std::size_t run_length = 0;
-  for (std::size_t i = 0; i < failed.size(); ++i) {
-    if (i > 0 && failed[i] != failed[i - 1]) ++runs;
-    run_length = failed[i] ? run_length + 1 : 0;
-    if (run_length == 2) ++bursts;  // a down episode: two or more failures in a row
+
+  // The runs, in order: (failed, length).
+  std::vector<std::pair<bool, std::size_t>> runs;
+  for (std::size_t i = 0, start = 0; i < failed.size(); ++i) {
+    if (i + 1 < failed.size() && failed[i + 1] == failed[i]) continue;
+    runs.emplace_back(failed[i], i + 1 - start);
+    start = i + 1;
   }
+  // The longest run of failures (of successes) chance gives if the window
+  // lost probes steadily at its rate: n p (1 - p) runs of each, a run reaching
+  // length L with chance p^(L-1); longer than where fewer than one is expected.
+  const double loss = n1 / n;
+  const double chance_runs = std::log(n * loss * (1 - loss));
+  const double longest_down = 1 + chance_runs / std::log(1 / loss);
+  const double longest_up = 1 + chance_runs / std::log(1 / (1 - loss));
+
+  // A flap alternates down phases, where every probe is lost, with clean
+  // ones: failure runs longer than chance makes them (down episodes) with a
+  // success run longer than chance between two of them. A loss that starts
+  // or ends in the window, or a lossy component that goes down, has no clean
+  // phase between its long failure runs.
+  std::uint32_t episodes = 0;
+  double shortest = n;
+  bool alternates = false, clean_since_episode = false;
+  for (const auto& [down, length] : runs) {
+    const double len = static_cast<double>(length);
+    if (down && len > longest_down) {
+      alternates = alternates || (episodes > 0 && clean_since_episode);
+      ++episodes;
+      shortest = std::min(shortest, len);
+      clean_since_episode = false;
+    } else if (!down && len > longest_up) {
+      clean_since_episode = true;
+    }
+  }
+  // Together too unlikely for chance: so many failure runs at least as long
+  // as the shortest episode (two pairs of failures at 3% loss are not).
+  const double chance_episodes = n * loss * (1 - loss) * std::pow(loss, shortest - 1);
+  const bool real = episodes > 0 && PoissonTail(episodes, chance_episodes) <= kChance;
   const double mu = 1 + 2 * n1 * n2 / n;
   const double var = 2 * n1 * n2 * (2 * n1 * n2 - n) / (n * n * (n - 1));
-  v.runs_z = var > 0 ? (runs - mu) / std::sqrt(var) : 0;
-  v.flapping = v.runs_z <= kClusteredZ && bursts >= 2;
-  v.flaps = bursts;
-  if (bursts >= 2) v.period_s = static_cast<double>(window_ns) / 1e9 / bursts;
+  v.runs_z = var > 0 ? (static_cast<double>(runs.size()) - mu) / std::sqrt(var) : 0;
+  if (!real) return v;
+  v.flaps = episodes;
+  v.flapping = alternates;
+  v.came_back = clean_since_episode;
+  if (episodes >= 2) v.period_s = static_cast<double>(window_ns) / 1e9 / episodes;
   return v;
+}
+
+FlapVerdict FlapHistory::Judge(std::uint64_t key, FlapVerdict window, std::int64_t start_ns,
+                               std::int64_t end_ns) {
+  const auto it = came_back_.find(key);
+  // Down, back up by the previous window's end, down again in this one.
+  if (it != came_back_.end() && it->second == start_ns && window.flaps > 0) window.flapping = true;
+  if (window.came_back) {
+    came_back_[key] = end_ns;
+  } else if (it != came_back_.end()) {
+    came_back_.erase(it);
+  }
+  return window;
+}
+
+void FlapHistory::Prune(std::int64_t start_ns) {
+  std::erase_if(came_back_, [start_ns](const auto& entry) { return entry.second < start_ns; });
 }
 
 std::size_t FlapRecorder::memory_bytes() const {

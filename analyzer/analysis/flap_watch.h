@@ -3,9 +3,15 @@
 // Flapping: a NIC or link that goes down and up loses its probes in bursts,
 // a lossy one loses them evenly. Counts cannot tell the two apart, the order
 // of the outcomes can. For the components worth watching (the culprits of
-// the last judged window) a window keeps each probe's outcome and send time;
-// at the close, a Wald-Wolfowitz runs test on the time-ordered outcomes says
-// whether the failures cluster, and the bursts give a flap count and period.
+// the last judged window) a window keeps each probe's outcome and send time.
+// At the close, its down episodes are the failure runs longer than a steady
+// loss at the window's rate would make (together as unlikely as a z <= -4);
+// a flap alternates them with clean phases (success runs as unlikely): two
+// episodes with one between in the window, or one that came back before the
+// window's end and one in the next (FlapHistory: flaps slower than a
+// window). A loss that starts or ends in the window, or a lossy component
+// that goes down, has no clean phase between its long failure runs. The
+// episodes give the flap count and period; a runs test's z is kept as evidence.
 // Memory is per watched component only, so a fleet-sized window pays nothing
 // for it while nothing is blamed.
 
@@ -24,9 +30,10 @@ namespace hostmesh::analysis {
 
 struct FlapVerdict {
   bool flapping = false;
-  std::uint32_t flaps = 0;  // down episodes seen in the window
+  std::uint32_t flaps = 0;  // down episodes seen in the window, 0 unless beyond chance
   double period_s = 0;      // window / flaps, 0 with fewer than two
   double runs_z = 0;        // the runs test's z (very negative: clustered)
+  bool came_back = false;   // a clean phase followed the last down episode
 };
 
 // Which components to watch: RNIC keys (host * kMaxNics + nic) and links.
@@ -92,7 +99,28 @@ class FlapRecorder {
   std::vector<PortTally> ports_;
 };
 
-// The runs test and burst count on outcomes already in time order (true: failed).
+// The down episodes and runs test of one window's outcomes, already in time
+// order (true: failed).
 FlapVerdict JudgeOutcomes(std::span<const bool> failed, std::int64_t window_ns);
+
+// Flaps slower than a window: a component whose down episode came back by the
+// end of one window and that goes down again in the next is flapping too.
+// Remembers, per watched component, the window it came back in.
+class FlapHistory {
+ public:
+  static std::uint64_t LinkKey(LinkId link) { return (std::uint64_t{1} << 63) | link; }
+  static std::uint64_t RnicKey(HostId host, NicId nic) {
+    return std::uint64_t{host} * kMaxNics + nic;
+  }
+  // `window`: the component's verdict for the window [start_ns, end_ns).
+  FlapVerdict Judge(std::uint64_t key, FlapVerdict window, std::int64_t start_ns,
+                    std::int64_t end_ns);
+  // Forgets the components that came back before the window starting at start_ns.
+  void Prune(std::int64_t start_ns);
+  std::size_t size() const { return came_back_.size(); }
+
+ private:
+  std::unordered_map<std::uint64_t, std::int64_t> came_back_;  // -> end of that window
+};
 
 }  // namespace hostmesh::analysis

@@ -30,6 +30,13 @@ UntracedTuples::Counts* UntracedTuples::At(std::uint64_t key) {
   return &counts[*pos];
 }
 
+void WindowAccumulator::AddSendFailure(HostId host, NicId nic) {
+  if (host >= hosts_.size()) hosts_.resize(std::size_t{host} + 1);
+  std::vector<std::uint32_t>& failures = hosts_[host].send_failures;
+  if (nic >= failures.size()) failures.resize(std::size_t{nic} + 1, 0);
+  ++failures[nic];
+}
+
 void WindowAccumulator::Add(const ProbeRecord& r, MiddleId middle, int rail) {
   ++results_;
   if (r.host >= hosts_.size()) hosts_.resize(std::size_t{r.host} + 1);

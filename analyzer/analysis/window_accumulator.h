@@ -35,7 +35,10 @@ struct HostWindow {
   std::vector<PairCounts> pairs;
   QuantileSketch latency;
   QuantileSketch processing;
-  std::uint64_t results = 0;
+  std::uint64_t results = 0;  // send failures not included
+  // By sending NIC: probes it could not send (ProbeRecord::send_failed). Not
+  // in pairs: they crossed no link, so they are no loss.
+  std::vector<std::uint32_t> send_failures;
 
   PairCounts& Pair(NicId src, NicId dst);
   const PairCounts& Pair(NicId src, NicId dst) const { return pairs[src * nics + dst]; }
@@ -98,6 +101,8 @@ class WindowAccumulator {
 
   // Precondition: nic ids < kMaxNics, rail >= 0.
   void Add(const ProbeRecord& r, MiddleId middle, int rail);
+  // A probe `nic` of `host` could not send (precondition: nic < kMaxNics).
+  void AddSendFailure(HostId host, NicId nic);
   // Starts loading the untraced index's slot of a 5-tuple (PathTable::Key)
   // that has no path, for its Add soon after.
   void PrefetchUntraced(std::uint64_t key) const { untraced_.index.Prefetch(key); }

@@ -355,15 +355,22 @@ WindowReport WindowJudge::Judge(const WindowAccumulator& w) {
   out.loss = Localize(w, ix, w.timeouts(), loss_problem, loss, true);
   for (Suspect& s : out.loss.culprits) {
     if (s.component.kind == Component::Kind::kLink) s.ports = w.flaps().LinkPorts(s.component.link);
-    const auto flap =
-        s.component.kind == Component::Kind::kLink
-            ? w.flaps().JudgeLink(s.component.link, config_.window.count())
-            : w.flaps().JudgeRnic(s.component.host, s.component.nic, config_.window.count());
-    if (!flap || !flap->flapping) continue;
+    const bool link = s.component.kind == Component::Kind::kLink;
+    auto flap =
+        link ? w.flaps().JudgeLink(s.component.link, config_.window.count())
+             : w.flaps().JudgeRnic(s.component.host, s.component.nic, config_.window.count());
+    if (!flap) continue;
+    flap = flap_history_.Judge(link ? FlapHistory::LinkKey(s.component.link)
+                                    : FlapHistory::RnicKey(s.component.host, s.component.nic),
+                               *flap, w.start_ns(), w.end_ns());
+    // Down episodes of a link that went down and came back, flapping or not
+    // yet (its first down and back): route churn follows each.
+    if (flap->flapping || flap->came_back) s.flaps = flap->flaps;
+    if (!flap->flapping) continue;
     s.flapping = true;
-    s.flaps = flap->flaps;
     s.flap_period_s = flap->period_s;
   }
+  flap_history_.Prune(w.start_ns());
   DropChurnShadows(w, &out.loss);
   NameWithdrawnLinks(&out.loss);
 
@@ -454,12 +461,13 @@ void WindowJudge::NameWithdrawnLinks(Localization* loss) const {
 // Route churn: while a flapping link is down, routing moves flows off it and
 // back, so a 5-tuple traced in one phase is probed in the other and its
 // failures land on a neighbour of the flapping link, exactly while that link
-// is down. A culprit link sharing a switch with a flapping culprit that
-// explains more, with (almost) all its failures sent while that one was down,
-// is its shadow: named with it, not alone. When neither has been watched yet
-// (the window a flap starts in: no flap verdict, no timing), the weaker is
-// held back so the next window can tell; a fault of its own fails outside
-// the flaps too and is named then, a window late.
+// is down. A culprit link sharing a switch with a culprit that went down in
+// the window (a down episode: flapping, or the first down and back of a flap
+// yet to be named) and explains more, with (almost) all its failures sent
+// while that one was down, is its shadow: named with it, not alone. When neither has been watched
+// yet (the window a flap starts in: no flap verdict, no timing), the weaker is held back so the
+// next window can tell; a fault of its own fails outside the flaps too and is named then, a window
+// late.
 void WindowJudge::DropChurnShadows(const WindowAccumulator& w, Localization* loss) {
   std::vector<Suspect>& culprits = loss->culprits;
   std::vector<char> shadow(culprits.size(), 0);
@@ -467,7 +475,7 @@ void WindowJudge::DropChurnShadows(const WindowAccumulator& w, Localization* los
     const Suspect& down = culprits[a];
     if (down.component.kind != Component::Kind::kLink || shadow[a]) continue;
     const bool unjudged = !w.flaps().Watches(down.component.link);
-    if (!down.flapping && !unjudged) continue;
+    if (down.flaps == 0 && !unjudged) continue;
     for (std::size_t b = 0; b < culprits.size(); ++b) {
       const Suspect& other = culprits[b];
       if (b == a || shadow[b] || other.component.kind != Component::Kind::kLink ||
@@ -525,10 +533,11 @@ void WindowJudge::JudgeRnics(const WindowAccumulator& w, const Index& ix,
       st.probes += to.total() + from.total();
       st.timeouts += to.timeouts() + from.timeouts();
     }
-    if (st.probes_to > 0 && static_cast<double>(st.timeouts_to) >
-                                config_.rnic_anomalous_ratio * static_cast<double>(st.probes_to)) {
-      paper_until_[key] = w.end_ns() + sticky;
-    }
+    if (st.nic < hw.send_failures.size()) st.send_failures = hw.send_failures[st.nic];
+    const bool lost_to =
+        st.probes_to > 0 && static_cast<double>(st.timeouts_to) >
+                                config_.rnic_anomalous_ratio * static_cast<double>(st.probes_to);
+    if (lost_to) paper_until_[key] = w.end_ns() + sticky;
     const auto p = paper_until_.find(key);
     st.paper_anomalous = p != paper_until_.end() && p->second > w.start_ns();
 
@@ -540,6 +549,13 @@ void WindowJudge::JudgeRnics(const WindowAccumulator& w, const Index& ix,
       } else {
         st.state = RnicState::kLossy;  // lossy, but below the paper's bar: network drops
       }
+    }
+    // Its own probes never left it while those to it were lost: the RNIC is
+    // down, not lossy, even while the inference's estimate builds up (or
+    // another culprit took its failures). Send failures stay out of loss.
+    if (lost_to && CannotSend(st, config_.rnic_down_send_failure_share)) {
+      verdict_until_[key] = w.end_ns() + sticky;
+      st.state = RnicState::kDown;
     }
     const auto v = verdict_until_.find(key);
     if (v != verdict_until_.end() && v->second > w.start_ns()) {

@@ -71,6 +71,8 @@ class WindowJudge {
   // Loss evidence of every component across windows.
   SequentialParams sequential_;
   EvidenceBook evidence_;
+  // Watched components that came back from a down episode in the last window.
+  FlapHistory flap_history_;
   // Every directed link's usual latency excess.
   LatencyBaselines latency_baselines_;
 };

@@ -3,6 +3,7 @@
 // What judging one window yields: plain structs for the store, the HTTP API,
 // /metrics and the incident tracker.
 
+#include <algorithm>
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -51,14 +52,25 @@ struct RnicStatus {
   std::uint64_t timeouts = 0;  // to or from it
   std::uint64_t probes_to = 0;
   std::uint64_t timeouts_to = 0;
+  // Its own probes it could not send (ProbeRecord::send_failed): in none of
+  // the counts above, as they crossed no link. Its sent probes: probes - probes_to.
+  std::uint64_t send_failures = 0;
   // Paper rule alone: > threshold of the probes to it timed out (sticky).
   bool paper_anomalous = false;
-  // The verdict: blamed by the path-aware inference (sticky for rnic_sticky).
+  // The verdict: blamed by the path-aware inference, or down because it cannot
+  // send while probes to it are lost (CannotSend); sticky for rnic_sticky.
   RnicState state = RnicState::kOk;
   bool anomalous = false;
   std::int64_t anomalous_until_ns = 0;  // 0 when never anomalous
   double loss = 0;                      // its own loss estimate when blamed
 };
+
+// At least `share` of the RNIC's own probes (sent or not) never left it.
+inline bool CannotSend(const RnicStatus& r, double share) {
+  const std::uint64_t sent = r.probes - std::min(r.probes, r.probes_to);
+  return r.send_failures > 0 && static_cast<double>(r.send_failures) >=
+                                    share * static_cast<double>(r.send_failures + sent);
+}
 
 // Which way probes cross a link: up is from its lower end (a rail switch) to
 // its upper end (a spine). Same-host paths climb from the source's rail switch
@@ -96,10 +108,10 @@ struct Suspect {
   double raw_confidence = 0;
   double confidence = 0;
   std::vector<std::vector<LinkId>> example_paths;  // NIC link to NIC link
+  double added_latency_ns = 0;                     // latency hotspots: over the link's own baseline
   // Its failures came in bursts (flap_watch.h): down and up, not lossy.
-  double added_latency_ns = 0;  // latency hotspots: over the link's own baseline
   bool flapping = false;
-  std::uint32_t flaps = 0;
+  std::uint32_t flaps = 0;  // down episodes in the window once it came back, flapping or not
   double flap_period_s = 0;
   // Flapping links: neighbours whose failures all fell while this one was
   // down (route churn moved their traced flows onto it), not named alone.

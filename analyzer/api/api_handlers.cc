@@ -102,8 +102,14 @@ void MountApi(http::Router& router, SnapshotSource source, const Clock& clock,
   router.Get("/api/v1/status", [source, &clock](const http::Request&) {
     return Json(RenderStatus(*Current(source), clock.RealtimeNow().time_since_epoch().count()));
   });
-  router.Get("/api/v1/rnics",
-             [source](const http::Request&) { return Json(RenderRnics(*Current(source))); });
+  router.Get("/api/v1/rnics", [source, telemetry](const http::Request&) {
+    const std::shared_ptr<const ApiSnapshot> snapshot = Current(source);
+    if (!telemetry) return Json(RenderRnics(*snapshot));
+    // Each RNIC's counter deltas over the judged window, read per request.
+    const std::optional<TelemetryQuery> window = WindowTelemetryQuery(*snapshot);
+    const TelemetryAnswer deltas = window ? telemetry(*window) : TelemetryAnswer{};
+    return Json(RenderRnics(*snapshot, &deltas));
+  });
   router.Get("/api/v1/links", [source](const http::Request& request) {
     const bool suspicious = http::QueryParam(request.query, "suspicious").has_value();
     LinkRanking ranking = LinkRanking::kLoss;

@@ -29,8 +29,9 @@ using TelemetrySource = std::function<TelemetryAnswer(const TelemetryQuery& quer
 // Mounts /api/v1/{status,rnics,links,switches,coverage,topology,incidents,sla},
 // /api/v1/topology/disagreements and the on-call page at "/",
 // /api/v1/sla/history when `history` is set and /api/v1/telemetry when
-// `telemetry` is. `clock` (for uptime, window lag and the default periods)
-// must outlive the router.
+// `telemetry` is; with `telemetry`, /api/v1/rnics shows each RNIC's counter
+// deltas over the judged window beside its verdict. `clock` (for uptime, window lag and the default
+// periods) must outlive the router.
 void MountApi(http::Router& router, SnapshotSource source, const Clock& clock,
               HistorySource history = {}, TelemetrySource telemetry = {});
 

@@ -108,6 +108,15 @@ function analyzerNow(st) {
       ? st.window.end_ns + st.window_lag_seconds * 1e9 : Date.now() * 1e6;
 }
 
+// The RNIC's counters that moved over the judged window, "none moved", or
+// "-" when its agent sent no telemetry for it.
+function counterDeltas(r) {
+  const c = r.telemetry && r.telemetry.counters;
+  if (!c) return "-";
+  const moved = Object.entries(c).filter(([, d]) => d > 0).map(([k, d]) => k + " +" + d);
+  return moved.length ? moved.join(", ") : "none moved";
+}
+
 const rnicCols = [
   ["host", r => r.host], ["nic", r => r.nic_name || String(r.nic)], ["ip", r => r.ip],
   ["rail", r => r.rail, "num"],
@@ -115,7 +124,8 @@ const rnicCols = [
   ["paper rule", r => r.paper_anomalous ? tag("warn", "anomalous") : "ok"],
   ["loss", r => pct(r.loss), "num"],
   ["timeouts / probes", r => r.timeouts + " / " + r.probes, "num"],
-  ["sticky until", r => r.anomalous_until_ns ? clock(r.anomalous_until_ns) : "-"]];
+  ["sticky until", r => r.anomalous_until_ns ? clock(r.anomalous_until_ns) : "-"],
+  ["counters (window)", r => counterDeltas(r), "wrap"]];
 const rnicClass = r => r.state === "down" ? "bad" : r.state === "lossy" ? "warn" : "";
 
 // Every RNIC: drawn only while the box is open (thousands of rows otherwise).

@@ -2,7 +2,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
+#include <map>
+#include <string_view>
 #include <unordered_map>
+#include <utility>
 
 #include "analyzer/api/render_fields.h"
 
@@ -320,10 +324,34 @@ std::string RenderStatus(const ApiSnapshot& s, std::int64_t now_ns) {
   return DumpJson(j);
 }
 
-std::string RenderRnics(const ApiSnapshot& s) {
+std::optional<TelemetryQuery> WindowTelemetryQuery(const ApiSnapshot& s) {
+  if (s.report == nullptr) return std::nullopt;
+  TelemetryQuery query;
+  query.from_ns = s.report->start_ns;
+  query.to_ns = s.report->end_ns;
+  query.limit = std::numeric_limits<std::size_t>::max();
+  return query;
+}
+
+std::string RenderRnics(const ApiSnapshot& s, const TelemetryAnswer* window_telemetry) {
   const WindowReport* report = s.report.get();
   Json j = Json::object();
   AddWindow(j, report);
+  // The window's counter deltas by (agent, NIC name): "not collected" without
+  // a telemetry source, the store's error when it failed.
+  std::map<std::pair<std::string_view, std::string_view>, const telemetry::NicCounterTotals*>
+      totals;
+  if (window_telemetry == nullptr) {
+    j["telemetry"] = "not collected";
+  } else if (!window_telemetry->error.empty()) {
+    j["telemetry"] = "store: " + window_telemetry->error;
+  } else {
+    j["telemetry"] = "window";
+    for (const telemetry::NicTelemetryRow& row : window_telemetry->rows) {
+      totals.emplace(std::pair<std::string_view, std::string_view>{row.agent_id, row.nic},
+                     &row.totals);
+    }
+  }
   Json& rnics = j["rnics"] = Json::array();
   if (report != nullptr) {
     for (const analysis::RnicStatus& r : report->rnics) {
@@ -338,6 +366,15 @@ std::string RenderRnics(const ApiSnapshot& s) {
       rnic["timeouts"] = r.timeouts;
       rnic["probes_to"] = r.probes_to;
       rnic["timeouts_to"] = r.timeouts_to;
+      rnic["send_failures"] = r.send_failures;
+      // Named as the agent's telemetry names it: "nic<id>" before its Hello.
+      const NicInfo* info = NicOf(s, r.host, r.nic);
+      const std::string nic_name =
+          info != nullptr && !info->name.empty() ? info->name : "nic" + std::to_string(r.nic);
+      const auto it = r.host < s.hosts().size()
+                          ? totals.find({s.hosts()[r.host].agent_id, nic_name})
+                          : totals.end();
+      rnic["telemetry"] = it != totals.end() ? NicTotalsJson(*it->second) : Json(nullptr);
     }
   }
   return DumpJson(j);

@@ -3,10 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "analyzer/api/api_snapshot.h"
+#include "analyzer/api/render_telemetry.h"
 
 namespace hostmesh::analyzer::api {
 
@@ -15,7 +17,14 @@ namespace hostmesh::analyzer::api {
 enum class LinkRanking { kLoss, kLatency };
 
 std::string RenderStatus(const ApiSnapshot& snapshot, std::int64_t now_ns);
-std::string RenderRnics(const ApiSnapshot& snapshot);
+// `window_telemetry`: the NICs' counter deltas over the report's window
+// (WindowTelemetryQuery), written beside each RNIC's verdict; null when the
+// analyzer keeps no telemetry.
+std::string RenderRnics(const ApiSnapshot& snapshot,
+                        const TelemetryAnswer* window_telemetry = nullptr);
+// The telemetry query RenderRnics reads: every NIC over the report's window
+// (what diagnosis read of it). Nullopt before a window is judged.
+std::optional<TelemetryQuery> WindowTelemetryQuery(const ApiSnapshot& snapshot);
 // `suspicious_only`: just the links the better method blamed.
 std::string RenderLinks(const ApiSnapshot& snapshot, bool suspicious_only,
                         LinkRanking ranking = LinkRanking::kLoss);

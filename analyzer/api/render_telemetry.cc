@@ -1,6 +1,7 @@
 #include "analyzer/api/render_telemetry.h"
 
 #include "analyzer/api/json_values.h"
+#include "analyzer/api/render_fields.h"
 
 namespace hostmesh::analyzer::api {
 namespace {
@@ -28,6 +29,24 @@ Json PcieJson(const std::optional<telemetry::PcieLinkState>& pcie) {
 
 }  // namespace
 
+Json NicTotalsJson(const telemetry::NicCounterTotals& t) {
+  Json n = Json::object();
+  n["samples"] = t.samples;
+  n["start_ns"] = t.start_ns;
+  n["end_ns"] = t.end_ns;
+  Json& counters = n["counters"] = Json::object();
+  for (const auto& [counter, delta] : t.deltas) counters[telemetry::CounterName(counter)] = delta;
+  n["pfc_pause_received"] = PauseJson(t.rx_pfc_pause);
+  n["pfc_pause_sent"] = PauseJson(t.tx_pfc_pause);
+  n["port_state"] = t.port_state;
+  n["phys_state"] = t.phys_state;
+  n["carrier"] = telemetry::CarrierName(t.carrier);
+  n["pcie"] = PcieJson(t.pcie);
+  n["read_failures"] = t.read_failures;
+  n["counter_resets"] = t.counter_resets;
+  return n;
+}
+
 std::string RenderTelemetry(const TelemetryQuery& query, const TelemetryAnswer& answer) {
   Json j = Json::object();
   j["from_ns"] = query.from_ns;
@@ -36,23 +55,10 @@ std::string RenderTelemetry(const TelemetryQuery& query, const TelemetryAnswer& 
   j["truncated"] = answer.truncated;
   Json& nics = j["nics"] = Json::array();
   for (const telemetry::NicTelemetryRow& row : answer.rows) {
-    const telemetry::NicCounterTotals& t = row.totals;
     Json& n = nics.emplace_back(Json::object());
     n["agent_id"] = row.agent_id;
     n["nic"] = row.nic;
-    n["samples"] = t.samples;
-    n["start_ns"] = t.start_ns;
-    n["end_ns"] = t.end_ns;
-    Json& counters = n["counters"] = Json::object();
-    for (const auto& [counter, delta] : t.deltas) counters[telemetry::CounterName(counter)] = delta;
-    n["pfc_pause_received"] = PauseJson(t.rx_pfc_pause);
-    n["pfc_pause_sent"] = PauseJson(t.tx_pfc_pause);
-    n["port_state"] = t.port_state;
-    n["phys_state"] = t.phys_state;
-    n["carrier"] = telemetry::CarrierName(t.carrier);
-    n["pcie"] = PcieJson(t.pcie);
-    n["read_failures"] = t.read_failures;
-    n["counter_resets"] = t.counter_resets;
+    n.update(NicTotalsJson(row.totals));
   }
   return DumpJson(j);
 }

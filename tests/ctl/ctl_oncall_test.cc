@@ -275,7 +275,24 @@ TEST(OncallView, RnicsAllOkExitsZero) {
   EXPECT_THAT(v.text, HasSubstr("window: 2024-05-01 12:00:00Z + 20 s, 4800 results"));
   EXPECT_THAT(v.text, HasSubstr("2 RNICs, 0 not ok"));
   EXPECT_THAT(v.text, HasSubstr("RNIC  HOST  RAIL  IP"));
-  EXPECT_EQ(LineWith(v.text, "0.10%"), "nic1  h000     1  198.18.1.11  ok     0.10%     0/400  ok");
+  EXPECT_EQ(LineWith(v.text, "0.10%"),
+            "nic1  h000     1  198.18.1.11  ok     0.10%     0/400  ok     -");
+}
+
+TEST(OncallView, RnicsShowTheWindowsCounterDeltasBesideTheVerdict) {
+  std::string down = Rnic("h001", 2, 2, "down", true, 1.0);
+  down.insert(down.size() - 1, R"(,"send_failures":400,"telemetry":{"samples":2,"counters":)"
+                               R"({"link_downed":2,"symbol_error":0,"carrier_changes":4}})");
+  std::string quiet = Rnic("h000", 0, 0, "ok", false, 0);
+  quiet.insert(quiet.size() - 1, R"(,"telemetry":{"samples":2,"counters":{"symbol_error":0}})");
+  const std::string none = Rnic("h000", 1, 1, "ok", false, 0);  // no "telemetry": older analyzer
+  const auto body = Json("{" + kWindow + R"(,"telemetry":"window","rnics":[)" + quiet + "," + none +
+                         "," + down + "]}");
+  const OncallView v = RenderOncall(OncallCommand::kRnics, body);
+  EXPECT_THAT(v.text, HasSubstr("COUNTERS (WINDOW)"));
+  EXPECT_THAT(LineWith(v.text, "h001"), ::testing::EndsWith("carrier_changes +4, link_downed +2"));
+  EXPECT_THAT(LineWith(v.text, "nic0"), ::testing::EndsWith("none moved"));
+  EXPECT_THAT(LineWith(v.text, "nic1  h000"), ::testing::EndsWith("  -"));
 }
 
 TEST(OncallView, RnicDownExitsOneAndIsNamed) {

@@ -20,8 +20,10 @@ few that only have data under another fault (named below, with the reason).
 test_2_oncall_page_in_a_browser: Debian's chromium, headless, driven by
 playwright-core (npm, installed by this test into the build directory) opens
 the analyzer's page from the management namespace: the faulty link is marked
-in the fabric picture, the link_loss incident is listed with a bar in the
-timeline, no script error; a screenshot is saved in the build directory
+in the fabric picture, the link_loss incident is listed with its diagnosis
+(unclassified, and why) and a bar in the timeline, every RNIC's row shows its
+counter deltas over the window (the veths' carrier: none moved), no script
+error; a screenshot is saved in the build directory
 (e2e-artifacts/oncall-faulty.png). Then the analyzer is stopped: the page
 says it is unreachable, keeps the last data greyed, and Prometheus raises
 HostmeshAnalyzerDown (pending); a second screenshot.
@@ -132,6 +134,7 @@ class Prometheus(e2e.FabricTestCase):
     # Set once the analyzer blames LINK: its name in the API and the metrics
     # ("p0r1:s02 - s02:p0r1", both ends), and when it was injected.
     blamed: str | None = None
+    diagnosis: dict | None = None  # the API's diagnosis of its incident
 
     @classmethod
     def setUpClass(cls):
@@ -199,6 +202,7 @@ class Prometheus(e2e.FabricTestCase):
         incident = next(i for i in snap.incidents["open"] if i["kind"] == "link_loss")
         self.assertEqual(incident["diagnosis"]["type"], "unclassified", incident["diagnosis"])
         self.assertTrue(incident["diagnosis"]["rule"], incident["diagnosis"])
+        Prometheus.diagnosis = incident["diagnosis"]
 
         blamed = self.until(f"{LINK} not blamed in Prometheus", lambda: query(
             f'hostmesh_analyzer_suspect_link_ratio{{link="{culprit[0]}",ranking="loss"}}'), 30)
@@ -347,6 +351,22 @@ class Prometheus(e2e.FabricTestCase):
         self.assertEqual(live["rnic_down"], [], "an RNIC drawn down for a link fault")
         link_rows = [r for r in live["incidents"] if r[0] == "link_loss" and name in r[1]]
         self.assertTrue(link_rows, f"no link_loss incident for {name}: {live['incidents']}")
+        # Its diagnosis as the API gave it: type and the sentence saying why
+        # (the loss figure moves from window to window).
+        diagnosis = link_rows[0][live["incident_heads"].index("diagnosis")]
+        self.assertTrue(diagnosis.startswith("unclassified: "), diagnosis)
+        subject = Prometheus.diagnosis["evidence"].split(" losing ")[0]
+        self.assertIn(subject + " losing ", diagnosis)
+        self.assertIn("% of probes", diagnosis)
+        # Every RNIC with its counter deltas over the judged window beside its
+        # verdict: the veths' carrier counters are read, and a fabric link's
+        # fault moves none of them.
+        self.assertIn("counters (window)", live["all_rnic_heads"])
+        counters = [r[live["all_rnic_heads"].index("counters (window)")]
+                    for r in live["all_rnics"]]
+        self.assertEqual(len(counters), self.HOSTS * self.RAILS, live["all_rnics"])
+        self.assertIn("none moved", counters, "no RNIC's telemetry on the page")
+        self.assertEqual(set(counters) - {"none moved", "-"}, set(), counters)
         self.assertTrue(any(b.startswith("link_loss " + name) for b in live["timeline_open"]),
                         f"no open bar for the incident: {live['timeline_open']}")
         self.assertGreater(live["timeline_windows"], 0, "no judged window in the timeline")

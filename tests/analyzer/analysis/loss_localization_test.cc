@@ -41,6 +41,82 @@ TEST_F(LossTest, NicDownIsAnRnicProblemAndNoLinkIsBlamed) {
   EXPECT_EQ(r.sla.cluster.rnic_drops, r.sla.cluster.timeouts);
 }
 
+// An RNIC whose port goes down `down_from` into window `index`: the probes it
+// sends from then on fail to leave it (send_failed), those to it time out;
+// with `sends_fail` false only the latter (its sends fine, its receive side dead).
+WindowReport RunNicDown(SyntheticFleet& fleet, Analysis& analysis, int index, HostId host,
+                        NicId nic, std::int64_t down_from, bool sends_fail = true) {
+  const std::int64_t start = FleetTest::kT0 + index * 20 * FleetTest::kSecond;
+  fleet.Probe(start, 20, Faults{}, [&](ProbeRecord p) {
+    if (p.host == host && p.send_time_ns >= start + down_from) {
+      if (p.src_nic == nic && sends_fail) {
+        p.send_failed = true;
+        p.timeout = false;
+        p.t2_nic_send_ns = p.t3_nic_recv_ns = p.t4_app_recv_ns = 0;
+      } else if (p.dst_nic == nic) {
+        p.timeout = true;
+        p.t2_nic_send_ns = p.t3_nic_recv_ns = p.t4_app_recv_ns = 0;
+      }
+    }
+    analysis.AddResult(p);
+  });
+  auto reports = analysis.Advance(start + 30 * FleetTest::kSecond);
+  return reports.empty() ? WindowReport{} : reports.back();
+}
+
+TEST_F(LossTest, RnicThatCannotSendIsDownFromItsFirstWindow) {
+  // Down for the last 15 s of the window: 3/4 of the probes to it are lost,
+  // below the inference's "down" bar, and 3/4 of its own could not be sent.
+  RunWindow(0, Faults{});
+  const auto r = RunNicDown(fleet_, analysis_, 1, 3, 2, 5 * kSecond);
+
+  const auto* nic = Rnic(r, 3, 2);
+  ASSERT_NE(nic, nullptr);
+  EXPECT_EQ(nic->state, RnicState::kDown);
+  EXPECT_TRUE(nic->anomalous);
+  EXPECT_GT(nic->anomalous_until_ns, r.end_ns);
+  // One probe of its own every 100 ms: 150 never left it, 50 were sent
+  // before. Send failures never enter loss: neither its counts nor the SLA's.
+  EXPECT_EQ(nic->send_failures, 150u);
+  EXPECT_EQ(nic->probes - nic->probes_to, 50u);
+  EXPECT_EQ(nic->timeouts, nic->timeouts_to);
+  EXPECT_EQ(r.sla.cluster.timeouts, nic->timeouts_to);
+  EXPECT_EQ(r.sla.cluster.rnic_drops, r.sla.cluster.timeouts);
+  EXPECT_TRUE(BlamedLinks(r.loss).empty());
+  for (const auto& c : r.loss.culprits) EXPECT_LT(c.loss, 0.9);  // the estimate alone: lossy
+}
+
+TEST_F(LossTest, RnicLosingProbesToItButSendingIsNotDownBySendFailures) {
+  RunWindow(0, Faults{});
+  const auto r = RunNicDown(fleet_, analysis_, 1, 3, 2, 5 * kSecond, /*sends_fail=*/false);
+
+  const auto* nic = Rnic(r, 3, 2);
+  ASSERT_NE(nic, nullptr);
+  EXPECT_EQ(nic->send_failures, 0u);
+  EXPECT_EQ(nic->state, RnicState::kLossy);
+}
+
+TEST_F(LossTest, SendFailuresWithoutLossToTheRnicLeaveItOk) {
+  // A QP in error on the sending side only: nothing to it is lost.
+  std::uint64_t failed = 0;
+  fleet_.Probe(kT0, 20, Faults{}, [&](ProbeRecord p) {
+    if (p.host == 3 && p.src_nic == 2) {
+      p.send_failed = true;
+      p.timeout = false;
+      ++failed;
+    }
+    analysis_.AddResult(p);
+  });
+  const auto reports = analysis_.Advance(kT0 + 30 * kSecond);
+  ASSERT_EQ(reports.size(), 1u);
+  const auto* nic = Rnic(reports.front(), 3, 2);
+  ASSERT_NE(nic, nullptr);
+  EXPECT_EQ(nic->send_failures, failed);
+  EXPECT_EQ(nic->state, RnicState::kOk);
+  EXPECT_FALSE(nic->anomalous);
+  EXPECT_EQ(reports.front().sla.cluster.timeouts, 0u);
+}
+
 TEST_F(LossTest, LinkFaultAndNicDownAtOnceOnTheSameRail) {
   const LinkId bad = fleet_.RailSpine(2, 1);
   const auto r = RunWindow(0, Faults{.link_loss = {{bad, 1.0}}, .nic_loss = {{{3, 2}, 1.0}}});

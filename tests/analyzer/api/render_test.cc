@@ -8,11 +8,14 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "analyzer/api/api_handlers.h"
 #include "analyzer/api/dashboard.h"
 #include "analyzer/api/json_values.h"
 #include "common/base/clock.h"
+#include "tests/analyzer/telemetry/telemetry_sample.h"
 
 namespace hostmesh::analyzer::api {
 namespace {
@@ -47,6 +50,7 @@ std::shared_ptr<ApiSnapshot> Snapshot() {
   rnic.timeouts = 50;
   rnic.probes_to = 25;
   rnic.timeouts_to = 25;
+  rnic.send_failures = 75;
   rnic.paper_anomalous = true;
   rnic.state = analysis::RnicState::kDown;
   rnic.anomalous = true;
@@ -114,10 +118,54 @@ TEST(JsonValues, BytesThatAreNotUtf8BecomeReplacementCharacters) {
 TEST(Render, RnicsHaveEveryFieldAndThePaperVerdictBesideOurs) {
   EXPECT_EQ(RenderRnics(*Snapshot()),
             R"({"window":{"start_ns":20000000000,"end_ns":40000000000,"results":100},)"
+            R"("telemetry":"not collected",)"
             R"("rnics":[{"host":"h0","nic":1,"nic_name":"nic1","ip":"10.0.1.1","rail":1,)"
             R"("state":"down","anomalous":true,"paper_anomalous":true,)"
             R"("anomalous_until_ns":100000000000,"loss":1,"probes":50,"timeouts":50,)"
-            R"("probes_to":25,"timeouts_to":25}]})");
+            R"("probes_to":25,"timeouts_to":25,"send_failures":75,"telemetry":null}]})");
+}
+
+// The window's counter deltas of agent h0's NICs: nic1's moved, nic0 is not
+// in the report, another agent's nic1 is not this RNIC.
+TelemetryAnswer WindowDeltas() {
+  TelemetryAnswer answer;
+  for (const auto& [agent, nic, id] :
+       {std::tuple<const char*, const char*, std::uint32_t>{"h0", "nic0", 0},
+        {"h0", "nic1", 1},
+        {"h9", "nic1", 1}}) {
+    telemetry::NicTelemetryRow row{agent, nic, {}};
+    const std::uint64_t moved = std::string(agent) == "h0" && id == 1 ? 4210 : 0;
+    row.totals.Add(telemetry::testing::Sample(
+        id, 20'000'000'000, 30'000'000'000,
+        {{v1::NIC_COUNTER_SYMBOL_ERROR, moved}, {v1::NIC_COUNTER_LINK_DOWNED, moved ? 2u : 0u}}));
+    answer.rows.push_back(row);
+  }
+  return answer;
+}
+
+TEST(Render, RnicsShowTheWindowsCounterDeltasBesideTheVerdict) {
+  const TelemetryAnswer deltas = WindowDeltas();
+  EXPECT_EQ(RenderRnics(*Snapshot(), &deltas),
+            R"({"window":{"start_ns":20000000000,"end_ns":40000000000,"results":100},)"
+            R"("telemetry":"window",)"
+            R"("rnics":[{"host":"h0","nic":1,"nic_name":"nic1","ip":"10.0.1.1","rail":1,)"
+            R"("state":"down","anomalous":true,"paper_anomalous":true,)"
+            R"("anomalous_until_ns":100000000000,"loss":1,"probes":50,"timeouts":50,)"
+            R"("probes_to":25,"timeouts_to":25,"send_failures":75,)"
+            R"("telemetry":{"samples":1,"start_ns":20000000000,"end_ns":30000000000,)"
+            R"("counters":{"link_downed":2,"symbol_error":4210},)"
+            R"("pfc_pause_received":{},"pfc_pause_sent":{},"port_state":4,"phys_state":5,)"
+            R"("carrier":"up","pcie":null,"read_failures":0,"counter_resets":0}}]})");
+  // An RNIC whose agent sent no telemetry in the window, and a store that failed.
+  TelemetryAnswer none;
+  EXPECT_NE(RenderRnics(*Snapshot(), &none).find(R"("send_failures":75,"telemetry":null)"),
+            std::string::npos);
+  TelemetryAnswer failed;
+  failed.error = "IO error: disk";
+  const std::string body = RenderRnics(*Snapshot(), &failed);
+  EXPECT_NE(body.find(R"("telemetry":"store: IO error: disk","rnics":[{"host":"h0")"),
+            std::string::npos)
+      << body;
 }
 
 TEST(Render, LinksRankedWithVotesEndsAndNames) {
@@ -380,7 +428,7 @@ TEST(ApiHandlers, ServeTheSnapshotAsJsonAndEmptyBeforeTheFirst) {
   http::Response empty = router.Dispatch(rnics);
   EXPECT_EQ(empty.status, 200);
   EXPECT_EQ(empty.content_type, "application/json");
-  EXPECT_EQ(empty.body, "{\"window\":null,\"rnics\":[]}\n");
+  EXPECT_EQ(empty.body, "{\"window\":null,\"telemetry\":\"not collected\",\"rnics\":[]}\n");
 
   current = Snapshot();
   EXPECT_NE(router.Dispatch(rnics).body.find(R"("state":"down")"), std::string::npos);
@@ -392,6 +440,41 @@ TEST(ApiHandlers, ServeTheSnapshotAsJsonAndEmptyBeforeTheFirst) {
     EXPECT_EQ(r.body.front(), '{') << path;
   }
   EXPECT_EQ(router.Dispatch({"GET", "/api/v1/nope", ""}).status, 404);
+}
+
+TEST(ApiHandlers, RnicsReadTheJudgedWindowsTelemetry) {
+  VirtualClock clock;
+  std::shared_ptr<const ApiSnapshot> current;
+  std::vector<TelemetryQuery> seen;
+  TelemetryAnswer answer = WindowDeltas();
+  http::Router router;
+  MountApi(
+      router, [&] { return current; }, clock, {},
+      [&](const TelemetryQuery& q) {
+        seen.push_back(q);
+        return answer;
+      });
+  const http::Request rnics{"GET", "/api/v1/rnics", ""};
+  // No window judged yet: nothing to read.
+  EXPECT_EQ(router.Dispatch(rnics).body,
+            "{\"window\":null,\"telemetry\":\"window\",\"rnics\":[]}\n");
+  EXPECT_TRUE(seen.empty());
+
+  current = Snapshot();
+  const http::Response r = router.Dispatch(rnics);
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, RenderRnics(*current, &answer) + "\n");
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].from_ns, 20'000'000'000);  // the report's window
+  EXPECT_EQ(seen[0].to_ns, 40'000'000'000);
+  EXPECT_TRUE(seen[0].agent_id.empty());
+  EXPECT_GE(seen[0].limit, 1u << 20);  // every NIC: a missing row would read "no telemetry"
+
+  answer.error = "IO error: disk";  // the verdicts are still served
+  const http::Response failed = router.Dispatch(rnics);
+  EXPECT_EQ(failed.status, 200);
+  EXPECT_NE(failed.body.find(R"("state":"down")"), std::string::npos);
+  EXPECT_NE(failed.body.find(R"("telemetry":"store: IO error: disk")"), std::string::npos);
 }
 
 TEST(ApiHandlers, LinksKindSwitchesCoverageAndTopology) {

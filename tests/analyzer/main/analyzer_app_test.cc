@@ -1,8 +1,9 @@
 // The analyzer app in-process on 127.0.0.1:0 with a temp data dir and a 2 s
 // window: a test gRPC client says Hello and uploads results in which every
 // probe to or from one NIC times out, until /api/v1/rnics reports that RNIC
-// down (polled against a deadline, no fixed sleeps). Then /metrics must pass
-// promtool, and a stop request shuts everything down.
+// down (polled against a deadline, no fixed sleeps), its counter deltas beside
+// the verdict. Then /metrics must pass promtool, and a stop request shuts
+// everything down.
 #include "analyzer/main/analyzer_app.h"
 
 #include <grpcpp/grpcpp.h>
@@ -126,6 +127,13 @@ TEST(AnalyzerApp, OneNicTimingOutIsReportedDownAndMetricsPassPromtool) {
     EXPECT_NE(RnicObject(rnics, nic).find(R"("state":"ok")"), std::string::npos) << rnics;
   }
   EXPECT_NE(RnicObject(rnics, kBadNic).find(R"("nic_name":"nic2")"), std::string::npos);
+  // Beside its verdict, its counter deltas over the window from the stored
+  // samples (nothing moved, port up); its peers sent none.
+  EXPECT_NE(rnics.find(R"("telemetry":"window")"), std::string::npos) << rnics;
+  EXPECT_NE(RnicObject(rnics, kBadNic).find(R"("counters":{"link_downed":0,"symbol_error":0)"),
+            std::string::npos)
+      << rnics;
+  EXPECT_NE(RnicObject(rnics, 0).find(R"("telemetry":null)"), std::string::npos) << rnics;
   stream->WritesDone();
 
   const auto status = http::testing::Fetch(http_port, "GET", "/api/v1/status");

@@ -2,8 +2,9 @@
 // playwright-core) and reports what a person would see, as JSON lines on
 // stdout, for tests/e2e/test_prometheus.py to assert on:
 //   1. {"phase":"live", ...}: the page once it shows live data: cards, the
-//      fabric picture's marked cells, incident rows and timeline bars, table
-//      rows, script errors; a full-page screenshot.
+//      fabric picture's marked cells, incident rows (with their diagnosis)
+//      and timeline bars, table rows and headers, every RNIC's row (the box
+//      opened as a person would), script errors; a full-page screenshot.
 //   2. after a line on stdin (the test has made the analyzer unreachable):
 //      {"phase":"unreachable", ...}: badge, banner, whether the last data is
 //      still shown (greyed); a second screenshot.
@@ -23,6 +24,8 @@ function facts() {
       .map(c => c.dataset.link || c.dataset.rnic).filter(Boolean);
   const rows = id => [...document.querySelectorAll("#" + id + " tbody tr")]
       .map(tr => [...tr.children].map(td => td.textContent.trim()));
+  const heads = id => [...document.querySelectorAll("#" + id + " thead th")]
+      .map(th => th.textContent.trim());
   const cards = {};
   for (const c of document.querySelectorAll("#cards .card")) cards[text(c.querySelector(".k"))] =
       text(c.querySelector(".v"));
@@ -39,7 +42,9 @@ function facts() {
     incidents: rows("incidents"),
     timeline_open: [...document.querySelectorAll(".tl-bar.open")].map(b => b.title),
     timeline_windows: document.querySelectorAll(".tl-win").length,
+    incident_heads: heads("incidents"),
     rnics: rows("rnics"), links: rows("links"), sla: rows("sla"),
+    all_rnics: rows("all-rnics"), all_rnic_heads: heads("all-rnics"),
     counts: Object.fromEntries([...document.querySelectorAll("h2 .n")].map(n => [n.id, text(n)])),
   };
 }
@@ -56,6 +61,8 @@ try {
   await page.goto(url);
   await page.waitForSelector("#badge.live", { timeout: 30000 });
   await page.waitForSelector("#fabric .picture, #fabric .empty", { timeout: 10000 });
+  await page.click("#all-rnics-summary");  // every RNIC, drawn only while open
+  await page.waitForSelector("#all-rnics table, #all-rnics .empty", { timeout: 10000 });
   await page.screenshot({ path: join(outDir, "oncall-faulty.png"), fullPage: true });
   console.log(JSON.stringify({ phase: "live", errors: errors.splice(0), ...await page.evaluate(facts) }));
 
