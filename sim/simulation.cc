@@ -169,7 +169,8 @@ SimResult Simulation::Run(const WindowObserver& on_window, const UploadObserver&
         u.wire_paths.Swap(&wire_spares[ks]);
         agents[h]->RunUntil(end, u);
         if (u.wire_paths.empty()) {
-          u.converted_ahead = true;  // nothing to convert
+          u.wire_paths.Swap(&wire_spares[ks]);  // the warm set stays with the thread
+          u.converted_ahead = true;             // nothing to convert
           continue;
         }
         const double cpu_host = ThreadCpuSeconds();
