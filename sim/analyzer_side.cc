@@ -15,7 +15,8 @@ AnalyzerSide::AnalyzerSide(const Fleet& fleet, const analysis::AnalysisConfig& c
       converter_(fleet.topology()),
       host_id_(fleet.hosts().size(), analysis::kUnknown) {}
 
-void PathConverter::Convert(HostOutput& upload) {
+void PathConverter::Convert(HostOutput& upload,
+                            google::protobuf::RepeatedPtrField<v1::PathReport>* spare) {
   const auto n = static_cast<std::size_t>(upload.wire_paths.size());
   if (upload.converted.size() < n) upload.converted.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -24,6 +25,11 @@ void PathConverter::Convert(HostOutput& upload) {
         analysis::kUnknown, upload.wire_paths[static_cast<int>(i)], resolver_, scratch_, c.record);
   }
   upload.converted_count = n;
+  upload.converted_ahead = true;
+  if (spare != nullptr) {
+    spare->Swap(&upload.wire_paths);
+    spare->Clear();
+  }
 }
 
 analysis::HostId AnalyzerSide::HostIdOf(std::uint32_t fleet_host) const {
@@ -40,7 +46,7 @@ void AnalyzerSide::Ingest(std::uint32_t fleet_host, HostOutput& upload) {
   // Paths first, as the feed applies a batch: a result may be the first of a
   // freshly traced 5-tuple.
   HostOutput* converted = &upload;
-  if (upload.converted_count != static_cast<std::size_t>(upload.wire_paths.size())) {
+  if (!upload.converted_ahead) {
     unconverted_.wire_paths = upload.wire_paths;
     converter_.Convert(unconverted_);
     converted = &unconverted_;

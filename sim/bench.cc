@@ -81,6 +81,23 @@ SimResult RunBench(const SimConfig& config, int memory_every_s, std::ostream& ou
       "  process CPU %.1f s (user+sys, setup included): %.3f CPU-s per simulated s; on two "
       "idle cores at best %.2fx real time\n",
       cpu, cpu / simulated, simulated / (cpu / 2));
+  // The second half alone: setup and the first pass of the tracers left out.
+  if (r.memory.size() >= 3) {
+    const MemorySample& a = r.memory[r.memory.size() / 2];
+    const MemorySample& b = r.memory.back();
+    const double span = static_cast<double>(b.at_ns - a.at_ns) / 1e9;
+    const double hosts = b.host_cpu_seconds - a.host_cpu_seconds;
+    const double convert = b.convert_cpu_seconds - a.convert_cpu_seconds;
+    const double analyzer = b.analyzer_seconds - a.analyzer_seconds;
+    out << Format(
+        "  from minute %.1f to %.1f: %.3f CPU-s per simulated s (hosts %.3f, conversion %.3f, "
+        "analyzer %.3f); RSS %.1f -> %.1f MB, heap %.1f -> %.1f MB\n",
+        static_cast<double>(a.at_ns) / 60e9, static_cast<double>(b.at_ns) / 60e9,
+        (hosts + convert + analyzer) / span, hosts / span, convert / span, analyzer / span,
+        Mb(a.rss_bytes), Mb(b.rss_bytes), Mb(a.heap_bytes), Mb(b.heap_bytes));
+  }
+  // ru_maxrss is in KiB on Linux.
+  out << Format("  peak RSS %.1f MB\n", static_cast<double>(usage.ru_maxrss) * 1024 / 1e6);
   return r;
 }
 

@@ -163,7 +163,7 @@ void HostAgent::RunUntil(std::int64_t end_ns, HostOutput& out) {
     if (in_flight_ && in_flight_done_ <= next) {
       if (auto report = tracer_->OnTraceDone(*in_flight_)) {
         agent::app::ToProto(*report, out.wire_paths.Add());
-        out.paths.push_back(std::move(*report));
+        if (out.keep_paths) out.paths.push_back(std::move(*report));
       }
       in_flight_.reset();
       tracer_wake_ = next;

@@ -44,23 +44,29 @@ struct ConvertedPath {
 // What a host hands to the analyzer: as the agent uploads it.
 struct HostOutput {
   std::vector<agent::ProbeResult> results;
+  // The tracer's reports, kept only when `keep_paths` (for an upload
+  // observer: the export, tests); the analyzer reads `wire_paths`.
   std::vector<tracer::PathReport> paths;
-  // `paths` as the agent puts them on the wire (its ToProto runs on the
+  bool keep_paths = true;
+  // The reports as the agent puts them on the wire (its ToProto runs on the
   // host's thread, as it runs in the agent, not in the analyzer). Cleared
-  // messages stay allocated for the next slice's reports.
+  // messages stay allocated for the next reports.
   google::protobuf::RepeatedPtrField<v1::PathReport> wire_paths;
   std::optional<v1::AgentHello> hello;  // after each (re)start
   std::uint64_t boot_id = 0;
-  // `wire_paths` converted for the analyzer ahead of its ingest (the first
+  // The reports converted for the analyzer ahead of its ingest (the first
   // `converted_count` of `converted`; the rest are kept for their buffers).
+  // Once converted, `wire_paths` may be handed on (PathConverter::Convert).
   std::vector<ConvertedPath> converted;
   std::size_t converted_count = 0;
+  bool converted_ahead = false;
   void Clear() {
     results.clear();
     paths.clear();
     wire_paths.Clear();
     hello.reset();
     converted_count = 0;
+    converted_ahead = false;
   }
 };
 

@@ -130,6 +130,10 @@ SimResult Simulation::Run(const WindowObserver& on_window, const UploadObserver&
   std::vector<double> convert_cpu(static_cast<std::size_t>(threads));
   std::vector<PathConverter> converters;
   for (int k = 0; k < threads; ++k) converters.emplace_back(fleet_->topology());
+  std::vector<google::protobuf::RepeatedPtrField<v1::PathReport>> wire_spares(
+      static_cast<std::size_t>(threads));
+  // The tracer's reports themselves only for an observer of uploads.
+  const bool keep_paths = static_cast<bool>(on_upload);
   int slice_index = 0;
   for (std::int64_t t = 0; t < run_until; t += config_.slice_ns, ++slice_index) {
     const std::int64_t end = t + config_.slice_ns;
@@ -152,18 +156,30 @@ SimResult Simulation::Run(const WindowObserver& on_window, const UploadObserver&
     }
     const auto hosts_start = std::chrono::steady_clock::now();
     const auto run_range = [&](int k) {
-      const double cpu_start = ThreadCpuSeconds();
+      const auto ks = static_cast<std::size_t>(k);
+      double cpu = ThreadCpuSeconds();
       const std::size_t first = n * k / threads, last = n * (k + 1) / threads;
+      // The analyzer's ingest conversion of the paths, ahead of its loop,
+      // right after each host, while its reports are in cache.
+      PathConverter& converter = converters[ks];
       for (std::size_t h = first; h < last; ++h) {
-        uploads[h].Clear();
-        agents[h]->RunUntil(end, uploads[h]);
+        HostOutput& u = uploads[h];
+        u.Clear();
+        u.keep_paths = keep_paths;
+        u.wire_paths.Swap(&wire_spares[ks]);
+        agents[h]->RunUntil(end, u);
+        if (u.wire_paths.empty()) {
+          u.wire_paths.Swap(&wire_spares[ks]);  // the warm set stays with the thread
+          u.converted_ahead = true;             // nothing to convert
+          continue;
+        }
+        const double cpu_host = ThreadCpuSeconds();
+        host_cpu[ks] += cpu_host - cpu;
+        converter.Convert(u, &wire_spares[ks]);
+        cpu = ThreadCpuSeconds();
+        convert_cpu[ks] += cpu - cpu_host;
       }
-      const double cpu_hosts = ThreadCpuSeconds();
-      host_cpu[static_cast<std::size_t>(k)] += cpu_hosts - cpu_start;
-      // The analyzer's ingest conversion of the paths, ahead of its loop.
-      PathConverter& converter = converters[static_cast<std::size_t>(k)];
-      for (std::size_t h = first; h < last; ++h) converter.Convert(uploads[h]);
-      convert_cpu[static_cast<std::size_t>(k)] += ThreadCpuSeconds() - cpu_hosts;
+      host_cpu[ks] += ThreadCpuSeconds() - cpu;
     };
     std::vector<std::thread> workers;
     for (int k = 1; k < threads; ++k) workers.emplace_back(run_range, k);

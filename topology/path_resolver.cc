@@ -36,7 +36,8 @@ class GapWalker {
             bool descending, bool ascend_after, size_t max_walks,
             std::vector<std::vector<LinkId>>* per_position)
       : topo_(topo),
-        g_(topo.graph().g),
+        graph_(topo.graph()),
+        g_(graph_.g),
         goal_(goal),
         length_(length),
         ascend_after_(ascend_after),
@@ -53,27 +54,36 @@ class GapWalker {
  private:
   void Walk(DeviceId cur, size_t depth, bool descending) {
     if (walks_ >= max_walks_) return;
-    for (auto [e, end] = boost::out_edges(cur, g_); e != end; ++e) {
-      const auto next = static_cast<DeviceId>(boost::target(*e, g_));
-      const bool up = topo_.TierOf(next) > topo_.TierOf(cur);
-      if (descending && up) continue;
-      const bool last = depth + 1 == length_;
-      if (last != (next == goal_)) continue;
-      if (std::find(visited_.begin(), visited_.begin() + static_cast<long>(depth) + 2, next) !=
-          visited_.begin() + static_cast<long>(depth) + 2) {
-        continue;
-      }
-      links_[depth] = g_[*e].link;
-      const bool now_descending = descending || topo_.TierOf(next) < topo_.TierOf(cur);
-      if (last) {
+    if (depth + 1 == length_) {
+      // The last link ends on the goal: only the links between the two.
+      for (const auto& [next, link] : graph_.LinksBetween(cur, goal_)) {
+        const bool up = topo_.TierOf(next) > topo_.TierOf(cur);
+        if (descending && up) continue;
+        if (Visited(next, depth)) continue;
+        const bool now_descending = descending || topo_.TierOf(next) < topo_.TierOf(cur);
         if (now_descending && ascend_after_) continue;  // the known link after the gap goes up
+        links_[depth] = link;
         Record();
         if (walks_ >= max_walks_) return;
-        continue;
       }
+      return;
+    }
+    for (auto [e, end] = boost::out_edges(cur, g_); e != end; ++e) {
+      const auto next = static_cast<DeviceId>(boost::target(*e, g_));
+      if (next == goal_) continue;  // only the last link may reach it
+      const bool up = topo_.TierOf(next) > topo_.TierOf(cur);
+      if (descending && up) continue;
+      if (Visited(next, depth)) continue;
+      links_[depth] = g_[*e].link;
+      const bool now_descending = descending || topo_.TierOf(next) < topo_.TierOf(cur);
       visited_[depth + 2] = next;
       Walk(next, depth + 1, now_descending);
     }
+  }
+
+  bool Visited(DeviceId next, size_t depth) const {
+    const auto end = visited_.begin() + static_cast<long>(depth) + 2;
+    return std::find(visited_.begin(), end, next) != end;
   }
 
   void Record() {
@@ -85,6 +95,7 @@ class GapWalker {
   }
 
   const Topology& topo_;
+  const SwitchGraph& graph_;
   const SwitchGraphType& g_;
   DeviceId goal_;
   size_t length_;

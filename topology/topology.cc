@@ -103,6 +103,7 @@ Topology TopologyBuilder::Finish() && {
     }
     boost::add_edge(a, b, SwitchEdge{id}, graph->g);
   }
+  graph->IndexPeers();
   topology_.graph_ = std::move(graph);
   return std::move(topology_);
 }

@@ -5,6 +5,7 @@
 
 #include "tests/topology/test_fabrics.h"
 #include "topology/ecmp.h"
+#include "topology/switch_graph.h"
 
 namespace hostmesh::topology {
 namespace {
@@ -163,6 +164,30 @@ TEST(PathResolverThreeTiers, FillsTheSilentSpineAndReportsAmbiguousAggregation) 
   p = resolver.Resolve(src, dst, hops);
   EXPECT_EQ(p.status, PathStatus::kAmbiguous);
   EXPECT_EQ(p.links[3], truth[3]);  // the spine is pinned by the aggregation switch after it
+}
+
+// The resolver's gap filling reads the links between two switches from the
+// graph's index: it must hold exactly the graph's edges, each pair's in
+// out-edge order, and nothing for switches that are not adjacent.
+TEST(SwitchGraphIndex, LinksBetweenAreTheGraphsEdgesInOrder) {
+  const Topology t = testing::Generated(
+      {.hosts = 4, .rails = 2, .spines = 3, .pods = 2, .tiers = 3, .aggregations = 2});
+  const SwitchGraph& graph = t.graph();
+  std::size_t edges = 0;
+  for (DeviceId a = 0; a < t.devices().size(); ++a) {
+    for (DeviceId b = 0; b < t.devices().size(); ++b) {
+      std::vector<std::pair<DeviceId, LinkId>> want;
+      for (auto [e, end] = boost::out_edges(a, graph.g); e != end; ++e) {
+        if (boost::target(*e, graph.g) == b) want.emplace_back(b, graph.g[*e].link);
+      }
+      const auto got = graph.LinksBetween(a, b);
+      EXPECT_EQ(std::vector(got.begin(), got.end()), want) << a << " -> " << b;
+      edges += want.size();
+    }
+  }
+  EXPECT_EQ(edges, 2 * boost::num_edges(graph.g));  // every edge, from both ends
+  EXPECT_GT(edges, 0u);
+  EXPECT_TRUE(graph.LinksBetween(static_cast<DeviceId>(t.devices().size()), 0).empty());
 }
 
 }  // namespace
