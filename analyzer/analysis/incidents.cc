@@ -115,9 +115,17 @@ std::vector<std::uint64_t> IncidentTracker::Update(const WindowReport& report) {
         // RNIC (1-10%: a corrupting cable or NIC) is an incident of its own.
         f.category = latency ? Category::kLatencyRnic : Category::kRnic;
         f.key = RnicKey(s.component.host, s.component.nic);
-        f.kind = latency                             ? IncidentKind::kLatencyHotspot
-                 : s.loss >= config_.rnic_down_ratio ? IncidentKind::kRnicDown
-                                                     : IncidentKind::kRnicLossy;
+        // Down as the window judge reads it (its loss, or its own probes
+        // never sent while probes to it are lost), not only by the estimate.
+        const bool down =
+            s.loss >= config_.rnic_down_ratio ||
+            std::any_of(report.rnics.begin(), report.rnics.end(), [&](const RnicStatus& r) {
+              return r.host == s.component.host && r.nic == s.component.nic &&
+                     r.state == RnicState::kDown;
+            });
+        f.kind = latency ? IncidentKind::kLatencyHotspot
+                 : down  ? IncidentKind::kRnicDown
+                         : IncidentKind::kRnicLossy;
       }
       findings.push_back(f);
     }

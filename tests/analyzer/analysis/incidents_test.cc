@@ -128,6 +128,28 @@ TEST(IncidentAdoption, ALinkAndItsSwitchNamedTogetherOrAnotherSwitchAreIncidents
   EXPECT_EQ(other.all().size(), 2u);
 }
 
+TEST(IncidentKinds, AnRnicTheWindowReadsDownIsDownWhateverItsLossEstimate) {
+  // Its own probes never left it while half of those to it were lost: the
+  // window judge reads it down though the estimate (over both ways) is 50%.
+  WindowReport r = Named(0, false, {});
+  Suspect s;
+  s.component.kind = Component::Kind::kRnic;
+  s.component.host = 3;
+  s.component.nic = 1;
+  s.loss = 0.5;
+  s.explained = 100;
+  r.loss.culprits.push_back(s);
+  r.rnics.push_back(RnicStatus{.host = 3, .nic = 1, .probes = 200, .state = RnicState::kDown});
+  IncidentTracker tracker;
+  tracker.Update(r);
+  ASSERT_EQ(tracker.all().size(), 1u);
+  EXPECT_EQ(tracker.all().front().kind, IncidentKind::kRnicDown);
+  r.rnics.front().state = RnicState::kLossy;
+  IncidentTracker lossy;
+  lossy.Update(r);
+  EXPECT_EQ(lossy.all().front().kind, IncidentKind::kRnicLossy);
+}
+
 TEST_F(IncidentsTest, KindsForNicDownHostOverloadAndHotspot) {
   Window(0, Faults{.nic_loss = {{{2, 0}, 1.0}},
                    .link_delay_ns = {{fleet_.RailSpine(3, 3), 2'000'000}},
