@@ -8,7 +8,4 @@ HOSTMESH_WERROR=ON bash scripts/build.sh
 # QEMU and a kernel for the rdma tests; they skip with the reason if this fails.
 bash scripts/install-rxe-deps.sh || echo "test: soft-RoCE packages not installed; rdma tests will skip" >&2
 build=${HOSTMESH_BUILD_DIR:-build}
-# The lasting-fault e2e test (~14 min) runs only when asked for.
-long=(-LE e2e-long)
-[ "${HOSTMESH_LONG_E2E:-}" = "1" ] && long=()
-ctest --test-dir "$build" --output-on-failure -j2 "${long[@]}" "$@"
+ctest --test-dir "$build" --output-on-failure -j2 "$@"
