@@ -14,6 +14,7 @@ void InferenceProblem::Reset(std::size_t component_count) {
   rail_pairs = 0;
   groups.clear();
   comps.clear();
+  weights.clear();
   pairs.clear();
   routes.clear();
   route_comps.clear();
@@ -26,7 +27,8 @@ void InferenceProblem::AddRoute(std::uint32_t rail_pair, std::span<const std::ui
 }
 
 void InferenceProblem::AddGroup(std::uint32_t pair, std::uint32_t bad, bool traced,
-                                std::span<const std::uint32_t> group_comps) {
+                                std::span<const std::uint32_t> group_comps,
+                                std::span<const float> group_weights) {
   Group g;
   g.pair = pair;
   g.bad = bad;
@@ -34,7 +36,26 @@ void InferenceProblem::AddGroup(std::uint32_t pair, std::uint32_t bad, bool trac
   g.first = static_cast<std::uint32_t>(comps.size());
   g.size = static_cast<std::uint32_t>(group_comps.size());
   comps.insert(comps.end(), group_comps.begin(), group_comps.end());
+  if (group_weights.size() == group_comps.size()) {
+    weights.insert(weights.end(), group_weights.begin(), group_weights.end());
+  } else {
+    weights.insert(weights.end(), group_comps.size(), 1.0f);
+  }
   groups.push_back(g);
+}
+
+std::vector<double> FailuresThrough(const InferenceProblem& p, std::vector<std::uint64_t>& out) {
+  std::vector<double> failed(p.components, 0);
+  for (const auto& g : p.groups) {
+    for (std::uint32_t i = 0; i < g.size; ++i) {
+      failed[p.comps[g.first + i]] += static_cast<double>(g.bad) * p.weights[g.first + i];
+    }
+  }
+  out.resize(p.components);
+  for (std::size_t c = 0; c < p.components; ++c) {
+    out[c] = static_cast<std::uint64_t>(std::llround(failed[c]));
+  }
+  return failed;
 }
 
 UntracedExplainer::UntracedExplainer(const InferenceProblem& p)
@@ -96,7 +117,9 @@ InferenceResult Infer(InferenceProblem& p, const InferenceParams& params) {
   std::vector<double> traced_n(n_comp, 0);
   for (const auto& g : p.groups) {
     if (!g.traced) continue;
-    for (std::uint32_t i = 0; i < g.size; ++i) traced_n[p.comps[g.first + i]] += g.bad;
+    for (std::uint32_t i = 0; i < g.size; ++i) {
+      traced_n[p.comps[g.first + i]] += static_cast<double>(g.bad) * p.weights[g.first + i];
+    }
   }
   for (std::size_t c = 0; c < n_comp; ++c) traced_n[c] += static_cast<double>(p.good[c]);
   // The failures and probes a component is judged on (see the header).
@@ -108,9 +131,7 @@ InferenceResult Infer(InferenceProblem& p, const InferenceParams& params) {
     return {bad, bad + static_cast<double>(p.good[c] + p.good_untraced[c]) - ambiguous_good[c]};
   };
 
-  for (auto& g : p.groups) {
-    for (std::uint32_t i = 0; i < g.size; ++i) out.failures[p.comps[g.first + i]] += g.bad;
-  }
+  FailuresThrough(p, out.failures);
 
   auto score_of = [&](std::uint32_t c) {
     const auto [bad, n] = counts(c);
@@ -126,7 +147,9 @@ InferenceResult Infer(InferenceProblem& p, const InferenceParams& params) {
       const double rest = g.bad - untraced_explained[gi];
       if (rest <= 0) continue;
       auto& into = g.traced ? ub : ub_u;
-      for (std::uint32_t i = 0; i < g.size; ++i) into[p.comps[g.first + i]] += rest;
+      for (std::uint32_t i = 0; i < g.size; ++i) {
+        into[p.comps[g.first + i]] += rest * p.weights[g.first + i];
+      }
     }
     if (out.culprits.size() >= params.max_culprits) break;
 

@@ -49,6 +49,10 @@ struct InferenceProblem {
   };
   std::vector<Group> groups;
   std::vector<std::uint32_t> comps;
+  // Parallel to comps: the chance the group's path crosses the component. 1
+  // but for the candidates of a trace cut short (window_judge.cc): 1/k for
+  // each of k candidate links at a position, a failure's expected share.
+  std::vector<float> weights;
   std::vector<bool> is_link;  // per component: links explain untraced probes
 
   struct PairTotals {
@@ -73,8 +77,10 @@ struct InferenceProblem {
   // directed fabric links): sequential_inference.h.
   std::vector<bool> ambient;
 
+  // group_weights: parallel to group_comps, or empty (all 1).
   void AddGroup(std::uint32_t pair, std::uint32_t bad, bool traced,
-                std::span<const std::uint32_t> group_comps);
+                std::span<const std::uint32_t> group_comps,
+                std::span<const float> group_weights = {});
   void AddRoute(std::uint32_t rail_pair, std::span<const std::uint32_t> comps);
   void Reset(std::size_t component_count);
 };
@@ -108,6 +114,10 @@ struct InferenceResult {
   std::vector<double> residual;
   std::vector<double> score;  // residual x residual loss
 };
+
+// Per component, the failures through it (weighted: a cut-short trace's
+// candidates share them), rounded into `out`; returns them unrounded.
+std::vector<double> FailuresThrough(const InferenceProblem& p, std::vector<std::uint64_t>& out);
 
 // Which untraced probes say nothing of their RNICs. An untraced 5-tuple's
 // path is unknown, and ECMP may send it through any link between its two rail

@@ -82,7 +82,9 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
   std::vector<double> ub(n_comp, 0), ub_u(n_comp, 0), traced_n(n_comp, 0);
   for (const auto& g : p.groups) {
     if (!g.traced) continue;
-    for (std::uint32_t i = 0; i < g.size; ++i) traced_n[p.comps[g.first + i]] += g.bad;
+    for (std::uint32_t i = 0; i < g.size; ++i) {
+      traced_n[p.comps[g.first + i]] += static_cast<double>(g.bad) * p.weights[g.first + i];
+    }
   }
   for (std::size_t c = 0; c < n_comp; ++c) traced_n[c] += static_cast<double>(p.good[c]);
   auto counts = [&](std::uint32_t c) -> std::pair<double, double> {
@@ -92,9 +94,7 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
     const double bad = ub[c] + ub_u[c];
     return {bad, bad + static_cast<double>(p.good[c] + p.good_untraced[c]) - ambiguous_good[c]};
   };
-  for (auto& g : p.groups) {
-    for (std::uint32_t i = 0; i < g.size; ++i) out.failures[p.comps[g.first + i]] += g.bad;
-  }
+  const std::vector<double> failed = FailuresThrough(p, out.failures);
   auto unexplained = [&] {
     std::fill(ub.begin(), ub.end(), 0.0);
     std::fill(ub_u.begin(), ub_u.end(), 0.0);
@@ -104,7 +104,9 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
       const double rest = g.bad - untraced_explained[gi];
       if (rest <= 0) continue;
       auto& into = g.traced ? ub : ub_u;
-      for (std::uint32_t i = 0; i < g.size; ++i) into[p.comps[g.first + i]] += rest;
+      for (std::uint32_t i = 0; i < g.size; ++i) {
+        into[p.comps[g.first + i]] += rest * p.weights[g.first + i];
+      }
     }
   };
   auto explain = [&](std::uint32_t best) {
@@ -306,7 +308,7 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
       continue;
     }
     e.unobserved = 0;
-    if (e.culprit && bad <= 0 && out.failures[c] > 0) {
+    if (e.culprit && bad <= 0 && failed[c] > 0) {
       // Superseded: failures crossed it, and components chosen in this window
       // explained every one (a link named before the lossy spine it is part
       // of was conclusive). A wrong early pick is let go at once, with its

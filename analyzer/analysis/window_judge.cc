@@ -1,6 +1,8 @@
 #include "analyzer/analysis/window_judge.h"
 
 #include <algorithm>
+#include <cmath>
+#include <functional>
 #include <unordered_set>
 
 namespace hostmesh::analysis {
@@ -126,25 +128,64 @@ void MiddleComponents(std::span<const LinkId> middle, const FabricMap& fabric, c
 }
 
 // The components an ambiguous position of a fabric path may be (a trace cut
-// short by a gray link lists every way on): its candidate links, each one way
-// and both ways, and their switches. A failure through the part counts against
-// each, a success against none, so the candidate that fails alone stands out
-// while its healthy siblings' successes keep their loss low; once a culprit is
-// chosen among them, it explains the failure like a link the path names.
+// short lists every way on): its candidate links, each one way and both ways,
+// and their switches. With `weights` (parallel to out, the path's known
+// components already in at 1), each gets the chance that the failure crossed
+// it: the candidates of a position share it in proportion to their loss
+// rates from the window's whole paths (`rate` of one-way link components), a
+// switch the sum over its candidates there (at most 1; the largest over
+// positions). A gray link, which eats every trace across it and passes no
+// probe, takes nearly all; healthy siblings, or the traces an ICMP rate limit
+// cut short on a large fabric, share evenly: 1/k each, so the failures of
+// many cut-short paths do not land whole on every spine. Successes are shared
+// the same way by the chance each candidate passes a probe (`rate` then
+// gives that). Once a culprit is chosen among them, it explains the failure
+// like a link the path names.
 void CandidateComponents(std::span<const LinkId> middle, std::span<const PathCandidate> candidates,
-                         const FabricMap& fabric, const auto& ix, std::vector<std::uint32_t>& out) {
+                         const FabricMap& fabric, const auto& ix, std::vector<std::uint32_t>& out,
+                         std::vector<float>* weights = nullptr,
+                         const std::function<double(std::uint32_t)>& rate = {}) {
   const std::size_t half = middle.size() / 2;
-  const auto add = [&out](std::uint32_t c) {
-    if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+  std::vector<std::pair<std::uint32_t, double>> here;  // one position's components
+  const auto add = [&here](std::uint32_t c, double w) {
+    for (auto& [comp, sum] : here) {
+      if (comp == c) {
+        sum += w;
+        return;
+      }
+    }
+    here.emplace_back(c, w);
   };
-  for (const PathCandidate& cand : candidates) {
-    const LinkId l = cand.link;
-    if (l >= ix.links) continue;
-    add(ix.LinkComponent(l, cand.position < half));
-    add(ix.BothWaysComponent(l));
-    if (l >= fabric.links.size()) continue;
-    for (SwitchId s : {fabric.links[l].lower, fabric.links[l].upper}) {
-      if (s < ix.switches) add(ix.SwitchComponent(s));
+  for (std::uint32_t pos = 0; pos < middle.size(); ++pos) {
+    double total = 0;
+    for (const PathCandidate& cand : candidates) {
+      if (cand.position != pos || cand.link >= ix.links) continue;
+      total += rate ? rate(ix.LinkComponent(cand.link, pos < half)) : 1.0;
+    }
+    if (total <= 0) continue;
+    here.clear();
+    for (const PathCandidate& cand : candidates) {
+      const LinkId l = cand.link;
+      if (cand.position != pos || l >= ix.links) continue;
+      const std::uint32_t one_way = ix.LinkComponent(l, pos < half);
+      const double share = (rate ? rate(one_way) : 1.0) / total;
+      add(one_way, share);
+      add(ix.BothWaysComponent(l), share);
+      if (l >= fabric.links.size()) continue;
+      for (SwitchId sw : {fabric.links[l].lower, fabric.links[l].upper}) {
+        if (sw < ix.switches) add(ix.SwitchComponent(sw), share);
+      }
+    }
+    for (const auto& [c, sum] : here) {
+      const auto w = static_cast<float>(std::min(sum, 1.0));
+      const auto at = std::find(out.begin(), out.end(), c);
+      if (at == out.end()) {
+        out.push_back(c);
+        if (weights != nullptr) weights->push_back(w);
+      } else if (weights != nullptr) {
+        float& known = (*weights)[static_cast<std::size_t>(at - out.begin())];
+        known = std::max(known, w);
+      }
     }
   }
 }
@@ -173,11 +214,51 @@ void BuildProblem(const WindowAccumulator& w, const PathTable& paths, const Fabr
             true);
   const auto& ok = w.middle_ok();
   std::vector<std::uint32_t> comps;
+  // Loss rates from whole paths (no candidates), to share a cut-short path's
+  // probes among its candidates: (failures + 1) / (probes + 2), so a link no
+  // whole path crossed (a gray link eats its traces) starts at 1/2.
+  std::vector<double> whole_failed(p->components, 0), whole_good(p->components, 0);
   for (std::size_t m = 0; m < ok.size(); ++m) {
     const std::uint64_t good = slow ? ok[m] - w.middle_slow()[m] : ok[m];
     if (good == 0) continue;
     MiddleComponents(paths.Middle(static_cast<MiddleId>(m)), fabric, ix, comps);
-    for (const std::uint32_t c : comps) p->good[c] += good;
+    const bool whole = paths.Candidates(static_cast<MiddleId>(m)).empty();
+    for (const std::uint32_t c : comps) {
+      p->good[c] += good;
+      if (whole) whole_good[c] += static_cast<double>(good);
+    }
+  }
+  for (std::size_t i = 0; i < groups.keys.size(); ++i) {
+    const GroupKey g = Decode(groups.keys[i]);
+    if (g.middle == PathTable::kNoPath || !paths.Candidates(g.middle).empty()) continue;
+    MiddleComponents(paths.Middle(g.middle), fabric, ix, comps);
+    for (const std::uint32_t c : comps) whole_failed[c] += groups.counts[i];
+  }
+  const std::function<double(std::uint32_t)> fails = [&](std::uint32_t c) {
+    return (whole_failed[c] + 1) / (whole_failed[c] + whole_good[c] + 2);
+  };
+  const std::function<double(std::uint32_t)> passes = [&](std::uint32_t c) { return 1 - fails(c); };
+  // A cut-short path's successes: shared among its candidates by the chance
+  // each passes a probe (a gray link takes few), as its failures are below.
+  {
+    std::vector<float> weights;
+    std::vector<double> shared(p->components, 0);
+    for (std::size_t m = 0; m < ok.size(); ++m) {
+      const std::uint64_t good = slow ? ok[m] - w.middle_slow()[m] : ok[m];
+      const auto candidates = paths.Candidates(static_cast<MiddleId>(m));
+      if (good == 0 || candidates.empty()) continue;
+      const auto links = paths.Middle(static_cast<MiddleId>(m));
+      MiddleComponents(links, fabric, ix, comps);
+      const std::size_t known = comps.size();
+      weights.assign(known, 1.0f);
+      CandidateComponents(links, candidates, fabric, ix, comps, &weights, passes);
+      for (std::size_t i = known; i < comps.size(); ++i) {
+        shared[comps[i]] += static_cast<double>(good) * weights[i];
+      }
+    }
+    for (std::size_t c = 0; c < shared.size(); ++c) {
+      p->good[c] += static_cast<std::uint64_t>(std::llround(shared[c]));
+    }
   }
   p->pairs.resize(ix.pair.size());
   for (LinkId l = 0; l < ix.links && l < fabric.links.size(); ++l) {
@@ -246,6 +327,7 @@ void BuildProblem(const WindowAccumulator& w, const PathTable& paths, const Fabr
     if (m != PathTable::kNoPath) add_route(m);
   }
   std::vector<std::uint32_t> middle;
+  std::vector<float> weights;
   for (std::size_t i = 0; i < groups.keys.size(); ++i) {
     const GroupKey g = Decode(groups.keys[i]);
     comps.assign({ix.RnicComponent(g.host, g.src), ix.RnicComponent(g.host, g.dst)});
@@ -253,9 +335,13 @@ void BuildProblem(const WindowAccumulator& w, const PathTable& paths, const Fabr
     if (traced) {
       MiddleComponents(paths.Middle(g.middle), fabric, ix, middle);
       comps.insert(comps.end(), middle.begin(), middle.end());
-      CandidateComponents(paths.Middle(g.middle), paths.Candidates(g.middle), fabric, ix, comps);
+      weights.assign(comps.size(), 1.0f);
+      CandidateComponents(paths.Middle(g.middle), paths.Candidates(g.middle), fabric, ix, comps,
+                          &weights, fails);
+    } else {
+      weights.assign(comps.size(), 1.0f);
     }
-    p->AddGroup(ix.Pair(g.host, g.src, g.dst), groups.counts[i], traced, comps);
+    p->AddGroup(ix.Pair(g.host, g.src, g.dst), groups.counts[i], traced, comps, weights);
   }
 }
 

@@ -208,6 +208,49 @@ TEST(LossUntraced, LinkFaultWithHalfThePathsUnknown) {
 // few for an RNIC to be judged on traced probes alone. Nothing but the link
 // may be blamed: not the RNICs the untraced failures name, not the sibling
 // uplinks the cut-short traces list beside it.
+// On a large fabric ICMP rate limits cut many traces short: each lists every
+// spine as a candidate. Their failures (ambient loss here, no fault) are
+// shared among the candidates, not counted whole against each: counted
+// whole, every spine collected every cut-short path's failures and one was
+// named in every window (1,000 hosts, background up to 1e-3 per link).
+TEST(LossUntraced, ManyCutShortTracesUnderAmbientLossNameNoSpine) {
+  const FleetShape shape;
+  SyntheticFleet fleet(shape);
+  Analysis analysis(AnalysisConfig{}, fleet.Map());
+  const std::int64_t t0 = FleetTest::kT0;
+  for (HostId h = 0; h < shape.hosts; ++h) {
+    for (NicId a = 0; a < shape.rails; ++a) {
+      for (NicId b = 0; b < shape.rails; ++b) {
+        if (a == b) continue;
+        for (std::uint32_t i = 0; i < shape.ports; ++i) {
+          PathRecord p{h, a, b, fleet.Port(i), 4791, t0, fleet.PathOf(h, a, b, fleet.Port(i))};
+          if (i % 4 != 0) {  // three in four cut short past the rail switch
+            p.links[1] = p.links[2] = kUnknown;
+            for (std::uint32_t sp = 0; sp < shape.spines; ++sp) {
+              p.candidates.push_back({1, fleet.RailSpine(a, sp)});
+              p.candidates.push_back({2, fleet.RailSpine(b, sp)});
+            }
+          }
+          analysis.AddPath(p);
+        }
+      }
+    }
+  }
+  Faults ambient;
+  for (std::uint32_t r = 0; r < shape.rails; ++r) {
+    for (std::uint32_t sp = 0; sp < shape.spines; ++sp)
+      ambient.link_loss[fleet.RailSpine(r, sp)] = 0.002;
+  }
+  for (int window = 0; window < 15; ++window) {
+    const std::int64_t start = t0 + window * 20 * FleetTest::kSecond;
+    fleet.ProbeInto(analysis, start, ambient);
+    for (const auto& r : analysis.Advance(start + 30 * FleetTest::kSecond)) {
+      EXPECT_TRUE(r.loss.culprit_switches.empty()) << "window " << window;
+      EXPECT_TRUE(r.loss.culprits.empty()) << "window " << window;
+    }
+  }
+}
+
 TEST(LossUntraced, AGrayLinkThatEatsItsTraceroutesStaysTheOnlyCulprit) {
   const FleetShape shape;
   SyntheticFleet fleet(shape);
