@@ -278,6 +278,14 @@ def _drop_on_egress(plan: Plan, args, match: str) -> None:
     link, ends = _egress_ends(plan.lay, args)
     for end in ends:
         plan.target(link, end, "egress")
+        if link.kind == "nic" and end == link.a:
+            # What the host sends: dropped on the wire, as the rail switch
+            # receives it. A drop in the host's own postrouting would fail the
+            # agent's send (EPERM), a send failure, not a loss on the cable.
+            far = _other(link, end)
+            plan.nft(far.namespace, "wire", "prerouting", EGRESS_PRIORITY,
+                     [f'iifname "{far.ifname}" {match} counter drop'])
+            continue
         plan.nft(end.namespace, "egress", "postrouting", EGRESS_PRIORITY,
                  [f'oifname "{end.ifname}" {match} counter drop'])
 
