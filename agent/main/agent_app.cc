@@ -363,14 +363,14 @@ void AgentApp::PrepareSourcePorts() {
   }
 }
 
-void AgentApp::HandTraceTargets() {
-  if (!tracer_ || !tracer_->up()) return;
+bool AgentApp::HandTraceTargets() {
+  if (!tracer_ || !tracer_->up()) return false;
   const std::size_t n = config_.nics.size();
   bool rotated = traced_generations_.size() != n;
   for (NicId nic = 0; nic < n && !rotated; ++nic) {
     rotated = core_->scheduler.pool(nic).generation() != traced_generations_[nic];
   }
-  if (!rotated) return;
+  if (!rotated) return false;
   const bool first = traced_generations_.empty();
   std::vector<std::vector<std::uint16_t>> ports(n);
   traced_generations_.resize(n);
@@ -386,6 +386,7 @@ void AgentApp::HandTraceTargets() {
     over ? Log()->warn("traceroute: {}", load) : Log()->info("traceroute: {}", load);
   }
   tracer_->SetTargets(std::move(targets));
+  return true;
 }
 
 void AgentApp::Publish(bool coverage) {
@@ -424,9 +425,10 @@ bool AgentApp::Run(int stop_fd) {
     MonoTime wake = core_->prober.RunOnce();
     for (NicId nic : built_.transport->TakeReopened()) OnNicReopened(nic);
     PrepareSourcePorts();
-    HandTraceTargets();
+    const bool handed = HandTraceTargets();
     RunDebugHooks();
     MonoTime now = clock_.MonotonicNow();
+    if (handed) next_trim = std::min(next_trim, now + options_.trim_after_rotation);
     if (options_.heartbeat) options_.heartbeat(now);
     if (now >= next_publish) {
       const bool coverage = now >= next_coverage;

@@ -61,6 +61,10 @@ struct AgentAppOptions {
   // publish: every port rotation frees and reallocates the tracer's and the
   // pools' entries, and glibc keeps the freed pages of each thread's arena.
   std::chrono::nanoseconds heap_trim_period = std::chrono::seconds{30};
+  // A rotation's 5-tuples (one vector of every target, about 60 KB with 8
+  // NICs) are freed by the tracer thread once it has taken them: the heap is
+  // trimmed this long after a hand-over, not up to heap_trim_period later.
+  std::chrono::nanoseconds trim_after_rotation = std::chrono::seconds{1};
   std::chrono::nanoseconds upload_flush_timeout = std::chrono::seconds{5};
   // Seams for tests; empty means the real thing.
   std::function<BuiltTransport(const AgentConfig&, const Clock&)> make_transport;
@@ -98,8 +102,9 @@ class AgentApp {
   struct Core;
   void Publish(bool coverage);
   void OnResult(const ProbeResult& result);
-  // Hands the tracer the pools' 5-tuples when a pool has rotated since last time.
-  void HandTraceTargets();
+  // Hands the tracer the pools' 5-tuples when a pool has rotated since last
+  // time; whether it did.
+  bool HandTraceTargets();
   // Tells the transport each pool's ports and the next rotation's when a pool
   // has rotated, so it builds what they need ahead (verbs address handles).
   void PrepareSourcePorts();
