@@ -55,8 +55,10 @@ struct AgentAppOptions {
   // the first wake-up after a period has passed, at the latest two periods
   // after the last copy (a wake-up costs more than the copy).
   std::chrono::nanoseconds publish_period = std::chrono::milliseconds{250};
-  // DistinctPortsUsed walks the pool history: refreshed less often.
-  std::chrono::nanoseconds coverage_period = std::chrono::seconds{1};
+  // DistinctPortsUsed walks the pool history (an hour of generations per NIC
+  // pair): refreshed less often. The gauge counts ports over an hour, and a
+  // rotation brings new ones once a minute.
+  std::chrono::nanoseconds coverage_period = std::chrono::seconds{5};
   // How often freed heap pages go back to the kernel (malloc_trim), at a
   // publish: every port rotation frees and reallocates the tracer's and the
   // pools' entries, and glibc keeps the freed pages of each thread's arena.
