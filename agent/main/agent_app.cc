@@ -421,8 +421,9 @@ bool AgentApp::Run(int stop_fd) {
   MonoTime next_coverage = clock_.MonotonicNow() + options_.coverage_period;
   MonoTime next_trim = clock_.MonotonicNow() + options_.heap_trim_period;
   MonoTime drain_until = MonoTime::max();
+  bool events_ready = true;  // what the last wait saw of ready_fd
   for (;;) {
-    MonoTime wake = core_->prober.RunOnce();
+    MonoTime wake = core_->prober.RunOnce(events_ready);
     for (NicId nic : built_.transport->TakeReopened()) OnNicReopened(nic);
     PrepareSourcePorts();
     const bool handed = HandTraceTargets();
@@ -456,6 +457,7 @@ bool AgentApp::Run(int stop_fd) {
     timeout.tv_nsec = static_cast<long>(wait.count() % 1'000'000'000);
     const int n = ::ppoll(fds, count, &timeout, nullptr);
     if (n < 0 && errno != EINTR) Log()->warn("ppoll: {}", std::strerror(errno));
+    events_ready = ready_fd < 0 || n != 0;
     if (watch_stop && n > 0 && (fds[count - 1].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
       now = clock_.MonotonicNow();
       core_->prober.StopSending();
