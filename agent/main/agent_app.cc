@@ -232,7 +232,11 @@ bool AgentApp::Start(std::string* error) {
 
   if (options_.serve_metrics) {
     http::Router router;
-    http::MountMetrics(router, registry_);
+    // A scrape collects every series (about five times the text's 56 KB with
+    // 8 NICs) in the server thread's heap arena and frees it: given back at
+    // once, not kept until the next periodic trim (it was most of the agent's
+    // private memory growth between two scrapes).
+    http::MountMetrics(router, registry_, "/metrics", [] { ::malloc_trim(0); });
     if (config_.metrics.debug_hooks) {
       if (built_.force_qp_error) {
         debug_hooks_ = std::make_unique<DebugHooks>(names);
