@@ -4,7 +4,6 @@ find_package(Threads REQUIRED)
 
 pkg_check_modules(IBVERBS REQUIRED IMPORTED_TARGET libibverbs)
 pkg_check_modules(NETFILTER_QUEUE REQUIRED IMPORTED_TARGET libnetfilter_queue)
-pkg_check_modules(SYSTEMD REQUIRED IMPORTED_TARGET libsystemd)
 # prometheus-cpp's core only (registry, metric types, text serializer), found
 # through pkg-config: its CMake config also looks for civetweb, CURL and ZLIB
 # for the pull and push parts we do not link, and would define a second

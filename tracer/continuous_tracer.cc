@@ -15,11 +15,14 @@ void ContinuousTracer::SetTargets(const std::vector<TraceTarget>& targets) {
   ++set_targets_calls_;
   for (const TraceTarget& t : targets) {
     auto [it, inserted] = entries_.try_emplace(t.tuple);
-    it->second.target = t;
+    it->second.src_nic = t.src_nic;
+    it->second.dst_nic = t.dst_nic;
     it->second.wanted = set_targets_calls_;
+    Source& source = sources_[t.tuple.src];
+    if (source.netdev != t.netdev) source.netdev = t.netdev;
     if (inserted) {
       it->second.due = now;
-      ++sources_[t.tuple.src];
+      ++source.entries;
       Enqueue(it->first, it->second);
     }
   }
@@ -34,16 +37,16 @@ void ContinuousTracer::SetTargets(const std::vector<TraceTarget>& targets) {
       Dequeue(it->first, it->second);
     }
     if (const auto src = sources_.find(it->first.src);
-        src != sources_.end() && --src->second == 0) {
+        src != sources_.end() && --src->second.entries == 0) {
       sources_.erase(src);
     }
     it = entries_.erase(it);
   }
 }
 
-Ipv4 ContinuousTracer::BudgetKey(const TraceTarget& target) const {
-  const auto it = first_hop_.find(target.tuple.src);
-  return it == first_hop_.end() ? target.tuple.src : it->second;
+Ipv4 ContinuousTracer::BudgetKey(Ipv4 src) const {
+  const auto it = first_hop_.find(src);
+  return it == first_hop_.end() ? src : it->second;
 }
 
 Ipv4 ContinuousTracer::SettleKey(Ipv4 reserved_key, Ipv4 src) const {
@@ -61,7 +64,7 @@ Ipv4 ContinuousTracer::TrustedFirstHop(Ipv4 src, MonoTime now) const {
 bool ContinuousTracer::SwitchesKnown(const Entry& e) {
   if (e.switch_hops <= 0 || static_cast<int>(e.known.size()) <= e.switch_hops) return false;
   return std::all_of(e.known.begin(), e.known.begin() + e.switch_hops,
-                     [](const Hop& hop) { return hop.status == HopStatus::kTimeExceeded; });
+                     [](const KnownHop& hop) { return hop.status == HopStatus::kTimeExceeded; });
 }
 
 std::vector<Ipv4> ContinuousTracer::KnownSwitches(const Entry& e) {
@@ -138,6 +141,7 @@ std::optional<TraceRequest> ContinuousTracer::NextTrace(MonoTime& wake_at) {
   const MonoTime budget_gather =
       config_.gather.count() > 0 ? budget_.WhenGlobalFull(now) : MonoTime::min();
   Entry* best = nullptr;
+  const FiveTuple* best_tuple = nullptr;
   // Keys refused in this call: a few (one per first hop), so a flat list.
   std::vector<Ipv4>& refused = refused_;
   refused.clear();
@@ -145,12 +149,13 @@ std::optional<TraceRequest> ContinuousTracer::NextTrace(MonoTime& wake_at) {
   Ipv4 key;
   for (const Candidate& c : due_now) {
     Entry& e = *c.entry;
-    key = BudgetKey(e.target);
+    key = BudgetKey(c.tuple->src);
     if (std::find(refused.begin(), refused.end(), key) != refused.end()) continue;
-    const int probes = ExpectedProbes(e, !TrustedFirstHop(e.target.tuple.src, now).IsZero());
+    const int probes = ExpectedProbes(e, !TrustedFirstHop(c.tuple->src, now).IsZero());
     reserved = budget_.TryReserve(key, probes, now);
     if (reserved > 0) {
       best = &e;
+      best_tuple = c.tuple;
       break;
     }
     refused.push_back(key);
@@ -159,20 +164,21 @@ std::optional<TraceRequest> ContinuousTracer::NextTrace(MonoTime& wake_at) {
     wake_at = std::min(wake_at, std::max(budget_.WhenAvailable(key, probes, now), budget_gather));
   }
   if (best == nullptr) return std::nullopt;
-  Dequeue(best->target.tuple, *best);
-  busy_sources_.push_back(best->target.tuple.src);
+  // Copied first: the tuple lives in the queue item that Dequeue removes.
+  TraceRequest request = config_.request_template;
+  request.tuple = *best_tuple;
+  Dequeue(request.tuple, *best);
+  busy_sources_.push_back(request.tuple.src);
   last_handout_ = now;
   best->waiting_for_budget = false;
   best->in_flight = true;
   best->reserved = reserved;
   best->budget_key = key;
   if (best->new_in_pool) ++counters_.rotation_traces;
-  TraceRequest request = config_.request_template;
-  request.tuple = best->target.tuple;
-  request.netdev = best->target.netdev;
+  request.netdev = sources_[request.tuple.src].netdev;
   request.generation = best->generation++;
   request.switch_hops = best->switch_hops;
-  request.first_hop = TrustedFirstHop(best->target.tuple.src, now);
+  request.first_hop = TrustedFirstHop(request.tuple.src, now);
   request.known_hops = KnownSwitches(*best);
   wake_at = now;
   return request;
@@ -215,8 +221,14 @@ std::optional<PathReport> ContinuousTracer::OnTraceDone(const TraceResult& resul
   if (result.end == TraceEnd::kError) return std::nullopt;
 
   const bool first = !e.traced;
-  const bool changed = e.traced && PathsDiffer(e.known, result.hops);
-  e.known = e.traced ? MergeKnownHops(e.known, result.hops) : result.hops;
+  bool changed = false;
+  if (e.traced) {
+    ExpandKnown(e, known_scratch_);
+    changed = PathsDiffer(known_scratch_, result.hops);
+    StoreKnown(MergeKnownHops(known_scratch_, result.hops), e);
+  } else {
+    StoreKnown(result.hops, e);
+  }
   e.traced = true;
   if (result.reached_destination) {
     e.switch_hops = static_cast<int>(result.hops.size()) - 1;
@@ -228,8 +240,8 @@ std::optional<PathReport> ContinuousTracer::OnTraceDone(const TraceResult& resul
   ++counters_.reports;
   PathReport report;
   report.tuple = result.tuple;
-  report.src_nic = e.target.src_nic;
-  report.dst_nic = e.target.dst_nic;
+  report.src_nic = e.src_nic;
+  report.dst_nic = e.dst_nic;
   report.hops = result.hops;
   report.reached_destination = result.reached_destination;
   report.changed = changed;
@@ -253,9 +265,27 @@ bool ContinuousTracer::RetraceSoon(const FiveTuple& tuple) {
   return true;
 }
 
-const std::vector<Hop>* ContinuousTracer::KnownPath(const FiveTuple& tuple) const {
+std::optional<std::vector<Hop>> ContinuousTracer::KnownPath(const FiveTuple& tuple) const {
   const auto it = entries_.find(tuple);
-  return it == entries_.end() || !it->second.traced ? nullptr : &it->second.known;
+  if (it == entries_.end() || !it->second.traced) return std::nullopt;
+  std::vector<Hop> hops;
+  ExpandKnown(it->second, hops);
+  return hops;
+}
+
+void ContinuousTracer::StoreKnown(const std::vector<Hop>& hops, Entry& e) {
+  e.known.resize(hops.size());  // in place: a path's length rarely changes
+  for (std::size_t i = 0; i < hops.size(); ++i) {
+    e.known[i] = {hops[i].address, hops[i].status, hops[i].icmp_code};
+  }
+}
+
+void ContinuousTracer::ExpandKnown(const Entry& e, std::vector<Hop>& out) {
+  out.clear();
+  for (std::size_t i = 0; i < e.known.size(); ++i) {
+    const KnownHop& k = e.known[i];
+    out.push_back(Hop{static_cast<int>(i) + 1, k.address, k.status, {}, k.icmp_code});
+  }
 }
 
 }  // namespace hostmesh::tracer

@@ -121,25 +121,37 @@ class ContinuousTracer {
   const ContinuousCounters& counters() const { return counters_; }
   std::size_t targets() const { return entries_.size(); }
   std::size_t in_flight() const { return busy_sources_.size(); }
-  // The best knowledge of a 5-tuple's path (for tests and `status`).
-  const std::vector<Hop>* KnownPath(const FiveTuple& tuple) const;
+  // The best knowledge of a 5-tuple's path, addresses and statuses by TTL
+  // (no RTTs); nullopt until it is traced. For tests and `status`.
+  std::optional<std::vector<Hop>> KnownPath(const FiveTuple& tuple) const;
 
  private:
+  // What KnownPath needs of a hop: its address and status by TTL (index + 1),
+  // without the RTT. 8 bytes, not a Hop's 32: a host keeps one path per
+  // 5-tuple of its pools (896 with 8 NICs and 16 ports).
+  struct KnownHop {
+    Ipv4 address;
+    HopStatus status = HopStatus::kSilent;
+    std::uint8_t icmp_code = 0;
+  };
+  // One per 5-tuple of the pools (the map's key). The source NIC's netdev
+  // is kept per source (sources_), not per 5-tuple.
   struct Entry {
-    TraceTarget target;
+    std::uint32_t src_nic = 0;
+    std::uint32_t dst_nic = 0;
     MonoTime due{};
+    MonoTime traced_at{};  // when its last trace ended
+    MonoTime last_report{};
+    std::uint64_t wanted = 0;  // the SetTargets call that last listed it
+    double reserved = 0;
+    Ipv4 budget_key;
+    std::uint32_t generation = 0;
+    int switch_hops = 0;      // from the last trace that reached the destination
     bool new_in_pool = true;  // not traced since it (re)entered the pool
     bool in_flight = false;
     bool waiting_for_budget = false;
-    std::uint32_t generation = 0;
-    double reserved = 0;
-    Ipv4 budget_key;
     bool traced = false;
-    MonoTime traced_at{};  // when its last trace ended
-    std::vector<Hop> known;
-    int switch_hops = 0;  // from the last trace that reached the destination
-    MonoTime last_report{};
-    std::uint64_t wanted = 0;  // the SetTargets call that last listed it
+    std::vector<KnownHop> known;  // by TTL; updated in place
   };
   // A due queue's head that NextTrace considers.
   struct Candidate {
@@ -155,7 +167,7 @@ class ContinuousTracer {
   // The due queue of an entry that is not in flight (keyed by its due time).
   void Enqueue(const FiveTuple& tuple, Entry& e);
   void Dequeue(const FiveTuple& tuple, const Entry& e);
-  Ipv4 BudgetKey(const TraceTarget& target) const;
+  Ipv4 BudgetKey(Ipv4 src) const;
   // A reservation made under the source's key before its first hop was
   // known is settled against the first hop's bucket (TraceBudget::Rekey).
   Ipv4 SettleKey(Ipv4 reserved_key, Ipv4 src) const;
@@ -164,6 +176,9 @@ class ContinuousTracer {
   // Whether every switch of the entry's known path is known, and their addresses.
   static bool SwitchesKnown(const Entry& e);
   static std::vector<Ipv4> KnownSwitches(const Entry& e);
+  // The known path as hops (RTTs zero), into `out`; and a trace's hops stored.
+  static void ExpandKnown(const Entry& e, std::vector<Hop>& out);
+  static void StoreKnown(const std::vector<Hop>& hops, Entry& e);
   int ExpectedProbes(const Entry& e, bool first_hop_known) const;
 
   ContinuousConfig config_;
@@ -176,8 +191,13 @@ class ContinuousTracer {
   // each source's queues (at most 2 x NICs entries), never at the pool. A
   // source's queue stays when empty (sources are the host's NICs).
   std::map<Ipv4, DueQueue<Entry*>> waiting_[2];
-  // Entries per source address: budget keys follow sources.
-  std::map<Ipv4, std::size_t> sources_;
+  // Per source address: its entries (budget keys follow sources) and its
+  // NIC's netdev.
+  struct Source {
+    std::size_t entries = 0;
+    std::string netdev;
+  };
+  std::map<Ipv4, Source> sources_;
   // Source address -> its first hop's address, learned from TTL-1 replies,
   // and when a trace last saw it.
   std::map<Ipv4, Ipv4> first_hop_;
@@ -193,6 +213,7 @@ class ContinuousTracer {
   // NextTrace's scratch, kept between calls so that it allocates nothing.
   std::vector<Candidate> due_now_;
   std::vector<Ipv4> refused_;
+  std::vector<Hop> known_scratch_;  // OnTraceDone's, likewise
 };
 
 }  // namespace hostmesh::tracer

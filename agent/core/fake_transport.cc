@@ -107,6 +107,7 @@ void FakeTransport::Inject(NicId nic, std::vector<std::uint8_t> bytes, MonoTime 
 
 std::size_t FakeTransport::Poll(std::vector<TransportEvent>& out, std::size_t max_events) {
   const MonoTime now = clock_.MonotonicNow();
+  ++polls_;
   std::size_t appended = 0;
   while (appended < max_events && !events_.empty() && events_.front().visible <= now) {
     std::pop_heap(events_.begin(), events_.end(), Later{});

@@ -62,6 +62,8 @@ class FakeTransport final : public ProbeTransport {
   std::uint64_t sent() const { return sent_; }
   std::uint64_t dropped() const { return dropped_; }
   std::uint64_t delivered() const { return delivered_; }
+  // Calls of Poll (each a system call on a real transport).
+  std::uint64_t polls() const { return polls_; }
 
  private:
   struct Scheduled {
@@ -91,6 +93,7 @@ class FakeTransport final : public ProbeTransport {
   std::uint64_t sent_ = 0;
   std::uint64_t dropped_ = 0;
   std::uint64_t delivered_ = 0;
+  std::uint64_t polls_ = 0;
 };
 
 }  // namespace hostmesh::agent

@@ -156,21 +156,42 @@ std::uint16_t PortPool::Draw(NicId dst, Rng& rng) {
 std::size_t PortPool::DistinctPortsUsed(NicId dst, MonoTime now) const {
   if (dst >= num_nics_) return 0;
   const MonoTime window_start = now - options_.usage_window;
-  std::vector<std::uint16_t> seen;
+  const std::size_t size = ports_.size();
+  // Walked from the newest generation back, a slot keeps one port for a run of
+  // generations (a stint: ports never move between slots), which counts once
+  // if any generation of it in the window drew it. Per (generation, slot) that
+  // is a compare and a bit test: no list of every use to sort (an hour of
+  // history is 60 generations).
+  stint_port_.assign(ports_.begin(), ports_.end());
+  stint_used_.assign(size, 0);
+  seen_.clear();
   MonoTime end = now;  // the current generation lasts until now
   for (std::uint64_t back = 0; back < history_capacity_ && back <= generation_; ++back) {
     if (end <= window_start) break;
     const std::size_t index = HistoryIndex(generation_ - back);
-    const std::size_t words = index * num_nics_ * mask_words_ + std::size_t{dst} * mask_words_;
-    for (std::size_t slot = 0; slot < ports_.size(); ++slot) {
-      if ((history_used_[words + slot / 64] >> (slot % 64)) & 1U) {
-        seen.push_back(history_ports_[index * ports_.size() + slot]);
+    const std::uint16_t* ports = history_ports_.data() + index * size;
+    const std::uint64_t* used =
+        history_used_.data() + index * num_nics_ * mask_words_ + std::size_t{dst} * mask_words_;
+    for (std::size_t slot = 0; slot < size; ++slot) {
+      if (ports[slot] != stint_port_[slot]) {
+        if (stint_used_[slot] != 0) seen_.push_back(stint_port_[slot]);
+        stint_port_[slot] = ports[slot];
+        stint_used_[slot] = 0;
       }
+      stint_used_[slot] |= static_cast<std::uint8_t>((used[slot / 64] >> (slot % 64)) & 1U);
     }
     end = history_start_[index];
   }
-  std::sort(seen.begin(), seen.end());
-  return static_cast<std::size_t>(std::unique(seen.begin(), seen.end()) - seen.begin());
+  for (std::size_t slot = 0; slot < size; ++slot) {
+    if (stint_used_[slot] != 0) seen_.push_back(stint_port_[slot]);
+  }
+  // A port re-enters the pool only after a walk of the whole range: two stints
+  // of one port within the history need a range smaller than what it brings in.
+  if (range_size_ <= size + history_capacity_ * replace_count_) {
+    std::sort(seen_.begin(), seen_.end());
+    seen_.erase(std::unique(seen_.begin(), seen_.end()), seen_.end());
+  }
+  return seen_.size();
 }
 
 }  // namespace hostmesh::agent

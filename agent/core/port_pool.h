@@ -125,6 +125,12 @@ class PortPool {
   std::vector<MonoTime> history_start_;       // when each generation began
   std::vector<std::uint16_t> history_ports_;  // [generation][slot]
   std::vector<std::uint64_t> history_used_;   // [generation][dst][word]
+
+  // DistinctPortsUsed's scratch, kept so that it allocates nothing (the
+  // probe loop calls it; a pool is used from one thread).
+  mutable std::vector<std::uint16_t> stint_port_;
+  mutable std::vector<std::uint8_t> stint_used_;
+  mutable std::vector<std::uint16_t> seen_;
 };
 
 }  // namespace hostmesh::agent

@@ -22,10 +22,12 @@ Prober::Prober(Scheduler& scheduler, Tracker& tracker, ProbeTransport& transport
   }
 }
 
-MonoTime Prober::RunOnce() {
+MonoTime Prober::RunOnce(bool events_ready) {
   const MonoTime now = clock_.MonotonicNow();
-  // Receives first: a reply that is here by `now` must not be expired below.
-  bool more_events = HandleEvents(now);
+  // Receives first: a reply that is here by `now` must not be expired below
+  // (one may have come since the caller's wait ended).
+  bool more_events = false;
+  if (events_ready || DeadlineCome(now)) more_events = HandleEvents(now);
   // What the sends made ready at once (software TX stamps are taken inside the
   // send; on a software fabric the probes themselves arrive inside it) is
   // read now, not after one more trip through the loop's wait.
@@ -36,6 +38,11 @@ MonoTime Prober::RunOnce() {
   MonoTime wake = sending_ ? scheduler_.NextDue() : MonoTime::max();
   if (const auto deadline = tracker_.NextDeadline()) wake = std::min(wake, *deadline);
   return wake;
+}
+
+bool Prober::DeadlineCome(MonoTime now) const {
+  const std::optional<MonoTime> deadline = tracker_.NextDeadline();
+  return deadline && *deadline <= now;
 }
 
 bool Prober::HandleEvents(MonoTime now) {

@@ -48,7 +48,11 @@ class Prober {
 
   // Handles the transport's ready events, sends the probes due, emits the
   // results whose deadline has come. Returns when to run again at the latest.
-  MonoTime RunOnce();
+  // `events_ready` false: the caller's wait ended with the transport's
+  // ReadyFd not ready, so the transport is not polled before the sends
+  // (a system call that finds nothing, once per probe round) unless a probe's
+  // deadline has come.
+  MonoTime RunOnce(bool events_ready = true);
 
   // For shutdown: no new probes from now on, while receives and timeouts go on
   // so the tracker can settle the probes already out (no sequence gaps, no
@@ -61,6 +65,7 @@ class Prober {
  private:
   // One Poll of the transport; true when it filled the turn's budget.
   bool HandleEvents(MonoTime now);
+  bool DeadlineCome(MonoTime now) const;
   void HandleEvent(const TransportEvent& event, MonoTime now);
   // True when some probe was handed to the transport.
   bool SendDue(MonoTime now);

@@ -55,12 +55,18 @@ struct AgentAppOptions {
   // the first wake-up after a period has passed, at the latest two periods
   // after the last copy (a wake-up costs more than the copy).
   std::chrono::nanoseconds publish_period = std::chrono::milliseconds{250};
-  // DistinctPortsUsed walks the pool history: refreshed less often.
-  std::chrono::nanoseconds coverage_period = std::chrono::seconds{1};
+  // DistinctPortsUsed walks the pool history (an hour of generations per NIC
+  // pair): refreshed less often. The gauge counts ports over an hour, and a
+  // rotation brings new ones once a minute.
+  std::chrono::nanoseconds coverage_period = std::chrono::seconds{5};
   // How often freed heap pages go back to the kernel (malloc_trim), at a
   // publish: every port rotation frees and reallocates the tracer's and the
   // pools' entries, and glibc keeps the freed pages of each thread's arena.
   std::chrono::nanoseconds heap_trim_period = std::chrono::seconds{30};
+  // A rotation's 5-tuples (one vector of every target, about 60 KB with 8
+  // NICs) are freed by the tracer thread once it has taken them: the heap is
+  // trimmed this long after a hand-over, not up to heap_trim_period later.
+  std::chrono::nanoseconds trim_after_rotation = std::chrono::seconds{1};
   std::chrono::nanoseconds upload_flush_timeout = std::chrono::seconds{5};
   // Seams for tests; empty means the real thing.
   std::function<BuiltTransport(const AgentConfig&, const Clock&)> make_transport;
@@ -98,8 +104,9 @@ class AgentApp {
   struct Core;
   void Publish(bool coverage);
   void OnResult(const ProbeResult& result);
-  // Hands the tracer the pools' 5-tuples when a pool has rotated since last time.
-  void HandTraceTargets();
+  // Hands the tracer the pools' 5-tuples when a pool has rotated since last
+  // time; whether it did.
+  bool HandTraceTargets();
   // Tells the transport each pool's ports and the next rotation's when a pool
   // has rotated, so it builds what they need ahead (verbs address handles).
   void PrepareSourcePorts();

@@ -1,4 +1,5 @@
 // hostmesh-agent: flags, logging and signals; everything else is hm_agent_app.
+#include <malloc.h>
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
@@ -25,6 +26,14 @@
 
 int main(int argc, char** argv) {
   using namespace hostmesh;
+  // One heap arena for every thread, set before any starts. glibc gives each
+  // thread that allocates an arena of its own (14 in the agent), and each
+  // keeps what its thread freed: a scrape's collected series in the metrics
+  // server's, a rotation's 5-tuples in the tracer's. The threads allocate
+  // little and seldom at once (small blocks come from per-thread caches
+  // without the lock). Measured at 10 probes/s with a scrape every few
+  // seconds: about 2.15 MB private, against 2.35 to 2.45 MB with the arenas.
+  ::mallopt(M_ARENA_MAX, 1);
   CLI::App cli{"hostmesh agent: full-mesh probes between the NICs of this host"};
   std::string config_path;
   std::string log_level;

@@ -41,6 +41,11 @@ std::vector<tracer::TraceTarget> TraceTargetsFrom(
     const AgentConfig& config, const std::vector<std::vector<std::uint16_t>>& pool_ports) {
   std::vector<tracer::TraceTarget> out;
   const std::size_t n = std::min(config.nics.size(), pool_ports.size());
+  // Sized once: a rotation hands over every 5-tuple of the host (896 with 8
+  // NICs), and growing by doubling would hold twice that for a moment.
+  std::size_t count = 0;
+  for (std::size_t s = 0; s < n; ++s) count += pool_ports[s].size() * (config.nics.size() - 1);
+  out.reserve(count);
   for (std::size_t s = 0; s < n; ++s) {
     const auto src = V4(config.nics[s].ip);
     if (!src) continue;

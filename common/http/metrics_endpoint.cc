@@ -6,11 +6,13 @@
 
 namespace hostmesh::http {
 
-void MountMetrics(Router& router, const metrics::Registry& registry, std::string path) {
-  router.Get(std::move(path), [&registry](const Request&) {
+void MountMetrics(Router& router, const metrics::Registry& registry, std::string path,
+                  std::function<void()> after_render) {
+  router.Get(std::move(path), [&registry, after_render = std::move(after_render)](const Request&) {
     Response response;
     response.content_type = std::string(metrics::kTextFormatContentType);
     response.body = metrics::RenderText(registry);
+    if (after_render) after_render();
     return response;
   });
 }

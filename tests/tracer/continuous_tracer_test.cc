@@ -173,7 +173,7 @@ TEST_F(ContinuousTracerTest, PathChangeIsReportedAtOnce) {
   EXPECT_TRUE(reports[0].changed);
   EXPECT_EQ(reports[0].hops[1].address, Ip("10.9.9.9"));
   EXPECT_EQ(Tracer().counters().path_changes, 1U);
-  ASSERT_NE(Tracer().KnownPath(t.tuple), nullptr);
+  ASSERT_TRUE(Tracer().KnownPath(t.tuple));
   EXPECT_EQ((*Tracer().KnownPath(t.tuple))[1].address, Ip("10.9.9.9"));
 }
 
@@ -357,8 +357,8 @@ TEST_F(ContinuousTracerTest, ProbesOnlyWhatCanHaveChanged) {
   // 3 switches each (the known path confirmed, no destination probe), then 2.
   EXPECT_EQ(Tracer().counters().probes_sent, 4U + 3U + 3U + 2U);
   EXPECT_EQ(Tracer().counters().path_changes, 0U);
-  const std::vector<Hop>* known = Tracer().KnownPath(b.tuple);
-  ASSERT_NE(known, nullptr);
+  const std::optional<std::vector<Hop>> known = Tracer().KnownPath(b.tuple);
+  ASSERT_TRUE(known);
   EXPECT_EQ(known->size(), 4U);
 }
 

@@ -193,6 +193,31 @@ TEST(agent_port_pool, CountsDistinctPortsPerPairInTheLastHour) {
   EXPECT_EQ(pool.DistinctPortsUsed(7, kStart + 3h), 0U);  // no such NIC
 }
 
+// Within the window every port drawn counts once, however many generations
+// it was drawn in (a port stays in its slot for several) and when it re-enters
+// the pool after a walk of a small range.
+TEST(agent_port_pool, CountsEachPortDrawnOnce) {
+  for (const bool small_range : {false, true}) {
+    PortPoolOptions options;
+    if (small_range) {
+      options.allowed_ports = {50000, 50001, 50002, 50003, 50004, 50005};
+      options.pool_size = 4;
+    }
+    PortPool pool(options, 2, kStart, 7);
+    Rng rng(9);
+    std::set<std::uint16_t> drawn;
+    // Sparse draws: some generations of a port draw it, some do not.
+    for (MonoTime now = kStart; now < kStart + 30min; now += 23s) {
+      pool.AdvanceTo(now);
+      drawn.insert(pool.Draw(1, rng));
+    }
+    EXPECT_EQ(pool.DistinctPortsUsed(1, kStart + 30min), drawn.size()) << small_range;
+    if (small_range) {
+      EXPECT_EQ(drawn.size(), 6U);
+    }
+  }
+}
+
 TEST(agent_port_pool, CountsPortsOfLargePools) {
   PortPoolOptions options;
   options.pool_size = 100;  // bitmasks of two words

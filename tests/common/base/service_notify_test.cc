@@ -8,6 +8,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cstddef>
 #include <cstring>
 #include <filesystem>
 #include <string>
@@ -92,6 +93,41 @@ TEST_F(FakeSystemd, AWatchdogForAnotherProcessIsNotOurs) {
   EXPECT_FALSE(notifier.watchdog_period());
   notifier.Alive(MonoTime{});
   EXPECT_EQ(Next(), "");
+}
+
+TEST_F(FakeSystemd, MalformedWatchdogSettingsMeanNoPings) {
+  for (const char* usec : {"", "2s", "-5", "0"}) {
+    ::setenv("WATCHDOG_USEC", usec, 1);
+    ServiceNotifier notifier;
+    EXPECT_FALSE(notifier.watchdog_period()) << usec;
+    notifier.Alive(MonoTime{});
+    EXPECT_EQ(Next(), "") << usec;
+  }
+  ::setenv("WATCHDOG_USEC", "2000000", 1);
+  ::setenv("WATCHDOG_PID", "self", 1);
+  EXPECT_FALSE(ServiceNotifier().watchdog_period());
+  ::unsetenv("WATCHDOG_PID");
+}
+
+// systemd may hand an abstract socket: '@' stands for the leading NUL.
+TEST(ServiceNotifier, ReachesAnAbstractSocket) {
+  const std::string name = "hostmesh-notify-" + std::to_string(::getpid());
+  UniqueFd fd(::socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  ASSERT_TRUE(fd.valid());
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path + 1, name.data(), name.size());
+  ASSERT_EQ(::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr),
+                   static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size())),
+            0);
+  ::setenv("NOTIFY_SOCKET", ("@" + name).c_str(), 1);
+  ::unsetenv("WATCHDOG_USEC");
+  ServiceNotifier().Ready("up");
+  ::unsetenv("NOTIFY_SOCKET");
+  char buf[64];
+  const ssize_t n = ::recv(fd.get(), buf, sizeof buf, 0);
+  ASSERT_GT(n, 0);
+  EXPECT_EQ(std::string(buf, static_cast<std::size_t>(n)), "READY=1\nSTATUS=up");
 }
 
 TEST(ServiceNotifier, OutsideSystemdEveryCallIsANoOp) {

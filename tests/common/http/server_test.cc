@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -86,6 +87,23 @@ TEST_F(HttpServer, ServesMetrics) {
 TEST_F(HttpServer, MetricsAreReadAtEachScrape) {
   registry_.AddGauge("hostmesh_spool_bytes", "Spooled.").Set(42);
   EXPECT_THAT(FetchOrDie(port_, "GET", "/metrics").body, HasSubstr("hostmesh_spool_bytes 42\n"));
+}
+
+// The hook runs once per scrape, after the text is rendered.
+TEST(HttpMetrics, AfterRenderRunsOncePerScrape) {
+  metrics::Registry registry;
+  registry.AddGauge("hostmesh_spool_bytes", "Spooled.").Set(1);
+  std::atomic<int> renders = 0;
+  Router router;
+  MountMetrics(router, registry, "/metrics", [&renders] { ++renders; });
+  const std::unique_ptr<Server> server = StartOrDie({"127.0.0.1:0"}, std::move(router));
+  ASSERT_NE(server, nullptr);
+  const std::uint16_t port = server->endpoints()[0].port;
+  EXPECT_THAT(FetchOrDie(port, "GET", "/metrics").body, HasSubstr("hostmesh_spool_bytes 1\n"));
+  EXPECT_EQ(renders.load(), 1);
+  EXPECT_EQ(FetchOrDie(port, "GET", "/nothing").status, 404);
+  FetchOrDie(port, "GET", "/metrics");
+  EXPECT_EQ(renders.load(), 2);
 }
 
 TEST_F(HttpServer, UnknownPathIs404) {
