@@ -94,7 +94,7 @@ class DebianPackages(unittest.TestCase):
     def test_binaries_depend_on_their_shared_libraries(self):
         for package, libs in (("hostmesh-agent", ("libc6", "libgrpc++", "libibverbs1",
                                                   "libprotobuf")),
-                              ("hostmesh-analyzer", ("libc6", "libgrpc++", "librocksdb")),
+                              ("hostmesh-analyzer", ("libc6", "libgrpc++", "libprotobuf")),
                               ("hostmesh-ctl", ("libc6",))):
             depends = self.field(package, "Depends")
             for lib in libs:
