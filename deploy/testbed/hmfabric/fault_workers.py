@@ -23,6 +23,7 @@ from . import fault_ops
 BLAST_PORT = 9  # discard: the far end drops it in prerouting (see faults.py)
 BLAST_PAYLOAD = 1200  # bytes of UDP payload; below the 1500-byte veth MTU
 SO_SNDBUFFORCE = getattr(socket, "SO_SNDBUFFORCE", 32)
+IP_RECVERR = getattr(socket, "IP_RECVERR", 11)
 
 
 class _Stop(Exception):
@@ -62,29 +63,53 @@ def flap(ns: str, ifname: str, period: float, events: str) -> None:
 
 def blast(dev: str, src: str, dst: str, rate_bps: int) -> None:
     """Paced UDP: every millisecond sends what is due so far, so the mean rate is
-    exact and bursts stay far below the shaper's bucket."""
+    exact and bursts stay far below the shaper's bucket. Once the shaper refuses a
+    packet, the queue's last gap (the limit is in bytes, rarely a multiple of the
+    filler's size) is topped up with ever smaller packets, so the queue is full to
+    the byte and a probe arriving then is dropped, whatever its size."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, dev.encode())
     # Packets waiting in the shaper count against the socket's send buffer: with the
     # default one the generator would stall before the shaper's queue is full (and
     # nothing would be dropped) at rates above ~50 Mbit/s.
     sock.setsockopt(socket.SOL_SOCKET, SO_SNDBUFFORCE, 16 << 20)
+    # Without IP_RECVERR the kernel hides the qdisc's drop (ENOBUFS) from UDP.
+    sock.setsockopt(socket.IPPROTO_IP, IP_RECVERR, 1)
     sock.setblocking(False)
     sock.bind((src, 0))
-    payload = bytes(BLAST_PAYLOAD)
     wire_bits = (BLAST_PAYLOAD + 8 + 20 + 14) * 8  # UDP, IP and Ethernet headers
     pps = rate_bps / wire_bits
     _ready()
     start, sent = time.monotonic(), 0
     while True:
         due = int((time.monotonic() - start) * pps) - sent
+        full = False
         for _ in range(due):
-            try:
-                sock.sendto(payload, (dst, BLAST_PORT))
-            except OSError:  # queue full (ENOBUFS, EAGAIN) or link down: that is the point
-                pass
+            full = not _send(sock, BLAST_PAYLOAD, dst) or full
         sent += max(due, 0)
+        if full:
+            _top_up(sock, dst)
         time.sleep(0.001)
+
+
+def _send(sock: socket.socket, payload: int, dst: str) -> bool:
+    try:
+        sock.sendto(bytes(payload), (dst, BLAST_PORT))
+        return True
+    except OSError:  # queue full (ENOBUFS, EAGAIN) or link down: that is the point
+        return False
+
+
+def _top_up(sock: socket.socket, dst: str) -> None:
+    """Halves the payload on each refusal: about 2 log2(1200) sends fill the gap
+    to within one empty UDP packet (42 bytes on the wire)."""
+    payload = BLAST_PAYLOAD // 2
+    for _ in range(64):  # bounded: a fast shaper may drain as fast as this sends
+        if payload == 0:
+            break
+        if not _send(sock, payload, dst):
+            payload //= 2
+    _send(sock, 0, dst)
 
 
 def main(argv: list[str]) -> int:
