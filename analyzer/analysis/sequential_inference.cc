@@ -35,6 +35,18 @@ double LogLikelihoodRatio(double bad, double n, double p0, double p1) {
   return bad * std::log(p1 / p0) + (n - bad) * std::log((1 - p1) / (1 - p0));
 }
 
+double IndifferentBackground(double p0, double p1, double mid) {
+  // Expected LLR per probe at `mid`; it falls as q0 rises towards mid.
+  const auto drift = [&](double q0) { return LogLikelihoodRatio(mid, 1.0, q0, p1); };
+  if (!(p0 < mid && mid < p1) || drift(p0) <= 0) return p0;
+  double lo = p0, hi = mid;
+  for (int i = 0; i < 60; ++i) {
+    const double q = 0.5 * (lo + hi);
+    (drift(q) > 0 ? lo : hi) = q;
+  }
+  return lo;
+}
+
 double PoissonTail(double k, double lambda) {
   if (k <= 0) return 1.0;
   if (lambda <= 0) return 0.0;
@@ -70,7 +82,11 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
   const double cap = h * params.cap_factor;
   const double window_alpha =
       params.window_alpha / static_cast<double>(std::max<std::size_t>(n_comp, 1));
+  // The CUSUM's H0 (header): zero drift at p0 + indifference x delta.
+  const double q0 =
+      IndifferentBackground(p0, p0 + params.min_loss, p0 + params.indifference * params.min_loss);
   result.background = p0;
+  result.tested = q0;
   result.threshold = h;
 
   out.failures.assign(n_comp, 0);
@@ -194,7 +210,7 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
       if (n <= 0 || bad <= 0) continue;
       const auto* e = book.Find(keys[c]);
       const double s_new =
-          std::clamp((e ? e->s : 0.0) + LogLikelihoodRatio(bad, n, p0, h1_of(e, bad, n)), 0.0, cap);
+          std::clamp((e ? e->s : 0.0) + LogLikelihoodRatio(bad, n, q0, h1_of(e, bad, n)), 0.0, cap);
       // Eligible: conclusive over the windows (S reaches h) or in this window
       // alone. Ranked by what it explains of this window (the log-likelihood
       // ratio at its own loss): accumulated evidence saturates at the cap, so a
@@ -283,7 +299,7 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
     EvidenceBook::Entry& e = book.At(keys[ch.c]);
     const bool fresh = !e.culprit;
     const double loss = ch.n > 0 ? ch.bad / ch.n : 0;
-    e.s = std::clamp(e.s + LogLikelihoodRatio(ch.bad, ch.n, p0, h1_of(&e, ch.bad, ch.n)), 0.0, cap);
+    e.s = std::clamp(e.s + LogLikelihoodRatio(ch.bad, ch.n, q0, h1_of(&e, ch.bad, ch.n)), 0.0, cap);
     e.est = fresh ? loss : 0.5 * e.est + 0.5 * loss;
     e.failing = e.est;
     e.s = std::max(e.s, h);
@@ -317,7 +333,7 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
       e.s = 0;
       continue;
     }
-    const double llr = LogLikelihoodRatio(bad, n, p0, h1_of(&e, bad, n));
+    const double llr = LogLikelihoodRatio(bad, n, q0, h1_of(&e, bad, n));
     e.s = std::clamp(e.s + llr, 0.0, cap);
     if (e.culprit) {
       // Held while the evidence holds (hysteresis), with what is left for it,

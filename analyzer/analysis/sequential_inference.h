@@ -6,9 +6,17 @@
 // 0.5% of the 400 probes that cross it in a window loses two, which background
 // loss also explains. So every component (directed fabric link, switch, RNIC)
 // keeps a CUSUM of the log-likelihood ratio of its windows' evidence:
-//   H1: its probes fail at p0 + delta      H0: they fail at p0 (background)
-//   LLR(bad, n) = bad ln(p1/p0) + (n - bad) ln((1 - p1)/(1 - p0))
+//   H1: its probes fail at p1 = p0 + delta     H0: they fail at q0 (background)
+//   LLR(bad, n) = bad ln(p1/q0) + (n - bad) ln((1 - p1)/(1 - q0))
 //   S <- clamp(S + LLR, 0, cap)
+// q0 lies a little above the ambient rate p0: it is chosen so that the LLR's
+// drift is zero at p0 + delta/2 (the classical CUSUM reference value, half
+// the shift to detect). With q0 = p0 the drift would turn positive at the
+// logarithmic mean of p0 and p1, about p0 + delta/3 at p0 = 0.1%: a link
+// whose own background is three times the fleet's would be named within
+// minutes. Now an excess below delta/2 drains the sum (named only at the
+// false-alarm rate), one above it accumulates, and delta itself is named at
+// about half the speed the plain test would give it.
 // and becomes a culprit when S reaches h, or at once when one window alone is
 // conclusive (Poisson tail P(X >= bad | n p0) below window_alpha / components,
 // and at least min_failures failures, and loss above p0 + delta). It stays one
@@ -54,6 +62,8 @@ namespace hostmesh::analysis {
 
 struct SequentialParams {
   double min_loss = 0.003;  // delta: the smallest excess loss worth an incident
+  // The excess, as a fraction of delta, at which the CUSUM's drift is zero.
+  double indifference = 0.5;
   double prior_background = 1e-3;
   double background_floor = 1e-6;
   double background_decay = 0.9;  // per window
@@ -116,6 +126,7 @@ struct SequentialResult {
   InferenceResult inference;  // culprits in the order chosen; z = evidence S (nats)
   std::vector<bool> fresh;    // per culprit: became one in this window
   double background = 0;      // p0 used
+  double tested = 0;          // q0, the CUSUM's H0
   double threshold = 0;       // h
 };
 
@@ -129,6 +140,10 @@ SequentialResult InferSequential(InferenceProblem& problem, std::span<const std:
                                  const SequentialParams& params, EvidenceBook& book);
 
 double LogLikelihoodRatio(double bad, double n, double p0, double p1);
+// The H0 rate q0 in [p0, mid) at which the log-likelihood ratio of q0 against
+// p1 has zero drift for probes failing at `mid` (p0 when that drift is already
+// zero or negative at q0 = p0).
+double IndifferentBackground(double p0, double p1, double mid);
 // P(X >= k) for X ~ Poisson(lambda).
 double PoissonTail(double k, double lambda);
 

@@ -46,6 +46,50 @@ TEST_F(SequentialTest, SmallLossIsNamedOnceTheEvidenceIsConclusiveAndHeld) {
   EXPECT_LE(first, 10) << "named within 10 windows (200 s)";
 }
 
+// A fleet's background is not one rate: links differ (here 0.02% each, one
+// at 0.12%). A link losing a third of min_loss (0.3%) more than the rest is
+// background to an operator, not an incident. With H0 at the ambient rate
+// itself, the CUSUM's drift turns positive at about a third of min_loss
+// (the logarithmic mean of p0 and p0 + min_loss), and this link was named;
+// with the indifference zone it never is, while 0.5% on the same fleet still
+// is (below).
+TEST_F(SequentialTest, ALinkLosingAThirdOfMinLossOverTheRestIsNeverNamed) {
+  Faults faults;
+  for (std::uint32_t rail = 0; rail < fleet_.shape().rails; ++rail) {
+    for (std::uint32_t spine = 0; spine < fleet_.shape().spines; ++spine) {
+      faults.link_loss[fleet_.RailSpine(rail, spine)] = 2e-4;
+    }
+  }
+  const LinkId high = fleet_.RailSpine(1, 3);
+  faults.link_loss[high] = 2e-4 + 1e-3;
+  for (int w = 0; w < 300; ++w) {
+    const auto r = RunWindow(w, faults);
+    ASSERT_TRUE(r.loss.culprits.empty())
+        << "window " << w << ": " << r.loss.culprits.size() << " culprits, the high link "
+        << (Blamed(r, high) ? "among them" : "not");
+  }
+  faults.link_loss[high] = 2e-4 + 5e-3;
+  int w = 300;
+  while (w < 330 && !Blamed(RunWindow(w, faults), high)) ++w;
+  EXPECT_LT(w, 330) << "0.5% over the rest not named within 30 windows";
+}
+
+TEST(SequentialMath, TheIndifferentBackgroundHasZeroDriftAtTheMidpoint) {
+  const double p0 = 8e-4, p1 = p0 + 3e-3, mid = p0 + 1.5e-3;
+  const double q0 = IndifferentBackground(p0, p1, mid);
+  EXPECT_GT(q0, p0);
+  EXPECT_LT(q0, mid);
+  EXPECT_NEAR(LogLikelihoodRatio(mid, 1.0, q0, p1), 0.0, 1e-12);
+  // Below the midpoint the sum drains, above it it grows.
+  EXPECT_LT(LogLikelihoodRatio(mid - 2e-4, 1.0, q0, p1), 0.0);
+  EXPECT_GT(LogLikelihoodRatio(mid + 2e-4, 1.0, q0, p1), 0.0);
+  // With H0 at p0 the drift at the midpoint would still be positive.
+  EXPECT_GT(LogLikelihoodRatio(mid, 1.0, p0, p1), 0.0);
+  // Nothing to move when p0's drift at `mid` is not positive.
+  EXPECT_DOUBLE_EQ(IndifferentBackground(p0, p1, p0 + 1e-5), p0);
+  EXPECT_DOUBLE_EQ(IndifferentBackground(p0, p1, p1), p0);
+}
+
 TEST_F(SequentialTest, AFaultThatEndsIsLetGo) {
   const LinkId bad = fleet_.RailSpine(0, 2);
   for (int w = 0; w < 3; ++w) EXPECT_TRUE(Blamed(RunWindow(w, {.link_loss = {{bad, 1.0}}}), bad));
