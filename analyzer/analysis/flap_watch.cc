@@ -88,27 +88,36 @@ FlapRecorder::Trail FlapRecorder::ByTime(const Trail& trail) {
   return sorted;
 }
 
-std::optional<ChurnOverlap> FlapRecorder::FailuresWhileDown(LinkId failing, LinkId down) const {
+std::optional<ChurnOverlap> FlapRecorder::FailuresWhileDown(LinkId failing,
+                                                            std::span<const LinkId> down) const {
   const auto* f = watch_.links.Find(failing);
-  const auto* d = watch_.links.Find(down);
-  if (f == nullptr || d == nullptr) return std::nullopt;
-  const Trail outcomes = ByTime(trails_[*d]);
+  if (f == nullptr) return std::nullopt;
+  std::vector<Trail> outcomes;
+  for (const LinkId d : down) {
+    if (const auto* slot = watch_.links.Find(d)) outcomes.push_back(ByTime(trails_[*slot]));
+  }
+  if (outcomes.empty()) return std::nullopt;
+  // Inside an episode when a down link's outcome just before or just after
+  // this send time (same millisecond included) is a failure.
+  const auto inside = [](const Trail& by_time, std::uint32_t ms) {
+    const auto after =
+        std::lower_bound(by_time.begin(), by_time.end(), ms,
+                         [](std::uint32_t e, std::uint32_t t) { return (e >> 1) < t; });
+    const auto last_by =
+        std::upper_bound(by_time.begin(), by_time.end(), ms,
+                         [](std::uint32_t t, std::uint32_t e) { return t < (e >> 1); });
+    return (after != by_time.end() && (*after & 1) != 0) ||
+           (last_by != by_time.begin() && (*std::prev(last_by) & 1) != 0);
+  };
   ChurnOverlap o;
   for (const std::uint32_t entry : trails_[*f]) {
     if ((entry & 1) == 0) continue;
     ++o.failures;
-    // Inside an episode when the down link's outcome just before or just
-    // after this send time (same millisecond included) is a failure.
     const std::uint32_t ms = entry >> 1;
-    const auto after =
-        std::lower_bound(outcomes.begin(), outcomes.end(), ms,
-                         [](std::uint32_t e, std::uint32_t t) { return (e >> 1) < t; });
-    const auto last_by =
-        std::upper_bound(outcomes.begin(), outcomes.end(), ms,
-                         [](std::uint32_t t, std::uint32_t e) { return t < (e >> 1); });
-    const bool next_failed = after != outcomes.end() && (*after & 1) != 0;
-    const bool prev_failed = last_by != outcomes.begin() && (*std::prev(last_by) & 1) != 0;
-    if (next_failed || prev_failed) ++o.inside;
+    if (std::any_of(outcomes.begin(), outcomes.end(),
+                    [&](const Trail& t) { return inside(t, ms); })) {
+      ++o.inside;
+    }
   }
   return o;
 }

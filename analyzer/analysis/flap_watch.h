@@ -78,8 +78,9 @@ class FlapRecorder {
   std::optional<FlapVerdict> JudgeRnic(HostId host, NicId nic, std::int64_t window_ns) const;
   std::optional<FlapVerdict> JudgeLink(LinkId link, std::int64_t window_ns) const;
   bool Watches(LinkId link) const { return watch_.links.Find(link) != nullptr; }
-  // nullopt unless both links are watched.
-  std::optional<ChurnOverlap> FailuresWhileDown(LinkId failing, LinkId down) const;
+  // Failures of `failing` sent inside a down episode of any of `down` (the
+  // watched ones); nullopt unless `failing` and at least one of `down` are watched.
+  std::optional<ChurnOverlap> FailuresWhileDown(LinkId failing, std::span<const LinkId> down) const;
   // Outcomes through a watched link per source port, by port; empty when not watched.
   std::vector<PortOutcome> LinkPorts(LinkId link) const;
   // Probes through watched links whose port was past PortTally's cap.

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <numeric>
+#include <optional>
 #include <unordered_set>
 
 namespace hostmesh::analysis {
@@ -546,35 +548,75 @@ void WindowJudge::NameWithdrawnLinks(Localization* loss) const {
 
 // Route churn: while a flapping link is down, routing moves flows off it and
 // back, so a 5-tuple traced in one phase is probed in the other and its
-// failures land on a neighbour of the flapping link, exactly while that link
-// is down. A culprit link sharing a switch with a culprit that went down in
-// the window (a down episode: flapping, or the first down and back of a flap
-// yet to be named) and explains more, with (almost) all its failures sent
-// while that one was down, is its shadow: named with it, not alone. When neither has been watched
-// yet (the window a flap starts in: no flap verdict, no timing), the weaker is held back so the
-// next window can tell; a fault of its own fails outside the flaps too and is named then, a window
-// late.
+// failures land on a link of the detour, exactly while that link is down.
+// The detour need not share a switch with the flapping link: a path from
+// rail 2 to rail 4 whose spine uplink flaps is traced over another spine,
+// down into rail 4. A culprit link whose failures were (almost) all sent
+// while culprits that went down in the window (a down episode: flapping, or
+// the first down and back of a flap yet to be named) and explain more were
+// down, inside the episodes of any of them (two flaps may share a detour), is
+// a shadow: named with them, not alone. Without outcomes to compare (one of
+// the two not watched yet: the window a flap starts in, no flap verdict, no
+// timing), a weaker link sharing a switch with the one that went down is
+// held back so the next window can tell, unless it was named before that
+// one went down; a fault of its own fails outside the flaps too and is
+// named then, a window late.
 void WindowJudge::DropChurnShadows(const WindowAccumulator& w, Localization* loss) {
   std::vector<Suspect>& culprits = loss->culprits;
+  const FlapRecorder& flaps = w.flaps();
+  // Strongest first, so a link's own standing is settled before it is
+  // weighed as the down link of weaker ones.
+  std::vector<std::size_t> order(culprits.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+    return culprits[x].explained > culprits[y].explained;
+  });
+  const auto is_link = [&](std::size_t i) {
+    return culprits[i].component.kind == Component::Kind::kLink;
+  };
   std::vector<char> shadow(culprits.size(), 0);
-  for (std::size_t a = 0; a < culprits.size(); ++a) {
-    const Suspect& down = culprits[a];
-    if (down.component.kind != Component::Kind::kLink || shadow[a]) continue;
-    const bool unjudged = !w.flaps().Watches(down.component.link);
-    if (down.flaps == 0 && !unjudged) continue;
-    for (std::size_t b = 0; b < culprits.size(); ++b) {
-      const Suspect& other = culprits[b];
-      if (b == a || shadow[b] || other.component.kind != Component::Kind::kLink ||
-          other.explained >= down.explained ||
-          !ShareASwitch(other.component.link, down.component.link)) {
-        continue;
+  std::vector<LinkId> downs;
+  for (std::size_t bi = 0; bi < order.size(); ++bi) {
+    const std::size_t b = order[bi];
+    if (!is_link(b)) continue;
+    const LinkId link = culprits[b].component.link;
+    const bool b_watched = flaps.Watches(link);
+    downs.clear();
+    std::optional<std::size_t> by;
+    for (std::size_t ai = 0; ai < bi; ++ai) {
+      const std::size_t a = order[ai];
+      const Suspect& down = culprits[a];
+      if (!is_link(a) || shadow[a] || down.explained <= culprits[b].explained) continue;
+      const bool unjudged = !flaps.Watches(down.component.link);
+      if (down.flaps == 0 && !down.flapping && !unjudged) continue;
+      if (!unjudged && b_watched) {
+        downs.push_back(down.component.link);
+      } else if (!by && !(unjudged && b_watched) && ShareASwitch(link, down.component.link)) {
+        by = a;
       }
-      if (unjudged && w.flaps().Watches(other.component.link)) continue;
-      const auto overlap = w.flaps().FailuresWhileDown(other.component.link, down.component.link);
-      if (overlap && overlap->inside < config_.churn_inside * overlap->failures) continue;
-      shadow[b] = 1;
-      culprits[a].churn_shadows.push_back(other.component.link);
     }
+    if (!by && !downs.empty()) {
+      const auto overlap = flaps.FailuresWhileDown(link, downs);
+      if (!overlap || overlap->inside < config_.churn_inside * overlap->failures) continue;
+      // Its shadow is shown beside the down link it overlaps most.
+      std::uint32_t most = 0;
+      for (std::size_t ai = 0; ai < bi; ++ai) {
+        const std::size_t a = order[ai];
+        if (std::find(downs.begin(), downs.end(), culprits[a].component.link) == downs.end() ||
+            !is_link(a)) {
+          continue;
+        }
+        const LinkId one[] = {culprits[a].component.link};
+        const auto o = flaps.FailuresWhileDown(link, one);
+        if (!by || (o && o->inside > most)) {
+          by = a;
+          most = o ? o->inside : 0;
+        }
+      }
+    }
+    if (!by) continue;
+    shadow[b] = 1;
+    culprits[*by].churn_shadows.push_back(link);
   }
   std::size_t kept = 0;
   for (std::size_t i = 0; i < culprits.size(); ++i) {

@@ -271,6 +271,44 @@ TEST_F(SequentialTest, RouteChurnAroundAFlappingLinkBlamesTheFlappingLinkAlone) 
   EXPECT_GE(flagged, 3) << "flapping once watched";
 }
 
+// Two links flap (rail 2 - spine 1 one second in two, rail 3 - spine 2 one
+// in four). Rail 0 - spine 3 is on both detours (rail 2 to rail 0 and rail 3
+// to rail 0 over spine 3): 5-tuples traced over it while either was withdrawn
+// fail there whenever that one is down. It shares no switch with either, and
+// a third of its failures fall in the second's down seconds, the rest in the
+// first's: a shadow of both, let go once their outcomes are watched (the
+// window the flaps start in has none to compare).
+TEST_F(SequentialTest, ALinkOnTheDetoursOfTwoFlappingLinksIsTheirShadow) {
+  const LinkId first = fleet_.RailSpine(2, 1), second = fleet_.RailSpine(3, 2);
+  const LinkId detour = fleet_.RailSpine(0, 3);
+  int both_flapping = 0;
+  for (int w = 0; w < 6; ++w) {
+    const std::int64_t start = kT0 + w * 20 * kSecond;
+    for (int s = 0; s < 20; ++s) {
+      Faults f;
+      if (s % 2 == 0) {
+        f.link_loss[first] = 1.0;
+        for (std::uint32_t i = 0; i < 3; ++i) f.blackholes.insert({detour, fleet_.Port(i)});
+      }
+      if (s % 4 == 1) {
+        f.link_loss[second] = 1.0;
+        for (std::uint32_t i = 3; i < 6; ++i) f.blackholes.insert({detour, fleet_.Port(i)});
+      }
+      fleet_.ProbeInto(analysis_, start + s * kSecond, f, 1);
+    }
+    for (const auto& r : analysis_.Advance(start + 30 * kSecond)) {
+      if (w == 0) continue;
+      EXPECT_TRUE(Blamed(r, first)) << "window " << w;
+      EXPECT_TRUE(Blamed(r, second)) << "window " << w;
+      EXPECT_FALSE(Blamed(r, detour)) << "window " << w << ": a shadow of the flapping links";
+      int flapping = 0;
+      for (const Suspect& c : r.loss.culprits) flapping += c.flapping;
+      both_flapping += flapping == 2;
+    }
+  }
+  EXPECT_GE(both_flapping, 3) << "both flapping once watched";
+}
+
 TEST_F(SequentialTest, ALossyNeighbourOfAFlappingLinkIsStillNamed) {
   // Its failures fall in the flapping link's up seconds too: a fault of its own.
   const LinkId neighbour = fleet_.RailSpine(2, 0);
