@@ -19,6 +19,13 @@ namespace hs = hostmesh::sim;
 
 namespace {
 
+// "3", "2.5": the suite's minutes per scenario as given.
+std::string FormatMinutes(double minutes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", minutes);
+  return buf;
+}
+
 // One line per culprit of every window: what the analyzer blamed and how sure.
 void Explain(const hs::Fleet& fleet, const hostmesh::analysis::WindowReport& r,
              const hs::WindowRecord& rec, const std::vector<std::uint32_t>& host_of) {
@@ -257,7 +264,7 @@ int main(int argc, char** argv) {
       }
       const std::string title =
           "scorecard: " + std::to_string(scenarios.size()) + " scenarios, " +
-          hostmesh::topology::DescribeShape(suite_options.shape) + ", " + std::to_string(minutes) +
+          hostmesh::topology::DescribeShape(suite_options.shape) + ", " + FormatMinutes(minutes) +
           " min each, seed " + std::to_string(suite_options.seed) +
           (suite_options.every_kind ? ", every kind" : "") + " (" + std::to_string(wall) + " s)";
       hs::PrintScorecard(std::cout, total, title);

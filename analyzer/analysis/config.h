@@ -29,6 +29,7 @@ struct AnalysisConfig {
   // port down, a QP in error) while more than rnic_anomalous_ratio of the
   // probes to it were lost is "down", whatever the inference estimates: in
   // the windows where its loss estimate still builds up it would read "lossy".
+  // YAML: thresholds.rnic_down_send_failures.
   double rnic_down_send_failure_share = 0.5;
 
   // Loss localization across windows (sequential_inference.h). A component is

@@ -99,6 +99,12 @@ bool IncidentTracker::Observed(const Incident& inc, Category category, const Win
 
 std::vector<std::uint64_t> IncidentTracker::Update(const WindowReport& report) {
   std::vector<Finding> findings;
+  // RNICs the window judge reads down, sorted: looked up per RNIC finding.
+  std::vector<std::uint64_t> down_rnics;
+  for (const RnicStatus& r : report.rnics) {
+    if (r.state == RnicState::kDown) down_rnics.push_back(RnicKey(r.host, r.nic));
+  }
+  std::sort(down_rnics.begin(), down_rnics.end());
   auto add_suspects = [&](const Localization& loc, bool latency) {
     for (const auto& s : loc.culprits) {
       Finding f{};
@@ -117,12 +123,8 @@ std::vector<std::uint64_t> IncidentTracker::Update(const WindowReport& report) {
         f.key = RnicKey(s.component.host, s.component.nic);
         // Down as the window judge reads it (its loss, or its own probes
         // never sent while probes to it are lost), not only by the estimate.
-        const bool down =
-            s.loss >= config_.rnic_down_ratio ||
-            std::any_of(report.rnics.begin(), report.rnics.end(), [&](const RnicStatus& r) {
-              return r.host == s.component.host && r.nic == s.component.nic &&
-                     r.state == RnicState::kDown;
-            });
+        const bool down = s.loss >= config_.rnic_down_ratio ||
+                          std::binary_search(down_rnics.begin(), down_rnics.end(), f.key);
         f.kind = latency ? IncidentKind::kLatencyHotspot
                  : down  ? IncidentKind::kRnicDown
                          : IncidentKind::kRnicLossy;

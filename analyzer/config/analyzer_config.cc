@@ -74,6 +74,8 @@ void ReadAnalyzer(MapReader& r, AnalyzerConfig& cfg) {
                Range{0.0, 1.0, LowerBound::kExclusive});
     m.Optional("rnic_sticky", &a.rnic_sticky, Range{0s, 24h});
     m.Optional("rnic_down_fraction", &a.rnic_down_ratio, Range{0.0, 1.0, LowerBound::kExclusive});
+    m.Optional("rnic_down_send_failures", &a.rnic_down_send_failure_share,
+               Range{0.0, 1.0, LowerBound::kExclusive});
     // Evidence across windows (README "How the analyzer decides").
     m.Optional("min_loss", &a.min_loss, Range{1e-6, 1.0});
     m.Optional("prior_background_loss", &a.prior_background_loss, Range{0.0, 0.5});

@@ -59,6 +59,7 @@ restore: {paths: 30m, results: 1m}
 TEST(AnalyzerConfig, EveryDecisionThresholdIsTheOperators) {
   const AnalyzerConfig c = ParseAnalyzerConfig(R"(thresholds:
   rnic_down_fraction: 0.8
+  rnic_down_send_failures: 0.7
   min_loss: 0.001
   prior_background_loss: 1e-5
   false_alarms_per_window: 1e-6
@@ -76,6 +77,7 @@ TEST(AnalyzerConfig, EveryDecisionThresholdIsTheOperators) {
                                                "a.yaml");
   const analysis::AnalysisConfig& a = c.analysis;
   EXPECT_EQ(a.rnic_down_ratio, 0.8);
+  EXPECT_EQ(a.rnic_down_send_failure_share, 0.7);
   EXPECT_EQ(a.min_loss, 0.001);
   EXPECT_EQ(a.prior_background_loss, 1e-5);
   EXPECT_EQ(a.false_alarms_per_window, 1e-6);
