@@ -103,60 +103,82 @@ double BinomialZ(double bad, double n, double p0) {
   return (bad - n * p0) / std::max(sd, 1e-9);
 }
 
-InferenceResult Infer(InferenceProblem& p, const InferenceParams& params) {
-  const std::size_t n_comp = p.components;
-  InferenceResult out;
-  out.failures.assign(n_comp, 0);
-  std::vector<char> explained(p.groups.size(), 0);
-  std::vector<double> untraced_explained(p.groups.size(), 0);
-  std::vector<double> ambiguous_good(n_comp, 0);
-  UntracedExplainer untraced(p);
-  std::vector<char> blamed(n_comp, 0);
-  std::vector<double> ub(n_comp, 0);    // unexplained failures, traced
-  std::vector<double> ub_u(n_comp, 0);  // unexplained failures, untraced
-  std::vector<double> traced_n(n_comp, 0);
+Unexplained::Unexplained(const InferenceProblem& p, double min_traced)
+    : p_(p),
+      min_traced_(min_traced),
+      untraced_(p),
+      explained_(p.groups.size(), 0),
+      untraced_explained_(p.groups.size(), 0),
+      ambiguous_good_(p.components, 0),
+      ub_(p.components, 0),
+      ub_u_(p.components, 0),
+      traced_n_(p.components, 0) {
   for (const auto& g : p.groups) {
     if (!g.traced) continue;
     for (std::uint32_t i = 0; i < g.size; ++i) {
-      traced_n[p.comps[g.first + i]] += static_cast<double>(g.bad) * p.weights[g.first + i];
+      traced_n_[p.comps[g.first + i]] += static_cast<double>(g.bad) * p.weights[g.first + i];
     }
   }
-  for (std::size_t c = 0; c < n_comp; ++c) traced_n[c] += static_cast<double>(p.good[c]);
-  // The failures and probes a component is judged on (see the header).
-  auto counts = [&](std::uint32_t c) -> std::pair<double, double> {
-    if (p.is_link[c] || traced_n[c] >= params.min_traced) {
-      return {ub[c], ub[c] + static_cast<double>(p.good[c])};
+  for (std::size_t c = 0; c < p.components; ++c) traced_n_[c] += static_cast<double>(p.good[c]);
+}
+
+void Unexplained::Recount() {
+  std::fill(ub_.begin(), ub_.end(), 0.0);
+  std::fill(ub_u_.begin(), ub_u_.end(), 0.0);
+  for (std::size_t gi = 0; gi < p_.groups.size(); ++gi) {
+    if (explained_[gi]) continue;
+    const auto& g = p_.groups[gi];
+    const double rest = g.bad - untraced_explained_[gi];
+    if (rest <= 0) continue;
+    auto& into = g.traced ? ub_ : ub_u_;
+    for (std::uint32_t i = 0; i < g.size; ++i) {
+      into[p_.comps[g.first + i]] += rest * p_.weights[g.first + i];
     }
-    const double bad = ub[c] + ub_u[c];
-    return {bad, bad + static_cast<double>(p.good[c] + p.good_untraced[c]) - ambiguous_good[c]};
-  };
+  }
+}
 
+void Unexplained::Explain(std::uint32_t c) {
+  for (std::size_t gi = 0; gi < p_.groups.size(); ++gi) {
+    const auto& g = p_.groups[gi];
+    const auto* begin = p_.comps.data() + g.first;
+    if (std::find(begin, begin + g.size, c) != begin + g.size) explained_[gi] = 1;
+  }
+  if (p_.is_link[c] && untraced_.Blamed(p_, c)) {
+    untraced_.Explain(p_, untraced_explained_, ambiguous_good_);
+  }
+}
+
+std::pair<double, double> Unexplained::Counts(std::uint32_t c) const {
+  if (!OnUntraced(c)) return {ub_[c], ub_[c] + static_cast<double>(p_.good[c])};
+  const double bad = ub_[c] + ub_u_[c];
+  return {bad, bad + static_cast<double>(p_.good[c] + p_.good_untraced[c]) - ambiguous_good_[c]};
+}
+
+std::vector<double> Unexplained::Residual() const {
+  std::vector<double> r(ub_);
+  for (std::size_t c = 0; c < r.size(); ++c) r[c] += ub_u_[c];
+  return r;
+}
+
+InferenceResult Infer(InferenceProblem& p, const InferenceParams& params) {
+  const std::size_t n_comp = p.components;
+  InferenceResult out;
+  std::vector<char> blamed(n_comp, 0);
+  Unexplained left(p, params.min_traced);
   FailuresThrough(p, out.failures);
-
   auto score_of = [&](std::uint32_t c) {
-    const auto [bad, n] = counts(c);
+    const auto [bad, n] = left.Counts(c);
     return n > 0 ? bad * (bad / n) : 0.0;
   };
 
   for (;;) {
-    std::fill(ub.begin(), ub.end(), 0.0);
-    std::fill(ub_u.begin(), ub_u.end(), 0.0);
-    for (std::size_t gi = 0; gi < p.groups.size(); ++gi) {
-      if (explained[gi]) continue;
-      const auto& g = p.groups[gi];
-      const double rest = g.bad - untraced_explained[gi];
-      if (rest <= 0) continue;
-      auto& into = g.traced ? ub : ub_u;
-      for (std::uint32_t i = 0; i < g.size; ++i) {
-        into[p.comps[g.first + i]] += rest * p.weights[g.first + i];
-      }
-    }
+    left.Recount();
     if (out.culprits.size() >= params.max_culprits) break;
 
     std::uint32_t best = 0;
     double best_score = -1;
     for (std::uint32_t c = 0; c < n_comp; ++c) {
-      const auto [bad, n] = counts(c);
+      const auto [bad, n] = left.Counts(c);
       if (blamed[c] || bad < params.min_failures) continue;
       const double s = score_of(c);
       if (s <= best_score) continue;
@@ -168,8 +190,8 @@ InferenceResult Infer(InferenceProblem& p, const InferenceParams& params) {
 
     Culprit cul;
     cul.component = best;
-    const auto [bad, n] = counts(best);
-    cul.explained = static_cast<std::uint64_t>(std::llround(ub[best] + ub_u[best]));
+    const auto [bad, n] = left.Counts(best);
+    cul.explained = static_cast<std::uint64_t>(std::llround(left.all(best)));
     cul.failures = out.failures[best];
     cul.good = p.good[best] + p.good_untraced[best];
     cul.loss = bad / n;
@@ -179,23 +201,12 @@ InferenceResult Infer(InferenceProblem& p, const InferenceParams& params) {
     cul.confidence = std::clamp(share, 0.0, 1.0) * std::min(1.0, cul.z / (2 * params.min_z));
     out.culprits.push_back(cul);
     blamed[best] = 1;
-
-    // Everything through the culprit is explained by it.
-    for (std::size_t gi = 0; gi < p.groups.size(); ++gi) {
-      auto& g = p.groups[gi];
-      const auto* begin = p.comps.data() + g.first;
-      if (std::find(begin, begin + g.size, best) == begin + g.size) continue;
-      explained[gi] = 1;
-    }
-    if (p.is_link[best] && untraced.Blamed(p, best)) {
-      untraced.Explain(p, untraced_explained, ambiguous_good);
-    }
+    left.Explain(best);  // everything through the culprit is explained by it
   }
 
   out.score.resize(n_comp);
   for (std::uint32_t c = 0; c < n_comp; ++c) out.score[c] = score_of(c);
-  for (std::size_t c = 0; c < n_comp; ++c) ub[c] += ub_u[c];
-  out.residual = ub;
+  out.residual = left.Residual();
   return out;
 }
 

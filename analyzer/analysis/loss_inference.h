@@ -149,6 +149,39 @@ class UntracedExplainer {
   std::vector<std::uint64_t> pair_failed_;  // per pair: untraced failures
 };
 
+// What both greedy inferences (Infer, InferSequential) keep while they pick
+// culprits one by one: which failure groups the culprits chosen so far
+// explain, and per component the failures left unexplained, traced and
+// untraced, with the probes it is judged on.
+class Unexplained {
+ public:
+  // An RNIC with fewer than min_traced traced probes is judged on its
+  // untraced ones too (see Infer's header).
+  Unexplained(const InferenceProblem& p, double min_traced);
+  // Counts again what no culprit explains yet.
+  void Recount();
+  // `c` is a culprit: every group through it is explained.
+  void Explain(std::uint32_t c);
+  // The failures and probes `c` is judged on.
+  std::pair<double, double> Counts(std::uint32_t c) const;
+  // An RNIC judged on untraced probes (fewer than min_traced traced).
+  bool OnUntraced(std::uint32_t c) const { return !p_.is_link[c] && traced_n_[c] < min_traced_; }
+  double traced(std::uint32_t c) const { return ub_[c]; }
+  double all(std::uint32_t c) const { return ub_[c] + ub_u_[c]; }
+  // Per component, all its unexplained failures.
+  std::vector<double> Residual() const;
+
+ private:
+  const InferenceProblem& p_;
+  double min_traced_;
+  UntracedExplainer untraced_;
+  std::vector<char> explained_;             // per group
+  std::vector<double> untraced_explained_;  // per group
+  std::vector<double> ambiguous_good_;      // per component
+  std::vector<double> ub_, ub_u_;           // per component: traced, untraced
+  std::vector<double> traced_n_;            // per component: traced probes
+};
+
 InferenceResult Infer(InferenceProblem& problem, const InferenceParams& params);
 
 // One-sided binomial z-score of `bad` failures in `n` probes against rate p0.

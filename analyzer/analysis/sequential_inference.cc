@@ -89,53 +89,10 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
   result.tested = q0;
   result.threshold = h;
 
-  out.failures.assign(n_comp, 0);
-  std::vector<char> explained(p.groups.size(), 0);
-  std::vector<double> untraced_explained(p.groups.size(), 0);
-  std::vector<double> ambiguous_good(n_comp, 0);
-  UntracedExplainer untraced(p);
   std::vector<char> blamed(n_comp, 0);
-  std::vector<double> ub(n_comp, 0), ub_u(n_comp, 0), traced_n(n_comp, 0);
-  for (const auto& g : p.groups) {
-    if (!g.traced) continue;
-    for (std::uint32_t i = 0; i < g.size; ++i) {
-      traced_n[p.comps[g.first + i]] += static_cast<double>(g.bad) * p.weights[g.first + i];
-    }
-  }
-  for (std::size_t c = 0; c < n_comp; ++c) traced_n[c] += static_cast<double>(p.good[c]);
-  auto counts = [&](std::uint32_t c) -> std::pair<double, double> {
-    if (p.is_link[c] || traced_n[c] >= params.min_traced) {
-      return {ub[c], ub[c] + static_cast<double>(p.good[c])};
-    }
-    const double bad = ub[c] + ub_u[c];
-    return {bad, bad + static_cast<double>(p.good[c] + p.good_untraced[c]) - ambiguous_good[c]};
-  };
+  Unexplained left(p, params.min_traced);
+  const auto counts = [&left](std::uint32_t c) { return left.Counts(c); };
   const std::vector<double> failed = FailuresThrough(p, out.failures);
-  auto unexplained = [&] {
-    std::fill(ub.begin(), ub.end(), 0.0);
-    std::fill(ub_u.begin(), ub_u.end(), 0.0);
-    for (std::size_t gi = 0; gi < p.groups.size(); ++gi) {
-      if (explained[gi]) continue;
-      const auto& g = p.groups[gi];
-      const double rest = g.bad - untraced_explained[gi];
-      if (rest <= 0) continue;
-      auto& into = g.traced ? ub : ub_u;
-      for (std::uint32_t i = 0; i < g.size; ++i) {
-        into[p.comps[g.first + i]] += rest * p.weights[g.first + i];
-      }
-    }
-  };
-  auto explain = [&](std::uint32_t best) {
-    for (std::size_t gi = 0; gi < p.groups.size(); ++gi) {
-      auto& g = p.groups[gi];
-      const auto* begin = p.comps.data() + g.first;
-      if (std::find(begin, begin + g.size, best) == begin + g.size) continue;
-      explained[gi] = 1;
-    }
-    if (p.is_link[best] && untraced.Blamed(p, best)) {
-      untraced.Explain(p, untraced_explained, ambiguous_good);
-    }
-  };
   // H1: a culprit's own loss estimate; for the rest, halfway from p0 to this
   // window's loss, and at least p0 + delta: a 3% fault gains evidence as a
   // fault of its size (a damped generalized likelihood ratio), while the noise
@@ -197,9 +154,6 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
   // everything it sends is still chosen first, one whose few failures are
   // all untraced only after the fabric's candidates (and, when no failure is
   // traced at all, by all its probes).
-  const auto on_untraced = [&](std::uint32_t c) {
-    return !p.is_link[c] && traced_n[c] < params.min_traced;
-  };
   std::uint32_t best = 0;
   double best_strength = -1;
   bool best_held = false;
@@ -221,9 +175,10 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
         eligible = PoissonTail(bad, n * p0) < window_alpha;
       }
       if (!eligible) continue;
-      const double strength = on_untraced(c) && !full
-                                  ? gain(ub[c], ub[c] + static_cast<double>(p.good[c]))
-                                  : gain(bad, n);
+      const double strength =
+          left.OnUntraced(c) && !full
+              ? gain(left.traced(c), left.traced(c) + static_cast<double>(p.good[c]))
+              : gain(bad, n);
       // Culprits of earlier windows that still qualify explain first: a
       // window's chance shape (a burst on a small fault, a neighbour losing
       // too) must not hand a held fault's failures to its switch or to a
@@ -240,7 +195,7 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
     }
   };
   for (;;) {
-    unexplained();
+    left.Recount();
     if (chosen.size() >= params.max_culprits) break;
     best_strength = -1;
     best_held = false;
@@ -256,7 +211,7 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
     const auto [bad, n] = counts(best);
     chosen.push_back({best, bad, n});
     blamed[best] = 1;
-    explain(best);
+    left.Explain(best);
   }
 
   // A part chosen before its switch in the same window (its failures a
@@ -373,8 +328,7 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
     const auto [bad, n] = counts(c);
     out.score[c] = n > 0 ? bad * (bad / n) : 0.0;
   }
-  for (std::size_t c = 0; c < n_comp; ++c) ub[c] += ub_u[c];
-  out.residual = ub;
+  out.residual = left.Residual();
   return result;
 }
 
