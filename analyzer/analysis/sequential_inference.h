@@ -17,9 +17,9 @@
 // minutes. Now an excess below delta/2 drains the sum (named only at the
 // false-alarm rate), one above it accumulates, and delta itself is named at
 // about half the speed the plain test would give it.
-// and becomes a culprit when S reaches h, or at once when one window alone is
-// conclusive (Poisson tail P(X >= bad | n p0) below window_alpha / components,
-// and at least min_failures failures, and loss above p0 + delta). It stays one
+// A component becomes a culprit when S reaches h, or at once when one
+// window alone is conclusive (Poisson tail P(X >= bad | n p0) below
+// window_alpha / components, and at least min_failures failures, and loss above p0 + delta). It stays one
 // while S stays above off_fraction x h, and until the windows since it last
 // failed at its rate show it back at p0: a second CUSUM of the opposite ratio,
 //   R <- max(0, R - LLR(bad, n, p0, est))
@@ -29,10 +29,11 @@
 // recovery_nats. R runs in the windows it is held unchosen and in those it
 // is chosen in that look recovered (loss below p0 + delta: under ambient
 // loss a recovered component still loses a probe or two, and is chosen for
-// them); a window still failing at its rate starts it over. A gray link that comes back is let go
-// after one clean window, a 1% loss over 400 probes a window after two; a
-// small fault that happens to show no failure in a window (e^-2 for 0.5% over
-// 400 probes) needs about four such windows in a row to be let go.
+// them); a window still failing at its rate starts it over. A gray link
+// that comes back is let go after one clean window, a 1% loss over 400
+// probes a window after two; a small fault that happens to show no failure
+// in a window (e^-2 for 0.5% over 400 probes) needs about four such windows
+// in a row to be let go.
 //
 // Per window, greedily (as the window inference, loss_inference.h), the
 // strongest candidate explains every failure through it before the next is
