@@ -129,6 +129,13 @@ int main(int argc, char** argv) {
   suite->add_option("--seed", suite_options.seed, "suite seed")->capture_default_str();
   suite->add_option("--max-faults", suite_options.max_faults, "faults per scenario, at most")
       ->capture_default_str();
+  suite
+      ->add_option("--faults", suite_options.faults,
+                   "exactly this many faults in every faulty scenario (0: 1 to --max-faults)")
+      ->check(CLI::Range(0, 100));
+  std::vector<std::string> kinds;
+  suite->add_option("--kinds", kinds, "draw only these fault kinds (link_loss,rnic_loss,...)")
+      ->delimiter(',');
   suite->add_option("--json", json_path, "write every outcome as JSON here");
   suite->add_option("--threads", threads, "host threads");
   suite->add_flag("--every-kind", suite_options.every_kind,
@@ -241,6 +248,13 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (*suite) {
+      for (const std::string& name : kinds) {
+        hs::FaultKind kind{};
+        if (!hs::FaultKindFromName(name, &kind)) {
+          throw std::runtime_error("--kinds: unknown fault kind '" + name + "'");
+        }
+        suite_options.kinds.push_back(kind);
+      }
       suite_options.duration_ns = static_cast<std::int64_t>(minutes * 60e9);
       suite_options.threads = threads;
       const auto scenarios = hs::BuildSuite(suite_options);

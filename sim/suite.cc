@@ -1,8 +1,10 @@
 #include "sim/suite.h"
 
+#include <algorithm>
 #include <cmath>
 #include <iterator>
 #include <optional>
+#include <span>
 
 #include "agent/core/rng.h"
 #include "sim/packet_model.h"
@@ -28,9 +30,10 @@ struct Targets {
   std::vector<DeviceId> switches;
 };
 
-// `kind`: that kind instead of the drawn one.
+// `kinds`: draw among these only (empty: all); `kind`: that kind instead of
+// the drawn one.
 Fault DrawFault(agent::Rng& rng, const Fleet& fleet, const Targets& t, std::int64_t duration,
-                std::optional<FaultKind> kind = std::nullopt) {
+                std::span<const FaultKind> kinds, std::optional<FaultKind> kind = std::nullopt) {
   static constexpr std::pair<FaultKind, int> kWeights[] = {
       {FaultKind::kLinkLoss, 4},     {FaultKind::kLinkDown, 1},
       {FaultKind::kLinkFlap, 1},     {FaultKind::kRnicDown, 1},
@@ -40,11 +43,15 @@ Fault DrawFault(agent::Rng& rng, const Fleet& fleet, const Targets& t, std::int6
       {FaultKind::kMissingRoute, 1}, {FaultKind::kPcieDowngrade, 1},
       {FaultKind::kPfcMisconfig, 1}, {FaultKind::kEcmpCollision, 1},
   };
+  const auto weight = [&](FaultKind k, int w) {
+    return kinds.empty() || std::find(kinds.begin(), kinds.end(), k) != kinds.end() ? w : 0;
+  };
   int total = 0;
-  for (const auto& [k, w] : kWeights) total += w;
-  int pick = static_cast<int>(rng.Below(static_cast<std::uint64_t>(total)));
+  for (const auto& [k, w] : kWeights) total += weight(k, w);
+  int pick = static_cast<int>(rng.Below(static_cast<std::uint64_t>(std::max(total, 1))));
   Fault f;
-  for (const auto& [k, w] : kWeights) {
+  for (const auto& [k, w0] : kWeights) {
+    const int w = weight(k, w0);
     if (pick < w) {
       f.kind = k;
       break;
@@ -168,19 +175,22 @@ std::vector<Scenario> BuildSuite(const SuiteOptions& options) {
       c.background = {1e-5, 1e-3};
     }
     const bool fault_free = i % 5 == 4;
-    const int faults =
-        fault_free
-            ? 0
-            : 1 + static_cast<int>(rng.Below(static_cast<std::uint64_t>(options.max_faults)));
+    // The count is drawn even when --faults fixes it, so the scenario's other
+    // draws stay as the seed has them.
+    int faults = 0;
+    if (!fault_free) {
+      faults = 1 + static_cast<int>(rng.Below(static_cast<std::uint64_t>(options.max_faults)));
+      if (options.faults > 0) faults = options.faults;
+    }
     for (int k = 0; k < faults; ++k) {
       agent::Rng before = rng;
-      c.faults.push_back(DrawFault(rng, fleet, targets, c.duration_ns));
+      c.faults.push_back(DrawFault(rng, fleet, targets, c.duration_ns, options.kinds));
       if (options.every_kind && k == 0) {
         // Its kind in turn, from the same draws; the generator goes on from
         // the drawn fault, so the rest of the scenario is as the seed has it.
         const int faulty_before = i - i / 5;  // one in five is fault-free
         c.faults.back() =
-            DrawFault(before, fleet, targets, c.duration_ns,
+            DrawFault(before, fleet, targets, c.duration_ns, options.kinds,
                       kEveryKind[static_cast<std::size_t>(faulty_before) % std::size(kEveryKind)]);
       }
     }

@@ -20,6 +20,10 @@ struct SuiteOptions {
   std::int64_t duration_ns = 300'000'000'000;
   std::uint64_t seed = 1;
   int max_faults = 5;
+  // Exactly this many faults in every faulty scenario (0: 1 to max_faults).
+  int faults = 0;
+  // Draw only these kinds, by their usual weights (empty: every kind).
+  std::vector<FaultKind> kinds;
   int threads = 2;
   // Each faulty scenario's first fault is of the next kind in turn (kEveryKind),
   // not drawn: a short suite then holds every kind, the diagnosis' eight types

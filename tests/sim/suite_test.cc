@@ -220,6 +220,32 @@ TEST(SuiteTest, EveryKindPutsTheKindsInTurnFirstAndLeavesTheRestAsDrawn) {
   }
 }
 
+// `--faults 5 --kinds link_loss,rnic_loss`: the issue's "five concurrent
+// faults (links and RNICs)" as a suite. Noise (agent restarts, hosts
+// leaving) is drawn as always; it is not a fault to localize.
+TEST(SuiteTest, FixedCountAndKindsDrawExactlyThoseFaults) {
+  SuiteOptions options = Options(3);
+  options.scenarios = 20;
+  options.faults = 5;
+  options.kinds = {FaultKind::kLinkLoss, FaultKind::kRnicLoss};
+  int links = 0, rnics = 0;
+  for (const Scenario& s : BuildSuite(options)) {
+    int localizable = 0;
+    for (const Fault& f : s.config.faults) {
+      if (f.kind == FaultKind::kAgentRestart || f.kind == FaultKind::kHostLeave) continue;
+      ++localizable;
+      links += f.kind == FaultKind::kLinkLoss;
+      rnics += f.kind == FaultKind::kRnicLoss;
+      EXPECT_TRUE(f.kind == FaultKind::kLinkLoss || f.kind == FaultKind::kRnicLoss)
+          << s.name << ": " << FaultKindName(f.kind);
+    }
+    const bool fault_free = s.name.back() == '4' || s.name.back() == '9';
+    EXPECT_EQ(localizable, fault_free ? 0 : 5) << s.name;
+  }
+  EXPECT_GT(links, rnics);  // by their weights, 4 to 2
+  EXPECT_GT(rnics, 10);
+}
+
 TEST(SuiteTest, TheMixCoversEveryKindAndSeveralFaultsAtOnce) {
   SuiteOptions options = Options(1);
   options.scenarios = 100;
