@@ -9,7 +9,13 @@ ContinuousTracer::ContinuousTracer(ContinuousConfig config, const Clock& clock)
 
 void ContinuousTracer::SetTargets(const std::vector<TraceTarget>& targets) {
   const MonoTime now = clock_.MonotonicNow();
-  entries_.reserve(targets.size());
+  // Only ever grown: a reserve below the table's bucket count rehashes it
+  // down, and the 5-tuples rotated in (inserted before the old ones leave)
+  // rehashed it up again, twice per rotation, every entry each time.
+  if (static_cast<float>(targets.size()) >
+      static_cast<float>(entries_.bucket_count()) * entries_.max_load_factor()) {
+    entries_.reserve(targets.size());
+  }
   // Entries still wanted carry this call's stamp (no set of the targets: a
   // pool's rotation hands over every 5-tuple of the host).
   ++set_targets_calls_;
