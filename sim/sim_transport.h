@@ -25,6 +25,9 @@ class SimTransport final : public agent::ProbeTransport {
   agent::SendResult Send(const agent::ProbeOrder& order,
                          std::span<const std::uint8_t> payload) override;
   std::size_t Poll(std::vector<agent::TransportEvent>& out, std::size_t max_events) override;
+  // Keeps the payload buffers for the next sends (a few: as many as are in
+  // flight at once).
+  void Reclaim(std::vector<agent::TransportEvent>& handled) override;
   int ReadyFd() const override { return -1; }
 
   // When the next event becomes ready; MonoTime::max() when none is queued.
@@ -46,6 +49,7 @@ class SimTransport final : public agent::ProbeTransport {
   std::int64_t wall_offset_ns_;
   agent::Rng rng_;
   std::vector<Queued> heap_;  // min-heap by at_ns
+  std::vector<std::vector<std::uint8_t>> spare_payloads_;
   std::uint64_t sent_ = 0;
   std::uint64_t delivered_ = 0;
 };

@@ -9,7 +9,13 @@ ContinuousTracer::ContinuousTracer(ContinuousConfig config, const Clock& clock)
 
 void ContinuousTracer::SetTargets(const std::vector<TraceTarget>& targets) {
   const MonoTime now = clock_.MonotonicNow();
-  entries_.reserve(targets.size());
+  // Only ever grown: a reserve below the table's bucket count rehashes it
+  // down, and the 5-tuples rotated in (inserted before the old ones leave)
+  // rehashed it up again, twice per rotation, every entry each time.
+  if (static_cast<float>(targets.size()) >
+      static_cast<float>(entries_.bucket_count()) * entries_.max_load_factor()) {
+    entries_.reserve(targets.size());
+  }
   // Entries still wanted carry this call's stamp (no set of the targets: a
   // pool's rotation hands over every 5-tuple of the host).
   ++set_targets_calls_;
@@ -33,6 +39,7 @@ void ContinuousTracer::SetTargets(const std::vector<TraceTarget>& targets) {
     }
     if (it->second.in_flight) {
       orphans_[it->first] = {it->second.budget_key, it->second.reserved};
+      std::erase_if(in_flight_entries_, [&](const auto& f) { return f.second == &it->second; });
     } else {
       Dequeue(it->first, it->second);
     }
@@ -87,13 +94,21 @@ int ContinuousTracer::ExpectedProbes(const Entry& e, bool first_hop_known) const
 void ContinuousTracer::Enqueue(const FiveTuple& tuple, Entry& e) {
   // Entries live in a node-based map: the pointer stays valid until the entry
   // is erased, and an entry leaves its queue before that (or is in flight).
-  waiting_[e.new_in_pool ? 0 : 1][tuple.src].Insert({e.due, tuple, &e});
+  QueueOf(waiting_[e.new_in_pool ? 0 : 1], tuple.src).Insert({e.due, tuple, &e});
+}
+
+DueQueue<ContinuousTracer::Entry*>& ContinuousTracer::QueueOf(SourceQueues& queues, Ipv4 src) {
+  const auto it = std::lower_bound(queues.begin(), queues.end(), src,
+                                   [](const auto& q, Ipv4 s) { return q.first < s; });
+  if (it != queues.end() && it->first == src) return it->second;
+  return queues.insert(it, {src, DueQueue<Entry*>{}})->second;
 }
 
 void ContinuousTracer::Dequeue(const FiveTuple& tuple, const Entry& e) {
   auto& queues = waiting_[e.new_in_pool ? 0 : 1];
-  const auto it = queues.find(tuple.src);
-  if (it != queues.end()) it->second.Erase(e.due, tuple);
+  const auto it = std::lower_bound(queues.begin(), queues.end(), tuple.src,
+                                   [](const auto& q, Ipv4 s) { return q.first < s; });
+  if (it != queues.end() && it->first == tuple.src) it->second.Erase(e.due, tuple);
 }
 
 std::optional<TraceRequest> ContinuousTracer::NextTrace(MonoTime& wake_at) {
@@ -172,6 +187,7 @@ std::optional<TraceRequest> ContinuousTracer::NextTrace(MonoTime& wake_at) {
   last_handout_ = now;
   best->waiting_for_budget = false;
   best->in_flight = true;
+  in_flight_entries_.emplace_back(request.tuple, best);
   best->reserved = reserved;
   best->budget_key = key;
   if (best->new_in_pool) ++counters_.rotation_traces;
@@ -200,9 +216,10 @@ std::optional<PathReport> ContinuousTracer::OnTraceDone(const TraceResult& resul
     first_hop_seen_[result.tuple.src] = now;
   }
 
-  const auto it = entries_.find(result.tuple);
+  const auto flight = std::find_if(in_flight_entries_.begin(), in_flight_entries_.end(),
+                                   [&](const auto& f) { return f.first == result.tuple; });
   std::erase(busy_sources_, result.tuple.src);
-  if (it == entries_.end() || !it->second.in_flight) {
+  if (flight == in_flight_entries_.end()) {
     if (const auto orphan = orphans_.find(result.tuple); orphan != orphans_.end()) {
       budget_.Settle(SettleKey(orphan->second.first, result.tuple.src), orphan->second.second,
                      result.probes_sent, now);
@@ -211,13 +228,14 @@ std::optional<PathReport> ContinuousTracer::OnTraceDone(const TraceResult& resul
     ++counters_.results_dropped;
     return std::nullopt;
   }
-  Entry& e = it->second;
+  Entry& e = *flight->second;
+  in_flight_entries_.erase(flight);
   budget_.Settle(SettleKey(e.budget_key, result.tuple.src), e.reserved, result.probes_sent, now);
   e.in_flight = false;
   e.new_in_pool = false;
   e.traced_at = now;
   e.due = now + config_.refresh_period;
-  Enqueue(it->first, e);
+  Enqueue(result.tuple, e);
   if (result.end == TraceEnd::kError) return std::nullopt;
 
   const bool first = !e.traced;

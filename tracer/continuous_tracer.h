@@ -190,7 +190,12 @@ class ContinuousTracer {
   // refused key refuses its whole queue: NextTrace looks only at the head of
   // each source's queues (at most 2 x NICs entries), never at the pool. A
   // source's queue stays when empty (sources are the host's NICs).
-  std::map<Ipv4, DueQueue<Entry*>> waiting_[2];
+  // Sorted by source: a flat vector, not a tree, so that NextTrace's walk
+  // over every source's head reads a few contiguous lines (one host's
+  // tracer state is cold when its turn comes round in the simulator).
+  using SourceQueues = std::vector<std::pair<Ipv4, DueQueue<Entry*>>>;
+  SourceQueues waiting_[2];
+  static DueQueue<Entry*>& QueueOf(SourceQueues& queues, Ipv4 src);
   // Per source address: its entries (budget keys follow sources) and its
   // NIC's netdev.
   struct Source {
@@ -209,6 +214,11 @@ class ContinuousTracer {
   // Sources with a trace in flight (orphans included: their probes are still
   // out); a few, so a flat list.
   std::vector<Ipv4> busy_sources_;
+  // The entries handed out and not done, by 5-tuple (as many as busy sources
+  // at most): OnTraceDone finds its entry here, not in the hash map, whose
+  // bucket and chain are cold when a trace ends (the simulator runs 10,000
+  // tracers in turn). An entry leaves it when done or when it leaves the pool.
+  std::vector<std::pair<FiveTuple, Entry*>> in_flight_entries_;
   MonoTime last_handout_ = MonoTime::min();
   // NextTrace's scratch, kept between calls so that it allocates nothing.
   std::vector<Candidate> due_now_;

@@ -106,6 +106,11 @@ class ProbeTransport {
   // returns how many it appended.
   virtual std::size_t Poll(std::vector<TransportEvent>& out, std::size_t max_events) = 0;
 
+  // The events of the last Poll, handled: a transport may take their payload
+  // buffers back for the next receives (one allocation less per probe). On
+  // return `handled` is empty.
+  virtual void Reclaim(std::vector<TransportEvent>& handled) { handled.clear(); }
+
   // A file descriptor that becomes readable when Poll has something (epoll
   // fd of the sockets, completion channel); -1 if the transport has none and
   // the loop must rely on its own wake-ups.

@@ -46,7 +46,7 @@ bool Prober::DeadlineCome(MonoTime now) const {
 }
 
 bool Prober::HandleEvents(MonoTime now) {
-  events_.clear();
+  transport_.Reclaim(events_);
   transport_.Poll(events_, options_.max_events_per_turn);
   for (const TransportEvent& event : events_) HandleEvent(event, now);
   return events_.size() >= options_.max_events_per_turn;

@@ -84,6 +84,37 @@ int IndexOf(const std::vector<LinkId>& path, LinkId link) {
   return -1;
 }
 
+// The transport takes handled payloads back (Reclaim) and sends later probes
+// in those buffers: each receive carries its own probe's bytes, not a
+// reclaimed buffer's old ones, and at most one buffer per probe in flight is
+// allocated.
+TEST(FleetRunTest, ReclaimedPayloadBuffersCarryEachProbesOwnBytes) {
+  const AgentBench bench({});
+  HostClock clock(kWallOffsetNs);
+  SimTransport transport(0, bench.model(), clock, kWallOffsetNs, 5);
+  std::vector<agent::TransportEvent> events;
+  std::set<const std::uint8_t*> buffers;
+  for (std::uint8_t k = 1; k <= 20; ++k) {
+    clock.Set(AtNs(k * kSecond));
+    agent::ProbeOrder order;
+    order.src = 0;
+    order.dst = 1;
+    order.src_port = static_cast<std::uint16_t>(10000 + k);
+    order.dst_port = 4791;
+    order.sequence = k;
+    const std::vector<std::uint8_t> payload(50, k);
+    ASSERT_EQ(transport.Send(order, payload).status, agent::SendStatus::kOk);
+    clock.Set(AtNs(k * kSecond + kSecond / 2));
+    ASSERT_EQ(transport.Poll(events, 8), 1u);
+    EXPECT_EQ(events[0].payload, payload) << "probe " << int{k};
+    buffers.insert(events[0].payload.data());
+    transport.Reclaim(events);
+    EXPECT_TRUE(events.empty());
+  }
+  // One probe in flight at a time: the first buffer serves them all.
+  EXPECT_EQ(buffers.size(), 1u);
+}
+
 TEST(FleetRunTest, EveryProbeIsAccountedFor) {
   const Fleet probe_fleet(kTiny);
   AgentBench bench({LinkLoss(LinkNamed(probe_fleet, "p0r2-s01"), 0.3)});
