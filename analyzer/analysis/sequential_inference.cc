@@ -103,15 +103,6 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
     return p0 + std::max(params.min_loss, (loss - p0) / 2);
   };
 
-  // The recovery CUSUM of a held culprit after this window (header). It
-  // grows in the windows it is held unchosen, and in those it is chosen in
-  // that look recovered (loss below p0 + delta: a recovered RNIC that happens
-  // to lose a probe or two is still chosen for them, and must not be held by
-  // them); a window still failing at its rate starts it over.
-  auto recovery = [&](const EvidenceBook::Entry& e, double bad, double n) {
-    return std::max(
-        0.0, e.r - LogLikelihoodRatio(bad, n, p0, std::max(p0 + params.min_loss, e.failing)));
-  };
   // Evidence in nats of `bad` failures in `n` probes, at their own loss rate.
   auto gain = [&](double bad, double n) {
     if (n <= 0 || bad <= 0) return 0.0;
@@ -264,23 +255,15 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
     const bool fresh = !e.culprit;
     const double loss = ch.n > 0 ? ch.bad / ch.n : 0;
     e.s = std::clamp(e.s + LogLikelihoodRatio(ch.bad, ch.n, q0, h1_of(&e, ch.bad, ch.n)), 0.0, cap);
-    // Still failing at its rate, the recovery test starts over; a window that
-    // looks recovered (a probe or two lost) counts towards letting it go.
-    e.r = fresh || loss >= p0 + params.min_loss ? 0.0 : recovery(e, ch.bad, ch.n);
-    const bool recovered = e.r >= params.recovery_nats;
     e.est = fresh ? loss : 0.5 * e.est + 0.5 * loss;
-    if (fresh || loss >= p0 + params.min_loss) e.failing = e.est;
+    e.failing = e.est;
     e.s = std::max(e.s, h);
+    e.r = 0;
     e.culprit = true;
     e.windows = fresh ? 1 : e.windows + 1;
     e.unobserved = 0;
     report(ch.c, ch.bad, ch.n, e);
     result.fresh.push_back(fresh);
-    if (recovered) {  // named for what it explained here, not held after
-      e.culprit = false;
-      e.s = std::min(e.s, h * params.off_fraction);
-      e.r = 0;
-    }
   }
   for (std::uint32_t c = 0; c < n_comp; ++c) {
     if (blamed[c]) continue;
@@ -310,7 +293,8 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
     if (e.culprit) {
       // Held while the evidence holds (hysteresis), with what is left for it,
       // until its windows say it is back at p0.
-      e.r = recovery(e, bad, n);
+      e.r = std::max(
+          0.0, e.r - LogLikelihoodRatio(bad, n, p0, std::max(p0 + params.min_loss, e.failing)));
       e.culprit = e.s >= h * params.off_fraction && e.r < params.recovery_nats;
       if (!e.culprit) {
         e.s = std::min(e.s, h * params.off_fraction);

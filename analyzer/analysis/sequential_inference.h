@@ -27,14 +27,10 @@
 // with est its loss when it was last chosen (kept for this test, not averaged
 // with its clean windows as the reported estimate is, which would let the
 // fault's own rate fade out of the test), lets it go when R reaches
-// recovery_nats. R runs in the windows it is held unchosen and in those it
-// is chosen in that look recovered (loss below p0 + delta: under ambient
-// loss a recovered component still loses a probe or two, and is chosen for
-// them); a window still failing at its rate starts it over. A gray link
-// that comes back is let go after one clean window, a 1% loss over 400
-// probes a window after two; a small fault that happens to show no failure
-// in a window (e^-2 for 0.5% over 400 probes) needs about four such windows
-// in a row to be let go.
+// recovery_nats. A gray link that comes back is let go after one clean
+// window, a 1% loss over 400 probes a window after two; a small fault that
+// happens to show no failure in a window (e^-2 for 0.5% over 400 probes)
+// needs about four such windows in a row to be let go.
 //
 // Per window, greedily (as the window inference, loss_inference.h), the
 // strongest candidate explains every failure through it before the next is

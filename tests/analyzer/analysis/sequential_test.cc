@@ -122,27 +122,6 @@ TEST_F(SequentialTest, ASmallFaultThatEndsIsLetGoWithinAFewCleanWindows) {
   EXPECT_LE(held, 3) << "held " << held << " clean windows after the fault ended";
 }
 
-// Under ambient loss a recovered RNIC still loses a probe or two a window,
-// and a held culprit is chosen for them (its evidence is above the bar).
-// Those windows look recovered and count towards letting it go: the
-// recovery test does not start over in them (at 1,000 hosts in the
-// simulator that held a 2.2% RNIC a window longer).
-TEST_F(SequentialTest, ARecoveredRnicUnderAmbientLossIsLetGo) {
-  Faults ambient;
-  for (LinkId l = 0; l < fleet_.link_count(); ++l) ambient.link_loss[l] = 1e-3;
-  Faults fault = ambient;
-  fault.nic_loss = {{{3, 2}, 0.015}};
-  int w = 0;
-  while (w < 15 && !RnicBlamed(RunWindow(w, fault), 3, 2)) ++w;
-  ASSERT_LT(w, 15) << "1.5% not named within 15 windows";
-  for (int i = 0; i < 5; ++i) RunWindow(++w, fault);
-  int held = 0;
-  while (held < 12 && RnicBlamed(RunWindow(++w, ambient), 3, 2)) ++held;
-  // About 7 nats (ln 1000) against a 1.5% fault take two windows of ~400
-  // probes each losing a probe or two.
-  EXPECT_LE(held, 2) << "held " << held << " windows after the fault ended";
-}
-
 TEST_F(SequentialTest, NoFaultNoCulpritOverManyWindows) {
   for (int w = 0; w < 40; ++w) {
     const auto r = RunWindow(w, Faults{});
