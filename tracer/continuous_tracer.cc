@@ -105,10 +105,9 @@ DueQueue<ContinuousTracer::Entry*>& ContinuousTracer::QueueOf(SourceQueues& queu
 }
 
 void ContinuousTracer::Dequeue(const FiveTuple& tuple, const Entry& e) {
-  auto& queues = waiting_[e.new_in_pool ? 0 : 1];
-  const auto it = std::lower_bound(queues.begin(), queues.end(), tuple.src,
-                                   [](const auto& q, Ipv4 s) { return q.first < s; });
-  if (it != queues.end() && it->first == tuple.src) it->second.Erase(e.due, tuple);
+  // A source's queue stays once made (sources are the host's NICs), so
+  // finding it the way Enqueue does costs nothing more.
+  QueueOf(waiting_[e.new_in_pool ? 0 : 1], tuple.src).Erase(e.due, tuple);
 }
 
 std::optional<TraceRequest> ContinuousTracer::NextTrace(MonoTime& wake_at) {
