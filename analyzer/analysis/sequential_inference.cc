@@ -86,7 +86,6 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
   const double q0 =
       IndifferentBackground(p0, p0 + params.min_loss, p0 + params.indifference * params.min_loss);
   result.background = p0;
-  result.tested = q0;
   result.threshold = h;
 
   std::vector<char> blamed(n_comp, 0);

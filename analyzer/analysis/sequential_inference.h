@@ -127,7 +127,6 @@ struct SequentialResult {
   InferenceResult inference;  // culprits in the order chosen; z = evidence S (nats)
   std::vector<bool> fresh;    // per culprit: became one in this window
   double background = 0;      // p0 used
-  double tested = 0;          // q0, the CUSUM's H0
   double threshold = 0;       // h
 };
 
