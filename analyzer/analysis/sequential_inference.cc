@@ -57,6 +57,9 @@ namespace {
 // How unlikely, at its switch's loss rate, a part's failures must be (over
 // all the switch's parts) for the loss to count as concentrated on it.
 constexpr double kConcentrated = 1e-3;
+// A candidate's share of a cut-short path at or above which the path surely
+// crossed it (weights are floats: shares that sum to 1 may fall just short).
+constexpr float kSurely = 0.999f;
 
 // Whether part_bad of part_n probes through one of `parts` parts of a switch
 // losing `loss` are concentrated there: more than 2.5 times the switch's rate,
@@ -91,7 +94,16 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
   std::vector<char> blamed(n_comp, 0);
   Unexplained left(p, params.min_traced);
   const auto counts = [&left](std::uint32_t c) { return left.Counts(c); };
-  const std::vector<double> failed = FailuresThrough(p, out.failures);
+  FailuresThrough(p, out.failures);
+  // Per component, the failures of paths that surely crossed it (not as one
+  // of a cut-short trace's candidates): only these say, once others explain
+  // them all, that it was a redundant pick (below, superseded).
+  std::vector<double> surely(n_comp, 0);
+  for (const auto& g : p.groups) {
+    for (std::uint32_t i = 0; i < g.size; ++i) {
+      if (p.weights[g.first + i] >= kSurely) surely[p.comps[g.first + i]] += g.bad;
+    }
+  }
   // H1: a culprit's own loss estimate; for the rest, halfway from p0 to this
   // window's loss, and at least p0 + delta: a 3% fault gains evidence as a
   // fault of its size (a damped generalized likelihood ratio), while the noise
@@ -278,11 +290,14 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
       continue;
     }
     e.unobserved = 0;
-    if (e.culprit && bad <= 0 && failed[c] > 0) {
-      // Superseded: failures crossed it, and components chosen in this window
-      // explained every one (a link named before the lossy spine it is part
-      // of was conclusive). A wrong early pick is let go at once, with its
-      // evidence, rather than held while its CUSUM drains.
+    if (e.culprit && bad <= 0 && surely[c] > 0) {
+      // Superseded: failures surely crossed it, and components chosen in this
+      // window explained every one (a link named before the lossy spine it is
+      // part of was conclusive). A wrong early pick is let go at once, with
+      // its evidence, rather than held while its CUSUM drains. Failures it
+      // was only a candidate for (a cut-short trace) say nothing of that: a
+      // lossier candidate explains them first, and the window counts for it
+      // as one without failures, against its hysteresis and recovery test.
       e.culprit = false;
       e.s = 0;
       continue;
