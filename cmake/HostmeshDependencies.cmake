@@ -9,6 +9,10 @@ pkg_check_modules(NETFILTER_QUEUE REQUIRED IMPORTED_TARGET libnetfilter_queue)
 # for the pull and push parts we do not link, and would define a second
 # civetweb::civetweb target.
 pkg_check_modules(PROMETHEUS_CPP_CORE REQUIRED IMPORTED_TARGET prometheus-cpp-core)
+# jemalloc, the allocator of the long-lived, allocation-heavy processes (the
+# analyzer and the simulator): glibc's malloc fragments under their churn of
+# per-window and per-path objects (hostmesh-sim bench, sim/README.md).
+pkg_check_modules(JEMALLOC REQUIRED IMPORTED_TARGET jemalloc)
 
 find_package(Protobuf REQUIRED)
 find_package(gRPC CONFIG REQUIRED)

@@ -12,7 +12,7 @@ packages=(
   librocksdb-dev libboost-graph-dev libspdlog-dev libfmt-dev libyaml-cpp-dev
   libcli11-dev libcivetweb-dev libgtest-dev libgmock-dev libbenchmark-dev
   prometheus-cpp-dev nlohmann-json3-dev libcurl4-openssl-dev
-  libnetfilter-queue-dev libmnl-dev
+  libnetfilter-queue-dev libmnl-dev libjemalloc-dev
   # testbed and test tools
   python3 python3-yaml iproute2 nftables iptables stress-ng traceroute iputils-ping procps
   prometheus socat jq curl

@@ -11,6 +11,12 @@
 #include "sim/analyzer_side.h"
 #include "sim/diagnosis_side.h"
 
+// jemalloc's control interface, when jemalloc is the allocator (the
+// simulator and the analyzer link it; a test binary may not): weak, so the
+// symbol is null under glibc's malloc.
+extern "C" int mallctl(const char* name, void* oldp, std::size_t* oldlenp, void* newp,
+                       std::size_t newlen) __attribute__((weak));
+
 namespace hostmesh::sim {
 namespace {
 
@@ -37,6 +43,19 @@ std::size_t ProcessRssBytes() {
   std::size_t pages = 0, resident = 0;
   statm >> pages >> resident;
   return resident * static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+}
+
+std::size_t HeapBytesInUse() {
+  if (mallctl != nullptr) {
+    // jemalloc's statistics are refreshed by advancing its epoch.
+    std::uint64_t epoch = 1;
+    std::size_t len = sizeof(epoch);
+    mallctl("epoch", &epoch, &len, &epoch, len);
+    std::size_t allocated = 0;
+    len = sizeof(allocated);
+    if (mallctl("stats.allocated", &allocated, &len, nullptr, 0) == 0) return allocated;
+  }
+  return mallinfo2().uordblks;
 }
 
 Simulation::Simulation(SimConfig config) : config_(std::move(config)) {
@@ -113,7 +132,7 @@ SimResult Simulation::Run(const WindowObserver& on_window, const UploadObserver&
       m.path_table_bytes = analyzer.analysis().paths().memory_bytes();
       m.path_table_entries = analyzer.analysis().paths().size();
       m.open_window_bytes = analyzer.analysis().open_window_bytes();
-      m.heap_bytes = mallinfo2().uordblks;
+      m.heap_bytes = HeapBytesInUse();
       m.wall_seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
       m.host_cpu_seconds = host_cpu_done;

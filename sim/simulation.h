@@ -48,7 +48,7 @@ struct MemorySample {
   std::size_t path_table_bytes = 0;
   std::size_t path_table_entries = 0;
   std::size_t open_window_bytes = 0;
-  std::size_t heap_bytes = 0;  // malloc's bytes in use (mallinfo2)
+  std::size_t heap_bytes = 0;  // the allocator's bytes in use (HeapBytesInUse)
   // Progress so far: wall time, and CPU of the hosts' and analyzer's phases.
   double wall_seconds = 0, host_cpu_seconds = 0, analyzer_seconds = 0;
   double convert_cpu_seconds = 0;  // the analyzer's path conversion on the host threads
@@ -103,6 +103,8 @@ class Simulation {
 };
 
 std::size_t ProcessRssBytes();
+// The allocator's bytes in use (jemalloc's stats.allocated, or glibc's mallinfo2).
+std::size_t HeapBytesInUse();
 // CPU time of the calling thread.
 double ThreadCpuSeconds();
 
