@@ -218,24 +218,10 @@ TEST(LossUntraced, ManyCutShortTracesUnderAmbientLossNameNoSpine) {
   SyntheticFleet fleet(shape);
   Analysis analysis(AnalysisConfig{}, fleet.Map());
   const std::int64_t t0 = FleetTest::kT0;
-  for (HostId h = 0; h < shape.hosts; ++h) {
-    for (NicId a = 0; a < shape.rails; ++a) {
-      for (NicId b = 0; b < shape.rails; ++b) {
-        if (a == b) continue;
-        for (std::uint32_t i = 0; i < shape.ports; ++i) {
-          PathRecord p{h, a, b, fleet.Port(i), 4791, t0, fleet.PathOf(h, a, b, fleet.Port(i))};
-          if (i % 4 != 0) {  // three in four cut short past the rail switch
-            p.links[1] = p.links[2] = kUnknown;
-            for (std::uint32_t sp = 0; sp < shape.spines; ++sp) {
-              p.candidates.push_back({1, fleet.RailSpine(a, sp)});
-              p.candidates.push_back({2, fleet.RailSpine(b, sp)});
-            }
-          }
-          analysis.AddPath(p);
-        }
-      }
-    }
-  }
+  using Traced = SyntheticFleet::Traced;
+  fleet.TracePathsAs(analysis, t0, [](HostId, NicId, NicId, std::uint32_t i) {
+    return i % 4 != 0 ? Traced::kCutShort : Traced::kWhole;  // three in four cut short
+  });
   Faults ambient;
   for (std::uint32_t r = 0; r < shape.rails; ++r) {
     for (std::uint32_t sp = 0; sp < shape.spines; ++sp)
@@ -259,32 +245,14 @@ TEST(LossUntraced, AGrayLinkThatEatsItsTraceroutesStaysTheOnlyCulprit) {
   const std::uint32_t gray_rail = 1, gray_spine = 2;
   const LinkId bad = fleet.RailSpine(gray_rail, gray_spine);
   std::size_t cut = 0, untraced = 0;
-  for (HostId h = 0; h < shape.hosts; ++h) {
-    for (NicId a = 0; a < shape.rails; ++a) {
-      for (NicId b = 0; b < shape.rails; ++b) {
-        if (a == b) continue;
-        for (std::uint32_t i = 0; i < shape.ports; ++i) {
-          const std::uint16_t port = fleet.Port(i);
-          PathRecord p{h, a, b, port, 4791, t0, fleet.PathOf(h, a, b, port)};
-          if (a == gray_rail && p.links[1] == bad) {
-            if (i % 2 == 1) {
-              ++untraced;
-              continue;
-            }
-            ++cut;
-            p.links[1] = p.links[2] = kUnknown;
-            for (std::uint32_t s = 0; s < shape.spines; ++s) {
-              p.candidates.push_back({1, fleet.RailSpine(a, s)});
-              p.candidates.push_back({2, fleet.RailSpine(b, s)});
-            }
-          } else if ((h * 7 + a * 3 + b + i) % 10 != 0) {
-            continue;
-          }
-          analysis.AddPath(p);
-        }
-      }
+  using Traced = SyntheticFleet::Traced;
+  fleet.TracePathsAs(analysis, t0, [&](HostId h, NicId a, NicId b, std::uint32_t i) {
+    if (a == gray_rail && fleet.PathOf(h, a, b, fleet.Port(i))[1] == bad) {
+      ++(i % 2 == 1 ? untraced : cut);
+      return i % 2 == 1 ? Traced::kNot : Traced::kCutShort;
     }
-  }
+    return (h * 7 + a * 3 + b + i) % 10 == 0 ? Traced::kWhole : Traced::kNot;
+  });
   ASSERT_GT(cut, 10u);
   ASSERT_GT(untraced, 10u);
 

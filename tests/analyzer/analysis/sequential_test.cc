@@ -25,6 +25,47 @@ bool Blamed(const WindowReport& r, LinkId link) {
   return false;
 }
 
+bool SwitchBlamed(const WindowReport& r, SwitchId sw) {
+  const auto& switches = r.loss.culprit_switches;
+  return std::find(switches.begin(), switches.end(), sw) != switches.end();
+}
+
+// A 1% link (rail 0 to spine 0) beside a lossy spine (1.5% on each of spine
+// 1's links, so about 3% a probe), judged by `analysis` over `windows`
+// windows. Expects the link held in every window once named; `each` sees
+// every window. Returns the window the link was first named in (-1: never)
+// and how many windows named the spine.
+struct BesideASpine {
+  int first = -1;
+  int spine_named = 0;
+};
+BesideASpine SmallLinkBesideALossySpine(
+    SyntheticFleet& fleet, Analysis& analysis, int windows,
+    const std::function<void(const WindowReport&, int)>& each = {}) {
+  const LinkId link = fleet.RailSpine(0, 0);
+  const std::uint32_t spine = 1;
+  Faults faults{.link_loss = {{link, 0.01}}};
+  for (std::uint32_t rail = 0; rail < fleet.shape().rails; ++rail) {
+    faults.link_loss[fleet.RailSpine(rail, spine)] = 0.015;
+  }
+  BesideASpine out;
+  for (int w = 0; w < windows; ++w) {
+    const std::int64_t start = FleetTest::kT0 + w * 20 * FleetTest::kSecond;
+    fleet.ProbeInto(analysis, start, faults);
+    const auto reports = analysis.Advance(start + 30 * FleetTest::kSecond);
+    EXPECT_EQ(reports.size(), 1u);
+    if (reports.empty()) continue;
+    const WindowReport& r = reports.front();
+    out.spine_named += SwitchBlamed(r, fleet.Spine(spine));
+    if (out.first < 0 && Blamed(r, link)) out.first = w;
+    if (out.first >= 0) {
+      EXPECT_TRUE(Blamed(r, link)) << "window " << w << ": held once named";
+    }
+    if (each) each(r, w);
+  }
+  return out;
+}
+
 TEST_F(SequentialTest, SmallLossIsNamedOnceTheEvidenceIsConclusiveAndHeld) {
   // 0.5% on a rail-to-spine link: about 4 failures per window among ~800
   // probes, indistinguishable in one window, conclusive over a few.
@@ -145,25 +186,11 @@ TEST_F(SequentialTest, TwoFaultsUnderOneSwitchAreNotTheSwitch) {
 // (Without held culprits first, the link was lost to its rail switch in 2 of
 // these 200 windows.)
 TEST_F(SequentialTest, ASmallLinkFaultBesideALossySpineIsNeverItsRailSwitch) {
-  const LinkId link = fleet_.RailSpine(0, 0);
-  Faults faults{.link_loss = {{link, 0.01}}};
-  const std::uint32_t spine = 1;
-  for (std::uint32_t rail = 0; rail < fleet_.shape().rails; ++rail) {
-    faults.link_loss[fleet_.RailSpine(rail, spine)] = 0.015;  // each probe crosses two
-  }
-  int first = -1, spine_named = 0;
-  for (int w = 0; w < 200; ++w) {
-    const auto r = RunWindow(w, faults);
-    const auto& switches = r.loss.culprit_switches;
-    EXPECT_EQ(std::find(switches.begin(), switches.end(), fleet_.RailSwitch(0)), switches.end())
-        << "window " << w << ": rail switch 0 named";
-    spine_named +=
-        std::find(switches.begin(), switches.end(), fleet_.Spine(spine)) != switches.end();
-    if (first < 0 && Blamed(r, link)) first = w;
-    if (first >= 0) {
-      EXPECT_TRUE(Blamed(r, link)) << "window " << w << ": held once named";
-    }
-  }
+  const auto [first, spine_named] =
+      SmallLinkBesideALossySpine(fleet_, analysis_, 200, [&](const WindowReport& r, int w) {
+        EXPECT_FALSE(SwitchBlamed(r, fleet_.RailSwitch(0)))
+            << "window " << w << ": rail switch 0 named";
+      });
   EXPECT_GE(first, 0) << "the 1% link never named";
   EXPECT_LE(first, 10);
   EXPECT_GE(spine_named, 190) << "the spine named in most of 200 windows";
@@ -359,9 +386,7 @@ TEST_F(SequentialTest, ALossySpineWithFewTracedProbesIsTheSpine) {
     const std::int64_t start = kT0 + w * 20 * kSecond;
     fleet_.ProbeInto(analysis, start, lossy);
     for (const auto& r : analysis.Advance(start + 30 * kSecond)) {
-      const bool spine_named =
-          std::find(r.loss.culprit_switches.begin(), r.loss.culprit_switches.end(),
-                    fleet_.Spine(spine)) != r.loss.culprit_switches.end();
+      const bool spine_named = SwitchBlamed(r, fleet_.Spine(spine));
       named += spine_named;
       if (!spine_named) continue;
       for (const auto& c : r.loss.culprits) {
@@ -385,48 +410,12 @@ TEST_F(SequentialTest, ALossySpineWithFewTracedProbesIsTheSpine) {
 // for sure. It was let go as superseded, evidence and all, and named again
 // only windows later (the lasting e2e's 1% link, dropped in 3 of 29 windows).
 TEST_F(SequentialTest, AHeldLinkWhoseFailuresAreAllCutShortIsNotSuperseded) {
-  const FleetShape& shape = fleet_.shape();
   Analysis analysis(AnalysisConfig{}, fleet_.Map());
-  for (HostId h = 0; h < shape.hosts; ++h) {
-    for (NicId a = 0; a < shape.rails; ++a) {
-      for (NicId b = 0; b < shape.rails; ++b) {
-        if (a == b) continue;
-        for (std::uint32_t i = 0; i < shape.ports; ++i) {
-          const std::uint16_t port = fleet_.Port(i);
-          PathRecord p{h, a, b, port, 4791, kT0, fleet_.PathOf(h, a, b, port)};
-          if ((a == 0 || b == 0) && i % 2 == 0) {
-            p.links[1] = p.links[2] = kUnknown;
-            for (std::uint32_t s = 0; s < shape.spines; ++s) {
-              p.candidates.push_back({1, fleet_.RailSpine(a, s)});
-              p.candidates.push_back({2, fleet_.RailSpine(b, s)});
-            }
-          }
-          analysis.AddPath(p);
-        }
-      }
-    }
-  }
-  const LinkId link = fleet_.RailSpine(0, 0);
-  const std::uint32_t spine = 1;
-  Faults faults{.link_loss = {{link, 0.01}}};
-  for (std::uint32_t rail = 0; rail < shape.rails; ++rail) {
-    faults.link_loss[fleet_.RailSpine(rail, spine)] = 0.015;  // each probe crosses two
-  }
-  int first = -1, spine_named = 0;
-  for (int w = 0; w < 120; ++w) {
-    const std::int64_t start = kT0 + w * 20 * kSecond;
-    fleet_.ProbeInto(analysis, start, faults);
-    const auto reports = analysis.Advance(start + 30 * kSecond);
-    ASSERT_EQ(reports.size(), 1u);
-    const WindowReport& r = reports.front();
-    const auto& switches = r.loss.culprit_switches;
-    spine_named +=
-        std::find(switches.begin(), switches.end(), fleet_.Spine(spine)) != switches.end();
-    if (first < 0 && Blamed(r, link)) first = w;
-    if (first >= 0) {
-      EXPECT_TRUE(Blamed(r, link)) << "window " << w << ": held once named";
-    }
-  }
+  using Traced = SyntheticFleet::Traced;
+  fleet_.TracePathsAs(analysis, kT0, [](HostId, NicId a, NicId b, std::uint32_t i) {
+    return (a == 0 || b == 0) && i % 2 == 0 ? Traced::kCutShort : Traced::kWhole;
+  });
+  const auto [first, spine_named] = SmallLinkBesideALossySpine(fleet_, analysis, 120);
   EXPECT_GE(first, 0) << "the 1% link never named";
   EXPECT_LE(first, 10);
   EXPECT_GE(spine_named, 110) << "the spine named in most of 120 windows";

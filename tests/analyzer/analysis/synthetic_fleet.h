@@ -77,22 +77,44 @@ class SyntheticFleet {
     return {NicLink(h, a), RailSpine(a, s), RailSpine(b, s), NicLink(h, b)};
   }
 
-  // Path reports for every 5-tuple of the pools; `traced` of them (by a fixed
-  // pseudo-random choice per 5-tuple).
-  void TracePaths(Analysis& analysis, std::int64_t time_ns, double traced = 1.0) const {
+  // How one 5-tuple's path is reported (TracePathsAs).
+  enum class Traced { kWhole, kCutShort, kNot };
+
+  // Path reports for every 5-tuple of the pools, each as how(h, a, b, i)
+  // says: whole; cut short past its source's rail switch (every uplink of
+  // that switch and every downlink into the destination's a candidate); or
+  // none.
+  template <typename How>
+  void TracePathsAs(Analysis& analysis, std::int64_t time_ns, How&& how) const {
     for (HostId h = 0; h < shape_.hosts; ++h) {
       for (NicId a = 0; a < shape_.rails; ++a) {
         for (NicId b = 0; b < shape_.rails; ++b) {
           if (a == b) continue;
           for (std::uint32_t i = 0; i < shape_.ports; ++i) {
-            const std::uint64_t pick = (h * 131u + a * 17u + b * 5u + i) * 2654435761u % 1000u;
-            if (static_cast<double>(pick) >= traced * 1000) continue;
+            const Traced traced = how(h, a, b, i);
+            if (traced == Traced::kNot) continue;
             PathRecord p{h, a, b, Port(i), 4791, time_ns, PathOf(h, a, b, Port(i))};
+            if (traced == Traced::kCutShort) {
+              p.links[1] = p.links[2] = kUnknown;
+              for (std::uint32_t s = 0; s < shape_.spines; ++s) {
+                p.candidates.push_back({1, RailSpine(a, s)});
+                p.candidates.push_back({2, RailSpine(b, s)});
+              }
+            }
             analysis.AddPath(p);
           }
         }
       }
     }
+  }
+
+  // Path reports for every 5-tuple of the pools; `traced` of them (by a fixed
+  // pseudo-random choice per 5-tuple).
+  void TracePaths(Analysis& analysis, std::int64_t time_ns, double traced = 1.0) const {
+    TracePathsAs(analysis, time_ns, [traced](HostId h, NicId a, NicId b, std::uint32_t i) {
+      const std::uint64_t pick = (h * 131u + a * 17u + b * 5u + i) * 2654435761u % 1000u;
+      return static_cast<double>(pick) < traced * 1000 ? Traced::kWhole : Traced::kNot;
+    });
   }
 
   // Every NIC of every present host probes a random other NIC of its host every
