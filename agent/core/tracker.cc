@@ -1,9 +1,10 @@
 #include "agent/core/tracker.h"
 
 #include <algorithm>
-#include <bit>
 #include <stdexcept>
 #include <utility>
+
+#include "agent/core/probe_codec.h"
 
 namespace hostmesh::agent {
 
@@ -25,16 +26,14 @@ std::uint32_t Tracker::CapacityFor(std::chrono::nanoseconds interval,
   if (interval <= std::chrono::nanoseconds::zero()) return 1024;
   const auto per_timeout =
       static_cast<std::uint64_t>((timeout + interval - std::chrono::nanoseconds{1}) / interval);
-  const std::uint64_t wanted =
-      std::min<std::uint64_t>(2 * per_timeout + 16, std::uint64_t{1} << 24);
-  return static_cast<std::uint32_t>(std::bit_ceil(wanted));
+  const std::uint64_t wanted = per_timeout + std::max<std::uint64_t>(per_timeout / 8, 16);
+  return static_cast<std::uint32_t>(std::min<std::uint64_t>(wanted, std::uint64_t{1} << 24));
 }
 
 Tracker::Tracker(const TrackerOptions& options, ResultSink sink)
     : num_nics_(options.num_nics),
       timeout_(options.timeout),
-      capacity_(std::bit_ceil(std::max<std::uint32_t>(options.ring_capacity, 1))),
-      mask_(capacity_ - 1),
+      capacity_(std::max<std::uint32_t>(options.ring_capacity, 1)),
       sink_(std::move(sink)) {
   if (options.timeout <= std::chrono::nanoseconds::zero()) {
     throw std::invalid_argument("tracker: timeout must be positive");
@@ -52,7 +51,7 @@ Tracker::Slot* Tracker::Find(NicId src, std::uint64_t sequence) {
   if (src >= num_nics_) return nullptr;
   Ring& ring = rings_[src];
   if (sequence == 0 || sequence > ring.last_sequence) return nullptr;
-  Slot& slot = ring.slots[sequence & mask_];
+  Slot& slot = ring.slots[sequence % capacity_];
   return slot.sequence == sequence ? &slot : nullptr;
 }
 
@@ -64,15 +63,15 @@ void Tracker::Emit(NicId src, const Slot& slot, Fate fate) {
   result.dst_port = slot.dst_port;
   result.sequence = slot.sequence;
   result.send_time_ns = slot.send_time_ns;
-  result.app_send_ns = slot.app_send.ns;
-  result.nic_send_ns = slot.nic_send.ns;
+  result.app_send_ns = slot.app_send_ns;
+  result.nic_send_ns = slot.nic_send_ns;
   result.send_timestamp_source =
-      slot.nic_send.known() ? slot.nic_send.source : TimestampSource::kUnspecified;
+      slot.nic_send_ns != 0 ? slot.nic_send_source : TimestampSource::kUnspecified;
   if (fate == Fate::kReceived) {
-    result.nic_recv_ns = slot.nic_recv.ns;
-    result.app_recv_ns = slot.app_recv.ns;
+    result.nic_recv_ns = slot.nic_recv_ns;
+    result.app_recv_ns = slot.app_recv_ns;
     result.recv_timestamp_source =
-        slot.nic_recv.known() ? slot.nic_recv.source : TimestampSource::kUnspecified;
+        slot.nic_recv_ns != 0 ? slot.nic_recv_source : TimestampSource::kUnspecified;
   }
   result.timeout = fate == Fate::kTimeout;
   result.send_failed = fate == Fate::kSendFailed;
@@ -102,7 +101,7 @@ void Tracker::RaiseCursor(NicId src, std::uint64_t new_cursor) {
   if (new_cursor <= ring.cursor) return;
   if (new_cursor - ring.cursor <= capacity_) {
     for (std::uint64_t s = ring.cursor; s < new_cursor; ++s) {
-      Slot& slot = ring.slots[s & mask_];
+      Slot& slot = ring.slots[s % capacity_];
       if (slot.sequence == s) Evict(src, slot);
     }
   } else {
@@ -117,7 +116,7 @@ void Tracker::RaiseCursor(NicId src, std::uint64_t new_cursor) {
 
 void Tracker::AdvanceCursor(Ring& ring) {
   while (ring.cursor <= ring.last_sequence) {
-    const Slot& slot = ring.slots[ring.cursor & mask_];
+    const Slot& slot = ring.slots[ring.cursor % capacity_];
     if (slot.sequence == ring.cursor && Open(slot.state)) return;
     ++ring.cursor;
   }
@@ -126,7 +125,8 @@ void Tracker::AdvanceCursor(Ring& ring) {
 bool Tracker::OnSend(const SentProbe& probe, MonoTime now) {
   const ProbeOrder& order = probe.order;
   if (order.src >= num_nics_ || order.dst >= num_nics_ ||
-      order.sequence <= rings_[order.src].last_sequence) {
+      order.sequence <= rings_[order.src].last_sequence ||
+      probe.payload_bytes > kMaxProbePayloadBytes) {
     ++tracker_counters_.rejected_sends;
     return false;
   }
@@ -135,15 +135,16 @@ bool Tracker::OnSend(const SentProbe& probe, MonoTime now) {
   // still open below it is evicted, including the slot about to be reused.
   if (order.sequence >= capacity_) RaiseCursor(order.src, order.sequence - capacity_ + 1);
 
-  Slot& slot = ring.slots[order.sequence & mask_];
+  Slot& slot = ring.slots[order.sequence % capacity_];
   slot = Slot{};
   slot.sequence = order.sequence;
   slot.deadline = now + timeout_;
   slot.send_time_ns = probe.send_time_ns;
-  slot.app_send = probe.app_send;
-  slot.nic_send = probe.nic_send;
+  slot.app_send_ns = probe.app_send.ns;
+  slot.nic_send_ns = probe.nic_send.ns;
+  slot.nic_send_source = probe.nic_send.source;
   slot.dst = order.dst;
-  slot.payload_bytes = probe.payload_bytes;
+  slot.payload_bytes = static_cast<std::uint16_t>(probe.payload_bytes);
   slot.src_port = order.src_port;
   slot.dst_port = order.dst_port;
   slot.state = State::kPending;
@@ -172,7 +173,8 @@ void Tracker::OnSendTimestamp(NicId src, std::uint64_t sequence, Timestamp nic_s
     ++tracker_counters_.stray_send_reports;
     return;
   }
-  slot->nic_send = nic_send;
+  slot->nic_send_ns = nic_send.ns;
+  slot->nic_send_source = nic_send.source;
   slot->nic_send_pending = false;
   if (slot->state == State::kAwaitingSendTime) {
     Close(src, *slot, State::kCompleted, Fate::kReceived);
@@ -193,7 +195,7 @@ ReceiveOutcome Tracker::OnReceive(NicId rx_nic, const ProbeHeader& header, Times
     ++Pair(src, rx_nic).unknown;
     return ReceiveOutcome::kUnknown;
   }
-  Slot& slot = ring.slots[sequence & mask_];
+  Slot& slot = ring.slots[sequence % capacity_];
   if (slot.sequence != sequence) {
     // A newer probe holds the slot: this one is older than the ring, its fate
     // long decided. An older one: this sequence was never recorded.
@@ -221,8 +223,9 @@ ReceiveOutcome Tracker::OnReceive(NicId rx_nic, const ProbeHeader& header, Times
         return ReceiveOutcome::kLate;
       }
       ++pair.received;
-      slot.nic_recv = nic_recv;
-      slot.app_recv = app_recv;
+      slot.nic_recv_ns = nic_recv.ns;
+      slot.nic_recv_source = nic_recv.source;
+      slot.app_recv_ns = app_recv.ns;
       if (slot.nic_send_pending) {
         slot.state = State::kAwaitingSendTime;
       } else {
@@ -249,7 +252,7 @@ void Tracker::Poll(MonoTime now) {
   for (NicId src = 0; src < num_nics_; ++src) {
     Ring& ring = rings_[src];
     for (; ring.cursor <= ring.last_sequence; ++ring.cursor) {
-      Slot& slot = ring.slots[ring.cursor & mask_];
+      Slot& slot = ring.slots[ring.cursor % capacity_];
       if (slot.sequence != ring.cursor || !Open(slot.state)) continue;
       // Deadlines grow with the sequence (sends come in order), so the first
       // open probe not yet due ends the walk.
@@ -268,7 +271,7 @@ std::optional<MonoTime> Tracker::NextDeadline() const {
   std::optional<MonoTime> next;
   for (const Ring& ring : rings_) {
     if (ring.cursor > ring.last_sequence) continue;
-    const Slot& slot = ring.slots[ring.cursor & mask_];
+    const Slot& slot = ring.slots[ring.cursor % capacity_];
     if (slot.sequence != ring.cursor || !Open(slot.state)) continue;
     if (!next || slot.deadline < *next) next = slot.deadline;
   }

@@ -232,10 +232,64 @@ TEST_F(agent_tracker_fixture, NextDeadlineFollowsTheOldestOpenProbe) {
   EXPECT_FALSE(tracker_.NextDeadline().has_value());
 }
 
-TEST(agent_tracker, CapacityCoversTwoTimeouts) {
-  EXPECT_EQ(Tracker::CapacityFor(100ms, 500ms), 32U);
-  EXPECT_EQ(Tracker::CapacityFor(1ms, 500ms), 1024U);
-  EXPECT_EQ(Tracker::CapacityFor(100us, 500ms), 16384U);
+TEST(agent_tracker, CapacityCoversATimeoutAndAnEighth) {
+  EXPECT_EQ(Tracker::CapacityFor(100ms, 500ms), 5U + 16U);
+  EXPECT_EQ(Tracker::CapacityFor(1ms, 500ms), 500U + 62U);
+  EXPECT_EQ(Tracker::CapacityFor(100us, 500ms), 5000U + 625U);
+}
+
+// At 1000 probes/s, all lost and polled each millisecond: every probe times
+// out at its deadline, none is evicted early by a send reusing its slot.
+TEST(agent_tracker, UnansweredProbesAtOneMillisecondTimeOutWithoutEviction) {
+  std::uint64_t timeouts = 0;
+  Tracker tracker({1, 500ms, Tracker::CapacityFor(1ms, 500ms)},
+                  [&](const ProbeResult& r) { timeouts += r.timeout ? 1 : 0; });
+  MonoTime now = kT0;
+  for (std::uint64_t seq = 1; seq <= 10'000; ++seq) {
+    SentProbe probe;
+    probe.order = {0, 0, 50000, 4791, seq, now, 0};
+    tracker.OnSend(probe, now);
+    tracker.Poll(now);
+    now += 1ms;
+  }
+  EXPECT_EQ(tracker.counters(0, 0).evicted, 0U);
+  EXPECT_LE(tracker.pending(), 501U);
+  tracker.Poll(now + 1s);
+  EXPECT_EQ(timeouts, 10'000U);
+}
+
+TEST(agent_tracker, AReceiveAnEighthOfATimeoutLateIsLateNotUnknown) {
+  std::vector<ProbeResult> results;
+  Tracker tracker({2, 500ms, Tracker::CapacityFor(1ms, 500ms)},
+                  [&](const ProbeResult& r) { results.push_back(r); });
+  MonoTime now = kT0;
+  for (std::uint64_t seq = 1; seq <= 560; ++seq) {
+    SentProbe probe;
+    probe.order = {0, 1, 50000, 4791, seq, now, 0};
+    tracker.OnSend(probe, now);
+    tracker.Poll(now);
+    now += 1ms;
+  }
+  ProbeHeader header;
+  header.src_nic = 0;
+  header.dst_nic = 1;
+  header.sequence = 1;  // timed out at 500 ms, now 560 ms after its send
+  EXPECT_EQ(tracker.OnReceive(1, header, {}, {}, now), ReceiveOutcome::kLate);
+  // Its slot still holds it, so a copy is told apart as a duplicate.
+  EXPECT_EQ(tracker.OnReceive(1, header, {}, {}, now), ReceiveOutcome::kDuplicate);
+  EXPECT_EQ(tracker.counters(0, 1).late, 1U);
+  EXPECT_EQ(tracker.counters(0, 1).duplicate, 1U);
+  EXPECT_EQ(tracker.counters(0, 1).unknown, 0U);
+}
+
+TEST(agent_tracker, RejectsAPayloadLargerThanADatagram) {
+  Tracker tracker({2, 500ms, 16}, [](const ProbeResult&) {});
+  SentProbe probe;
+  probe.order = {0, 1, 50000, 4791, 1, kT0, 0};
+  probe.payload_bytes = 70'000;
+  EXPECT_FALSE(tracker.OnSend(probe, kT0));
+  EXPECT_EQ(tracker.tracker_counters().rejected_sends, 1U);
+  EXPECT_EQ(tracker.pending(), 0U);
 }
 
 class agent_tracker_small_ring : public agent_tracker_fixture {
@@ -319,7 +373,7 @@ TEST(agent_tracker, RejectsUnusableOptions) {
   const auto sink = [](const ProbeResult&) {};
   EXPECT_THROW(Tracker({2, 0ms, 16}, sink), std::invalid_argument);
   EXPECT_THROW(Tracker({2, 500ms, 16}, nullptr), std::invalid_argument);
-  EXPECT_EQ(Tracker({2, 500ms, 1000}, sink).ring_capacity(), 1024U);
+  EXPECT_EQ(Tracker({2, 500ms, 1000}, sink).ring_capacity(), 1000U);
 }
 
 }  // namespace
