@@ -4,13 +4,6 @@
 #include <array>
 
 namespace hostmesh::sim {
-namespace {
-
-// Enough for a turn's receives (a host's 8 NICs at 10 probes/s); more would
-// only hold memory.
-constexpr std::size_t kMaxSparePayloads = 64;
-
-}  // namespace
 
 SimTransport::SimTransport(std::uint32_t host, const PacketModel& model, const HostClock& clock,
                            std::int64_t wall_offset_ns, std::uint64_t seed)
@@ -58,11 +51,7 @@ agent::SendResult SimTransport::Send(const agent::ProbeOrder& order,
   q.event.nic = order.dst;
   q.event.nic_time = {nic_recv, agent::TimestampSource::kHardware};
   q.event.app_time = {app_recv, agent::TimestampSource::kUser};
-  if (!spare_payloads_.empty()) {
-    q.event.payload = std::move(spare_payloads_.back());
-    spare_payloads_.pop_back();
-  }
-  q.event.payload.assign(payload.begin(), payload.end());
+  payloads_.Fill(q.event.payload, payload);
   heap_.push_back(std::move(q));
   std::push_heap(heap_.begin(), heap_.end(), Later);
   return out;
@@ -81,12 +70,7 @@ std::size_t SimTransport::Poll(std::vector<agent::TransportEvent>& out, std::siz
 }
 
 void SimTransport::Reclaim(std::vector<agent::TransportEvent>& handled) {
-  for (agent::TransportEvent& event : handled) {
-    if (event.payload.capacity() > 0 && spare_payloads_.size() < kMaxSparePayloads) {
-      spare_payloads_.push_back(std::move(event.payload));
-    }
-  }
-  handled.clear();
+  payloads_.Reclaim(handled);
 }
 
 MonoTime SimTransport::NextEventTime() const {

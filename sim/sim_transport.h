@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "agent/core/payload_pool.h"
 #include "agent/core/probe_transport.h"
 #include "agent/core/rng.h"
 #include "sim/host_clock.h"
@@ -49,7 +50,10 @@ class SimTransport final : public agent::ProbeTransport {
   std::int64_t wall_offset_ns_;
   agent::Rng rng_;
   std::vector<Queued> heap_;  // min-heap by at_ns
-  std::vector<std::vector<std::uint8_t>> spare_payloads_;
+  // Enough for a turn's receives (a host's 8 NICs at 10 probes/s); more would
+  // only hold memory.
+  static constexpr std::size_t kMaxSparePayloads = 64;
+  agent::PayloadPool payloads_{kMaxSparePayloads};
   std::uint64_t sent_ = 0;
   std::uint64_t delivered_ = 0;
 };

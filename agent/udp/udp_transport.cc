@@ -309,7 +309,7 @@ std::size_t UdpTransport::DrainReceive(NicId id, std::vector<TransportEvent>& ou
       event.nic_time = PickReceiveStamp(nic, stamps.software_ns, stamps.hardware_ns);
       event.app_time = {app_recv, TimestampSource::kUser};
       const std::span<const std::uint8_t> bytes = rx_batch_.data(i);
-      event.payload.assign(bytes.begin(), bytes.end());
+      payloads_.Fill(event.payload, bytes);
     }
     appended += static_cast<std::size_t>(n);
     if (static_cast<std::size_t>(n) < asked) break;  // the queue is empty

@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/core/payload_pool.h"
 #include "agent/core/probe_transport.h"
 #include "agent/udp/nic_socket.h"
 #include "agent/udp/recv_batch.h"
@@ -101,6 +102,7 @@ class UdpTransport final : public ProbeTransport {
   OpenResult OpenNic(NicId nic) override;
   SendResult Send(const ProbeOrder& order, std::span<const std::uint8_t> payload) override;
   std::size_t Poll(std::vector<TransportEvent>& out, std::size_t max_events) override;
+  void Reclaim(std::vector<TransportEvent>& handled) override { payloads_.Reclaim(handled); }
   int ReadyFd() const override { return epoll_.get(); }
 
   const UdpNicCounters& counters(NicId nic) const { return nics_.at(nic).counters; }
@@ -149,6 +151,9 @@ class UdpTransport final : public ProbeTransport {
   RecvBatch rx_batch_;   // receive queues: whole datagrams
   RecvBatch err_batch_;  // error queues: stamps and ICMP errors, quotes cut short
   MonoTime next_sweep_{};
+  // Received payloads' buffers, reused (a turn at 1000 probes/s on 8 NICs
+  // receives 8; a burst past 64 allocates).
+  PayloadPool payloads_{64};
 };
 
 }  // namespace hostmesh::agent::udp
