@@ -345,12 +345,19 @@ void AgentApp::OnNicReopened(NicId nic) {
 
 void AgentApp::OnResult(const ProbeResult& result) {
   metrics_->ObserveResult(result);
-  uploader_->Append(ToProto(result));
+  results_.push_back(result);
   if (result.timeout && tracer_ && tracer_->up()) {
     if (const auto tuple = TraceTupleOf(config_, result.src_nic, result.dst_nic, result.src_port)) {
       tracer_->RetraceSoon(*tuple);
     }
   }
+}
+
+void AgentApp::UploadResults() {
+  if (results_.empty()) return;
+  uploader_->AppendResults(
+      results_.size(), [this](std::size_t i, v1::ProbeResult& out) { ToProto(results_[i], out); });
+  results_.clear();
 }
 
 void AgentApp::PrepareSourcePorts() {
@@ -428,6 +435,7 @@ bool AgentApp::Run(int stop_fd) {
   bool events_ready = true;  // what the last wait saw of ready_fd
   for (;;) {
     MonoTime wake = core_->prober.RunOnce(events_ready);
+    UploadResults();
     for (NicId nic : built_.transport->TakeReopened()) OnNicReopened(nic);
     PrepareSourcePorts();
     const bool handed = HandTraceTargets();

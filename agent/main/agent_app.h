@@ -104,6 +104,8 @@ class AgentApp {
   struct Core;
   void Publish(bool coverage);
   void OnResult(const ProbeResult& result);
+  // The results of the last loop turn to the uploader, under one lock.
+  void UploadResults();
   // Hands the tracer the pools' 5-tuples when a pool has rotated since last
   // time; whether it did.
   bool HandTraceTargets();
@@ -138,6 +140,8 @@ class AgentApp {
   std::unique_ptr<DebugHooks> debug_hooks_;  // before server_: its handlers point here
   std::unique_ptr<http::Server> server_;
   std::vector<std::uint64_t> distinct_ports_;
+  // Results of the loop turn under way (OnResult), uploaded together after it.
+  std::vector<ProbeResult> results_;
 };
 
 // The real transports: UDP or verbs per ChooseTransport with HasRdmaDevice.

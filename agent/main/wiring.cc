@@ -173,6 +173,11 @@ v1::Transport ToProto(Transport transport) {
 
 v1::ProbeResult ToProto(const ProbeResult& r) {
   v1::ProbeResult out;
+  ToProto(r, out);
+  return out;
+}
+
+void ToProto(const ProbeResult& r, v1::ProbeResult& out) {
   out.set_src_nic(r.src_nic);
   out.set_dst_nic(r.dst_nic);
   out.set_src_port(r.src_port);
@@ -189,7 +194,6 @@ v1::ProbeResult ToProto(const ProbeResult& r) {
   out.set_send_failed(r.send_failed);
   out.set_payload_bytes(r.payload_bytes);
   out.set_timestamp_error_ns(r.timestamp_error_ns);
-  return out;
 }
 
 v1::AgentHello BuildHello(const AgentConfig& config, const HelloInputs& in) {

@@ -55,6 +55,8 @@ std::string ConfigSummary(const AgentConfig& config);
 v1::TimestampSource ToProto(TimestampSource source);
 v1::Transport ToProto(Transport transport);
 v1::ProbeResult ToProto(const ProbeResult& result);
+// Into `out`, every field set (a message the batch's arena already holds).
+void ToProto(const ProbeResult& result, v1::ProbeResult& out);
 
 struct HelloInputs {
   std::uint64_t boot_id = 0;

@@ -32,8 +32,7 @@ v1::UploadBatch& Batcher::Open() {
 }
 
 SharedBatch Batcher::Add(const v1::ProbeResult& result) {
-  *Open().add_results() = result;
-  return Added();
+  return AddResult([&](v1::ProbeResult& out) { out = result; });
 }
 
 SharedBatch Batcher::Add(const v1::PathReport& path) {

@@ -38,6 +38,12 @@ class Batcher {
   SharedBatch Add(const v1::ProbeResult& result);
   SharedBatch Add(const v1::PathReport& path);
   SharedBatch Add(const v1::NicTelemetry& telemetry);
+  // A result written in place by fill(v1::ProbeResult&): no message to copy.
+  template <typename Fill>
+  SharedBatch AddResult(Fill&& fill) {
+    fill(*Open().add_results());
+    return Added();
+  }
 
   // When the open batch reaches max_age; nullopt while nothing is open. The I/O
   // loop sleeps until then.

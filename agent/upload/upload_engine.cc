@@ -33,8 +33,7 @@ UploadEngine::UploadEngine(const Clock& clock, const UploadEngineOptions& option
                std::move(random)) {}
 
 bool UploadEngine::Append(const v1::ProbeResult& result) {
-  const bool was_empty = batcher_.open_items() == 0;
-  return Accepted(batcher_.Add(result), was_empty);
+  return AppendResult([&](v1::ProbeResult& out) { out = result; });
 }
 
 bool UploadEngine::Append(const v1::PathReport& path) {

@@ -63,6 +63,12 @@ class UploadEngine {
   bool Append(const v1::ProbeResult& result);
   bool Append(const v1::PathReport& path);
   bool Append(const v1::NicTelemetry& telemetry);
+  // A result written in place by fill(v1::ProbeResult&) (Batcher::AddResult).
+  template <typename Fill>
+  bool AppendResult(Fill&& fill) {
+    const bool was_empty = batcher_.open_items() == 0;
+    return Accepted(batcher_.AddResult(std::forward<Fill>(fill)), was_empty);
+  }
 
   // Applies one event from the channel; events of a connection already given up
   // are ignored, except acks (an ack is true whichever stream brought it).

@@ -75,6 +75,18 @@ void Uploader::Append(const v1::ProbeResult& result) {
   if (wake) Poke();
 }
 
+void Uploader::AppendResults(std::size_t n,
+                             const std::function<void(std::size_t, v1::ProbeResult&)>& fill) {
+  bool wake = false;
+  {
+    std::lock_guard lock(mu_);
+    for (std::size_t i = 0; i < n; ++i) {
+      wake |= engine_->AppendResult([&](v1::ProbeResult& out) { fill(i, out); });
+    }
+  }
+  if (wake) Poke();
+}
+
 void Uploader::Append(const v1::PathReport& path) {
   bool wake = false;
   {

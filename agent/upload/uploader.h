@@ -57,6 +57,9 @@ class Uploader {
   void Append(const v1::ProbeResult& result);
   void Append(const v1::PathReport& path);
   void Append(const v1::NicTelemetry& telemetry);
+  // `n` results under one lock, each written in place by fill(i, result): a
+  // probe loop turn's results at once, with no message built and copied.
+  void AppendResults(std::size_t n, const std::function<void(std::size_t, v1::ProbeResult&)>& fill);
 
   // Closes the batch still filling, keeps sending and reconnecting until every
   // batch is acknowledged or `deadline` passes, then closes the connection and

@@ -35,6 +35,18 @@ TEST(upload_batcher, ClosesWhenFullAndLabelsTheBatch) {
   EXPECT_FALSE(batcher.Due());
 }
 
+TEST(upload_batcher, AResultWrittenInPlaceIsAnItemLikeACopiedOne) {
+  VirtualClock clock;
+  Batcher batcher(clock, {"h003", 42}, 2, 1s);
+  EXPECT_FALSE(batcher.Add(Result(1)));
+  const SharedBatch batch = batcher.AddResult([](v1::ProbeResult& out) { out.set_sequence(2); });
+  ASSERT_TRUE(batch);
+  ASSERT_EQ(batch->results_size(), 2);
+  EXPECT_EQ(batch->results(0).sequence(), 1U);
+  EXPECT_EQ(batch->results(1).sequence(), 2U);
+  EXPECT_EQ(batcher.open_items(), 0U);
+}
+
 TEST(upload_batcher, PathsCountTowardsTheSize) {
   VirtualClock clock;
   Batcher batcher(clock, {"h", 1}, 2, 1s);
