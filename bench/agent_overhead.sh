@@ -2,9 +2,12 @@
 # Agent overhead on the emulated fabric (issue 3 benchmark): one agent with the
 # UDP transport on a host with 8 NICs, at 10 and at 1000 probes/s per NIC.
 #
-#   bench/agent_overhead.sh [--no-analyzer] [--no-outage] [--no-trace] [--repeat N] [SECONDS]
+#   bench/agent_overhead.sh [--no-analyzer] [--no-outage] [--no-trace] [--repeat N]
+#                           [--settle S] [SECONDS]
 #
-# Each rate runs one agent: 3 s of start-up, then N windows of SECONDS (default
+# Each rate runs one agent: S s of start-up (default 3; 100 measures an agent
+# past the tracer's first pass over its pool, about 90 s, as it runs for
+# months after), then N windows of SECONDS (default
 # 60) in which the process's CPU time is read from /proc (the run time of all
 # its threads, split into user and system as the kernel's ticks split it; as %
 # of one core; the median and the range of the N windows are printed), and when
@@ -50,13 +53,14 @@
 # HOSTMESH_FABRIC_PREFIX (default hmbench-), so several runs can coexist.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-analyzer=1 trace=true repeat=1 outage=1
+analyzer=1 trace=true repeat=1 outage=1 settle=3
 while [ $# -gt 0 ]; do
   case "$1" in
     --no-analyzer) analyzer=0; shift ;;
     --no-outage) outage=0; shift ;;  # skip the third run (analyzer gone at 1000/s)
     --no-trace) trace=false; shift ;;  # probing alone, without the traceroute thread
     --repeat) repeat=$2; shift 2 ;;
+    --settle) settle=$2; shift 2 ;;  # seconds from the agent's start to the first window
     *) break ;;
   esac
 done
@@ -187,7 +191,7 @@ run() {
   fi
   $fabric exec h000 -- "$agent" --config "$cfg" --log-level error &
   pid=$!
-  sleep 3  # start-up (sockets, first pool) is not steady state
+  sleep "$settle"  # start-up (sockets, first pool, the tracer's first pass) is not steady state
   local runs0 targets sent lost runs1 t0 t1 tprobes0 tprobes1
   read -r runs0 targets _ _ tprobes0 < <(trace_metrics); t0=$(date +%s.%N)
   figures=$(measure "$pid")
@@ -206,14 +210,15 @@ run() {
            "", threads, $6, $12 / 1024, $11 / 1024, $10 / 1024, $9 / 1024, hwm / 1024, sent, lost }'
   printf "%-22s by thread: %s; libibverbs/libnl %s\n" "" "${threads%, }" "$verbs"
   if [ "$trace" = true ]; then
-    # The windows start 3 s in: the first pass over the pool (as fast as the
-    # budget allows), then rotated-in ports and refreshes as they fall due, so
-    # this is the average demand, not the budget's capacity.
+    # The windows start S s in: with the default 3, the first pass over the
+    # pool (as fast as the budget allows) is in them, then rotated-in ports
+    # and refreshes as they fall due; so this is the average demand, not the
+    # budget's capacity.
     awk -v r0="$runs0" -v r1="$runs1" -v n="$targets" -v t0="$t0" -v t1="$t1" \
       -v p0="$tprobes0" -v p1="$tprobes1" 'BEGIN {
       rate = (r1 - r0) / (t1 - t0)
       per = r1 > r0 ? (p1 - p0) / (r1 - r0) : 0
-      printf "%-22s tracer: %.2f traces/s, %.2f probes each, over %d 5-tuples (first pass included)\n",
+      printf "%-22s tracer: %.2f traces/s, %.2f probes each, over %d 5-tuples\n",
              "", rate, per, n }'
   fi
   floor_figures=$5
@@ -249,7 +254,7 @@ cleanup() {
 trap cleanup EXIT
 mode=$([ "$analyzer" -eq 1 ] && echo "uploading to a stand-in analyzer" || echo "no analyzer")
 connected=$([ "$analyzer" -eq 1 ] && echo analyzer || echo none)
-echo "agent overhead, 8 NICs, UDP transport, $mode, traceroute $trace, ${repeat} x ${duration} s per rate"
+echo "agent overhead, 8 NICs, UDP transport, $mode, traceroute $trace, ${repeat} x ${duration} s per rate after ${settle} s"
 echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at start"
 run 100ms 100000000 "10 probes/s per NIC" "$connected" ""
 run 1ms 1000000 "1000 probes/s per NIC" "$connected" ""
