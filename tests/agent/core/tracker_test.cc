@@ -238,20 +238,27 @@ TEST(agent_tracker, CapacityCoversATimeoutAndAnEighth) {
   EXPECT_EQ(Tracker::CapacityFor(100us, 500ms), 5000U + 625U);
 }
 
+// Sends sequences 1..count from `src` to `dst`, one every `interval` from
+// `now`, none answered, polling after each send; returns the time after the last.
+MonoTime SendUnanswered(Tracker& tracker, NicId src, NicId dst, std::uint64_t count,
+                        std::chrono::nanoseconds interval, MonoTime now) {
+  for (std::uint64_t seq = 1; seq <= count; ++seq) {
+    SentProbe probe;
+    probe.order = {src, dst, 50000, 4791, seq, now, 0};
+    tracker.OnSend(probe, now);
+    tracker.Poll(now);
+    now += interval;
+  }
+  return now;
+}
+
 // At 1000 probes/s, all lost and polled each millisecond: every probe times
 // out at its deadline, none is evicted early by a send reusing its slot.
 TEST(agent_tracker, UnansweredProbesAtOneMillisecondTimeOutWithoutEviction) {
   std::uint64_t timeouts = 0;
   Tracker tracker({1, 500ms, Tracker::CapacityFor(1ms, 500ms)},
                   [&](const ProbeResult& r) { timeouts += r.timeout ? 1 : 0; });
-  MonoTime now = kT0;
-  for (std::uint64_t seq = 1; seq <= 10'000; ++seq) {
-    SentProbe probe;
-    probe.order = {0, 0, 50000, 4791, seq, now, 0};
-    tracker.OnSend(probe, now);
-    tracker.Poll(now);
-    now += 1ms;
-  }
+  const MonoTime now = SendUnanswered(tracker, 0, 0, 10'000, 1ms, kT0);
   EXPECT_EQ(tracker.counters(0, 0).evicted, 0U);
   EXPECT_LE(tracker.pending(), 501U);
   tracker.Poll(now + 1s);
@@ -259,17 +266,8 @@ TEST(agent_tracker, UnansweredProbesAtOneMillisecondTimeOutWithoutEviction) {
 }
 
 TEST(agent_tracker, AReceiveAnEighthOfATimeoutLateIsLateNotUnknown) {
-  std::vector<ProbeResult> results;
-  Tracker tracker({2, 500ms, Tracker::CapacityFor(1ms, 500ms)},
-                  [&](const ProbeResult& r) { results.push_back(r); });
-  MonoTime now = kT0;
-  for (std::uint64_t seq = 1; seq <= 560; ++seq) {
-    SentProbe probe;
-    probe.order = {0, 1, 50000, 4791, seq, now, 0};
-    tracker.OnSend(probe, now);
-    tracker.Poll(now);
-    now += 1ms;
-  }
+  Tracker tracker({2, 500ms, Tracker::CapacityFor(1ms, 500ms)}, [](const ProbeResult&) {});
+  const MonoTime now = SendUnanswered(tracker, 0, 1, 560, 1ms, kT0);
   ProbeHeader header;
   header.src_nic = 0;
   header.dst_nic = 1;
@@ -332,14 +330,7 @@ TEST(agent_tracker, AMillionUnansweredProbesAllTimeOutInConstantMemory) {
   Tracker tracker({2, 500ms, Tracker::CapacityFor(100ms, 500ms)},
                   [&](const ProbeResult& r) { (r.timeout ? timeouts : other) += 1; });
   const std::size_t memory = tracker.MemoryBytes();
-  MonoTime now = kT0;
-  for (std::uint64_t seq = 1; seq <= 1'000'000; ++seq) {
-    SentProbe probe;
-    probe.order = {0, 1, 50000, 4791, seq, now, 0};
-    tracker.OnSend(probe, now);
-    tracker.Poll(now);
-    now += 100ms;
-  }
+  const MonoTime now = SendUnanswered(tracker, 0, 1, 1'000'000, 100ms, kT0);
   EXPECT_EQ(tracker.MemoryBytes(), memory);
   EXPECT_LE(tracker.pending(), 6U);
   tracker.Poll(now + 1s);
