@@ -67,12 +67,7 @@ void Uploader::Start() {
 }
 
 void Uploader::Append(const v1::ProbeResult& result) {
-  bool wake = false;
-  {
-    std::lock_guard lock(mu_);
-    wake = engine_->Append(result);
-  }
-  if (wake) Poke();
+  AppendResults(1, [&](std::size_t, v1::ProbeResult& out) { out = result; });
 }
 
 void Uploader::AppendResults(std::size_t n,
