@@ -53,6 +53,12 @@ double PoissonTail(double k, double lambda) {
   return boost::math::gamma_p(k, lambda);
 }
 
+double PoissonLowerBound(double k, double chance) {
+  if (k <= 0) return 0.0;
+  // P(X >= k | lambda) = gamma_p(k, lambda) rises with lambda.
+  return boost::math::gamma_p_inv(k, chance);
+}
+
 namespace {
 // How unlikely, at its switch's loss rate, a part's failures must be (over
 // all the switch's parts) for the loss to count as concentrated on it.
@@ -90,6 +96,12 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
       IndifferentBackground(p0, p0 + params.min_loss, p0 + params.indifference * params.min_loss);
   result.background = p0;
   result.threshold = h;
+  // The recovery test's bar (header): false releases as rare fleet-wide as
+  // false alarms, over the culprits held coming into this window.
+  std::size_t holding = 0;
+  book.ForEach([&holding](std::uint64_t, const EvidenceBook::Entry& e) { holding += e.culprit; });
+  const double release = std::log(static_cast<double>(std::max<std::size_t>(holding, 1))) +
+                         std::log(1.0 / params.false_alarms_per_window);
 
   std::vector<char> blamed(n_comp, 0);
   Unexplained left(p, params.min_traced);
@@ -104,12 +116,14 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
       if (p.weights[g.first + i] >= kSurely) surely[p.comps[g.first + i]] += g.bad;
     }
   }
-  // H1: a culprit's own loss estimate; for the rest, halfway from p0 to this
-  // window's loss, and at least p0 + delta: a 3% fault gains evidence as a
-  // fault of its size (a damped generalized likelihood ratio), while the noise
-  // of a healthy component's windows rarely moves H1 off p0 + delta.
+  // H1: for a culprit, the rate it surely loses at (as in its recovery test:
+  // against its latest estimate, inflated by the burst that named it, a quiet
+  // window or two drained its hysteresis); for the rest, halfway from p0 to
+  // this window's loss, and at least p0 + delta: a 3% fault gains evidence as
+  // a fault of its size (a damped generalized likelihood ratio), while the
+  // noise of a healthy component's windows rarely moves H1 off p0 + delta.
   auto h1_of = [&](const EvidenceBook::Entry* e, double bad, double n) {
-    if (e != nullptr && e->culprit) return std::max(p0 + params.min_loss, e->est);
+    if (e != nullptr && e->culprit) return std::max(p0 + params.min_loss, e->failing);
     const double loss = n > 0 ? bad / n : 0.0;
     return p0 + std::max(params.min_loss, (loss - p0) / 2);
   };
@@ -267,7 +281,10 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
     const double loss = ch.n > 0 ? ch.bad / ch.n : 0;
     e.s = std::clamp(e.s + LogLikelihoodRatio(ch.bad, ch.n, q0, h1_of(&e, ch.bad, ch.n)), 0.0, cap);
     e.est = fresh ? loss : 0.5 * e.est + 0.5 * loss;
-    e.failing = e.est;
+    e.held_bad = (fresh ? 0 : e.held_bad * params.held_rate_decay) + ch.bad;
+    e.held_n = (fresh ? 0 : e.held_n * params.held_rate_decay) + ch.n;
+    e.failing =
+        std::min(1.0, PoissonLowerBound(e.held_bad, 1 - params.held_rate_confidence) / e.held_n);
     e.s = std::max(e.s, h);
     e.r = 0;
     e.culprit = true;
@@ -309,13 +326,15 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
       // until its windows say it is back at p0.
       e.r = std::max(
           0.0, e.r - LogLikelihoodRatio(bad, n, p0, std::max(p0 + params.min_loss, e.failing)));
-      e.culprit = e.s >= h * params.off_fraction && e.r < params.recovery_nats;
+      e.culprit = e.s >= h * params.off_fraction && e.r < release;
       if (!e.culprit) {
         e.s = std::min(e.s, h * params.off_fraction);
         e.r = 0;
         continue;
       }
       e.est = 0.5 * e.est + 0.5 * (bad / n);
+      e.held_bad = e.held_bad * params.held_rate_decay + bad;
+      e.held_n = e.held_n * params.held_rate_decay + n;
       ++e.windows;
       report(c, bad, n, e);
       result.fresh.push_back(false);

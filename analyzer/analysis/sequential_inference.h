@@ -24,13 +24,24 @@
 // until the windows since it last failed at its rate show it back at p0: a
 // second CUSUM of the opposite ratio,
 //   R <- max(0, R - LLR(bad, n, p0, est))
-// with est its loss when it was last chosen (kept for this test, not averaged
-// with its clean windows as the reported estimate is, which would let the
-// fault's own rate fade out of the test), lets it go when R reaches
-// recovery_nats. A gray link that comes back is let go after one clean
-// window, a 1% loss over 400 probes a window after two; a small fault that
-// happens to show no failure in a window (e^-2 for 0.5% over 400 probes)
-// needs about four such windows in a row to be let go.
+// with est its loss rate when it was last chosen (kept for this test, not
+// averaged with its clean windows as the reported estimate is, which would
+// let the fault's own rate fade out of the test), lets it go when R reaches
+// ln(culprits held) + ln(1 / false_alarms_per_window): a fault that still
+// loses at its rate is let go by chance (its incident split) about as often
+// fleet-wide as a healthy component is named. That holds only if est is not
+// above its true rate (against a rate twice too high, quiet windows look
+// twice as conclusive), so est is a rate it surely loses at: the one-sided
+// 95% lower confidence bound of its pooled rate over the windows since it
+// was named, the older ones decayed (held_rate_decay) so that a fault that
+// eases is tested at its new rate. Neither the window that named it (picked
+// for its burst) nor a later burst sets it: a 1% link over 380 probes a
+// window, tested against the 2.5% it was named at, was let go after two
+// quiet windows, or after one with a single failure. The same rate is a held
+// culprit's H1 in S, whose hysteresis those quiet windows drained too. A
+// gray link that comes back is let go after one clean window; a 1% loss
+// over 400 probes a window, held a few minutes, after about four; a 1% fault
+// that happens to show no failure in two windows in a row (e^-8) is not.
 //
 // Per window, greedily (as the window inference, loss_inference.h), the
 // strongest candidate explains every failure through it before the next is
@@ -71,10 +82,12 @@ struct SequentialParams {
   double false_alarms_per_window = 1e-4;
   double window_alpha = 1e-4;
   double off_fraction = 0.5;
+  // A held culprit's rate (the recovery test's H1, above): pooled over its
+  // windows, each window keeping this much of the past (0.9 weighs about the
+  // last ten), and taken at its one-sided lower confidence bound.
+  double held_rate_decay = 0.9;
+  double held_rate_confidence = 0.95;
   double cap_factor = 1.5;
-  // ln(1000): back to background with a chance of 1e-3 of letting a fault go
-  // that still loses at its rate (that would only split its incident).
-  double recovery_nats = 6.9;
   std::uint32_t max_unobserved_windows = 15;
   std::uint32_t min_failures = 3;
   std::uint32_t min_traced = 50;
@@ -89,10 +102,12 @@ struct SequentialParams {
 class EvidenceBook {
  public:
   struct Entry {
-    double s = 0;        // CUSUM, nats
-    double est = 0;      // loss estimate while a culprit
-    double r = 0;        // recovery CUSUM while held, nats
-    double failing = 0;  // its loss estimate when last chosen (the recovery test's H1)
+    double s = 0;         // CUSUM, nats
+    double est = 0;       // loss estimate while a culprit
+    double r = 0;         // recovery CUSUM while held, nats
+    double failing = 0;   // its loss rate when last chosen (the recovery test's H1)
+    double held_bad = 0;  // failures and probes since it was named (its pooled rate)
+    double held_n = 0;
     bool culprit = false;
     std::uint32_t windows = 0;     // windows as a culprit, in a row
     std::uint32_t unobserved = 0;  // windows in a row no probe crossed it
@@ -146,5 +161,8 @@ double LogLikelihoodRatio(double bad, double n, double p0, double p1);
 double IndifferentBackground(double p0, double p1, double mid);
 // P(X >= k) for X ~ Poisson(lambda).
 double PoissonTail(double k, double lambda);
+// The smallest Poisson mean under which k or more events have a chance of at
+// least `chance` (0 for k <= 0): a lower confidence bound on the mean.
+double PoissonLowerBound(double k, double chance);
 
 }  // namespace hostmesh::analysis
