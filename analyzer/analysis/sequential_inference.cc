@@ -170,6 +170,7 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
   struct Chosen {
     std::uint32_t c;
     double bad, n;
+    bool untraced = false;  // on untraced failures alone
   };
   std::vector<Chosen> chosen;
   // Evidence that rests on untraced probes (an RNIC with few traced ones) is
@@ -209,8 +210,12 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
       // too) must not hand a held fault's failures to its switch or to a
       // part of it. A wrong pick still goes: once the others explain what
       // it took, it no longer qualifies (for a switch: its loss no longer
-      // spread), or its recovery test lets it go.
-      const bool held = e != nullptr && e->culprit;
+      // spread), or its recovery test lets it go. A culprit named on untraced
+      // failures alone (nothing traced yet) has not earned that: the links
+      // its paths cross were not in view, and the first traces may show one
+      // of them explains it all (a gray link's far direction named its
+      // rail's every RNIC, then kept them named for as long as it lasted).
+      const bool held = e != nullptr && e->culprit && !e->untraced;
       if (held < best_held || (held == best_held && strength <= best_strength)) continue;
       if (spread(c)) {
         best = c;
@@ -234,7 +239,7 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
     }
     if (best_strength < 0) break;
     const auto [bad, n] = counts(best);
-    chosen.push_back({best, bad, n});
+    chosen.push_back({best, bad, n, left.OnUntraced(best) && left.traced(best) <= 0});
     blamed[best] = 1;
     left.Explain(best);
   }
@@ -288,6 +293,7 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
     e.s = std::max(e.s, h);
     e.r = 0;
     e.culprit = true;
+    e.untraced = ch.untraced;
     e.windows = fresh ? 1 : e.windows + 1;
     e.unobserved = 0;
     report(ch.c, ch.bad, ch.n, e);

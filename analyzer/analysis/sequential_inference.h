@@ -109,6 +109,7 @@ class EvidenceBook {
     double held_bad = 0;  // failures and probes since it was named (its pooled rate)
     double held_n = 0;
     bool culprit = false;
+    bool untraced = false;         // last chosen on untraced failures alone
     std::uint32_t windows = 0;     // windows as a culprit, in a row
     std::uint32_t unobserved = 0;  // windows in a row no probe crossed it
   };

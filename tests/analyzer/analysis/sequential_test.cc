@@ -237,6 +237,57 @@ TEST(SequentialRecovery, AGrayLinkThatComesBackIsLetGoAfterOneCleanWindow) {
   EXPECT_FALSE(link.Window(0));
 }
 
+// A gray link on a quarter of the paths into one RNIC (component 5), from
+// four others (1 to 4), 40 probes a pair a window. In the first window
+// nothing is traced: the receiving RNIC is the best explanation of its
+// failures and is named. Once traces show the gray link (0) under every
+// failure, the link is named and the RNIC let go: named on untraced failures
+// alone, it had no head start over what the traces show. It kept one as a
+// held culprit, explained every failure before the link could, and stayed
+// named for as long as the gray link lasted.
+TEST(SequentialRecovery, AnRnicNamedBeforeAnythingWasTracedGivesWayToTheLinkTracesShow) {
+  constexpr std::uint32_t kLink = 0, kInto = 5, kPairs = 4, kPerPair = 40, kBad = 10;
+  const std::vector<std::uint64_t> keys{100, 1, 2, 3, 4, 5};
+  const std::vector<std::vector<std::uint32_t>> parts(6);
+  EvidenceBook book(1e-4);
+  const auto window = [&](bool traced) {
+    InferenceProblem p;
+    p.Reset(6);
+    p.is_link[kLink] = true;
+    p.rail_pairs = kPairs;
+    for (std::uint32_t pair = 0; pair < kPairs; ++pair) {
+      const std::uint32_t src = 1 + pair;
+      p.pairs.push_back({.traced = traced ? kPerPair : 0,
+                         .untraced = traced ? 0 : kPerPair,
+                         .rail_pair = pair,
+                         .src_rnic = src,
+                         .dst_rnic = kInto});
+      auto& good = traced ? p.good : p.good_untraced;
+      good[src] += kPerPair - kBad;
+      good[kInto] += kPerPair - kBad;
+      if (traced) {
+        const std::uint32_t comps[] = {src, kLink, kInto};
+        p.AddGroup(pair, kBad, true, comps);
+      } else {
+        const std::uint32_t comps[] = {src, kInto};
+        p.AddGroup(pair, kBad, false, comps);
+      }
+    }
+    return InferSequential(p, keys, parts, SequentialParams{}, book).inference;
+  };
+  const auto named = [](const InferenceResult& r, std::uint32_t c) {
+    return std::any_of(r.culprits.begin(), r.culprits.end(),
+                       [c](const Culprit& x) { return x.component == c; });
+  };
+  const auto first = window(false);
+  ASSERT_TRUE(named(first, kInto)) << "with nothing traced the receiving RNIC explains it all";
+  for (int w = 0; w < 5; ++w) {
+    const auto r = window(true);
+    EXPECT_TRUE(named(r, kLink)) << "window " << w << ": the gray link traces show";
+    EXPECT_FALSE(named(r, kInto)) << "window " << w << ": the RNIC still named";
+  }
+}
+
 TEST(SequentialMath, PoissonLowerBoundIsTheMeanAtWhichTheCountIsJustLikely) {
   EXPECT_EQ(PoissonLowerBound(0, 1e-4), 0.0);
   for (const double k : {1.0, 4.0, 40.0, 400.0}) {
