@@ -106,7 +106,11 @@ BuiltTransport MakeTransport(const AgentConfig& config, const Clock& clock) {
     udp::UdpTransport* raw = transport.get();
     // Kernel stamps are on CLOCK_REALTIME already: no fit, no fit error.
     built.stats = [raw](NicId nic) {
-      return TransportNicStats{raw->counters(nic).receive_errors, 0, std::nullopt};
+      const auto& c = raw->counters(nic);
+      TransportNicStats stats;
+      stats.receive_errors = c.receive_errors;
+      stats.error_queue = ErrorQueueStats{c.icmp_errors, c.other_errqueue};
+      return stats;
     };
     built.transport = std::move(transport);
   }
@@ -400,6 +404,25 @@ bool AgentApp::HandTraceTargets() {
   return true;
 }
 
+// ICMP errors for probes sent and other error-queue messages: a degraded
+// mode, warned of at most once a minute per NIC (error_queue_warner.h).
+void AgentApp::WarnOfErrorQueue(NicId nic, const std::optional<ErrorQueueStats>& stats,
+                                MonoTime now) {
+  if (!stats) return;
+  while (error_queue_warners_.size() < config_.nics.size()) {
+    error_queue_warners_.emplace_back(std::chrono::minutes{1});
+  }
+  ErrorQueueWarner& warner = error_queue_warners_[nic];
+  const bool before = warner.warned_before();
+  const std::optional<ErrorQueueStats> fresh = warner.Due(*stats, now);
+  if (!fresh) return;
+  Log()->warn(
+      "NIC {}: {} ICMP errors for probes sent and {} other error-queue messages since {} (a "
+      "peer's agent not listening, or a route gone; hostmesh_agent_error_queue_messages_total)",
+      config_.nics[nic].name, fresh->icmp_errors, fresh->other,
+      before ? "the last warning" : "start");
+}
+
 void AgentApp::Publish(bool coverage) {
   const std::size_t n = config_.nics.size();
   const MonoTime now = clock_.MonotonicNow();
@@ -414,6 +437,8 @@ void AgentApp::Publish(bool coverage) {
     s.receive_errors.push_back(stats.receive_errors);
     s.clock_fit_error_seconds.push_back(stats.clock_fit_error_seconds);
     s.rnic_health.push_back(stats.rnic_health);
+    s.error_queue.push_back(stats.error_queue);
+    WarnOfErrorQueue(nic, stats.error_queue, now);
     const PortPool& pool = core_->scheduler.pool(nic);
     if (coverage) {
       for (NicId dst = 0; dst < n; ++dst) {

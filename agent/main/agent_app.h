@@ -17,6 +17,7 @@
 
 #include "agent/config/agent_config.h"
 #include "agent/core/probe_transport.h"
+#include "agent/main/error_queue_warner.h"
 #include "agent/main/transport_stats.h"
 #include "agent/upload/uploader.h"
 #include "common/base/clock.h"
@@ -103,6 +104,7 @@ class AgentApp {
  private:
   struct Core;
   void Publish(bool coverage);
+  void WarnOfErrorQueue(NicId nic, const std::optional<ErrorQueueStats>& stats, MonoTime now);
   void OnResult(const ProbeResult& result);
   // The results of the last loop turn to the uploader, under one lock.
   void UploadResults();
@@ -140,6 +142,7 @@ class AgentApp {
   std::unique_ptr<DebugHooks> debug_hooks_;  // before server_: its handlers point here
   std::unique_ptr<http::Server> server_;
   std::vector<std::uint64_t> distinct_ports_;
+  std::vector<ErrorQueueWarner> error_queue_warners_;  // per NIC
   // Results of the loop turn under way (OnResult), uploaded together after it.
   std::vector<ProbeResult> results_;
 };

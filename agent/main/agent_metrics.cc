@@ -175,6 +175,22 @@ AgentMetrics::AgentMetrics(metrics::Registry& r, std::vector<std::string> nic_na
         }
         return out;
       });
+  r.AddCallbackFamily(
+      MetricType::kCounter, "hostmesh_agent_error_queue_messages_total",
+      "UDP: messages on the probe sockets' error queues that are not send timestamps, by kind: "
+      "icmp_error (ICMP errors for probes sent, such as a peer's port unreachable) or other "
+      "(local errors, unknown messages).",
+      {"nic", "kind"}, [this] {
+        const LoopSnapshot s = Read();
+        std::vector<ScrapedValue> out;
+        for (std::size_t i = 0; i < s.error_queue.size() && i < nics_.size(); ++i) {
+          if (!s.error_queue[i]) continue;
+          out.push_back(
+              {{nics_[i], "icmp_error"}, static_cast<double>(s.error_queue[i]->icmp_errors)});
+          out.push_back({{nics_[i], "other"}, static_cast<double>(s.error_queue[i]->other)});
+        }
+        return out;
+      });
   // Kept while the port is down (that is when it matters): 0, not absent.
   r.AddCallbackFamily(
       MetricType::kGauge, "hostmesh_agent_rdma_port_up",

@@ -36,6 +36,8 @@ struct LoopSnapshot {
   std::vector<std::uint64_t> distinct_ports;    // [src * nics + dst], last hour
   // The verbs transport's per-NIC RNIC health (all absent under UDP).
   std::vector<std::optional<RnicHealthStats>> rnic_health;
+  // The UDP transport's per-NIC error-queue messages (all absent under verbs).
+  std::vector<std::optional<ErrorQueueStats>> error_queue;
   std::uint64_t pending = 0;  // probes not decided yet
 };
 

@@ -21,11 +21,18 @@ struct RnicHealthStats {
   bool port_up = true;
 };
 
+// A UDP socket's error-queue messages that are not send timestamps.
+struct ErrorQueueStats {
+  std::uint64_t icmp_errors = 0;  // ICMP errors for our sends (a peer's port unreachable, ...)
+  std::uint64_t other = 0;        // local errors, and messages the agent does not understand
+};
+
 // Per-NIC figures only the concrete transport knows.
 struct TransportNicStats {
   std::uint64_t receive_errors = 0;
   double clock_fit_error_seconds = 0;
   std::optional<RnicHealthStats> rnic_health;  // verbs NICs that opened
+  std::optional<ErrorQueueStats> error_queue;  // UDP NICs
 };
 
 }  // namespace hostmesh::agent::app

@@ -15,8 +15,9 @@ VerbsPluginTransport MakeVerbsTransport(const Clock& clock,
   out.stats = [raw](NicId nic) {
     const verbs::VerbsNicStats& s = raw->nic_stats(nic);
     const verbs::VerbsClockState clock_state = raw->clock_state(nic);
-    TransportNicStats stats{s.receive_errors,
-                            static_cast<double>(clock_state.error_bound_ns) * 1e-9, std::nullopt};
+    TransportNicStats stats;
+    stats.receive_errors = s.receive_errors;
+    stats.clock_fit_error_seconds = static_cast<double>(clock_state.error_bound_ns) * 1e-9;
     if (const verbs::NicHealth* health = raw->nic_health(nic)) {
       RnicHealthStats h;
       // Within the series budget: the two kinds that end the NIC as one, and

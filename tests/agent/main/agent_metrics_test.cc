@@ -50,6 +50,9 @@ LoopSnapshot Snapshot(std::size_t n) {
     h.port_up = i != 1;  // nic1's port is down
     s.rnic_health[i] = h;
   }
+  // UDP NICs' error queues: nic0 only.
+  s.error_queue.resize(n);
+  s.error_queue[0] = ErrorQueueStats{6, 1};
   return s;
 }
 
@@ -110,12 +113,16 @@ TEST(agent_metrics, ValuesComeFromTheSnapshot) {
            // Kept while the port is down, as 0.
            "hostmesh_agent_rdma_port_up{nic=\"nic1\"} 0",
            "hostmesh_agent_rdma_port_up{nic=\"nic2\"} 1",
+           "hostmesh_agent_error_queue_messages_total{nic=\"nic0\",kind=\"icmp_error\"} 6",
+           "hostmesh_agent_error_queue_messages_total{nic=\"nic0\",kind=\"other\"} 1",
        }) {
     EXPECT_NE(text.find(line), std::string::npos) << line << "\n--- in ---\n" << text;
   }
   // A NIC without verbs health (not open, or UDP) has no RDMA series.
   EXPECT_EQ(text.find("hostmesh_agent_qp_recoveries_total{nic=\"nic0\""), std::string::npos);
   EXPECT_EQ(text.find("hostmesh_agent_rdma_port_up{nic=\"nic0\""), std::string::npos);
+  // And a verbs NIC has no error-queue series.
+  EXPECT_EQ(text.find("hostmesh_agent_error_queue_messages_total{nic=\"nic1\""), std::string::npos);
   EXPECT_EQ(text.find("mode=\"flow_label\"} 0"), std::string::npos);  // only the NIC's mode
   // Only the NIC's timestamp source, as 1 (an info metric).
   EXPECT_EQ(text.find("hostmesh_agent_timestamp_source{nic=\"nic2\",source=\"hardware\"}"),
