@@ -162,7 +162,8 @@ trace_metrics() {
     /^hostmesh_agent_trace_runs_total/ {r = $2} /^hostmesh_agent_trace_targets/ {t = $2}
     /^hostmesh_agent_probes_sent_total/ {s += $2} /^hostmesh_agent_probes_timeouts_total/ {l += $2}
     /^hostmesh_agent_trace_probes_sent_total/ {p = $2}
-    END {printf "%d %d %d %d %d\n", r, t, s, l, p}'
+    /^hostmesh_agent_error_queue_messages_total/ {e += $2}
+    END {printf "%d %d %d %d %d %d\n", r, t, s, l, p, e}'
 }
 
 # Memory of process $1 now, from smaps_rollup: "rss pss private anonymous"
@@ -192,16 +193,17 @@ run() {
   $fabric exec h000 -- "$agent" --config "$cfg" --log-level error &
   pid=$!
   sleep "$settle"  # start-up (sockets, first pool, the tracer's first pass) is not steady state
-  local runs0 targets sent lost runs1 t0 t1 tprobes0 tprobes1
-  read -r runs0 targets _ _ tprobes0 < <(trace_metrics); t0=$(date +%s.%N)
+  local runs0 targets sent lost runs1 t0 t1 tprobes0 tprobes1 errq
+  read -r runs0 targets _ _ tprobes0 _ < <(trace_metrics); t0=$(date +%s.%N)
   figures=$(measure "$pid")
-  read -r runs1 targets sent lost tprobes1 < <(trace_metrics); t1=$(date +%s.%N)
+  read -r runs1 targets sent lost tprobes1 errq < <(trace_metrics); t1=$(date +%s.%N)
   local threads mem hwm
   threads=$(cat "$threads_file")
   mem=$(memory "$pid")
   hwm=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")
-  local nthreads verbs
+  local nthreads verbs fds
   nthreads=$(awk '/Threads/ {print $2}' "/proc/$pid/status")
+  fds=$(find "/proc/$pid/fd" -mindepth 1 -maxdepth 1 | wc -l)
   verbs=$(grep -qE 'libibverbs|libnl-3' "/proc/$pid/maps" && echo "mapped" || echo "not mapped")
   kill -TERM "$pid"; wait "$pid" || true
   summarize "$3" "$figures"
@@ -209,6 +211,9 @@ run() {
     printf "%-22s %d threads, %.1f wake-ups/s; private anonymous %.2f MB (all private %.1f MB), PSS %.1f MB, RSS %.1f MB (peak %.1f MB); sent %d, timed out %d\n",
            "", threads, $6, $12 / 1024, $11 / 1024, $10 / 1024, $9 / 1024, hwm / 1024, sent, lost }'
   printf "%-22s by thread: %s; libibverbs/libnl %s\n" "" "${threads%, }" "$verbs"
+  # ICMP errors for probes (and other error-queue messages) since the start,
+  # and the open descriptors: what grows with uptime, if anything.
+  printf "%-22s error-queue messages %d since start; %d open descriptors\n" "" "$errq" "$fds"
   if [ "$trace" = true ]; then
     # The windows start S s in: with the default 3, the first pass over the
     # pool (as fast as the budget allows) is in them, then rotated-in ports
