@@ -26,6 +26,24 @@ sockaddr_in SockAddr(Ipv4 ip, std::uint16_t port) {
   return addr;
 }
 
+// What an ICMP error leaves a connected socket (and what its next send fails with).
+bool IsStickyIcmpError(int error) {
+  return error == ECONNREFUSED || error == EHOSTUNREACH || error == ENETUNREACH || error == EPROTO;
+}
+
+// Points `fd` at the destination of `tuple` unless it already is.
+std::string ConnectTo(int fd, const FiveTuple& tuple, Ipv4& peer, std::uint16_t& peer_port) {
+  if (peer == tuple.dst && peer_port == tuple.dport) return {};
+  const sockaddr_in to = SockAddr(tuple.dst, tuple.dport);
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&to), sizeof(to)) != 0) {
+    peer = {};
+    return Errno("connect " + tuple.dst.ToString() + ":" + std::to_string(tuple.dport));
+  }
+  peer = tuple.dst;
+  peer_port = tuple.dport;
+  return {};
+}
+
 constexpr int kIcmpReceiveBuffer = 1 << 20;
 // Our probes are at most 171 bytes (probe_tag.h), so a reply quoting all of
 // one, RFC 4884 padding and extensions included, is well under 1 KiB. A
@@ -60,7 +78,7 @@ std::string KernelTraceIo::Open(const FiveTuple& tuple, const std::string& netde
   if (const auto it = sockets_.find(key); it != sockets_.end()) {
     if (it->second.netdev == netdev) {
       it->second.last_use = ++uses_;
-      return {};
+      return ConnectTo(it->second.fd.get(), tuple, it->second.peer, it->second.peer_port);
     }
     sockets_.erase(it);
   }
@@ -81,12 +99,17 @@ std::string KernelTraceIo::Open(const FiveTuple& tuple, const std::string& netde
   if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&local), sizeof(local)) != 0) {
     return Errno("bind " + tuple.src.ToString() + ":" + std::to_string(tuple.sport));
   }
+  SendSocket socket{std::move(fd), netdev, {}, 0, ++uses_};
+  if (std::string error = ConnectTo(socket.fd.get(), tuple, socket.peer, socket.peer_port);
+      !error.empty()) {
+    return error;
+  }
   if (sockets_.size() >= kMaxSendSockets) {
     sockets_.erase(std::min_element(
         sockets_.begin(), sockets_.end(),
         [](const auto& a, const auto& b) { return a.second.last_use < b.second.last_use; }));
   }
-  sockets_.emplace(key, SendSocket{std::move(fd), netdev, ++uses_});
+  sockets_.emplace(key, std::move(socket));
   return {};
 }
 
@@ -94,12 +117,14 @@ std::string KernelTraceIo::Send(const FiveTuple& tuple, int ttl,
                                 std::span<const std::uint8_t> payload) {
   const auto it = sockets_.find(SocketKey{tuple.src.value, tuple.sport});
   if (it == sockets_.end()) return "5-tuple not open";
-  sockaddr_in dst = SockAddr(tuple.dst, tuple.dport);
+  SendSocket& socket = it->second;
+  if (socket.peer != tuple.dst || socket.peer_port != tuple.dport) {
+    return "5-tuple not open (its source is open towards " + socket.peer.ToString() + ":" +
+           std::to_string(socket.peer_port) + ")";
+  }
   iovec iov{const_cast<std::uint8_t*>(payload.data()), payload.size()};
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
   msghdr msg{};
-  msg.msg_name = &dst;
-  msg.msg_namelen = sizeof(dst);
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
   msg.msg_control = control;
@@ -109,7 +134,11 @@ std::string KernelTraceIo::Send(const FiveTuple& tuple, int ttl,
   cmsg->cmsg_type = IP_TTL;
   cmsg->cmsg_len = CMSG_LEN(sizeof(int));
   std::memcpy(CMSG_DATA(cmsg), &ttl, sizeof(ttl));
-  if (::sendmsg(it->second.fd.get(), &msg, 0) < 0) {
+  ssize_t sent = ::sendmsg(socket.fd.get(), &msg, 0);
+  // The error an earlier probe drew (the destination's Port Unreachable) is
+  // reported once, by this send, which did not go out: once more.
+  if (sent < 0 && IsStickyIcmpError(errno)) sent = ::sendmsg(socket.fd.get(), &msg, 0);
+  if (sent < 0) {
     std::string error = Errno("sendmsg " + tuple.dst.ToString());
     // Opened afresh next time: the device it is bound to may have gone and come back.
     sockets_.erase(it);

@@ -25,14 +25,20 @@
 //
 // A send socket is bound to (src, sport) on `netdev` (SO_BINDTODEVICE: a
 // sibling NIC's address is local, so without it the probe would take lo;
-// DESIGN 4.3) with SO_REUSEADDR, and sends unconnected: a connected UDP
-// socket turns a Port Unreachable into a sticky ECONNREFUSED. Binding fails
-// with EADDRINUSE while another socket without SO_REUSEADDR holds (src, sport).
-// Unconnected, one socket serves every destination of its (src, sport), so
-// the sockets are kept across traces, keyed by (src, sport) (a source address
-// is one NIC's: a different netdev reopens it): a pool of 16 ports on 8 NICs
-// is 128 sockets, opened once per port rotation instead of once per trace,
-// and the traces under way at once each send on their own. The least recently used go beyond
+// DESIGN 4.3) with SO_REUSEADDR, and connected to the destination being traced.
+// Connected, it is the best match in the kernel's lookup of an ICMP error's
+// quoted 5-tuple, so the errors our traces draw land on it (and are dropped:
+// no IP_RECVERR) instead of in the agent's probe socket for (src, sport),
+// where each one was an error-queue message to read, a wake-up of the probe
+// loop, a count of ICMP errors the probes never drew and a failed next send.
+// A Port or Host Unreachable leaves a connected socket a sticky error that
+// fails its next send once: Send tries again. Binding fails with EADDRINUSE
+// while another socket without SO_REUSEADDR holds (src, sport).
+// The sockets are kept across traces, keyed by (src, sport) (a source address
+// is one NIC's: a different netdev reopens it) and connected afresh when the
+// destination changes (the continuous tracer runs one trace per source NIC at
+// a time): a pool of 16 ports on 8 NICs is 128 sockets, opened once per port
+// rotation instead of once per trace. The least recently used go beyond
 // kMaxSendSockets. The TTL rides on each sendmsg (IP_TTL control message), not a setsockopt per
 // probe. A socket whose send fails is closed, so the next trace opens it afresh. Every probe
 // carries the traffic class (IP TOS byte) it was created with: a traceroute must take the probes'
@@ -76,6 +82,8 @@ class KernelTraceIo final : public TraceIo {
   struct SendSocket {
     UniqueFd fd;
     std::string netdev;
+    Ipv4 peer;  // connected to (peer, peer_port); 0 when not yet
+    std::uint16_t peer_port = 0;
     std::uint64_t last_use = 0;
   };
 

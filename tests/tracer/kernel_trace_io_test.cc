@@ -12,6 +12,7 @@
 #include <array>
 #include <cstring>
 #include <optional>
+#include <vector>
 
 namespace hostmesh::tracer {
 namespace {
@@ -80,6 +81,75 @@ TEST(KernelTraceIoTest, ProbesCarryTheTrafficClassAndTheTtl) {
   ASSERT_TRUE(got.has_value());
   EXPECT_EQ(got->tos, 106);
   EXPECT_EQ(got->ttl, 5);
+}
+
+// A free UDP port on loopback: bound by the kernel, then let go.
+std::uint16_t FreePort() {
+  UniqueFd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_UDP));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(kLoopback.value);
+  EXPECT_EQ(::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  socklen_t len = sizeof(addr);
+  EXPECT_EQ(::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  return ntohs(addr.sin_port);
+}
+
+// The agent's probe socket holds (src, sport) as the tracer does: bound to
+// the same device and address with SO_REUSEADDR and IP_RECVERR, and opened
+// after the tracer's, so it wins the kernel's lookup of an unconnected pair.
+// The ICMP errors a trace draws must still reach only the tracer: each one in
+// the probe socket is a wake-up of the probe loop, an error counted against
+// the probes and a failed next probe.
+TEST(KernelTraceIoTest, ErrorsATraceDrawsStayOutOfTheProbeSocketOfItsSourcePort) {
+  SystemClock clock;
+  std::string error;
+  auto io = KernelTraceIo::Create(clock, 0, error);
+  if (!io) GTEST_SKIP() << "needs CAP_NET_RAW: " << error;
+  const std::uint16_t sport = FreePort();
+  const FiveTuple first{kLoopback, kLoopback, sport, FreePort(), kIpProtoUdp};
+  ASSERT_EQ(io->Open(first, "lo"), "");
+
+  UniqueFd probe(::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_UDP));
+  const int one = 1;
+  ASSERT_EQ(::setsockopt(probe.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)), 0);
+  ASSERT_EQ(::setsockopt(probe.get(), IPPROTO_IP, IP_RECVERR, &one, sizeof(one)), 0);
+  ASSERT_EQ(::setsockopt(probe.get(), SOL_SOCKET, SO_BINDTODEVICE, "lo", 2), 0);
+  sockaddr_in local{};
+  local.sin_family = AF_INET;
+  local.sin_addr.s_addr = htonl(kLoopback.value);
+  local.sin_port = htons(sport);
+  ASSERT_EQ(::bind(probe.get(), reinterpret_cast<sockaddr*>(&local), sizeof(local)), 0);
+
+  // Nobody listens on either destination port: each probe draws a Port
+  // Unreachable. The second destination reuses the (src, sport) socket.
+  const FiveTuple second{kLoopback, kLoopback, sport, FreePort(), kIpProtoUdp};
+  const std::array<std::uint8_t, 4> payload{1, 2, 3, 4};
+  int replies = 0;
+  for (const FiveTuple& tuple : {first, first, second, second}) {
+    ASSERT_EQ(io->Open(tuple, "lo"), "");
+    // The second probe of each pair goes out past the first's sticky error.
+    ASSERT_EQ(io->Send(tuple, 64, payload), "");
+    std::vector<std::uint8_t> packet;
+    MonoTime at;
+    replies += io->Receive(clock.MonotonicNow() + std::chrono::seconds(2), packet, at) ? 1 : 0;
+  }
+  EXPECT_EQ(replies, 4) << "every Port Unreachable still reaches the tracer's ICMP socket";
+
+  std::array<char, 256> data{};
+  alignas(cmsghdr) std::array<char, 256> control{};
+  iovec iov{data.data(), data.size()};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control.data();
+  msg.msg_controllen = control.size();
+  EXPECT_LT(::recvmsg(probe.get(), &msg, MSG_ERRQUEUE | MSG_DONTWAIT), 0)
+      << "an ICMP error of a trace reached the probe socket's error queue";
+  int pending = 0;
+  socklen_t len = sizeof(pending);
+  ASSERT_EQ(::getsockopt(probe.get(), SOL_SOCKET, SO_ERROR, &pending, &len), 0);
+  EXPECT_EQ(pending, 0) << "the probe socket holds a sticky error: " << std::strerror(pending);
 }
 
 }  // namespace
