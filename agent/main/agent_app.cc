@@ -122,7 +122,8 @@ AgentApp::AgentApp(AgentConfig config, AgentAppOptions options, const Clock& clo
     : config_(std::move(config)),
       options_(std::move(options)),
       clock_(clock),
-      registry_(registry) {}
+      registry_(registry),
+      error_queue_warners_(config_.nics.size(), ErrorQueueWarner(std::chrono::minutes{1})) {}
 
 AgentApp::~AgentApp() {
   if (server_) server_->Stop();
@@ -409,9 +410,6 @@ bool AgentApp::HandTraceTargets() {
 void AgentApp::WarnOfErrorQueue(NicId nic, const std::optional<ErrorQueueStats>& stats,
                                 MonoTime now) {
   if (!stats) return;
-  while (error_queue_warners_.size() < config_.nics.size()) {
-    error_queue_warners_.emplace_back(std::chrono::minutes{1});
-  }
   ErrorQueueWarner& warner = error_queue_warners_[nic];
   const bool before = warner.warned_before();
   const std::optional<ErrorQueueStats> fresh = warner.Due(*stats, now);

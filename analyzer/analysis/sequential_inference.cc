@@ -286,8 +286,7 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
     const double loss = ch.n > 0 ? ch.bad / ch.n : 0;
     e.s = std::clamp(e.s + LogLikelihoodRatio(ch.bad, ch.n, q0, h1_of(&e, ch.bad, ch.n)), 0.0, cap);
     e.est = fresh ? loss : 0.5 * e.est + 0.5 * loss;
-    e.held_bad = (fresh ? 0 : e.held_bad * params.held_rate_decay) + ch.bad;
-    e.held_n = (fresh ? 0 : e.held_n * params.held_rate_decay) + ch.n;
+    e.PoolHeld(ch.bad, ch.n, fresh ? 0.0 : params.held_rate_decay);
     e.failing =
         std::min(1.0, PoissonLowerBound(e.held_bad, 1 - params.held_rate_confidence) / e.held_n);
     e.s = std::max(e.s, h);
@@ -339,8 +338,10 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
         continue;
       }
       e.est = 0.5 * e.est + 0.5 * (bad / n);
-      e.held_bad = e.held_bad * params.held_rate_decay + bad;
-      e.held_n = e.held_n * params.held_rate_decay + n;
+      // Pooled, but `failing` is refreshed only when it is chosen again: its
+      // quiet windows lower the rate it is tested at from then on, not the
+      // recovery they are evidence of.
+      e.PoolHeld(bad, n, params.held_rate_decay);
       ++e.windows;
       report(c, bad, n, e);
       result.fresh.push_back(false);

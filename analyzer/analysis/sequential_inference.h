@@ -112,6 +112,12 @@ class EvidenceBook {
     bool untraced = false;         // last chosen on untraced failures alone
     std::uint32_t windows = 0;     // windows as a culprit, in a row
     std::uint32_t unobserved = 0;  // windows in a row no probe crossed it
+
+    // Adds a window to the pooled rate, the past weighed by `keep` (0 starts anew).
+    void PoolHeld(double bad, double n, double keep) {
+      held_bad = held_bad * keep + bad;
+      held_n = held_n * keep + n;
+    }
   };
 
   explicit EvidenceBook(double prior_background = 1e-4);
