@@ -10,11 +10,17 @@
 // devices), so an entry is only marked taken and entries leave from the front:
 // a late stamp still finds its probe, and a lost one ages out through Expire.
 // The counter is 32 bits in the kernel and wraps; so do the ids here.
+//
+// The entries are a ring that doubles when full and never shrinks: a socket
+// rarely has more than a few stamps outstanding, and a std::deque here cost a
+// 512-byte chunk per socket (128 sockets: 80 KB at 1000 probes/s per NIC) and
+// a malloc and a free every 16 sends.
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "common/base/clock.h"
 
@@ -52,8 +58,12 @@ class TxStampFifo {
     bool taken = false;
   };
   void PopTaken();
+  Entry& At(std::size_t index) { return ring_[(head_ + index) & (ring_.size() - 1)]; }
+  void PopFront();
 
-  std::deque<Entry> entries_;  // ids front_id_, front_id_ + 1, ...
+  std::vector<Entry> ring_;  // a power of two in size; ids front_id_, front_id_ + 1, ...
+  std::size_t head_ = 0;     // ring_ index of front_id_
+  std::size_t size_ = 0;
   std::uint32_t front_id_ = 0;
   std::uint32_t next_id_ = 0;
   std::size_t pending_ = 0;

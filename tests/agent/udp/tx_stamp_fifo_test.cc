@@ -80,6 +80,29 @@ TEST(TxStampFifo, IdsWrapAtTwoToTheThirtyTwo) {
   EXPECT_EQ(fifo.pending(), 0U);
 }
 
+// The ring grows while its front is mid-way round it (taken stamps moved it),
+// and every stamp still finds its own send, in any order, as sends go on.
+TEST(TxStampFifo, ManyStampsOutstandingAcrossGrowthAllMatch) {
+  TxStampFifo fifo;
+  std::uint64_t sequence = 100;
+  std::uint32_t taken = 0;
+  for (int round = 0; round < 50; ++round) {
+    const int pushes = 1 + round % 7;  // outstanding stamps rise and fall
+    for (int i = 0; i < pushes; ++i) fifo.Push(At(sequence++, kT0));
+    // Stamps come back newest first, all but the newest one of this round.
+    const std::uint32_t end = fifo.next_id() - 1;
+    for (std::uint32_t id = end; id-- > taken;) {
+      const auto got = fifo.Take(id);
+      ASSERT_TRUE(got) << "id " << id << " in round " << round;
+      EXPECT_EQ(got->sequence, 100U + id);
+    }
+    taken = end;
+    EXPECT_EQ(fifo.pending(), 1U);
+  }
+  EXPECT_EQ(fifo.Take(taken)->sequence, 100U + taken);
+  EXPECT_EQ(fifo.pending(), 0U);
+}
+
 TEST(TxStampFifo, KeepsTheAppSendTimeForTheSanityCheck) {
   TxStampFifo fifo;
   fifo.Push(PendingSend{7, 1'700'000'000'000'000'000, kT0});
