@@ -104,7 +104,9 @@ bool EncodeProbe(const ProbeHeader& header, std::span<std::uint8_t> out) {
   for (std::size_t i = kProbeHeaderBytes; i < out.size(); ++i) {
     out[i] = PaddingByte(i, header.sequence);
   }
-  PutBig<std::uint32_t>(out, kChecksumOffset, PayloadChecksum(out));
+  // The checksum field is zero here: one pass over the payload, where a
+  // receiver's check (PayloadChecksum) takes three.
+  PutBig<std::uint32_t>(out, kChecksumOffset, Crc32c(out));
   return true;
 }
 
