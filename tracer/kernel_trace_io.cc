@@ -11,6 +11,8 @@
 #include <cstring>
 #include <thread>
 
+#include "common/base/sticky_socket_error.h"
+
 namespace hostmesh::tracer {
 namespace {
 
@@ -24,11 +26,6 @@ sockaddr_in SockAddr(Ipv4 ip, std::uint16_t port) {
   addr.sin_addr.s_addr = htonl(ip.value);
   addr.sin_port = htons(port);
   return addr;
-}
-
-// What an ICMP error leaves a connected socket (and what its next send fails with).
-bool IsStickyIcmpError(int error) {
-  return error == ECONNREFUSED || error == EHOSTUNREACH || error == ENETUNREACH || error == EPROTO;
 }
 
 // Points `fd` at the destination of `tuple` unless it already is.

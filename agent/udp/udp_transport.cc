@@ -14,6 +14,7 @@
 
 #include "agent/udp/timestamping_cmsg.h"
 #include "common/base/logging.h"
+#include "common/base/sticky_socket_error.h"
 
 namespace hostmesh::agent::udp {
 namespace {
@@ -35,12 +36,6 @@ constexpr std::chrono::seconds kSweepPeriod{1};
 
 bool IsRetryLater(int error) {
   return error == EAGAIN || error == EWOULDBLOCK || error == ENOBUFS || error == ENOMEM;
-}
-
-// An ICMP error queued for an earlier probe makes the next send on that
-// socket fail once with it (sk_err); the probe itself was never sent.
-bool IsStickyIcmpError(int error) {
-  return error == ECONNREFUSED || error == EHOSTUNREACH || error == EPROTO;
 }
 
 // The NIC itself is gone or has no address: the probe can never leave.
