@@ -6,7 +6,6 @@ constexpr std::size_t kInitialRing = 4;
 }  // namespace
 
 std::uint32_t TxStampFifo::Push(const PendingSend& send) {
-  if (size_ == 0) front_id_ = next_id_;
   if (size_ == ring_.size()) {
     // Full (or never used): double, the entries front first.
     std::vector<Entry> grown(ring_.empty() ? kInitialRing : 2 * ring_.size());
@@ -21,7 +20,7 @@ std::uint32_t TxStampFifo::Push(const PendingSend& send) {
 
 std::optional<PendingSend> TxStampFifo::Take(std::uint32_t opt_id) {
   // Unsigned difference: correct across the 2^32 wrap.
-  const std::uint32_t index = opt_id - front_id_;
+  const std::uint32_t index = opt_id - front_id();
   if (index >= size_ || At(index).taken) return std::nullopt;
   Entry& entry = At(index);
   entry.taken = true;
@@ -48,7 +47,6 @@ std::size_t TxStampFifo::Expire(MonoTime cutoff) {
 void TxStampFifo::PopFront() {
   head_ = (head_ + 1) & (ring_.size() - 1);
   --size_;
-  ++front_id_;
 }
 
 void TxStampFifo::PopTaken() {

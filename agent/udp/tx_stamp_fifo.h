@@ -36,7 +36,7 @@ class TxStampFifo {
  public:
   // A fresh socket's counter starts at 0; `first_id` is for one whose counter
   // has already moved on (and lets tests cross the wrap).
-  explicit TxStampFifo(std::uint32_t first_id = 0) : front_id_(first_id), next_id_(first_id) {}
+  explicit TxStampFifo(std::uint32_t first_id = 0) : next_id_(first_id) {}
 
   // Records a send the kernel accepted; returns the id its stamp will carry.
   std::uint32_t Push(const PendingSend& send);
@@ -61,10 +61,12 @@ class TxStampFifo {
   Entry& At(std::size_t index) { return ring_[(head_ + index) & (ring_.size() - 1)]; }
   void PopFront();
 
-  std::vector<Entry> ring_;  // a power of two in size; ids front_id_, front_id_ + 1, ...
-  std::size_t head_ = 0;     // ring_ index of front_id_
+  // The id of the front entry: ids are consecutive up to next_id_ (wrapping).
+  std::uint32_t front_id() const { return next_id_ - static_cast<std::uint32_t>(size_); }
+
+  std::vector<Entry> ring_;  // a power of two in size; ids front_id() .. next_id_ - 1
+  std::size_t head_ = 0;     // ring_ index of front_id()
   std::size_t size_ = 0;
-  std::uint32_t front_id_ = 0;
   std::uint32_t next_id_ = 0;
   std::size_t pending_ = 0;
 };
