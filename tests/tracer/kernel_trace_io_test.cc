@@ -19,6 +19,34 @@ namespace {
 
 constexpr Ipv4 kLoopback{0x7f000001};
 
+// Binds `fd` to a port of the kernel's choice on loopback; returns the port.
+std::uint16_t BindLoopback(int fd) {
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(kLoopback.value);
+  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  socklen_t len = sizeof(addr);
+  EXPECT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  return ntohs(addr.sin_port);
+}
+
+// One datagram (or error-queue message) with room for its control messages.
+struct Message {
+  std::array<char, 256> data{};
+  alignas(cmsghdr) std::array<char, 256> control{};
+  iovec iov{data.data(), data.size()};
+  msghdr header{};
+
+  ssize_t Receive(int fd, int flags) {
+    header = {};
+    header.msg_iov = &iov;
+    header.msg_iovlen = 1;
+    header.msg_control = control.data();
+    header.msg_controllen = control.size();
+    return ::recvmsg(fd, &header, flags);
+  }
+};
+
 struct Received {
   int tos = -1;
   int ttl = -1;
@@ -31,29 +59,17 @@ class Receiver {
     const int one = 1;
     EXPECT_EQ(::setsockopt(fd_.get(), IPPROTO_IP, IP_RECVTOS, &one, sizeof(one)), 0);
     EXPECT_EQ(::setsockopt(fd_.get(), IPPROTO_IP, IP_RECVTTL, &one, sizeof(one)), 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(kLoopback.value);
-    EXPECT_EQ(::bind(fd_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-    socklen_t len = sizeof(addr);
-    EXPECT_EQ(::getsockname(fd_.get(), reinterpret_cast<sockaddr*>(&addr), &len), 0);
-    port_ = ntohs(addr.sin_port);
+    port_ = BindLoopback(fd_.get());
   }
   std::uint16_t port() const { return port_; }
 
   std::optional<Received> Next() {
     pollfd pfd{fd_.get(), POLLIN, 0};
     if (::poll(&pfd, 1, 2000) != 1) return std::nullopt;
-    std::array<char, 256> data{};
-    alignas(cmsghdr) std::array<char, 256> control{};
-    iovec iov{data.data(), data.size()};
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control.data();
-    msg.msg_controllen = control.size();
-    if (::recvmsg(fd_.get(), &msg, 0) < 0) return std::nullopt;
+    Message message;
+    if (message.Receive(fd_.get(), 0) < 0) return std::nullopt;
     Received out;
+    msghdr& msg = message.header;
     for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
       if (c->cmsg_level != IPPROTO_IP) continue;
       if (c->cmsg_type == IP_TOS) out.tos = *reinterpret_cast<unsigned char*>(CMSG_DATA(c));
@@ -86,13 +102,7 @@ TEST(KernelTraceIoTest, ProbesCarryTheTrafficClassAndTheTtl) {
 // A free UDP port on loopback: bound by the kernel, then let go.
 std::uint16_t FreePort() {
   UniqueFd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_UDP));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(kLoopback.value);
-  EXPECT_EQ(::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  socklen_t len = sizeof(addr);
-  EXPECT_EQ(::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr), &len), 0);
-  return ntohs(addr.sin_port);
+  return BindLoopback(fd.get());
 }
 
 // The agent's probe socket holds (src, sport) as the tracer does: bound to
@@ -136,15 +146,8 @@ TEST(KernelTraceIoTest, ErrorsATraceDrawsStayOutOfTheProbeSocketOfItsSourcePort)
   }
   EXPECT_EQ(replies, 4) << "every Port Unreachable still reaches the tracer's ICMP socket";
 
-  std::array<char, 256> data{};
-  alignas(cmsghdr) std::array<char, 256> control{};
-  iovec iov{data.data(), data.size()};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control.data();
-  msg.msg_controllen = control.size();
-  EXPECT_LT(::recvmsg(probe.get(), &msg, MSG_ERRQUEUE | MSG_DONTWAIT), 0)
+  Message message;
+  EXPECT_LT(message.Receive(probe.get(), MSG_ERRQUEUE | MSG_DONTWAIT), 0)
       << "an ICMP error of a trace reached the probe socket's error queue";
   int pending = 0;
   socklen_t len = sizeof(pending);
