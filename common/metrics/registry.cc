@@ -3,6 +3,7 @@
 #include <prometheus/client_metric.h>
 
 #include <algorithm>
+#include <atomic>
 #include <stdexcept>
 #include <utility>
 
@@ -30,8 +31,10 @@ bool ByLabels(const prometheus::ClientMetric& a, const prometheus::ClientMetric&
 class Registry::CallbackFamily {
  public:
   CallbackFamily(MetricType type, std::string name, std::string help,
-                 std::vector<std::string> label_names, ScrapeCallback callback)
-      : type_(type),
+                 std::vector<std::string> label_names, ScrapeCallback callback,
+                 std::atomic<std::uint64_t>* conflicts)
+      : conflicts_(conflicts),
+        type_(type),
         name_(std::move(name)),
         help_(std::move(help)),
         label_names_(std::move(label_names)),
@@ -54,19 +57,24 @@ class Registry::CallbackFamily {
       }
       (type_ == MetricType::kCounter ? metric.counter.value : metric.gauge.value) = scraped.value;
     }
-    std::sort(family.metric.begin(), family.metric.end(), ByLabels);
+    // Stable: of series that share labels the first returned is kept.
+    std::stable_sort(family.metric.begin(), family.metric.end(), ByLabels);
     const auto same = [](const prometheus::ClientMetric& a, const prometheus::ClientMetric& b) {
       return a.label == b.label;
     };
-    if (std::adjacent_find(family.metric.begin(), family.metric.end(), same) !=
-        family.metric.end()) {
-      throw std::invalid_argument("callback for metric '" + name_ +
-                                  "' returned the same label values twice");
+    // Label values often come from peers (host names two agents both claim):
+    // a clash drops the later series, never the whole scrape.
+    const auto end = std::unique(family.metric.begin(), family.metric.end(), same);
+    if (end != family.metric.end()) {
+      conflicts_->fetch_add(static_cast<std::uint64_t>(family.metric.end() - end),
+                            std::memory_order_relaxed);
+      family.metric.erase(end, family.metric.end());
     }
     return family;
   }
 
  private:
+  std::atomic<std::uint64_t>* const conflicts_;
   const MetricType type_;
   const std::string name_;
   const std::string help_;
@@ -134,8 +142,9 @@ void Registry::AddCallbackFamily(MetricType type, std::string name, std::string 
   }
   if (!callback) throw std::invalid_argument("metric '" + name + "': callback is empty");
   Claim(name, help, type, label_names);
-  auto family = std::make_unique<CallbackFamily>(type, std::move(name), std::move(help),
-                                                 std::move(label_names), std::move(callback));
+  auto family =
+      std::make_unique<CallbackFamily>(type, std::move(name), std::move(help),
+                                       std::move(label_names), std::move(callback), &conflicts_);
   std::lock_guard lock(mu_);
   callbacks_.push_back(std::move(family));
 }

@@ -22,6 +22,8 @@
 #include <prometheus/metric_family.h>
 #include <prometheus/registry.h>
 
+#include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -70,8 +72,10 @@ class Registry {
 
   // Families whose values are read at scrape time. type is kCounter or kGauge.
   // Labels are exported in the order of label_names. A callback returning the
-  // wrong number of label values or the same label values twice makes
-  // Collect() throw std::invalid_argument.
+  // wrong number of label values makes Collect() throw std::invalid_argument
+  // (a programming error); one returning the same label values twice keeps
+  // the first and counts the rest in series_conflicts(): label values often
+  // come from peers, and a clash must not fail the whole scrape.
   void AddCallbackFamily(MetricType type, std::string name, std::string help,
                          std::vector<std::string> label_names, ScrapeCallback callback);
   void AddCallbackCounter(std::string name, std::string help, std::function<double()> value);
@@ -80,6 +84,9 @@ class Registry {
   // Every family with at least one series, sorted by name, its series sorted
   // by labels: what the text serializer writes (exposition.h).
   std::vector<prometheus::MetricFamily> Collect() const;
+
+  // Series dropped by Collect for repeating another's labels, since start.
+  std::uint64_t series_conflicts() const { return conflicts_.load(std::memory_order_relaxed); }
 
  private:
   class CallbackFamily;
@@ -92,6 +99,7 @@ class Registry {
   mutable std::mutex mu_;
   std::vector<std::unique_ptr<CallbackFamily>> callbacks_;
   std::set<std::string> sample_names_;
+  std::atomic<std::uint64_t> conflicts_{0};
 };
 
 }  // namespace hostmesh::metrics

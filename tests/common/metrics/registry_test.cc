@@ -170,11 +170,21 @@ TEST(MetricsRegistry, BadCallbacksAreRejected) {
   Registry wrong_count;
   wrong_count.AddCallbackFamily(MetricType::kGauge, "g", "h", {"nic"}, Constant({{{}, 1}}));
   EXPECT_THROW(wrong_count.Collect(), std::invalid_argument);
+}
 
+// Two agents that both call themselves h1 once made the analyzer's /metrics
+// answer 500 (and Kubernetes restart it): a clash keeps the first series.
+TEST(MetricsRegistry, RepeatedLabelValuesKeepTheFirstSeriesAndAreCounted) {
   Registry repeated;
   repeated.AddCallbackFamily(MetricType::kGauge, "g", "h", {"nic"},
-                             Constant({{{"a"}, 1}, {{"a"}, 2}}));
-  EXPECT_THROW(repeated.Collect(), std::invalid_argument);
+                             Constant({{{"b"}, 3}, {{"a"}, 1}, {{"a"}, 2}}));
+  const std::vector<prometheus::MetricFamily> families = repeated.Collect();
+  ASSERT_EQ(families.size(), 1u);
+  ASSERT_EQ(families[0].metric.size(), 2u);
+  EXPECT_EQ(families[0].metric[0].label[0].value, "a");
+  EXPECT_EQ(families[0].metric[0].gauge.value, 1);
+  EXPECT_EQ(families[0].metric[1].gauge.value, 3);
+  EXPECT_EQ(repeated.series_conflicts(), 1u);
 }
 
 TEST(MetricsRegistry, ConcurrentUpdatesAreNotLost) {
