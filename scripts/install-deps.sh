@@ -15,7 +15,7 @@ packages=(
   libnetfilter-queue-dev libmnl-dev libjemalloc-dev
   # testbed and test tools
   python3 python3-yaml iproute2 nftables iptables stress-ng traceroute iputils-ping procps
-  prometheus socat jq curl
+  prometheus socat jq curl openssl
   # operator-facing checks: systemd-analyze for the units, dpkg-dev for the
   # Debian packages' dependencies, chromium for the on-call page (driven by
   # playwright-core from npm, with the machine's Node.js and npm)
