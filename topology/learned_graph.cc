@@ -219,6 +219,15 @@ void FabricLearner::Add(std::string_view host, Ipv4 src, Ipv4 dst, std::span<con
     if (a != nic_rails_.end() && b != nic_rails_.end() && a->second != b->second) complete = false;
   }
 
+  // Bounded: a trace that could found switches past the cap teaches nothing.
+  std::size_t unknown = 0;
+  for (const std::optional<Ipv4>& hop : hops) unknown += hop && DeviceOf(*hop) == kNone ? 1 : 0;
+  if (unknown > 0 && switch_count() + unknown > max_switches_) {
+    ++stats_.refused_full;
+    return refuse("the learned fabric holds its limit of " + std::to_string(max_switches_) +
+                  " switches and this trace names " + std::to_string(unknown) + " new addresses");
+  }
+
   // An answer from a port not seen before joins the switch its egress on the
   // path is known on, rather than founding a part to merge later.
   for (std::size_t k = 0; k + 1 < m; ++k) {

@@ -77,6 +77,7 @@ struct LearnerStats {
   std::uint64_t refused = 0;         // traces that contradict the addressing (nothing learned)
   std::uint64_t merges = 0;          // partly learned switches found to be one
   std::uint64_t merges_refused = 0;  // ties that would put a link's two ends on one switch
+  std::uint64_t refused_full = 0;  // traces with new addresses past max_switches (also in refused)
 };
 
 class FabricLearner {
@@ -86,7 +87,16 @@ class FabricLearner {
   // at most this many more switches.
   static constexpr std::size_t kMaxContinuation = PathResolver::kMaxContinuation;
 
-  FabricLearner() = default;
+  // Switches a fleet's traces may found, at most: what made-up traces can
+  // make the analyzer hold. A rail-optimized fabric of 100,000 hosts (8 rails,
+  // pods of 256) has about 3,500 switches; 16,384 leaves room for extra tiers
+  // and for parts of one switch not yet merged. Past it a trace that names a
+  // new address is refused (and counted): ids never change while the learner
+  // lives, so nothing is evicted.
+  static constexpr std::size_t kDefaultMaxSwitches = 16'384;
+
+  explicit FabricLearner(std::size_t max_switches = kDefaultMaxSwitches)
+      : max_switches_(max_switches) {}
 
   // Starts from a stored state; false with *error (and an empty learner) when
   // it does not hold together (ids out of range, an address twice).
@@ -124,6 +134,7 @@ class FabricLearner {
   const LearnerStats& stats() const { return stats_; }
   std::size_t link_count() const { return links_.size(); }
   std::size_t device_count() const { return devices_.size(); }
+  std::size_t switch_count() const { return devices_.size() - hosts_.size(); }
   // The device holding `ip`, or kNone.
   DeviceId DeviceOf(Ipv4 ip) const;
   // The link of `ip`'s /31, or kNone.
@@ -164,6 +175,7 @@ class FabricLearner {
   ResolvedPath scratch_;
   std::uint64_t version_ = 0;
   LearnerStats stats_;
+  std::size_t max_switches_ = kDefaultMaxSwitches;
 };
 
 }  // namespace hostmesh::topology

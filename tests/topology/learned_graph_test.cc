@@ -329,5 +329,40 @@ TEST_F(LearnedFabricTest, ExportImportKeepsEveryIdAndName) {
   EXPECT_EQ(restored.link_count(), 0u);
 }
 
+// 2,000 made-up traces once grew a learned fabric from 5 devices to 4,006,
+// kept across restarts: the learner founds at most max_switches switches.
+TEST(learned_fabric_bound, TracesNamingNewAddressesPastTheCapAreRefused) {
+  const Topology truth = testing::Generated({.hosts = 4, .rails = 4, .spines = 4});
+  FabricLearner learner(64);  // the truth's 8 switches (and parts of them) fit
+  for (int h = 0; h < 4; ++h) Hello(learner, truth, h, 4);
+  ResolvedPath out;
+  for (int h = 0; h < 4; ++h) {
+    for (int a = 0; a < 4; ++a) {
+      for (int b = 0; b < 4; ++b) {
+        if (a == b) continue;
+        const Ipv4 src = NicIp(truth, h, a);
+        const Ipv4 dst = NicIp(truth, h, b);
+        for (const auto& path : EnumerateEcmpPaths(truth, src, dst)) {
+          learner.Add(HostName(truth, h), src, dst, Answers(truth, path, src, dst), nullptr, &out);
+        }
+      }
+    }
+  }
+  EXPECT_EQ(learner.stats().refused_full, 0u);
+  EXPECT_LE(learner.switch_count(), 64u);
+
+  // Made-up hops from a real source: a /31 peer first, then addresses of no switch.
+  const Ipv4 src = NicIp(truth, 0, 0);
+  const Ipv4 dst = NicIp(truth, 0, 1);
+  for (std::uint32_t i = 0; i < 50; ++i) {
+    const std::vector<Hop> forged = {src.Peer31(), Ipv4{0x0A630000u + 2 * i},
+                                     Ipv4{0x0A640000u + 2 * i}, dst};
+    learner.Add(HostName(truth, 0), src, dst, forged, nullptr, &out);
+  }
+  EXPECT_LE(learner.switch_count(), 64u);
+  EXPECT_GE(learner.stats().refused_full, 1u);
+  EXPECT_NE(out.problem.find("holds its limit of 64 switches"), std::string::npos) << out.problem;
+}
+
 }  // namespace
 }  // namespace hostmesh::topology
