@@ -237,7 +237,7 @@ int main(int argc, char** argv) {
   }
   ingest::IngestHandler handler(clock, *db, committer, stats, feed.get(), ingest::IngestOptions{});
   std::unique_ptr<ingest::IngestServer> server =
-      ingest::IngestServer::Start(handler, "127.0.0.1:0", error);
+      ingest::IngestServer::Start(handler, "127.0.0.1:0", {.insecure = true}, error);
   if (!server) {
     std::fprintf(stderr, "ingest_bench: %s\n", error.c_str());
     return 1;

@@ -47,9 +47,42 @@ void ReadConfidenceMap(MapReader& m, std::string_view key, analysis::ConfidenceM
   *out = analysis::ConfidenceMap(std::move(points));
 }
 
+// Ingest is mutual TLS unless the file says `insecure: true` in so many words;
+// without a tls block the files are looked for where the packages put them.
+void ReadGrpc(MapReader& m, AnalyzerConfig& cfg) {
+  m.Optional("listen", &cfg.grpc_listen);
+  m.Optional("insecure", &cfg.grpc_insecure);
+  config::ByteSize in_flight{cfg.grpc_max_in_flight_bytes};
+  if (m.Optional("max_in_flight_bytes", &in_flight, Range{config::MiB(16), config::GiB(64)})) {
+    cfg.grpc_max_in_flight_bytes = in_flight.bytes;
+  }
+  config::ByteSize rate{cfg.grpc_agent_bytes_per_second};
+  if (m.Optional("agent_bytes_per_second", &rate, Range{config::KiB(16), config::GiB(1)})) {
+    cfg.grpc_agent_bytes_per_second = rate.bytes;
+  }
+  // At least a batch of the largest kind (8 MiB), or such an agent never uploads.
+  config::ByteSize burst{cfg.grpc_agent_burst_bytes};
+  if (m.Optional("agent_burst_bytes", &burst, Range{config::MiB(16), config::GiB(64)})) {
+    cfg.grpc_agent_burst_bytes = burst.bytes;
+  }
+  if (cfg.grpc_insecure && m.Has("tls")) {
+    m.Fail("insecure", "true and a tls block contradict each other: remove one");
+  }
+  m.Map("tls", [&](MapReader& t) {
+    for (const auto& [key, path] :
+         {std::pair{"cert", &cfg.grpc_tls.cert}, std::pair{"key", &cfg.grpc_tls.key},
+          std::pair{"client_ca", &cfg.grpc_tls.ca}}) {
+      std::string text;
+      if (t.Optional(key, &text)) *path = text;
+    }
+    t.Optional("spiffe_trust_domain", &cfg.spiffe_trust_domain);
+    t.Optional("crl_dir", &cfg.grpc_crl_dir);
+  });
+}
+
 void ReadAnalyzer(MapReader& r, AnalyzerConfig& cfg) {
   r.Optional("log_level", &cfg.log_level, kLogLevelNames);
-  r.Map("grpc", [&](MapReader& m) { m.Optional("listen", &cfg.grpc_listen); });
+  r.Map("grpc", [&](MapReader& m) { ReadGrpc(m, cfg); });
   r.Map("http", [&](MapReader& m) { m.Optional("listen", &cfg.http_listen); });
   std::string data_dir;
   if (r.Optional("data_dir", &data_dir)) cfg.data_dir = data_dir;

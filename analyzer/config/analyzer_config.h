@@ -10,12 +10,24 @@
 #include "analyzer/analysis/config.h"
 #include "common/base/logging.h"
 #include "common/config/value_types.h"
+#include "common/tls/tls_files.h"
 
 namespace hostmesh::analyzer {
 
 struct AnalyzerConfig {
   LogLevel log_level = LogLevel::kInfo;
   config::Endpoint grpc_listen{"0.0.0.0", 50051};  // port 0: any free port
+  // Mutual TLS on ingest (grpc.tls: cert, key, client_ca), unless grpc_insecure.
+  tls::TlsFiles grpc_tls{"/etc/hostmesh/tls/analyzer.crt", "/etc/hostmesh/tls/analyzer.key",
+                         "/etc/hostmesh/tls/ca.crt"};
+  std::string spiffe_trust_domain;
+  std::string grpc_crl_dir;    // grpc.tls.crl_dir: revoked agent certificates
+  bool grpc_insecure = false;  // grpc.insecure: plaintext, anyone may upload as anyone
+  // Batches read and not yet durable, all streams together (grpc.max_in_flight_bytes).
+  std::uint64_t grpc_max_in_flight_bytes = std::uint64_t{1} << 30;
+  // Per agent id (grpc.agent_bytes_per_second, grpc.agent_burst_bytes).
+  std::uint64_t grpc_agent_bytes_per_second = std::uint64_t{1} << 20;
+  std::uint64_t grpc_agent_burst_bytes = std::uint64_t{256} << 20;
   config::Endpoint http_listen{"0.0.0.0", 8080};
   std::filesystem::path data_dir = "./hostmesh-data";
   std::filesystem::path inventory;  // empty: no inventory, the fabric is learned from traces

@@ -1,7 +1,12 @@
 #include "analyzer/ingest/batch_validator.h"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 #include <cstdint>
+#include <unordered_set>
+
+#include "common/base/names.h"
 
 namespace hostmesh::analyzer::ingest {
 
@@ -48,13 +53,154 @@ std::optional<Rejection> CheckNic(std::string_view what, std::uint32_t id, const
                        batch.agent_id() + "' boot " + std::to_string(batch.boot_id())};
 }
 
+// An address as the agent reports it: dotted IPv4 or IPv6 text.
+bool ParsesAsIp(const std::string& text) {
+  if (text.empty() || text.size() > INET6_ADDRSTRLEN) return false;
+  unsigned char buf[sizeof(in6_addr)];
+  return inet_pton(AF_INET, text.c_str(), buf) == 1 || inet_pton(AF_INET6, text.c_str(), buf) == 1;
+}
+
+// A timestamp of a result (0: not available) within max_probe_span of its send time.
+bool NearSend(std::int64_t t, std::int64_t send_ns, const ValidationLimits& limits) {
+  if (t == 0) return true;
+  std::int64_t d = 0;
+  if (__builtin_sub_overflow(t, send_ns, &d)) return false;
+  return d <= limits.max_probe_span.count() && d >= -limits.max_probe_span.count();
+}
+
+// A later stamp that reads earlier than its pair by more than clock error allows.
+constexpr std::int64_t kStampSlackNs = 1'000'000;
+
+std::optional<Rejection> CheckResult(const v1::ProbeResult& r, int i, const AgentNics& agent,
+                                     const v1::UploadBatch& batch, WallTime now,
+                                     const ValidationLimits& limits) {
+  const auto where = [i](std::string_view field) {
+    return "result " + std::to_string(i) + ": " + std::string(field);
+  };
+  const auto bad = [&](std::string_view field, const std::string& why) {
+    return Rejection{RejectReason::kBadResult, where(field) + " " + why};
+  };
+  if (!InWindow(r.send_time_ns(), now, limits)) {
+    return TimeRejection(where("send_time_ns"), r.send_time_ns(), now, limits);
+  }
+  if (!agent.Has(r.src_nic())) return CheckNic(where("src_nic"), r.src_nic(), agent, batch);
+  if (!agent.Has(r.dst_nic())) return CheckNic(where("dst_nic"), r.dst_nic(), agent, batch);
+  // Exclusive: a probe that never left its NIC cannot also have been lost on the way.
+  if (r.timeout() && r.send_failed()) {
+    return bad("timeout", "and send_failed are both set (one fate per probe)");
+  }
+  if (r.src_port() > 65535 || r.dst_port() > 65535) {
+    return bad(r.src_port() > 65535 ? "src_port" : "dst_port", "is not a UDP port");
+  }
+  for (const auto& [field, t] :
+       {std::pair{"app_send_ns", r.app_send_ns()}, std::pair{"nic_send_ns", r.nic_send_ns()},
+        std::pair{"nic_recv_ns", r.nic_recv_ns()}, std::pair{"app_recv_ns", r.app_recv_ns()}}) {
+    if (!NearSend(t, r.send_time_ns(), limits)) {
+      return bad(field, std::to_string(t) + " is more than " + Seconds(limits.max_probe_span) +
+                            " from send_time_ns " + std::to_string(r.send_time_ns()));
+    }
+  }
+  if (r.timestamp_error_ns() < 0 || r.timestamp_error_ns() > limits.max_probe_span.count()) {
+    return bad("timestamp_error_ns",
+               std::to_string(r.timestamp_error_ns()) + " is not a bound on a clock error");
+  }
+  // Now every difference below is far from overflow.
+  if (r.nic_send_ns() != 0 && r.nic_recv_ns() != 0 &&
+      r.nic_recv_ns() + r.timestamp_error_ns() + kStampSlackNs < r.nic_send_ns()) {
+    return bad("nic_recv_ns", "is before nic_send_ns by more than the stated clock error");
+  }
+  if (r.app_send_ns() != 0 && r.app_recv_ns() != 0 &&
+      r.app_recv_ns() + kStampSlackNs < r.app_send_ns()) {
+    return bad("app_recv_ns", "is before app_send_ns");
+  }
+  return std::nullopt;
+}
+
+std::optional<Rejection> CheckPath(const v1::PathReport& p, int i, const AgentNics& agent,
+                                   const v1::UploadBatch& batch, WallTime now,
+                                   const ValidationLimits& limits) {
+  const auto where = [i](std::string_view field) {
+    return "path report " + std::to_string(i) + ": " + std::string(field);
+  };
+  const auto bad = [&](const std::string& field, const std::string& why) {
+    return Rejection{RejectReason::kBadPath, where(field) + " " + why};
+  };
+  if (!InWindow(p.time_ns(), now, limits)) {
+    return TimeRejection(where("time_ns"), p.time_ns(), now, limits);
+  }
+  if (!agent.Has(p.src_nic())) return CheckNic(where("src_nic"), p.src_nic(), agent, batch);
+  if (!agent.Has(p.dst_nic())) return CheckNic(where("dst_nic"), p.dst_nic(), agent, batch);
+  if (static_cast<std::size_t>(p.hops_size()) > limits.max_hops) {
+    return bad("hops", "holds " + std::to_string(p.hops_size()) + " hops (limit " +
+                           std::to_string(limits.max_hops) + ")");
+  }
+  if (!ParsesAsIp(p.src_ip())) return bad("src_ip", "is not an IP address");
+  if (!ParsesAsIp(p.dst_ip())) return bad("dst_ip", "is not an IP address");
+  if (p.src_port() > 65535 || p.dst_port() > 65535 || p.protocol() > 255) {
+    return bad("src_port", "dst_port or protocol is out of range");
+  }
+  for (int h = 0; h < p.hops_size(); ++h) {
+    const v1::Hop& hop = p.hops(h);
+    const std::string field = "hops[" + std::to_string(h) + "]";
+    if (hop.ttl() > 255) return bad(field + ".ttl", "is over 255");
+    if (!hop.address().empty() && !ParsesAsIp(hop.address())) {
+      return bad(field + ".address", "is neither empty nor an IP address");
+    }
+    if (hop.rtt_ns() < 0 || hop.rtt_ns() > limits.max_probe_span.count()) {
+      return bad(field + ".rtt_ns", std::to_string(hop.rtt_ns()) + " is not a round-trip time");
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Rejection> CheckTelemetry(const v1::NicTelemetry& t, int i, const AgentNics& agent,
+                                        const v1::UploadBatch& batch, WallTime now,
+                                        const ValidationLimits& limits) {
+  const auto where = [i](std::string_view field) {
+    return "telemetry " + std::to_string(i) + ": " + std::string(field);
+  };
+  if (!InWindow(t.end_ns(), now, limits)) {
+    return TimeRejection(where("end_ns"), t.end_ns(), now, limits);
+  }
+  // A read interval is at most telemetry.period (1 h); a day bounds it with room.
+  constexpr std::int64_t kMaxIntervalNs = 24 * 3600 * 1'000'000'000LL;
+  std::int64_t interval = 0;
+  if (t.start_ns() <= t.end_ns() &&
+      (__builtin_sub_overflow(t.end_ns(), t.start_ns(), &interval) || interval > kMaxIntervalNs)) {
+    return Rejection{RejectReason::kBadTelemetry,
+                     where("start_ns") + " " + std::to_string(t.start_ns()) +
+                         " is more than a day before end_ns " + std::to_string(t.end_ns())};
+  }
+  if (t.start_ns() > t.end_ns()) {
+    return Rejection{RejectReason::kBadTelemetry,
+                     where("start_ns") + " " + std::to_string(t.start_ns()) + " is after end_ns " +
+                         std::to_string(t.end_ns())};
+  }
+  if (!agent.Has(t.nic())) return CheckNic(where("nic"), t.nic(), agent, batch);
+  if (static_cast<std::size_t>(t.deltas_size()) > limits.max_counter_deltas) {
+    return Rejection{RejectReason::kBadTelemetry,
+                     where("deltas") + " holds " + std::to_string(t.deltas_size()) +
+                         " counters (limit " + std::to_string(limits.max_counter_deltas) + ")"};
+  }
+  for (int d = 0; d < t.deltas_size(); ++d) {
+    if (t.deltas(d).has_priority() && t.deltas(d).priority() > 7) {
+      return Rejection{
+          RejectReason::kBadTelemetry,
+          where("deltas[" + std::to_string(d) + "].priority") + " is not a PFC priority (0..7)"};
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string_view RejectReasonName(RejectReason reason) {
   static constexpr std::array<std::string_view, kRejectReasonCount> kNames = {
-      "schema_version", "unknown_agent",      "bad_batch_seq",    "future_timestamp",
-      "past_timestamp", "unknown_nic",        "too_many_results", "too_many_paths",
-      "too_large",      "too_many_telemetry", "bad_telemetry",    "bad_result"};
+      "schema_version",     "unknown_agent",  "bad_batch_seq",
+      "future_timestamp",   "past_timestamp", "unknown_nic",
+      "too_many_results",   "too_many_paths", "too_large",
+      "too_many_telemetry", "bad_telemetry",  "bad_result",
+      "bad_agent_id",       "bad_path"};
   return kNames[static_cast<std::size_t>(reason)];
 }
 
@@ -108,6 +254,9 @@ std::optional<Rejection> ValidateBatch(const v1::UploadBatch& batch, std::size_t
   if (batch.agent_id().empty()) {
     return Rejection{RejectReason::kUnknownAgent, "batch has no agent_id"};
   }
+  if (auto why = CheckName(batch.agent_id())) {
+    return Rejection{RejectReason::kBadAgentId, "agent_id " + *why};
+  }
   if (agent == nullptr) {
     return Rejection{RejectReason::kUnknownAgent, "agent '" + batch.agent_id() + "' boot " +
                                                       std::to_string(batch.boot_id()) +
@@ -122,46 +271,51 @@ std::optional<Rejection> ValidateBatch(const v1::UploadBatch& batch, std::size_t
   // The messages are built only for the item that fails: the loop over 1000s of
   // good results allocates nothing.
   for (int i = 0; i < batch.results_size(); ++i) {
-    const v1::ProbeResult& r = batch.results(i);
-    const auto where = [i](std::string_view field) {
-      return "result " + std::to_string(i) + ": " + std::string(field);
-    };
-    if (!InWindow(r.send_time_ns(), now, limits)) {
-      return TimeRejection(where("send_time_ns"), r.send_time_ns(), now, limits);
-    }
-    if (!agent->Has(r.src_nic())) return CheckNic(where("src_nic"), r.src_nic(), *agent, batch);
-    if (!agent->Has(r.dst_nic())) return CheckNic(where("dst_nic"), r.dst_nic(), *agent, batch);
-    // Exclusive: a probe that never left its NIC cannot also have been lost on the way.
-    if (r.timeout() && r.send_failed()) {
-      return Rejection{RejectReason::kBadResult,
-                       where("timeout") + " and send_failed are both set (one fate per probe)"};
-    }
+    if (auto r = CheckResult(batch.results(i), i, *agent, batch, now, limits)) return r;
   }
   for (int i = 0; i < batch.paths_size(); ++i) {
-    const v1::PathReport& p = batch.paths(i);
-    const auto where = [i](std::string_view field) {
-      return "path report " + std::to_string(i) + ": " + std::string(field);
-    };
-    if (!InWindow(p.time_ns(), now, limits)) {
-      return TimeRejection(where("time_ns"), p.time_ns(), now, limits);
-    }
-    if (!agent->Has(p.src_nic())) return CheckNic(where("src_nic"), p.src_nic(), *agent, batch);
-    if (!agent->Has(p.dst_nic())) return CheckNic(where("dst_nic"), p.dst_nic(), *agent, batch);
+    if (auto r = CheckPath(batch.paths(i), i, *agent, batch, now, limits)) return r;
   }
   for (int i = 0; i < batch.telemetry_size(); ++i) {
-    const v1::NicTelemetry& t = batch.telemetry(i);
-    const auto where = [i](std::string_view field) {
-      return "telemetry " + std::to_string(i) + ": " + std::string(field);
-    };
-    if (!InWindow(t.end_ns(), now, limits)) {
-      return TimeRejection(where("end_ns"), t.end_ns(), now, limits);
+    if (auto r = CheckTelemetry(batch.telemetry(i), i, *agent, batch, now, limits)) return r;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> ValidateHello(const v1::AgentHello& hello, std::size_t encoded_bytes,
+                                         const ValidationLimits& limits) {
+  if (encoded_bytes > limits.max_hello_bytes) {
+    return "Hello is " + std::to_string(encoded_bytes) + " bytes (limit " +
+           std::to_string(limits.max_hello_bytes) + ")";
+  }
+  if (static_cast<std::size_t>(hello.nics_size()) > limits.max_nics) {
+    return "nics: " + std::to_string(hello.nics_size()) + " NICs (limit " +
+           std::to_string(limits.max_nics) + ")";
+  }
+  if (auto why = CheckName(hello.agent_id())) return "agent_id " + *why;
+  if (auto why = CheckName(hello.host())) return "host " + *why;
+  if (hello.agent_version().size() > kMaxNameBytes) {
+    return "agent_version is " + std::to_string(hello.agent_version().size()) + " bytes (limit " +
+           std::to_string(kMaxNameBytes) + ")";
+  }
+  std::unordered_set<std::uint32_t> ids;
+  std::unordered_set<std::string_view> names;
+  for (int i = 0; i < hello.nics_size(); ++i) {
+    const v1::Nic& nic = hello.nics(i);
+    const std::string where = "nics[" + std::to_string(i) + "].";
+    if (!ids.insert(nic.id()).second) {
+      return where + "id " + std::to_string(nic.id()) + " is listed twice";
     }
-    if (t.start_ns() > t.end_ns()) {
-      return Rejection{RejectReason::kBadTelemetry,
-                       where("start_ns") + " " + std::to_string(t.start_ns()) +
-                           " is after end_ns " + std::to_string(t.end_ns())};
+    if (auto why = CheckName(nic.name())) return where + "name " + *why;
+    if (!names.insert(nic.name()).second)
+      return where + "name '" + nic.name() + "' is listed twice";
+    if (!ParsesAsIp(nic.ip())) return where + "ip is not an IP address";
+    for (const auto& [field, value] :
+         {std::pair{"netdev", &nic.netdev()}, std::pair{"rdma_device", &nic.rdma_device()},
+          std::pair{"gid", &nic.gid()}}) {
+      if (value->empty()) continue;
+      if (auto why = CheckName(*value, 64)) return where + field + " " + *why;
     }
-    if (!agent->Has(t.nic())) return CheckNic(where("nic"), t.nic(), *agent, batch);
   }
   return std::nullopt;
 }

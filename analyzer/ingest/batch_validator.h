@@ -28,9 +28,11 @@ enum class RejectReason {
   kTooLarge,  // encoded size over the limit
   kTooManyTelemetry,
   kBadTelemetry,  // NIC telemetry that ends before it starts
-  kBadResult,     // a result that is both a timeout and a send failure
+  kBadResult,     // an impossible result: two fates, receive before send, times out of reach
+  kBadAgentId,    // an agent id that is empty, too long or not printable
+  kBadPath,       // a path report with impossible fields (addresses, ports, hops)
 };
-inline constexpr std::size_t kRejectReasonCount = 12;
+inline constexpr std::size_t kRejectReasonCount = 14;
 std::string_view RejectReasonName(RejectReason reason);
 
 struct Rejection {
@@ -48,6 +50,17 @@ struct ValidationLimits {
   std::chrono::nanoseconds max_future = std::chrono::minutes{5};
   // Older than raw retention: it would be deleted on arrival.
   std::chrono::nanoseconds max_age = std::chrono::hours{24};
+  // Every timestamp of a result lies this close to its send_time_ns: the
+  // agent's probe timeout is at most 60 s, and the bound keeps every
+  // difference the analysis takes far from int64 overflow.
+  std::chrono::nanoseconds max_probe_span = std::chrono::minutes{10};
+  // A trace has at most one hop per TTL; IP's TTL is 8 bits.
+  std::size_t max_hops = 255;
+  // Counters of one NIC read: about 30 kinds, some per PFC priority.
+  std::size_t max_counter_deltas = 256;
+  // What a Hello may announce: a host's NICs, and its encoded size.
+  std::size_t max_nics = 256;
+  std::size_t max_hello_bytes = 64 << 10;
 };
 
 // The NIC ids one (agent, boot) announced in its Hello.
@@ -73,5 +86,11 @@ std::optional<Rejection> ValidateBatch(const v1::UploadBatch& batch, std::size_t
 
 // The Hello's schema check: nullopt when known, else the error text.
 std::optional<std::string> CheckSchemaVersion(v1::SchemaVersion version);
+
+// Everything of a Hello but its schema version and who may send it: sizes
+// first, then names (common/base/names.h), NIC ids unique, addresses that
+// parse. nullopt when good, else the error naming the field.
+std::optional<std::string> ValidateHello(const v1::AgentHello& hello, std::size_t encoded_bytes,
+                                         const ValidationLimits& limits);
 
 }  // namespace hostmesh::analyzer::ingest

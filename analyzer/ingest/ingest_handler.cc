@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "analyzer/store/store_keys.h"
+#include "common/base/names.h"
 
 namespace hostmesh::analyzer::ingest {
 
@@ -16,18 +17,28 @@ IngestHandler::IngestHandler(const Clock& clock, store::Store& store,
       stats_(stats),
       sink_(sink),
       options_(std::move(options)),
-      agents_(store) {}
+      agents_(store),
+      in_flight_(options_.max_in_flight_bytes),
+      quota_(options_.quota) {}
 
-HelloOutcome IngestHandler::Hello(const v1::AgentHello& hello, v1::HelloReply& reply) {
+HelloOutcome IngestHandler::Hello(const v1::AgentHello& hello, const PeerIdentity& peer,
+                                  v1::HelloReply& reply) {
   if (auto error = CheckSchemaVersion(hello.schema_version())) {
     stats_.hellos_refused.Increment();
     return {HelloCode::kFailedPrecondition, *error};
   }
-  if (hello.agent_id().empty() || hello.agent_id().size() > store::kMaxAgentIdBytes) {
+  if (auto error = ValidateHello(hello, hello.ByteSizeLong(), options_.limits)) {
     stats_.hellos_refused.Increment();
-    return {HelloCode::kInvalidArgument,
-            "agent_id must have 1 to " + std::to_string(store::kMaxAgentIdBytes) + " bytes, got " +
-                std::to_string(hello.agent_id().size())};
+    return {HelloCode::kInvalidArgument, *error};
+  }
+  // Identity from the transport: the certificate must name the host and the
+  // agent id, or one agent could rename another's host or write its results.
+  for (const std::string* name : {&hello.host(), &hello.agent_id()}) {
+    if (peer.MaySpeakFor(*name)) continue;
+    stats_.hellos_denied.Increment();
+    return {HelloCode::kPermissionDenied,
+            "Hello for " + std::string(name == &hello.host() ? "host" : "agent_id") + " '" + *name +
+                "' from " + peer.Describe()};
   }
   if (const store::StoreStatus s = store_.PutHello(hello); !s.ok()) {
     return {HelloCode::kUnavailable, s.error};
@@ -40,20 +51,48 @@ HelloOutcome IngestHandler::Hello(const v1::AgentHello& hello, v1::HelloReply& r
   return {};
 }
 
-std::optional<v1::UploadAck> IngestHandler::Screen(const v1::UploadBatch& batch) {
-  const std::size_t bytes = batch.ByteSizeLong();
-  stats_.bytes.Increment(static_cast<double>(bytes));
+IngestHandler::Screened IngestHandler::Screen(const v1::UploadBatch& batch,
+                                              std::size_t encoded_bytes, const PeerIdentity& peer) {
+  stats_.bytes.Increment(static_cast<double>(encoded_bytes));
+  Screened out;
+  if (!batch.agent_id().empty() && !peer.MaySpeakFor(batch.agent_id())) {
+    stats_.streams_denied.Increment();
+    out.denied = "batch " + std::to_string(batch.batch_seq()) + " for agent_id '" +
+                 batch.agent_id().substr(0, 64) + "' from " + peer.Describe();
+    return out;
+  }
+  if (!batch.agent_id().empty() &&
+      !quota_.Take(batch.agent_id(), encoded_bytes, clock_.MonotonicNow())) {
+    stats_.streams_over_quota.Increment();
+    out.over_quota = "agent '" + batch.agent_id().substr(0, 64) + "' is over its quota of " +
+                     std::to_string(static_cast<std::uint64_t>(options_.quota.bytes_per_second)) +
+                     " bytes/s; retry after a backoff";
+    return out;
+  }
   const std::shared_ptr<const AgentNics> agent =
-      batch.agent_id().empty() ? nullptr : agents_.Find(batch.agent_id(), batch.boot_id());
+      batch.agent_id().empty() || batch.agent_id().size() > kMaxNameBytes
+          ? nullptr
+          : agents_.Find(batch.agent_id(), batch.boot_id());
   std::optional<Rejection> rejection =
-      ValidateBatch(batch, bytes, agent.get(), clock_.RealtimeNow(), options_.limits);
-  if (!rejection) return std::nullopt;
+      ValidateBatch(batch, encoded_bytes, agent.get(), clock_.RealtimeNow(), options_.limits);
+  if (!rejection) return out;
   stats_.Rejected(rejection->reason).Increment();
-  v1::UploadAck ack;
+  v1::UploadAck& ack = out.rejected.emplace();
   ack.set_batch_seq(batch.batch_seq());
   ack.set_status(v1::UploadAck::STATUS_REJECTED);
   ack.set_error(std::string(RejectReasonName(rejection->reason)) + ": " + rejection->message);
-  return ack;
+  return out;
+}
+
+bool IngestHandler::TakeInFlight(std::size_t bytes) {
+  const bool taken = in_flight_.TryTake(bytes);
+  stats_.in_flight_bytes.Set(static_cast<double>(in_flight_.held()));
+  return taken;
+}
+
+void IngestHandler::GiveInFlight(std::size_t bytes) {
+  in_flight_.Give(bytes);
+  stats_.in_flight_bytes.Set(static_cast<double>(in_flight_.held()));
 }
 
 void IngestHandler::Commit(std::shared_ptr<store::CommitLane> lane, store::OwnedBatch batch,

@@ -10,9 +10,12 @@
 #include <string>
 
 #include "analyzer/ingest/agent_directory.h"
+#include "analyzer/ingest/agent_quota.h"
 #include "analyzer/ingest/batch_validator.h"
+#include "analyzer/ingest/in_flight_budget.h"
 #include "analyzer/ingest/ingest_sink.h"
 #include "analyzer/ingest/ingest_stats.h"
+#include "analyzer/ingest/peer_identity.h"
 #include "analyzer/store/group_committer.h"
 #include "analyzer/store/store.h"
 #include "common/base/clock.h"
@@ -25,9 +28,22 @@ struct IngestOptions {
   // Batches of one stream being committed at once: enough to keep the stream
   // busy across an fsync, few enough to bound memory per agent.
   std::size_t max_in_flight_per_stream = 8;
+  // Memory of batches read and not yet durable: per stream (it stops reading
+  // until its commits drain) and across all streams (a stream that would pass
+  // it ends with RESOURCE_EXHAUSTED). A fleet of 10,000 agents at one batch a
+  // second holds about 100 MB; the Kubernetes limit is 8 GiB.
+  std::size_t max_in_flight_bytes_per_stream = 32 << 20;
+  std::size_t max_in_flight_bytes = std::size_t{1} << 30;
+  QuotaOptions quota;  // bytes per agent id over time (agent_quota.h)
 };
 
-enum class HelloCode { kOk, kFailedPrecondition, kInvalidArgument, kUnavailable };
+enum class HelloCode {
+  kOk,
+  kFailedPrecondition,
+  kInvalidArgument,
+  kUnavailable,
+  kPermissionDenied
+};
 struct HelloOutcome {
   HelloCode code = HelloCode::kOk;
   std::string message;
@@ -39,13 +55,25 @@ class IngestHandler {
   IngestHandler(const Clock& clock, store::Store& store, store::GroupCommitter& committer,
                 IngestStats& stats, IngestSink* sink, IngestOptions options);
 
-  // Unknown schema version: kFailedPrecondition. Records the Hello (its NICs
-  // are what later batches are checked against) and fills the reply.
-  HelloOutcome Hello(const v1::AgentHello& hello, v1::HelloReply& reply);
+  // Unknown schema version: kFailedPrecondition; a host or agent id `peer`
+  // may not speak for: kPermissionDenied; bad names, sizes or NICs:
+  // kInvalidArgument. Records the Hello (its NICs are what later batches are
+  // checked against) and fills the reply.
+  HelloOutcome Hello(const v1::AgentHello& hello, const PeerIdentity& peer, v1::HelloReply& reply);
 
-  // Validates a batch; returns the REJECTED ack (already counted) or nullopt
-  // when it may be committed.
-  std::optional<v1::UploadAck> Screen(const v1::UploadBatch& batch);
+  struct Screened {
+    std::optional<v1::UploadAck> rejected;  // invalid: the REJECTED ack, already counted
+    std::optional<std::string> denied;      // `peer` may not send it: end the stream
+    std::optional<std::string> over_quota;  // its agent is over its byte quota: end the stream
+    bool ok() const { return !rejected && !denied && !over_quota; }
+  };
+  // Checks who sent a batch and validates it. `encoded_bytes` is its wire size.
+  Screened Screen(const v1::UploadBatch& batch, std::size_t encoded_bytes,
+                  const PeerIdentity& peer);
+
+  // The global in-flight byte limit (options().max_in_flight_bytes).
+  bool TakeInFlight(std::size_t bytes);
+  void GiveInFlight(std::size_t bytes);
 
   // Commits a screened batch. `done` runs on the committer thread with the
   // ACCEPTED or DUPLICATE ack, or with nullopt and the error when the store
@@ -64,6 +92,8 @@ class IngestHandler {
   IngestSink* const sink_;
   const IngestOptions options_;
   AgentDirectory agents_;
+  InFlightBudget in_flight_;
+  AgentQuota quota_;
 };
 
 }  // namespace hostmesh::analyzer::ingest

@@ -1,14 +1,45 @@
 #include "analyzer/ingest/ingest_server.h"
 
+#include <grpcpp/security/tls_certificate_provider.h>
+#include <grpcpp/security/tls_credentials_options.h>
+
 #include <limits>
 
 namespace hostmesh::analyzer::ingest {
 
+namespace {
+
+std::shared_ptr<grpc::ServerCredentials> Credentials(const ServerSecurity& security) {
+  if (security.insecure) return grpc::InsecureServerCredentials();
+  // gRPC's file watcher: a rotated certificate, key or CA bundle is used for
+  // new connections within kRefreshSeconds, no restart (cert-manager, SPIRE).
+  auto provider = std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(
+      security.files.key.string(), security.files.cert.string(), security.files.ca.string(),
+      security.refresh_seconds);
+  grpc::experimental::TlsServerCredentialsOptions options(provider);
+  options.watch_root_certs();
+  options.watch_identity_key_cert_pairs();
+  options.set_cert_request_type(GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+  if (!security.crl_dir.empty()) options.set_crl_directory(security.crl_dir);
+  return grpc::experimental::TlsServerCredentials(options);
+}
+
+}  // namespace
+
 std::unique_ptr<IngestServer> IngestServer::Start(IngestHandler& handler,
-                                                  const std::string& address, std::string& error) {
-  std::unique_ptr<IngestServer> server(new IngestServer(handler));
+                                                  const std::string& address,
+                                                  const ServerSecurity& security,
+                                                  std::string& error) {
+  if (!security.insecure) {
+    if (auto why = tls::CheckTlsFiles(security.files)) {
+      error = "TLS: " + *why;
+      return nullptr;
+    }
+  }
+  std::unique_ptr<IngestServer> server(
+      new IngestServer(handler, IdentityPolicy{security.insecure, security.spiffe_trust_domain}));
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &server->port_);
+  builder.AddListeningPort(address, Credentials(security), &server->port_);
   builder.RegisterService(&server->service_);
   // No bandwidth-delay probing: each probe is an HTTP/2 ping that wakes the
   // agent at the other end (its uploader's I/O thread), on every connection

@@ -1,4 +1,5 @@
-// A gRPC server carrying the AgentIngest service on one listening address.
+// A gRPC server carrying the AgentIngest service on one listening address,
+// over mutual TLS unless told to run without it.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
@@ -9,15 +10,32 @@
 
 #include "analyzer/ingest/ingest_handler.h"
 #include "analyzer/ingest/ingest_service.h"
+#include "common/tls/tls_files.h"
 
 namespace hostmesh::analyzer::ingest {
 
+// grpc.tls and grpc.insecure of the analyzer's config.
+struct ServerSecurity {
+  // Plaintext and no client authentication: anyone who reaches the port may
+  // upload as any agent. Only as an explicit opt-in (tests, a lab).
+  bool insecure = false;
+  // The server's certificate and key, and the CA bundle agents' client
+  // certificates must chain to. gRPC re-reads them every kRefreshSeconds.
+  tls::TlsFiles files;
+  std::string spiffe_trust_domain;  // see peer_identity.h
+  // A directory of CRLs (PEM, named by `openssl rehash`): a stolen agent
+  // certificate is refused once its CA's CRL lists it. Empty: none.
+  std::string crl_dir;
+  unsigned refresh_seconds = tls::kRefreshSeconds;
+};
+
 class IngestServer {
  public:
-  // `address` like "0.0.0.0:50051" or "127.0.0.1:0" (any free port). nullptr
-  // with `error` set when it cannot listen. `handler` must outlive the server.
+  // `address` like "10.0.0.5:50051" or "127.0.0.1:0" (any free port). nullptr
+  // with `error` set when the TLS files do not load or it cannot listen.
+  // `handler` must outlive the server.
   static std::unique_ptr<IngestServer> Start(IngestHandler& handler, const std::string& address,
-                                             std::string& error);
+                                             const ServerSecurity& security, std::string& error);
   ~IngestServer();
   IngestServer(const IngestServer&) = delete;
   IngestServer& operator=(const IngestServer&) = delete;
@@ -30,7 +48,8 @@ class IngestServer {
   void Shutdown(std::chrono::nanoseconds grace = std::chrono::nanoseconds::zero());
 
  private:
-  explicit IngestServer(IngestHandler& handler) : service_(handler) {}
+  IngestServer(IngestHandler& handler, IdentityPolicy policy)
+      : service_(handler, std::move(policy)) {}
 
   IngestService service_;
   std::unique_ptr<grpc::Server> server_;

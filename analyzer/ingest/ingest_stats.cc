@@ -7,7 +7,8 @@ namespace hostmesh::analyzer::ingest {
 IngestStats::IngestStats(metrics::Registry& r)
     : hellos(r.AddCounter("hostmesh_ingest_hellos_total", "Agent Hellos answered.")),
       hellos_refused(r.AddCounter("hostmesh_ingest_hellos_refused_total",
-                                  "Agent Hellos refused (unknown schema version, no agent id).")),
+                                  "Agent Hellos refused as invalid (unknown schema version, bad "
+                                  "names, sizes or NICs).")),
       batches_accepted(r.AddCounter("hostmesh_ingest_batches_accepted_total",
                                     "Upload batches made durable and acknowledged.")),
       results_accepted(r.AddCounter("hostmesh_ingest_results_accepted_total",
@@ -36,7 +37,30 @@ IngestStats::IngestStats(metrics::Registry& r)
           r.AddHistogram("hostmesh_ingest_commit_group_batches",
                          "Batches in the synced store write that carried each accepted batch.",
                          metrics::ExponentialBuckets(1, 2, 10))),
-      streams_open(r.AddGauge("hostmesh_ingest_streams_open", "Upload streams open now.")) {
+      streams_open(r.AddGauge("hostmesh_ingest_streams_open", "Upload streams open now.")),
+      hellos_denied(r.AddCounter("hostmesh_ingest_hellos_denied_total",
+                                 "Hellos refused with PERMISSION_DENIED: their host or agent id "
+                                 "is not named by the caller's certificate.")),
+      streams_denied(r.AddCounter("hostmesh_ingest_streams_denied_total",
+                                  "Upload streams ended with PERMISSION_DENIED: a batch for an "
+                                  "agent id the caller's certificate does not name.")),
+      streams_overloaded(r.AddCounter(
+          "hostmesh_ingest_streams_overloaded_total",
+          "Upload streams ended with RESOURCE_EXHAUSTED: the bytes in flight across all streams "
+          "were at grpc.max_in_flight_bytes (agents keep their data and retry).")),
+      streams_over_quota(r.AddCounter(
+          "hostmesh_ingest_streams_over_quota_total",
+          "Upload streams ended with RESOURCE_EXHAUSTED: their agent sent more bytes than its "
+          "quota (grpc.agent_bytes_per_second, grpc.agent_burst_bytes).")),
+      streams_garbage(r.AddCounter("hostmesh_ingest_streams_garbage_total",
+                                   "Upload streams ended with INVALID_ARGUMENT: a message that "
+                                   "does not parse as an UploadBatch.")),
+      in_flight_bytes(r.AddGauge("hostmesh_ingest_in_flight_bytes",
+                                 "Memory held by batches read and not yet durable.")),
+      insecure(r.AddGauge("hostmesh_ingest_insecure",
+                          "1 when agents upload over plaintext gRPC without authentication "
+                          "(grpc.insecure: true): anyone who reaches the port can write "
+                          "verdicts.")) {
   for (std::size_t i = 0; i < kRejectReasonCount; ++i) {
     rejected_by_reason[i] = &batches_rejected.Add(
         {{"reason", std::string(RejectReasonName(static_cast<RejectReason>(i)))}});

@@ -28,6 +28,17 @@ struct IngestStats {
   prometheus::Histogram& store_write_seconds;  // from submit to durable, per batch
   prometheus::Histogram& commit_group_batches;
   prometheus::Gauge& streams_open;
+  // Calls refused for who sent them: a Hello or batch for a host or agent id
+  // the peer's certificate does not name.
+  prometheus::Counter& hellos_denied;
+  prometheus::Counter& streams_denied;
+  // Streams ended early: over the in-flight byte limit, or a message that is
+  // not an UploadBatch.
+  prometheus::Counter& streams_overloaded;
+  prometheus::Counter& streams_over_quota;
+  prometheus::Counter& streams_garbage;
+  prometheus::Gauge& in_flight_bytes;
+  prometheus::Gauge& insecure;  // 1 when ingest runs without TLS (grpc.insecure)
 
   prometheus::Counter& Rejected(RejectReason reason) const {
     return *rejected_by_reason[static_cast<std::size_t>(reason)];

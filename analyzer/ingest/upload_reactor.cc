@@ -1,13 +1,32 @@
 #include "analyzer/ingest/upload_reactor.h"
 
+#include <grpcpp/support/proto_buffer_reader.h>
+
+#include <algorithm>
 #include <utility>
 
 namespace hostmesh::analyzer::ingest {
 
-UploadReactor::UploadReactor(IngestHandler& handler) : handler_(handler) {
+namespace {
+
+// What a batch holds in memory on its arena (about twice its wire size).
+std::size_t MemoryBytes(const v1::UploadBatch& batch, std::size_t wire_bytes) {
+  const google::protobuf::Arena* arena = batch.GetArena();
+  return std::max<std::size_t>(arena != nullptr ? arena->SpaceAllocated() : 0, wire_bytes);
+}
+
+bool Parse(grpc::ByteBuffer& buffer, v1::UploadBatch& batch) {
+  grpc::ProtoBufferReader reader(&buffer);
+  return batch.ParseFromZeroCopyStream(&reader) && reader.status().ok();
+}
+
+}  // namespace
+
+UploadReactor::UploadReactor(IngestHandler& handler, PeerIdentity peer)
+    : handler_(handler), peer_(std::move(peer)) {
   handler_.stats().streams_open.Increment();
   reading_ = true;
-  StartRead(&read_.get());
+  StartRead(&read_buffer_);
 }
 
 void UploadReactor::OnReadDone(bool ok) {
@@ -20,8 +39,37 @@ void UploadReactor::OnReadDone(bool ok) {
     Perform(std::move(actions));
     return;
   }
-  store::OwnedBatch batch = std::exchange(read_, store::OwnedBatch::OnArena());
-  std::optional<v1::UploadAck> rejected = handler_.Screen(batch.get());
+  const std::size_t wire_bytes = read_buffer_.Length();
+  store::OwnedBatch batch = store::OwnedBatch::OnArena();
+  const bool parsed = Parse(read_buffer_, batch.get());
+  read_buffer_.Clear();
+  IngestHandler::Screened screened;
+  std::size_t bytes = 0;  // taken from the in-flight budget
+  bool taken = false;
+  std::optional<grpc::Status> failure;
+  if (!parsed) {
+    handler_.stats().streams_garbage.Increment();
+    failure = grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                           "a message of " + std::to_string(wire_bytes) +
+                               " bytes on the Upload stream is not a hostmesh.v1.UploadBatch");
+  } else {
+    screened = handler_.Screen(batch.get(), wire_bytes, peer_);
+    if (screened.denied) {
+      failure = grpc::Status(grpc::StatusCode::PERMISSION_DENIED, *screened.denied);
+    } else if (screened.over_quota) {
+      failure = grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, *screened.over_quota);
+    } else if (!screened.rejected) {
+      bytes = MemoryBytes(batch.get(), wire_bytes);
+      taken = handler_.TakeInFlight(bytes);
+      if (!taken) {
+        handler_.stats().streams_overloaded.Increment();
+        failure = grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                               "the analyzer holds its limit of batches not yet durable (" +
+                                   std::to_string(handler_.options().max_in_flight_bytes) +
+                                   " bytes); retry after a backoff");
+      }
+    }
+  }
 
   std::unique_lock lock(mu_);
   reading_ = false;
@@ -29,19 +77,26 @@ void UploadReactor::OnReadDone(bool ok) {
   // batch would overtake this one in the committer) nor Finish (it would
   // delete `this` under us): handling_read_ holds both off.
   handling_read_ = true;
+  if (failure) FailLocked(std::move(*failure));
   const std::uint64_t slot = first_slot_ + slots_.size();
-  // After a store failure the stream is ending: later batches are dropped
-  // unacked, and the agent resends them.
-  const bool commit = !rejected && !store_error_;
-  if (rejected || commit) slots_.push_back(Slot{std::move(rejected)});
-  if (commit) ++committing_;
+  // After a failure the stream is ending: later batches are dropped unacked,
+  // and the agent resends them.
+  const bool commit = taken && !failure_;
+  if (screened.rejected || commit) slots_.push_back(Slot{std::move(screened.rejected)});
+  if (commit) {
+    ++committing_;
+    committing_bytes_ += bytes;
+  } else if (taken) {
+    handler_.GiveInFlight(bytes);
+  }
   lock.unlock();
   if (commit) {
     // The callback may even run inline (committer stopped): it cannot Finish.
-    handler_.Commit(lane_, std::move(batch),
-                    [this, slot](std::optional<v1::UploadAck> ack, const std::string& error) {
-                      OnCommitted(slot, std::move(ack), error);
-                    });
+    handler_.Commit(
+        lane_, std::move(batch),
+        [this, slot, bytes](std::optional<v1::UploadAck> ack, const std::string& error) {
+          OnCommitted(slot, bytes, std::move(ack), error);
+        });
   }
   lock.lock();
   handling_read_ = false;
@@ -50,17 +105,23 @@ void UploadReactor::OnReadDone(bool ok) {
   Perform(std::move(actions));
 }
 
-void UploadReactor::OnCommitted(std::uint64_t slot, std::optional<v1::UploadAck> ack,
-                                const std::string& error) {
+void UploadReactor::FailLocked(grpc::Status status) {
+  if (!failure_) failure_ = std::move(status);
+}
+
+void UploadReactor::OnCommitted(std::uint64_t slot, std::size_t bytes,
+                                std::optional<v1::UploadAck> ack, const std::string& error) {
+  handler_.GiveInFlight(bytes);
   std::unique_lock lock(mu_);
   --committing_;
+  committing_bytes_ -= bytes;
   if (ack) {
     // Slots are gone when the stream broke (writes_over_): nobody to tell.
     if (slot >= first_slot_ && slot - first_slot_ < slots_.size()) {
       slots_[slot - first_slot_].ack = std::move(ack);
     }
-  } else if (!store_error_) {
-    store_error_ = error;
+  } else {
+    FailLocked(grpc::Status(grpc::StatusCode::UNAVAILABLE, error));
   }
   Actions actions = NextLocked();
   lock.unlock();
@@ -88,16 +149,18 @@ UploadReactor::Actions UploadReactor::NextLocked() {
     first_slot_ += slots_.size();
     slots_.clear();  // nobody left to tell
   } else if (!writing_ && !slots_.empty() && slots_.front().ack) {
-    // After a store failure only the acks decided before it go out: the failed
-    // batch never gets one, so it blocks the ones behind it, as it should.
+    // After a failure only the acks decided before it go out: a batch that
+    // failed to commit never gets one, so it blocks the ones behind it.
     actions.write = std::move(*slots_.front().ack);
     slots_.pop_front();
     ++first_slot_;
     writing_ = true;
   }
-  const bool broken = writes_over_ || store_error_.has_value();
+  const bool broken = writes_over_ || failure_.has_value();
+  const IngestOptions& options = handler_.options();
   if (!broken && !reads_over_ && !reading_ && !handling_read_ &&
-      slots_.size() < handler_.options().max_in_flight_per_stream) {
+      slots_.size() < options.max_in_flight_per_stream &&
+      committing_bytes_ < options.max_in_flight_bytes_per_stream) {
     reading_ = true;
     actions.read = true;
   }
@@ -106,16 +169,18 @@ UploadReactor::Actions UploadReactor::NextLocked() {
   const bool drained = slots_.empty() || (broken && !slots_.front().ack);
   if ((reads_over_ || broken) && !handling_read_ && !writing_ && committing_ == 0 && drained) {
     finished_ = true;
-    actions.finish = store_error_ ? grpc::Status(grpc::StatusCode::UNAVAILABLE, *store_error_)
-                                  : grpc::Status::OK;
+    actions.finish = failure_ ? *failure_ : grpc::Status::OK;
   }
   return actions;
 }
 
 void UploadReactor::Perform(Actions actions) {
-  if (actions.read) StartRead(&read_.get());
+  if (actions.read) StartRead(&read_buffer_);
   if (actions.write) {
-    write_buffer_ = std::move(*actions.write);
+    write_buffer_.Clear();
+    bool own_buffer = false;
+    grpc::SerializationTraits<v1::UploadAck>::Serialize(*actions.write, &write_buffer_,
+                                                        &own_buffer);
     StartWrite(&write_buffer_);
   }
   if (actions.finish) Finish(*actions.finish);  // the last touch of `this`

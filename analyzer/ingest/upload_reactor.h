@@ -1,6 +1,13 @@
 // One Upload stream. Reads run ahead of the store by up to
-// max_in_flight_per_stream batches; acks go out in the order the batches came
-// in (a rejected batch waits behind the ones still committing).
+// max_in_flight_per_stream batches (and max_in_flight_bytes_per_stream); acks
+// go out in the order the batches came in (a rejected batch waits behind the
+// ones still committing).
+//
+// Messages arrive as raw bytes and are parsed here: a message that is not an
+// UploadBatch ends the stream with INVALID_ARGUMENT (gRPC's own parser would
+// make it look like the agent's half-close), a batch the peer may not send
+// with PERMISSION_DENIED, and one past the global in-flight limit with
+// RESOURCE_EXHAUSTED; the acks already decided go out first.
 //
 // Batches are queued for commit in the order read (the next read starts only
 // after the last batch is queued), so a stream's batches become durable in
@@ -23,13 +30,14 @@
 #include <string>
 
 #include "analyzer/ingest/ingest_handler.h"
+#include "analyzer/ingest/peer_identity.h"
 #include "hostmesh/v1/ingest.grpc.pb.h"
 
 namespace hostmesh::analyzer::ingest {
 
-class UploadReactor final : public grpc::ServerBidiReactor<v1::UploadBatch, v1::UploadAck> {
+class UploadReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
-  explicit UploadReactor(IngestHandler& handler);
+  UploadReactor(IngestHandler& handler, PeerIdentity peer);
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
@@ -47,25 +55,30 @@ class UploadReactor final : public grpc::ServerBidiReactor<v1::UploadBatch, v1::
     std::optional<grpc::Status> finish;
   };
 
-  void OnCommitted(std::uint64_t slot, std::optional<v1::UploadAck> ack, const std::string& error);
+  void OnCommitted(std::uint64_t slot, std::size_t bytes, std::optional<v1::UploadAck> ack,
+                   const std::string& error);
+  // Ends the stream after what is decided: no more reads, then Finish(status).
+  void FailLocked(grpc::Status status);
   Actions NextLocked();
   void Perform(Actions actions);
 
   IngestHandler& handler_;
+  const PeerIdentity peer_;
   const std::shared_ptr<store::CommitLane> lane_ = std::make_shared<store::CommitLane>();
-  store::OwnedBatch read_ = store::OwnedBatch::OnArena();  // the read in progress (owned_batch.h)
-  v1::UploadAck write_buffer_;                             // owned by the write in progress
+  grpc::ByteBuffer read_buffer_;   // owned by the read in progress
+  grpc::ByteBuffer write_buffer_;  // owned by the write in progress
 
   std::mutex mu_;
   std::deque<Slot> slots_;
   std::uint64_t first_slot_ = 0;  // number of slots_.front()
   std::size_t committing_ = 0;
+  std::size_t committing_bytes_ = 0;
   bool reading_ = false;        // a read is outstanding in gRPC
   bool handling_read_ = false;  // OnReadDone is queueing a batch
   bool writing_ = false;
-  bool reads_over_ = false;   // the agent half-closed, or the stream broke
-  bool writes_over_ = false;  // a write failed: the stream is gone
-  std::optional<std::string> store_error_;
+  bool reads_over_ = false;              // the agent half-closed, or the stream broke
+  bool writes_over_ = false;             // a write failed: the stream is gone
+  std::optional<grpc::Status> failure_;  // why the stream ends early
   bool finished_ = false;
 };
 

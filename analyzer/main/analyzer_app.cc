@@ -11,6 +11,7 @@
 #include "analyzer/state/learned_fabric_codec.h"
 #include "common/base/logging.h"
 #include "common/http/metrics_endpoint.h"
+#include "common/tls/cert_expiry_metrics.h"
 #include "topology/inventory_loader.h"
 
 namespace hostmesh::analyzer::app {
@@ -68,6 +69,9 @@ bool AnalyzerApp::Start(std::string* error) {
   ingest_options.analyzer_version = "hostmesh-analyzer " + options_.version;
   // Older than raw retention: it would be deleted on arrival.
   ingest_options.limits.max_age = config_.raw_retention;
+  ingest_options.max_in_flight_bytes = config_.grpc_max_in_flight_bytes;
+  ingest_options.quota.bytes_per_second = static_cast<double>(config_.grpc_agent_bytes_per_second);
+  ingest_options.quota.burst_bytes = static_cast<double>(config_.grpc_agent_burst_bytes);
   handler_ = std::make_unique<ingest::IngestHandler>(clock_, *store_, *committer_, *ingest_stats_,
                                                      feed_.get(), ingest_options);
   RegisterAnalyzerMetrics(registry_, snapshots_, clock_);
@@ -91,15 +95,31 @@ bool AnalyzerApp::Start(std::string* error) {
     *error = "http: " + http_error;
     return false;
   }
+  ingest::ServerSecurity security;
+  security.insecure = config_.grpc_insecure;
+  security.files = config_.grpc_tls;
+  security.spiffe_trust_domain = config_.spiffe_trust_domain;
+  security.crl_dir = config_.grpc_crl_dir;
+  ingest_stats_->insecure.Set(security.insecure ? 1 : 0);
+  if (security.insecure) {
+    log->warn(
+        "grpc.insecure: agents upload over plaintext gRPC without authentication; anyone who "
+        "reaches {} can upload as any agent and write verdicts",
+        config_.grpc_listen.ToString());
+  } else {
+    tls::RegisterCertificateExpiry(registry_, security.files);
+  }
   std::string grpc_error;
-  grpc_ = ingest::IngestServer::Start(*handler_, config_.grpc_listen.ToString(), grpc_error);
+  grpc_ =
+      ingest::IngestServer::Start(*handler_, config_.grpc_listen.ToString(), security, grpc_error);
   if (!grpc_) {
     *error = "grpc " + config_.grpc_listen.ToString() + ": " + grpc_error;
     return false;
   }
   next_retention_ = clock_.MonotonicNow() + options_.retention_period;
-  log->info("listening: gRPC {} HTTP {}; data {}; window {} s grace {} s", grpc_->port(),
-            http_->endpoints().front().ToString(), config_.data_dir.string(),
+  log->info("listening: gRPC {} ({}) HTTP {}; data {}; window {} s grace {} s", grpc_->port(),
+            security.insecure ? "plaintext" : "mutual TLS", http_->endpoints().front().ToString(),
+            config_.data_dir.string(),
             std::chrono::duration<double>(config_.analysis.window).count(),
             std::chrono::duration<double>(config_.analysis.grace).count());
   return true;
@@ -226,7 +246,8 @@ void AnalyzerApp::Publish(std::shared_ptr<const analysis::WindowReport> latest) 
     snapshot->feed_events.insert(snapshot->feed_events.end(),
                                  {{"trace_refused_by_learner", learner.refused},
                                   {"learned_switches_merged", learner.merges},
-                                  {"learned_merge_refused", learner.merges_refused}});
+                                  {"learned_merge_refused", learner.merges_refused},
+                                  {"trace_refused_learned_fabric_full", learner.refused_full}});
   }
   const std::int64_t keep_after =
       (clock_.RealtimeNow() - options_.resolved_visible).time_since_epoch().count();

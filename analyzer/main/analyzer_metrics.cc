@@ -2,11 +2,13 @@
 
 #include <array>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "analyzer/api/render.h"
 #include "analyzer/diagnosis/diagnose.h"
+#include "common/base/logging.h"
 #include "common/base/proc_stats.h"
 
 namespace hostmesh::analyzer::app {
@@ -230,6 +232,24 @@ void RegisterAnalyzerMetrics(metrics::Registry& registry, const api::SnapshotHol
         const auto now = clock.RealtimeNow().time_since_epoch().count();
         out.push_back({{}, static_cast<double>(now - s->report->end_ns) / 1e9});
         return out;
+      });
+  registry.AddCallbackCounter(
+      "hostmesh_analyzer_series_conflicts_total",
+      "Series left out of /metrics because another had the same labels (two agents reporting "
+      "one host name, say).",
+      [&registry, &clock, warned = std::make_shared<std::pair<std::uint64_t, MonoTime>>()] {
+        const std::uint64_t n = registry.series_conflicts();
+        const MonoTime now = clock.MonotonicNow();
+        if (n != warned->first &&
+            (warned->first == 0 || now - warned->second >= std::chrono::minutes{10})) {
+          GetLogger("analyzer")
+              ->warn(
+                  "/metrics left out {} series that repeated another's labels (two agents with "
+                  "one host name?); see /api/v1/rnics",
+                  n - warned->first);
+          *warned = {n, now};
+        }
+        return static_cast<double>(n);
       });
   registry.AddCallbackGauge(
       "hostmesh_analyzer_agents_known", "Agents seen since start.",

@@ -20,6 +20,7 @@
 #include "common/config/load_for_main.h"
 #include "common/config/value_parsers.h"
 #include "common/metrics/registry.h"
+#include "common/tls/tls_files.h"
 
 #ifndef HOSTMESH_VERSION
 #define HOSTMESH_VERSION "unknown"
@@ -59,8 +60,18 @@ int main(int argc, char** argv) {
               << config.http_listen.ToString() << ", data_dir " << config.data_dir.string()
               << ", window " << config::FormatDuration(config.analysis.window) << ", grace "
               << config::FormatDuration(config.analysis.grace) << ", inventory "
-              << (config.inventory.empty() ? "none" : config.inventory.string()) << "\n";
+              << (config.inventory.empty() ? "none" : config.inventory.string()) << ", ingest "
+              << (config.grpc_insecure ? "plaintext (insecure)" : "mutual TLS") << "\n";
     return 0;
+  }
+  if (!config.grpc_insecure) {
+    // Checked at start, not by --check-config (which checks the file, often
+    // where the secrets are not, as in CI): a certificate that does not load
+    // is a config error all the same, exit 2 and no restart loop.
+    if (auto why = tls::CheckTlsFiles(config.grpc_tls)) {
+      std::cerr << config_path << ": grpc.tls: " << *why << "\n";
+      return 2;
+    }
   }
   InitLogging(config.log_level);
   if (audit_store) return analyzer::app::AuditStore(config, std::cout, std::cerr);

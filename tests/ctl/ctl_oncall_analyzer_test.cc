@@ -63,6 +63,7 @@ TEST(OncallAgainstAnalyzer, NicDownShowsInRnicsStatusHealthyUnreachableExitsThre
   analyzer::testing::TempDir data;
   analyzer::AnalyzerConfig config;
   config.grpc_listen = {"127.0.0.1", 0};
+  config.grpc_insecure = true;  // ingest's TLS is tls_ingest_test's
   config.http_listen = {"127.0.0.1", 0};
   config.data_dir = data.path() / "data";
   config.analysis.window = 2s;

@@ -5,9 +5,11 @@
 // going away; another one on the same data dir is its restart.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "analyzer/ingest/ingest_handler.h"
@@ -18,6 +20,18 @@
 #include "common/metrics/registry.h"
 
 namespace hostmesh::analyzer::testing {
+
+// Polls `condition` in real time until it holds or `timeout` passes.
+template <typename Condition>
+bool Eventually(Condition condition, std::chrono::milliseconds timeout = std::chrono::seconds{20}) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    // A polling interval, not a wait for an outcome.
+    std::this_thread::sleep_for(std::chrono::milliseconds{1});
+  }
+  return true;
+}
 
 class RecordingSink final : public ingest::IngestSink {
  public:
@@ -44,8 +58,11 @@ class RecordingSink final : public ingest::IngestSink {
 class AnalyzerUnderTest {
  public:
   // `address` "127.0.0.1:0" or a fixed port; ok() tells whether it started.
+  // Plaintext unless `security` says otherwise: these tests are about ingest,
+  // tls_ingest_test.cc about its perimeter.
   AnalyzerUnderTest(const Clock& clock, const std::filesystem::path& data_dir,
-                    const std::string& address, ingest::IngestOptions options = {})
+                    const std::string& address, ingest::IngestOptions options = {},
+                    ingest::ServerSecurity security = {.insecure = true})
       : stats_(registry_) {
     std::string error;
     store::StoreOptions store_options;
@@ -58,7 +75,7 @@ class AnalyzerUnderTest {
     committer_ = std::make_unique<store::GroupCommitter>(clock, *store_);
     handler_ = std::make_unique<ingest::IngestHandler>(clock, *store_, *committer_, stats_, &sink_,
                                                        std::move(options));
-    server_ = ingest::IngestServer::Start(*handler_, address, error);
+    server_ = ingest::IngestServer::Start(*handler_, address, security, error);
     if (!server_) ADD_FAILURE() << error;
   }
   ~AnalyzerUnderTest() { Kill(); }

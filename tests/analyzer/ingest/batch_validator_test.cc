@@ -35,6 +35,25 @@ v1::NicTelemetry Telemetry(std::uint32_t nic) {
   return t;
 }
 
+// A good path report of the agent's NICs 0 -> 1, two hops, the second silent.
+v1::PathReport Path() {
+  v1::PathReport p;
+  p.set_time_ns((kNow - 1s).time_since_epoch().count());
+  p.set_src_nic(0);
+  p.set_dst_nic(1);
+  p.set_src_ip("198.18.0.1");
+  p.set_dst_ip("198.18.0.5");
+  p.set_src_port(49152);
+  p.set_dst_port(4791);
+  p.set_protocol(17);
+  v1::Hop* hop = p.add_hops();
+  hop->set_ttl(1);
+  hop->set_address("198.19.0.1");
+  hop->set_rtt_ns(20'000);
+  p.add_hops()->set_ttl(2);
+  return p;
+}
+
 TEST(batch_validator, AGoodBatchPasses) {
   const AgentNics nics(MakeHello("h1", 7));
   v1::UploadBatch batch = MakeBatch("h1", 7, 1, 100, kNow - 2s);
@@ -42,6 +61,14 @@ TEST(batch_validator, AGoodBatchPasses) {
   batch.mutable_results(1)->set_send_failed(true);  // a probe its NIC could not send
   EXPECT_FALSE(ValidateBatch(batch, batch.ByteSizeLong(), &nics, kNow, {}));
   *batch.add_telemetry() = Telemetry(3);
+  EXPECT_FALSE(ValidateBatch(batch, batch.ByteSizeLong(), &nics, kNow, {}));
+  *batch.add_paths() = Path();
+  batch.mutable_paths(0)->set_dst_ip("fd00::5");  // IPv6 fabrics too
+  EXPECT_FALSE(ValidateBatch(batch, batch.ByteSizeLong(), &nics, kNow, {}));
+  // Hardware stamps of two NICs may disagree by their stated error bound.
+  v1::ProbeResult& r = *batch.mutable_results(7);
+  r.set_timestamp_error_ns(3'000'000);
+  r.set_nic_recv_ns(r.nic_send_ns() - 3'500'000);
   EXPECT_FALSE(ValidateBatch(batch, batch.ByteSizeLong(), &nics, kNow, {}));
 }
 
@@ -130,6 +157,82 @@ TEST(batch_validator, EachBadBatchIsRejectedWithItsReason) {
          b.mutable_results(4)->set_timeout(true);
        },
        false, 0, RejectReason::kBadResult, "result 4: timeout and send_failed"},
+      // Once truncated into another agent's store key.
+      {"agent id over the limit", [](v1::UploadBatch& b) { b.set_agent_id(std::string(300, 'a')); },
+       false, 0, RejectReason::kBadAgentId, "agent_id must be at most 253 characters"},
+      {"agent id with a newline", [](v1::UploadBatch& b) { b.set_agent_id("h1\nh2"); }, false, 0,
+       RejectReason::kBadAgentId, "agent_id must be printable ASCII"},
+      {"receive before send",
+       [](v1::UploadBatch& b) {
+         v1::ProbeResult& r = *b.mutable_results(2);
+         r.set_nic_recv_ns(r.nic_send_ns() - 2'000'000);
+       },
+       false, 0, RejectReason::kBadResult, "result 2: nic_recv_ns is before nic_send_ns"},
+      {"application receive before its send",
+       [](v1::UploadBatch& b) {
+         v1::ProbeResult& r = *b.mutable_results(2);
+         r.set_app_recv_ns(r.app_send_ns() - 5'000'000);
+       },
+       false, 0, RejectReason::kBadResult, "result 2: app_recv_ns is before app_send_ns"},
+      // Once reached signed overflow in the window accumulator.
+      {"int64-extreme stamp",
+       [](v1::UploadBatch& b) { b.mutable_results(1)->set_nic_recv_ns(INT64_MAX); }, false, 0,
+       RejectReason::kBadResult, "result 1: nic_recv_ns 9223372036854775807 is more than 600 s"},
+      {"int64-extreme negative stamp",
+       [](v1::UploadBatch& b) { b.mutable_results(1)->set_app_send_ns(INT64_MIN); }, false, 0,
+       RejectReason::kBadResult, "result 1: app_send_ns"},
+      {"negative clock error",
+       [](v1::UploadBatch& b) { b.mutable_results(3)->set_timestamp_error_ns(-1); }, false, 0,
+       RejectReason::kBadResult, "result 3: timestamp_error_ns -1"},
+      {"port beyond 16 bits", [](v1::UploadBatch& b) { b.mutable_results(3)->set_src_port(70000); },
+       false, 0, RejectReason::kBadResult, "result 3: src_port"},
+      {"path source that is no address",
+       [](v1::UploadBatch& b) {
+         *b.add_paths() = Path();
+         b.mutable_paths(0)->set_src_ip("198.18.0.1; drop");
+       },
+       false, 0, RejectReason::kBadPath, "path report 0: src_ip"},
+      {"hop that is no address",
+       [](v1::UploadBatch& b) {
+         *b.add_paths() = Path();
+         b.mutable_paths(0)->mutable_hops(1)->set_address("spine-1");
+       },
+       false, 0, RejectReason::kBadPath, "path report 0: hops[1].address"},
+      {"more hops than TTLs",
+       [](v1::UploadBatch& b) {
+         *b.add_paths() = Path();
+         for (int i = 0; i < 300; ++i) b.mutable_paths(0)->add_hops();
+       },
+       false, 0, RejectReason::kBadPath, "holds 302 hops (limit 255)"},
+      {"negative round trip",
+       [](v1::UploadBatch& b) {
+         *b.add_paths() = Path();
+         b.mutable_paths(0)->mutable_hops(0)->set_rtt_ns(-5);
+       },
+       false, 0, RejectReason::kBadPath, "hops[0].rtt_ns -5"},
+      {"telemetry over two days",
+       [](v1::UploadBatch& b) {
+         v1::NicTelemetry t = Telemetry(1);
+         t.set_start_ns(t.end_ns() - 48 * 3600 * 1'000'000'000LL);
+         *b.add_telemetry() = t;
+       },
+       false, 0, RejectReason::kBadTelemetry, "more than a day before end_ns"},
+      {"telemetry starting at int64 min",
+       [](v1::UploadBatch& b) {
+         v1::NicTelemetry t = Telemetry(1);
+         t.set_start_ns(INT64_MIN);
+         *b.add_telemetry() = t;
+       },
+       false, 0, RejectReason::kBadTelemetry, "telemetry 0: start_ns"},
+      {"pause priority 9",
+       [](v1::UploadBatch& b) {
+         v1::NicTelemetry t = Telemetry(1);
+         v1::CounterDelta* d = t.add_deltas();
+         d->set_counter(v1::NIC_COUNTER_RX_PAUSE);
+         d->set_priority(9);
+         *b.add_telemetry() = t;
+       },
+       false, 0, RejectReason::kBadTelemetry, "deltas[0].priority"},
   };
   const AgentNics nics(MakeHello("h1", 7));
   for (const Case& c : cases) {
@@ -145,14 +248,49 @@ TEST(batch_validator, EachBadBatchIsRejectedWithItsReason) {
   }
 }
 
+// Moves a result in time, its four stamps with it.
+void SendAt(v1::ProbeResult& r, WallTime t) {
+  const std::int64_t shift = t.time_since_epoch().count() - r.send_time_ns();
+  r.set_send_time_ns(r.send_time_ns() + shift);
+  r.set_app_send_ns(r.app_send_ns() + shift);
+  r.set_nic_send_ns(r.nic_send_ns() + shift);
+  r.set_nic_recv_ns(r.nic_recv_ns() + shift);
+  r.set_app_recv_ns(r.app_recv_ns() + shift);
+}
+
 TEST(batch_validator, TimeLimitsAreInclusive) {
   const AgentNics nics(MakeHello("h1", 7));
   v1::UploadBatch batch = MakeBatch("h1", 7, 1, 1, kNow);
   ValidationLimits limits;
-  batch.mutable_results(0)->set_send_time_ns((kNow + limits.max_future).time_since_epoch().count());
+  SendAt(*batch.mutable_results(0), kNow + limits.max_future);
   EXPECT_FALSE(ValidateBatch(batch, 0, &nics, kNow, limits));
-  batch.mutable_results(0)->set_send_time_ns((kNow - limits.max_age).time_since_epoch().count());
+  SendAt(*batch.mutable_results(0), kNow - limits.max_age);
   EXPECT_FALSE(ValidateBatch(batch, 0, &nics, kNow, limits));
+}
+
+TEST(batch_validator, HellosAreBoundedNamedAndTheirNicsUnique) {
+  const ValidationLimits limits;
+  const auto check = [&](const v1::AgentHello& h) {
+    return ValidateHello(h, h.ByteSizeLong(), limits).value_or("");
+  };
+  EXPECT_EQ(check(MakeHello("h1", 7)), "");
+  v1::AgentHello h = MakeHello("h1", 7);
+  h.set_host(std::string(10'000, 'x'));  // 100 KB host names were once accepted
+  EXPECT_NE(check(h).find("host must be at most 253 characters"), std::string::npos) << check(h);
+  h = MakeHello("h1", 7);
+  h.set_host("");
+  EXPECT_NE(check(h).find("host must not be empty"), std::string::npos);
+  h = MakeHello("h1", 7);
+  h.mutable_nics(2)->set_id(0);
+  EXPECT_NE(check(h).find("nics[2].id 0 is listed twice"), std::string::npos);
+  h = MakeHello("h1", 7);
+  h.mutable_nics(1)->set_ip("not an ip");
+  EXPECT_NE(check(h).find("nics[1].ip"), std::string::npos);
+  h = MakeHello("h1", 7, 300);
+  EXPECT_NE(check(h).find("300 NICs (limit 256)"), std::string::npos);
+  h = MakeHello("h1", 7);
+  EXPECT_NE(ValidateHello(h, 17 << 20, limits).value_or("").find("bytes (limit 65536)"),
+            std::string::npos);  // a 17 MB Hello was once accepted
 }
 
 TEST(batch_validator, NicIdsAboveSixtyFourAreKnownToo) {

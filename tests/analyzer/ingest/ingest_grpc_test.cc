@@ -16,20 +16,11 @@ namespace hostmesh::analyzer::ingest {
 namespace {
 
 using analyzer::testing::AnalyzerUnderTest;
+using analyzer::testing::Eventually;
 using analyzer::testing::MakeBatch;
 using analyzer::testing::MakeHello;
 using analyzer::testing::TempDir;
 using namespace std::chrono_literals;
-
-template <typename Condition>
-bool Eventually(Condition condition, std::chrono::milliseconds timeout = 20s) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(1ms);  // polling interval, not a wait for an outcome
-  }
-  return true;
-}
 
 std::unique_ptr<v1::AgentIngest::Stub> Connect(const std::string& address) {
   return v1::AgentIngest::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
@@ -114,6 +105,7 @@ const std::string kAgent = "h003";
 agent::upload::UploaderOptions UploaderOptionsFor(const std::string& address) {
   agent::upload::UploaderOptions options;
   options.analyzer_address = address;
+  options.security.insecure = true;
   options.engine.upload.batch_max_results = 20;
   options.engine.upload.batch_max_age = 20ms;
   options.engine.upload.backoff_initial = 10ms;

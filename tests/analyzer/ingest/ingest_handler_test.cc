@@ -35,7 +35,10 @@ class IngestHandlerTest : public ::testing::Test {
 
   // Screens, and commits what passes; waits for the committer's answer.
   v1::UploadAck Ingest(const v1::UploadBatch& batch) {
-    if (auto rejected = handler_->Screen(batch)) return *rejected;
+    if (auto rejected =
+            handler_->Screen(batch, batch.ByteSizeLong(), PeerIdentity::Anyone()).rejected) {
+      return *rejected;
+    }
     std::promise<v1::UploadAck> answer;
     handler_->Commit(nullptr, batch,
                      [&](std::optional<v1::UploadAck> ack, const std::string& error) {
@@ -47,7 +50,8 @@ class IngestHandlerTest : public ::testing::Test {
 
   void SayHello(const std::string& agent, std::uint64_t boot) {
     v1::HelloReply reply;
-    ASSERT_EQ(handler_->Hello(MakeHello(agent, boot), reply).code, HelloCode::kOk);
+    ASSERT_EQ(handler_->Hello(MakeHello(agent, boot), PeerIdentity::Anyone(), reply).code,
+              HelloCode::kOk);
   }
 
   WallTime Now() const { return clock_.RealtimeNow(); }
@@ -66,7 +70,7 @@ TEST_F(IngestHandlerTest, HelloWithAnUnknownSchemaVersionIsAFailedPrecondition) 
   v1::AgentHello hello = MakeHello("h1", 7);
   hello.set_schema_version(v1::SchemaVersion(2));
   v1::HelloReply reply;
-  const HelloOutcome outcome = handler_->Hello(hello, reply);
+  const HelloOutcome outcome = handler_->Hello(hello, PeerIdentity::Anyone(), reply);
   EXPECT_EQ(outcome.code, HelloCode::kFailedPrecondition);
   EXPECT_NE(outcome.message.find("schema version 2"), std::string::npos) << outcome.message;
   EXPECT_EQ(stats_.hellos_refused.Value(), 1u);
@@ -75,7 +79,8 @@ TEST_F(IngestHandlerTest, HelloWithAnUnknownSchemaVersionIsAFailedPrecondition) 
 
 TEST_F(IngestHandlerTest, HelloWithoutAgentIdIsInvalid) {
   v1::HelloReply reply;
-  EXPECT_EQ(handler_->Hello(MakeHello("", 7), reply).code, HelloCode::kInvalidArgument);
+  EXPECT_EQ(handler_->Hello(MakeHello("", 7), PeerIdentity::Anyone(), reply).code,
+            HelloCode::kInvalidArgument);
 }
 
 TEST_F(IngestHandlerTest, HelloReportsTheLastDurableBatchOfThatBoot) {
@@ -84,10 +89,12 @@ TEST_F(IngestHandlerTest, HelloReportsTheLastDurableBatchOfThatBoot) {
     ASSERT_EQ(Ingest(MakeBatch("h1", 7, seq, 10, Now())).status(), v1::UploadAck::STATUS_ACCEPTED);
   }
   v1::HelloReply reply;
-  ASSERT_EQ(handler_->Hello(MakeHello("h1", 7), reply).code, HelloCode::kOk);
+  ASSERT_EQ(handler_->Hello(MakeHello("h1", 7), PeerIdentity::Anyone(), reply).code,
+            HelloCode::kOk);
   EXPECT_EQ(reply.last_durable_batch_seq(), 3u);
   EXPECT_EQ(reply.schema_version(), v1::SCHEMA_VERSION_1);
-  ASSERT_EQ(handler_->Hello(MakeHello("h1", 8), reply).code, HelloCode::kOk);
+  ASSERT_EQ(handler_->Hello(MakeHello("h1", 8), PeerIdentity::Anyone(), reply).code,
+            HelloCode::kOk);
   EXPECT_EQ(reply.last_durable_batch_seq(), 0u) << "a new boot starts from nothing";
 }
 
@@ -145,7 +152,8 @@ TEST_F(IngestHandlerTest, AHelloBeforeARestartIsStillKnown) {
   SayHello("h1", 7);
   // A second handler over the same store: the analyzer restarted.
   IngestHandler restarted(clock_, *store_, *committer_, stats_, nullptr, IngestOptions{});
-  EXPECT_FALSE(restarted.Screen(MakeBatch("h1", 7, 1, 10, Now())));
+  const v1::UploadBatch batch = MakeBatch("h1", 7, 1, 10, Now());
+  EXPECT_TRUE(restarted.Screen(batch, batch.ByteSizeLong(), PeerIdentity::Anyone()).ok());
 }
 
 TEST_F(IngestHandlerTest, RejectionsAreCountedByReasonAndGoodBatchesStillPass) {

@@ -60,6 +60,7 @@ TEST(AnalyzerApp, OneNicTimingOutIsReportedDownAndMetricsPassPromtool) {
   analyzer::testing::TempDir dir;
   AnalyzerConfig config;
   config.grpc_listen = {"127.0.0.1", 0};
+  config.grpc_insecure = true;  // ingest's TLS is tls_ingest_test's
   config.http_listen = {"127.0.0.1", 0};
   config.data_dir = dir.path() / "data";
   config.analysis.window = 2s;
@@ -195,6 +196,7 @@ TEST(AnalyzerApp, UploadedNicTelemetryIsServedPerNicWithTheHellosNames) {
   analyzer::testing::TempDir dir;
   AnalyzerConfig config;
   config.grpc_listen = {"127.0.0.1", 0};
+  config.grpc_insecure = true;  // ingest's TLS is tls_ingest_test's
   config.http_listen = {"127.0.0.1", 0};
   config.data_dir = dir.path() / "data";
   SystemClock clock;

@@ -206,5 +206,39 @@ TEST(AnalyzerConfig, PathTtlOutlivesTheWindow) {
   }
 }
 
+// Ingest is mutual TLS unless the file opts out in so many words (DESIGN 7).
+TEST(AnalyzerConfig, IngestIsMutualTlsUnlessInsecureIsSaid) {
+  const AnalyzerConfig packaged = ParseAnalyzerConfig("{}", "a.yaml");
+  EXPECT_FALSE(packaged.grpc_insecure);
+  EXPECT_EQ(packaged.grpc_tls.cert, "/etc/hostmesh/tls/analyzer.crt");
+  EXPECT_EQ(packaged.grpc_tls.key, "/etc/hostmesh/tls/analyzer.key");
+  EXPECT_EQ(packaged.grpc_tls.ca, "/etc/hostmesh/tls/ca.crt");
+  EXPECT_EQ(packaged.grpc_max_in_flight_bytes, std::uint64_t{1} << 30);
+
+  const AnalyzerConfig c = ParseAnalyzerConfig(R"(grpc:
+  listen: 10.0.0.5:50051
+  tls: {cert: /s/a.crt, key: /s/a.key, client_ca: /s/ca.crt, spiffe_trust_domain: gpu.example}
+  max_in_flight_bytes: 256MiB
+  agent_bytes_per_second: 2MiB
+  agent_burst_bytes: 1GiB
+)",
+                                               "a.yaml");
+  EXPECT_EQ(c.grpc_tls.cert, "/s/a.crt");
+  EXPECT_EQ(c.grpc_tls.key, "/s/a.key");
+  EXPECT_EQ(c.grpc_tls.ca, "/s/ca.crt");
+  EXPECT_EQ(c.spiffe_trust_domain, "gpu.example");
+  EXPECT_EQ(c.grpc_max_in_flight_bytes, std::uint64_t{256} << 20);
+  EXPECT_EQ(c.grpc_agent_bytes_per_second, std::uint64_t{2} << 20);
+  EXPECT_EQ(c.grpc_agent_burst_bytes, std::uint64_t{1} << 30);
+  EXPECT_TRUE(ParseAnalyzerConfig("grpc: {insecure: true}\n", "a.yaml").grpc_insecure);
+  try {
+    ParseAnalyzerConfig("grpc: {insecure: true, tls: {cert: /a}}\n", "a.yaml");
+    ADD_FAILURE() << "insecure with a tls block was accepted";
+  } catch (const config::ConfigError& e) {
+    ASSERT_EQ(e.issues().size(), 1u);
+    EXPECT_EQ(e.issues()[0].path, "grpc.insecure");
+  }
+}
+
 }  // namespace
 }  // namespace hostmesh::analyzer

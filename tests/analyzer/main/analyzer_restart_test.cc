@@ -30,6 +30,7 @@ class AnalyzerRestartTest : public ::testing::Test {
  protected:
   AnalyzerRestartTest() {
     config_.grpc_listen = {"127.0.0.1", 0};
+    config_.grpc_insecure = true;  // ingest's TLS is tls_ingest_test's
     config_.http_listen = {"127.0.0.1", 0};
     config_.data_dir = dir_.path() / "data";
     config_.analysis.window = 2s;

@@ -87,6 +87,7 @@ class RunningApp {
                                const std::filesystem::path& inventory) {
     AnalyzerConfig config;
     config.grpc_listen = {"127.0.0.1", 0};
+    config.grpc_insecure = true;  // ingest's TLS is tls_ingest_test's
     config.http_listen = {"127.0.0.1", 0};
     config.data_dir = data_dir;
     config.inventory = inventory;

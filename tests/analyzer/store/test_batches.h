@@ -22,6 +22,7 @@ inline v1::AgentHello MakeHello(const std::string& agent, std::uint64_t boot,
     nic->set_id(i);
     nic->set_name("nic" + std::to_string(i));
     nic->set_rail(i);
+    nic->set_ip("10.0." + std::to_string(i / 250) + "." + std::to_string(i % 250 + 1));
   }
   return hello;
 }
