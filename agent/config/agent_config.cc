@@ -5,6 +5,7 @@
 #include <optional>
 #include <utility>
 
+#include "common/base/names.h"
 #include "common/config/map_reader.h"
 #include "common/config/yaml_loader.h"
 
@@ -36,21 +37,12 @@ constexpr std::array<EnumName<LogLevel>, 7> kLogLevelNames = {{
 // Linux limits: IFNAMSIZ - 1 for interface names, IBV_SYSFS_NAME_MAX - 1 for RDMA devices.
 constexpr size_t kMaxNetdevName = 15;
 constexpr size_t kMaxRdmaDeviceName = 63;
-constexpr size_t kMaxName = 253;
+constexpr size_t kMaxName = kMaxNameBytes;
 
-// Names end up in metric labels, file names and wire messages: no spaces, no
-// control characters, bounded length.
+// Names end up in metric labels, file names and wire messages: the one rule
+// the analyzer's ingest also applies (common/base/names.h).
 void CheckName(MapReader& r, std::string_view key, const std::string& value, size_t max_length) {
-  for (char c : value) {
-    if (c <= ' ' || c == '\x7f') {
-      r.Fail(key, "must not contain spaces or control characters, got " + config::Quote(value));
-      return;
-    }
-  }
-  if (value.size() > max_length) {
-    r.Fail(key, "must be at most " + std::to_string(max_length) + " characters, got " +
-                    config::Quote(value) + " (" + std::to_string(value.size()) + ")");
-  }
+  if (auto why = hostmesh::CheckName(value, max_length)) r.Fail(key, *why);
 }
 
 void ReadProbe(MapReader& r, ProbeConfig& probe) {
@@ -190,6 +182,27 @@ void ReadNic(MapReader& r, Transport transport, NicUniqueness& unique, NicConfig
   }
 }
 
+// Uploads are mutual TLS unless the file says `insecure: true` in so many words;
+// without a tls block the files are looked for where the packages put them.
+void ReadAnalyzer(MapReader& m, AnalyzerConfig& analyzer) {
+  if (m.Required("address", &analyzer.address) && analyzer.address.port == 0) {
+    m.Fail("address", "port must be between 1 and 65535, got 0");
+  }
+  m.Optional("insecure", &analyzer.insecure);
+  if (analyzer.insecure && m.Has("tls")) {
+    m.Fail("insecure", "true and a tls block contradict each other: remove one");
+  }
+  m.Map("tls", [&](MapReader& t) {
+    for (const auto& [key, path] :
+         {std::pair{"ca", &analyzer.tls.ca}, std::pair{"cert", &analyzer.tls.cert},
+          std::pair{"key", &analyzer.tls.key}}) {
+      std::string text;
+      if (t.Optional(key, &text)) *path = text;
+    }
+    t.Optional("server_name", &analyzer.server_name);
+  });
+}
+
 void ReadAgent(MapReader& r, AgentConfig& cfg) {
   if (r.Required("host", &cfg.host)) CheckName(r, "host", cfg.host, kMaxName);
   cfg.agent_id = cfg.host;
@@ -198,11 +211,7 @@ void ReadAgent(MapReader& r, AgentConfig& cfg) {
   // Read before the NICs: which of their keys are required depends on it.
   r.Optional("transport", &cfg.transport, kTransportNames);
 
-  r.RequiredMap("analyzer", [&](MapReader& m) {
-    if (m.Required("address", &cfg.analyzer.address) && cfg.analyzer.address.port == 0) {
-      m.Fail("address", "port must be between 1 and 65535, got 0");
-    }
-  });
+  r.RequiredMap("analyzer", [&](MapReader& m) { ReadAnalyzer(m, cfg.analyzer); });
   r.Map("metrics", [&](MapReader& m) {
     m.Optional("listen", &cfg.metrics.listen);
     m.Optional("debug_hooks", &cfg.metrics.debug_hooks);

@@ -12,6 +12,7 @@
 
 #include "common/base/logging.h"
 #include "common/config/value_types.h"
+#include "common/tls/tls_files.h"
 
 namespace hostmesh::agent {
 
@@ -34,6 +35,13 @@ struct NicConfig {
 
 struct AnalyzerConfig {
   config::Endpoint address;
+  // Mutual TLS (analyzer.tls): the CA the analyzer's certificate must chain
+  // to, and this agent's client certificate, whose DNS SAN names `host`.
+  tls::TlsFiles tls{"/etc/hostmesh/tls/agent.crt", "/etc/hostmesh/tls/agent.key",
+                    "/etc/hostmesh/tls/ca.crt"};
+  // The name the analyzer's certificate must carry; empty: the address's host.
+  std::string server_name;
+  bool insecure = false;  // analyzer.insecure: plaintext, no authentication
 };
 
 struct MetricsConfig {

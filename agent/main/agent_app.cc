@@ -19,6 +19,7 @@
 #include "agent/main/telemetry_thread.h"
 #include "agent/main/tracing_glue.h"
 #include "agent/main/tracing_thread.h"
+#include "agent/main/upload_security.h"
 #include "agent/main/verbs_plugin.h"
 #include "agent/main/wiring.h"
 #include "agent/telemetry/telemetry_proto.h"
@@ -199,6 +200,8 @@ bool AgentApp::Start(std::string* error) {
   uploader_options.jitter_seed = Random64(rd) | 1;
   uploader_ = std::make_unique<upload::Uploader>(clock_, uploader_options,
                                                  BuildHello(config_, hello), options_.make_channel);
+
+  RegisterUploadSecurity(registry_, config_.analyzer);
 
   std::vector<std::string> names;
   for (const NicConfig& nic : config_.nics) names.push_back(nic.name);

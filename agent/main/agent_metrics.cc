@@ -271,6 +271,10 @@ AgentMetrics::AgentMetrics(metrics::Registry& r, std::vector<std::string> nic_na
   r.AddCallbackCounter("hostmesh_agent_upload_results_dropped_total",
                        "Probe results dropped with those batches.",
                        up(&upload::UploadCounters::results_dropped));
+  r.AddCallbackCounter("hostmesh_agent_upload_protocol_errors_total",
+                       "Acks or durable claims from the analyzer for batches this agent never "
+                       "sent: believed for nothing.",
+                       up(&upload::UploadCounters::protocol_errors));
   r.AddCallbackCounter("hostmesh_agent_upload_connects_total",
                        "Connections to the analyzer established.",
                        up(&upload::UploadCounters::connects));

@@ -19,6 +19,7 @@
 #include "common/config/config_error.h"
 #include "common/config/load_for_main.h"
 #include "common/metrics/registry.h"
+#include "common/tls/tls_files.h"
 
 #ifndef HOSTMESH_VERSION
 #define HOSTMESH_VERSION "unknown"
@@ -67,6 +68,15 @@ int main(int argc, char** argv) {
     if (!problems.empty()) return 2;
     std::cout << agent::app::ConfigSummary(config) << "\n";
     return 0;
+  }
+  if (!config.analyzer.insecure) {
+    // Checked at start, not by --check-config (which checks the file, often
+    // where the secrets are not, as in CI): a certificate that does not load
+    // is a config error all the same, exit 2 and no restart loop.
+    if (auto why = tls::CheckTlsFiles(config.analyzer.tls)) {
+      std::cerr << config_path << ": analyzer.tls: " << *why << "\n";
+      return 2;
+    }
   }
   InitLogging(config.log_level);
 

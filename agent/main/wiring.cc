@@ -70,6 +70,9 @@ verbs::VerbsTransportOptions VerbsOptionsFrom(const AgentConfig& config) {
 upload::UploaderOptions UploaderOptionsFrom(const AgentConfig& config) {
   upload::UploaderOptions out;
   out.analyzer_address = config.analyzer.address.ToString();
+  out.security.insecure = config.analyzer.insecure;
+  out.security.files = config.analyzer.tls;
+  out.security.server_name = config.analyzer.server_name;
   out.engine.upload = config.upload;
   return out;
 }

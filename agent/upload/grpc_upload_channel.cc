@@ -4,6 +4,8 @@
 #include <grpcpp/completion_queue.h>
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
+#include <grpcpp/security/tls_certificate_provider.h>
+#include <grpcpp/security/tls_credentials_options.h>
 #include <grpcpp/support/async_stream.h>
 #include <grpcpp/support/async_unary_call.h>
 #include <grpcpp/support/channel_arguments.h>
@@ -52,6 +54,20 @@ std::string Describe(std::string_view what, const grpc::Status& status) {
     text += status.error_message();
   }
   return text;
+}
+
+std::shared_ptr<grpc::ChannelCredentials> Credentials(const ChannelSecurity& security) {
+  if (security.insecure) return grpc::InsecureChannelCredentials();
+  // gRPC's file watcher: a rotated certificate or CA bundle is used for the
+  // next connection within kRefreshSeconds, no restart.
+  auto provider = std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(
+      security.files.key.string(), security.files.cert.string(), security.files.ca.string(),
+      security.refresh_seconds);
+  grpc::experimental::TlsChannelCredentialsOptions options;
+  options.set_certificate_provider(provider);
+  options.watch_root_certs();
+  options.watch_identity_key_cert_pairs();
+  return grpc::experimental::TlsCredentials(options);
 }
 
 }  // namespace
@@ -105,7 +121,9 @@ class GrpcUploadChannel::Connection {
     void Run(bool ok) { (connection->*handler)(ok); }
   };
 
-  void Start(const GrpcChannelOptions& options, const v1::AgentHello& hello) {
+  void Start(const GrpcChannelOptions& options,
+             const std::shared_ptr<grpc::ChannelCredentials>& credentials,
+             const v1::AgentHello& hello) {
     grpc::ChannelArguments args;
     // A private subchannel per attempt: gRPC's shared subchannels keep their own
     // reconnect backoff (up to 120 s), and ours must decide when to retry.
@@ -113,7 +131,10 @@ class GrpcUploadChannel::Connection {
     // No bandwidth-delay probing: a batch a second does not need a wider
     // window, and each probe is a ping and a timer wake-up on both ends.
     args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
-    channel_ = grpc::CreateCustomChannel(options.address, grpc::InsecureChannelCredentials(), args);
+    if (!options.security.server_name.empty()) {
+      args.SetSslTargetNameOverride(options.security.server_name);
+    }
+    channel_ = grpc::CreateCustomChannel(options.address, credentials, args);
     stub_ = v1::AgentIngest::NewStub(channel_);
     hello_ = hello;
     hello_context_.set_deadline(std::chrono::system_clock::now() + options.hello_timeout);
@@ -265,6 +286,7 @@ GrpcUploadChannel::GrpcUploadChannel(GrpcChannelOptions options, ChannelEventSin
   // Keeps the gRPC library up between attempts: otherwise the last channel of a
   // failed attempt shuts it down and every retry pays for a restart.
   grpc_init();
+  credentials_ = Credentials(options_.security);
   queue_ = std::make_unique<grpc::CompletionQueue>();
   poller_ = std::thread([this] {
     SetThreadName("hm-grpc-poll");
@@ -280,6 +302,7 @@ GrpcUploadChannel::~GrpcUploadChannel() {
   queue_->Shutdown();
   poller_.join();
   queue_.reset();
+  credentials_.reset();
   grpc_shutdown();
 }
 
@@ -295,7 +318,7 @@ void GrpcUploadChannel::Open(std::uint64_t connection, const v1::AgentHello& hel
     retired_.push_back(std::move(current_));
   }
   current_ = std::make_unique<Connection>(connection, shared_, *queue_);
-  current_->Start(options_, hello);
+  current_->Start(options_, credentials_, hello);
   ReapRetired();
 }
 

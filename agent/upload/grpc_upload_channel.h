@@ -8,19 +8,32 @@
 #include <vector>
 
 #include "agent/upload/upload_channel.h"
+#include "common/tls/tls_files.h"
 
 namespace grpc {
+class ChannelCredentials;
 class CompletionQueue;
-}
+}  // namespace grpc
 
 namespace hostmesh::agent::upload {
+
+// analyzer.tls and analyzer.insecure of the agent's config.
+struct ChannelSecurity {
+  bool insecure = false;  // plaintext: no authentication either way (explicit opt-in)
+  // The CA bundle the analyzer's certificate must chain to, and this agent's
+  // certificate and key; gRPC re-reads them every tls::kRefreshSeconds.
+  tls::TlsFiles files;
+  std::string server_name;  // checked in the analyzer's certificate; empty: the address's host
+  unsigned refresh_seconds = tls::kRefreshSeconds;
+};
 
 struct GrpcChannelOptions {
   std::string address;  // "host:port" of the analyzer's AgentIngest service
   std::chrono::nanoseconds hello_timeout = std::chrono::seconds{5};
+  ChannelSecurity security;
 };
 
-// UploadChannel over gRPC (insecure): Hello as a unary call, then the
+// UploadChannel over gRPC (mutual TLS unless insecure): Hello as a unary call, then the
 // bidirectional Upload stream, both on gRPC's asynchronous API with a
 // completion queue of our own and one thread that waits on it. That thread
 // sleeps until the network or a deadline has news: gRPC's callback API would
@@ -51,6 +64,8 @@ class GrpcUploadChannel final : public UploadChannel {
   void ReapRetired();
 
   GrpcChannelOptions options_;
+  // Made once: a TLS one owns the file watcher's thread, shared by every attempt.
+  std::shared_ptr<grpc::ChannelCredentials> credentials_;
   std::shared_ptr<Shared> shared_;
   std::unique_ptr<grpc::CompletionQueue> queue_;
   std::unique_ptr<Connection> current_;

@@ -45,6 +45,7 @@ SharedBatch Spool::TakeNextToSend(MonoTime now) {
   if (entry.writes++ > 0) ++counters_.batches_resent;
   entry.written_at = now;
   send_cursor_ = next->first + 1;
+  highest_written_ = std::max(highest_written_, next->first);
   return entry.batch;
 }
 
@@ -55,6 +56,12 @@ std::optional<MonoTime> Spool::OldestUnackedWriteAt() const {
 }
 
 AckOutcome Spool::Apply(const v1::UploadAck& ack) {
+  // Batches are written in seq order, so a held batch at or below the highest
+  // written one has been written.
+  if (ack.batch_seq() > highest_written_) {
+    ++counters_.protocol_errors;
+    return AckOutcome::kProtocolError;
+  }
   const auto it = entries_.find(ack.batch_seq());
   if (it == entries_.end()) {
     ++counters_.acks_ignored;
@@ -86,14 +93,19 @@ AckOutcome Spool::Apply(const v1::UploadAck& ack) {
   return outcome;
 }
 
-void Spool::Rewind(std::uint64_t last_durable_seq) {
+bool Spool::Rewind(std::uint64_t last_durable_seq) {
+  send_cursor_ = 0;
+  if (last_durable_seq > highest_written_) {
+    ++counters_.protocol_errors;
+    return false;
+  }
   while (!entries_.empty() && entries_.begin()->first <= last_durable_seq) {
     ++counters_.batches_acknowledged;
     ++counters_.batches_already_durable;
     bytes_ -= entries_.begin()->second.bytes;
     entries_.erase(entries_.begin());
   }
-  send_cursor_ = 0;
+  return true;
 }
 
 }  // namespace hostmesh::agent::upload

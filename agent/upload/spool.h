@@ -23,14 +23,18 @@ struct SpoolCounters {
   std::uint64_t paths_dropped = 0;
   std::uint64_t bytes_dropped = 0;
   std::uint64_t acks_ignored = 0;  // unknown batch_seq (already settled) or unknown status
+  // The analyzer acknowledged, or said durable, a batch this agent never sent:
+  // believed for nothing (DESIGN 7: an agent believes an ack only for what it sent).
+  std::uint64_t protocol_errors = 0;
 };
 
 // What an acknowledgement did to the spool.
 enum class AckOutcome {
-  kAcknowledged,  // ACCEPTED: the batch is durable and gone from the spool
-  kDuplicate,     // DUPLICATE: durable already; gone from the spool
-  kRejected,      // REJECTED: gone from the spool, its results are lost
-  kIgnored,       // not in the spool (settled before, or dropped) or unknown status
+  kAcknowledged,   // ACCEPTED: the batch is durable and gone from the spool
+  kDuplicate,      // DUPLICATE: durable already; gone from the spool
+  kRejected,       // REJECTED: gone from the spool, its results are lost
+  kIgnored,        // not in the spool (settled before, or dropped) or unknown status
+  kProtocolError,  // for a batch never sent: ignored, and counted
 };
 
 // Every closed batch stays here until the analyzer acknowledges it, so no result
@@ -59,7 +63,12 @@ class Spool {
 
   // A new connection: batches up to `last_durable_seq` are settled (the analyzer
   // said so in its HelloReply); every other one will be written again, in order.
-  void Rewind(std::uint64_t last_durable_seq);
+  // A claim beyond highest_written() is a protocol error: nothing is settled,
+  // everything is written again (ingest is idempotent), and false is returned.
+  bool Rewind(std::uint64_t last_durable_seq);
+
+  // The largest batch_seq ever written, on any connection of this boot.
+  std::uint64_t highest_written() const { return highest_written_; }
 
   // What `batch` holds in memory: its arena's blocks when it was built in one
   // (the batcher's are), else its wire size.
@@ -86,6 +95,7 @@ class Spool {
   std::uint64_t bytes_ = 0;
   // Every held batch below this seq was written on the current connection.
   std::uint64_t send_cursor_ = 0;
+  std::uint64_t highest_written_ = 0;
   SpoolCounters counters_;
 };
 

@@ -56,6 +56,12 @@ AckOutcome UploadEngine::Handle(const ChannelEvent& event) {
   using Kind = ChannelEvent::Kind;
   if (event.kind == Kind::kAck) {
     const AckOutcome outcome = spool_.Apply(event.ack);
+    if (outcome == AckOutcome::kProtocolError) {
+      last_protocol_error_ = "the analyzer acknowledged batch " +
+                             std::to_string(event.ack.batch_seq()) +
+                             ", which this agent has not sent: ignored";
+      return outcome;
+    }
     if (event.connection == connection_ && state_ == ConnectionState::kStreaming) {
       last_ack_at_ = clock_.MonotonicNow();
       MarkHealthy();
@@ -67,7 +73,13 @@ AckOutcome UploadEngine::Handle(const ChannelEvent& event) {
     case Kind::kOpened:
       if (state_ != ConnectionState::kConnecting) break;
       last_durable_seq_ = event.hello_reply.last_durable_batch_seq();
-      spool_.Rewind(last_durable_seq_);
+      if (!spool_.Rewind(last_durable_seq_)) {
+        last_protocol_error_ = "the analyzer says batch " + std::to_string(last_durable_seq_) +
+                               " of this boot is durable, but only batches up to " +
+                               std::to_string(spool_.highest_written()) +
+                               " were sent: believed for none, every held batch is sent again";
+        last_durable_seq_ = 0;
+      }
       state_ = ConnectionState::kStreaming;
       opened_at_ = last_ack_at_ = clock_.MonotonicNow();
       healthy_ = false;

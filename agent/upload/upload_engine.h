@@ -93,6 +93,10 @@ class UploadEngine {
   std::chrono::nanoseconds last_retry_delay() const { return last_retry_delay_; }
   std::uint64_t last_durable_seq() const { return last_durable_seq_; }
   const std::string& last_error() const { return last_error_; }
+  // The latest protocol error of the analyzer (an ack or durable claim for a
+  // batch never sent); empty when none.
+  const std::string& last_protocol_error() const { return last_protocol_error_; }
+  std::uint64_t protocol_errors() const { return spool_.counters().protocol_errors; }
   UploadCounters Counters() const;
 
  private:
@@ -120,6 +124,7 @@ class UploadEngine {
   bool write_in_flight_ = false;
   std::uint64_t last_durable_seq_ = 0;
   std::string last_error_;
+  std::string last_protocol_error_;
 
   std::uint64_t connects_ = 0;
   std::uint64_t connect_failures_ = 0;

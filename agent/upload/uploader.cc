@@ -33,7 +33,8 @@ Uploader::Uploader(const Clock& clock, UploaderOptions options, v1::AgentHello h
     channel_ = make_channel(std::move(sink));
   } else {
     channel_ = std::make_unique<GrpcUploadChannel>(
-        GrpcChannelOptions{options_.analyzer_address, options_.hello_timeout}, std::move(sink));
+        GrpcChannelOptions{options_.analyzer_address, options_.hello_timeout, options_.security},
+        std::move(sink));
   }
   const std::uint64_t seed = options_.jitter_seed != 0 ? options_.jitter_seed : SeedFromDevice();
   engine_ = std::make_unique<UploadEngine>(clock_, options_.engine, std::move(hello), deferred_,
@@ -220,6 +221,18 @@ void Uploader::IssueCommands(std::vector<DeferredChannel::Command> commands) {
 void Uploader::HandleLocked(const ChannelEvent& event, std::vector<Note>& notes) {
   const ConnectionState before = engine_->state();
   const AckOutcome outcome = engine_->Handle(event);
+  const MonoTime now = clock_.MonotonicNow();
+  if (engine_->protocol_errors() != protocol_errors_logged_ &&
+      (protocol_errors_logged_at_ == MonoTime::min() ||
+       now - protocol_errors_logged_at_ >= options_.drop_log_interval)) {
+    // A lying analyzer is worth hearing of (it cannot make the agent drop
+    // data), at most once per drop_log_interval.
+    protocol_errors_logged_ = engine_->protocol_errors();
+    protocol_errors_logged_at_ = now;
+    notes.push_back({LogLevel::kWarn, "protocol error from analyzer " + options_.analyzer_address +
+                                          ": " + engine_->last_protocol_error() + " (" +
+                                          std::to_string(protocol_errors_logged_) + " so far)"});
+  }
   if (outcome == AckOutcome::kRejected) {
     notes.push_back({LogLevel::kWarn, "analyzer rejected batch " +
                                           std::to_string(event.ack.batch_seq()) +

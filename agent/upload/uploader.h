@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "agent/upload/deferred_channel.h"
+#include "agent/upload/grpc_upload_channel.h"
 #include "agent/upload/upload_channel.h"
 #include "agent/upload/upload_engine.h"
 #include "common/base/clock.h"
@@ -25,6 +26,7 @@ namespace hostmesh::agent::upload {
 
 struct UploaderOptions {
   std::string analyzer_address;  // "host:port"
+  ChannelSecurity security;      // mutual TLS unless security.insecure
   UploadEngineOptions engine;
   std::chrono::nanoseconds hello_timeout = std::chrono::seconds{5};
   std::uint64_t jitter_seed = 0;  // 0: from std::random_device
@@ -99,6 +101,8 @@ class Uploader {
   std::uint64_t failures_in_a_row_ = 0;  // so an analyzer that stays down warns once
   std::uint64_t drops_logged_ = 0;
   MonoTime drops_logged_at_ = MonoTime::min();
+  std::uint64_t protocol_errors_logged_ = 0;
+  MonoTime protocol_errors_logged_at_ = MonoTime::min();
 
   // A leaf lock: the channel's threads take only this one, so they never wait
   // for the engine lock that is held while calling into the channel.

@@ -461,7 +461,8 @@ nics:
 
   issue = OnlyIssue(std::string(kMinimal) + "agent_id: \"h 003\"\n");
   EXPECT_EQ(issue.path, "agent_id");
-  EXPECT_EQ(issue.message, "must not contain spaces or control characters, got \"h 003\"");
+  EXPECT_EQ(issue.message,
+            "must be printable ASCII without spaces or control characters, got \"h 003\"");
 }
 
 TEST(agent_config, MissingFile) {
@@ -474,4 +475,35 @@ TEST(agent_config, MissingFile) {
 }
 
 }  // namespace
+// Uploads are mutual TLS unless the file opts out in so many words (DESIGN 7).
+TEST(agent_config, AnalyzerIsMutualTlsUnlessInsecureIsSaid) {
+  const std::string head =
+      "host: h003\nnics:\n  - {name: nic0, rail: 0, ip: 198.18.0.7, netdev: nic0}\n"
+      "  - {name: nic1, rail: 1, ip: 198.18.0.23, netdev: nic1}\n";
+  const AgentConfig packaged =
+      ParseAgentConfig(head + "analyzer: {address: 198.19.128.1:50051}\n", "agent.yaml");
+  EXPECT_FALSE(packaged.analyzer.insecure);
+  EXPECT_EQ(packaged.analyzer.tls.ca, "/etc/hostmesh/tls/ca.crt");
+  EXPECT_EQ(packaged.analyzer.tls.cert, "/etc/hostmesh/tls/agent.crt");
+  EXPECT_EQ(packaged.analyzer.tls.key, "/etc/hostmesh/tls/agent.key");
+
+  const AgentConfig tls = ParseAgentConfig(head + R"(analyzer:
+  address: analyzer.example:50051
+  tls: {ca: /etc/hm/ca.crt, cert: /etc/hm/h003.crt, key: /etc/hm/h003.key, server_name: hm-an}
+)",
+                                           "agent.yaml");
+  EXPECT_FALSE(tls.analyzer.insecure);
+  EXPECT_EQ(tls.analyzer.tls.ca, "/etc/hm/ca.crt");
+  EXPECT_EQ(tls.analyzer.tls.cert, "/etc/hm/h003.crt");
+  EXPECT_EQ(tls.analyzer.tls.key, "/etc/hm/h003.key");
+  EXPECT_EQ(tls.analyzer.server_name, "hm-an");
+
+  const ConfigIssue issue =
+      OnlyIssue(head + "analyzer: {address: 198.19.128.1:50051, insecure: true, tls: {ca: /a}}\n");
+  EXPECT_EQ(issue.path, "analyzer.insecure");
+  EXPECT_TRUE(
+      ParseAgentConfig(head + "analyzer: {address: 198.19.128.1:50051, insecure: true}\n", "x")
+          .analyzer.insecure);
+}
+
 }  // namespace hostmesh::agent

@@ -24,6 +24,7 @@ constexpr const char* kConfig = R"(host: h000
 transport: udp
 analyzer:
   address: 127.0.0.1:1
+  insecure: true
 probe:
   interval: 10ms
   timeout: 100ms

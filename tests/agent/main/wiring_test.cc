@@ -16,6 +16,7 @@ constexpr const char* kConfig = R"(host: h003
 transport: auto
 analyzer:
   address: 198.19.128.1:50051
+  insecure: true
 probe:
   interval: 50ms
   timeout: 400ms

@@ -17,6 +17,7 @@ constexpr const char* kConfig = R"(host: h000
 transport: udp
 analyzer:
   address: 127.0.0.1:1
+  insecure: true
 probe:
   dst_port: 4792
 traceroute:

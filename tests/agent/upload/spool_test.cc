@@ -49,12 +49,12 @@ TEST(upload_spool, AckIsIdempotent) {
   spool.Push(Batch(1));
   const std::uint64_t bytes = spool.bytes_buffered();
   EXPECT_GT(bytes, 0u);
+  SendAll(spool);
   EXPECT_EQ(spool.Apply(Ack(1, v1::UploadAck::STATUS_ACCEPTED)), AckOutcome::kAcknowledged);
   EXPECT_EQ(spool.Apply(Ack(1, v1::UploadAck::STATUS_ACCEPTED)), AckOutcome::kIgnored);
   EXPECT_EQ(spool.Apply(Ack(1, v1::UploadAck::STATUS_DUPLICATE)), AckOutcome::kIgnored);
-  EXPECT_EQ(spool.Apply(Ack(99, v1::UploadAck::STATUS_ACCEPTED)), AckOutcome::kIgnored);
   EXPECT_EQ(spool.counters().batches_acknowledged, 1u);
-  EXPECT_EQ(spool.counters().acks_ignored, 3u);
+  EXPECT_EQ(spool.counters().acks_ignored, 2u);
   EXPECT_EQ(spool.bytes_buffered(), 0u);
   EXPECT_TRUE(spool.empty());
 }
@@ -62,6 +62,7 @@ TEST(upload_spool, AckIsIdempotent) {
 TEST(upload_spool, DuplicateCountsAsAcknowledged) {
   Spool spool(kBig);
   spool.Push(Batch(1));
+  SendAll(spool);
   EXPECT_EQ(spool.Apply(Ack(1, v1::UploadAck::STATUS_DUPLICATE)), AckOutcome::kDuplicate);
   EXPECT_TRUE(spool.empty());
   EXPECT_EQ(spool.counters().batches_acknowledged, 1u);
@@ -83,8 +84,30 @@ TEST(upload_spool, RejectedIsDroppedNotResent) {
 TEST(upload_spool, UnspecifiedStatusKeepsTheBatch) {
   Spool spool(kBig);
   spool.Push(Batch(1));
+  SendAll(spool);
   EXPECT_EQ(spool.Apply(Ack(1, v1::UploadAck::STATUS_UNSPECIFIED)), AckOutcome::kIgnored);
   EXPECT_EQ(spool.queue_depth(), 1u);
+}
+
+// DESIGN 7: an agent believes an ack only for what it sent. A forged batch
+// with a real agent's id and seq 2^64-1 once made the analyzer report that
+// seq as durable, and the agent dropped its whole spool.
+TEST(upload_spool, AcksAndDurableClaimsBeyondWhatWasSentAreProtocolErrors) {
+  Spool spool(kBig);
+  for (std::uint64_t seq = 1; seq <= 4; ++seq) spool.Push(Batch(seq));
+  ASSERT_NE(spool.TakeNextToSend(MonoTime{}), nullptr);  // batch 1
+  ASSERT_NE(spool.TakeNextToSend(MonoTime{}), nullptr);  // batch 2
+  EXPECT_EQ(spool.highest_written(), 2u);
+  EXPECT_EQ(spool.Apply(Ack(3, v1::UploadAck::STATUS_ACCEPTED)), AckOutcome::kProtocolError);
+  EXPECT_EQ(spool.Apply(Ack(UINT64_MAX, v1::UploadAck::STATUS_ACCEPTED)),
+            AckOutcome::kProtocolError);
+  EXPECT_EQ(spool.queue_depth(), 4u);
+  EXPECT_FALSE(spool.Rewind(UINT64_MAX));  // a reconnect's HelloReply claims too much
+  EXPECT_EQ(spool.counters().protocol_errors, 3u);
+  EXPECT_EQ(spool.counters().batches_already_durable, 0u);
+  EXPECT_EQ(SendAll(spool), (std::vector<std::uint64_t>{1, 2, 3, 4}));  // nothing lost
+  EXPECT_TRUE(spool.Rewind(4));                                         // a true claim is believed
+  EXPECT_TRUE(spool.empty());
 }
 
 TEST(upload_spool, RewindResendsEveryUnackedBatchInOrderOnce) {

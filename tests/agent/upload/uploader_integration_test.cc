@@ -48,6 +48,7 @@ constexpr auto kNoNetworkWait = 500ms;
 UploaderOptions Options(int port) {
   UploaderOptions options;
   options.analyzer_address = "127.0.0.1:" + std::to_string(port);
+  options.security.insecure = true;  // a test double of the analyzer
   options.engine.upload.batch_max_results = 20;
   options.engine.upload.batch_max_age = 20ms;
   options.engine.upload.buffer_budget = config::MiB(64);
