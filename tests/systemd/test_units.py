@@ -205,7 +205,8 @@ class NotifyProtocol(unittest.TestCase):
         grpc_port = free.getsockname()[1]
         free.close()  # the analyzer binds it right away; a collision only fails this test
         with open(os.path.join(self.tmp, "analyzer.yaml"), "w") as f:
-            f.write(f"grpc:\n  listen: 127.0.0.1:{grpc_port}\nhttp:\n  listen: 127.0.0.1:0\n"
+            f.write(f"grpc:\n  listen: 127.0.0.1:{grpc_port}\n  insecure: true\n"
+                    "http:\n  listen: 127.0.0.1:0\n"
                     f"data_dir: {self.tmp}/data\nwindow: 2s\ngrace: 1s\n")
         analyzer = self.start("analyzer", [os.path.join(BUILD_DIR, "analyzer/main/hostmesh-analyzer"),
                                            "--config", os.path.join(self.tmp, "analyzer.yaml")])
@@ -213,6 +214,7 @@ class NotifyProtocol(unittest.TestCase):
 
         with open(os.path.join(self.tmp, "agent.yaml"), "w") as f:
             f.write(f"host: t1\ntransport: udp\nanalyzer:\n  address: 127.0.0.1:{grpc_port}\n"
+                    "  insecure: true\n"
                     "metrics:\n  listen: 127.0.0.1:0\ntraceroute:\n  enabled: false\nnics:\n"
                     "  - {name: a, rail: 0, ip: 127.0.0.1, netdev: lo}\n"
                     "  - {name: b, rail: 1, ip: 127.0.0.2, netdev: lo}\n")

@@ -153,6 +153,7 @@ log_level: info
 transport: udp
 analyzer:
   address: 198.19.128.1:50051
+  insecure: true
 metrics:
   listen: 198.19.129.3:9100
 probe:

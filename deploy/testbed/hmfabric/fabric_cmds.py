@@ -8,7 +8,7 @@ import json
 import os
 import time
 
-from . import build, inventory, netns, state, truth
+from . import build, inventory, netns, pki, state, truth
 from . import layout as L
 
 EXIT_DOWN = 3  # `status` when no fabric is up (like `systemctl status` of a stopped unit)
@@ -35,6 +35,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("agent-config", help="print the agent config YAML of a host")
     p.add_argument("host", metavar="HOST", help="e.g. h003")
+    p.add_argument("--tls", action="store_true",
+                   help="upload over mutual TLS with the fabric's certificates (pki/, made if "
+                        "missing), as `fabric start` does; default: insecure, for a test "
+                        "double of the analyzer")
     _size_flags(p, required=False)
     p.set_defaults(func=cmd_agent_config)
 
@@ -153,7 +157,12 @@ def cmd_topology(args: argparse.Namespace) -> int:
 
 
 def cmd_agent_config(args: argparse.Namespace) -> int:
-    data = inventory.agent_config(_layout(args), args.host)
+    lay = _layout(args)
+    tls = None
+    if args.tls:
+        pki_dir = pki.ensure(state.state_dir(state.prefix()), [args.host])
+        tls = pki.agent_tls(pki_dir, args.host)
+    data = inventory.agent_config(lay, args.host, tls=tls)
     print(inventory.to_yaml(data, inventory.agent_config_header(args.host)), end="")
     return 0
 

@@ -72,15 +72,23 @@ def inventory_header(lay: L.Layout) -> list[str]:
 AGENT_POOL_SIZE = 16  # source ports per NIC
 
 
-def agent_config(lay: L.Layout, host: str, ports: tuple[int, int] | None = None) -> dict:
+def agent_config(lay: L.Layout, host: str, ports: tuple[int, int] | None = None,
+                 tls: dict | None = None) -> dict:
     """The agent's config for `host` in the testbed (UDP transport, kernel netdevs);
-    `ports` (min, max) narrows the source ports it probes from."""
+    `ports` (min, max) narrows the source ports it probes from; `tls` is its
+    analyzer.tls block (pki.agent_tls), None: plaintext (`insecure: true`), for
+    tests whose analyzer is a test double."""
     h = lay.host_index(host)
+    analyzer = {"address": f"{L.ANALYZER_IP}:{L.ANALYZER_GRPC_PORT}"}
+    if tls is None:
+        analyzer["insecure"] = True
+    else:
+        analyzer["tls"] = dict(tls)
     config = {
         "host": host,
         "log_level": "info",
         "transport": "udp",
-        "analyzer": {"address": f"{L.ANALYZER_IP}:{L.ANALYZER_GRPC_PORT}"},
+        "analyzer": analyzer,
         "metrics": {"listen": f"{L.mgmt_ip(h)}:{L.AGENT_METRICS_PORT}"},
         "probe": {"interval": "100ms", "timeout": "500ms", "payload_bytes": 50,
                   "dst_port": L.PROBE_DST_PORT},

@@ -8,7 +8,7 @@ import os
 import sys
 import time
 
-from hmfabric import inventory, state
+from hmfabric import inventory, pki, state
 
 from . import initramfs, vm
 
@@ -19,9 +19,16 @@ INIT_SCRIPT = os.path.join(os.path.dirname(os.path.realpath(__file__)), "guest_i
 RXE_IPV4_GID_INDEX = 1
 
 
+GUEST_TLS_DIR = "etc/hostmesh/tls"
+
+
 def verbs_agent_config(lay, host: str, transport: str) -> dict:
-    """The testbed's agent config with each NIC on its rxe device."""
-    config = inventory.agent_config(lay, host)
+    """The testbed's agent config with each NIC on its rxe device, uploading over
+    mutual TLS with the fabric's certificates, copied into the guest."""
+    guest = "/" + GUEST_TLS_DIR
+    config = inventory.agent_config(lay, host, tls={
+        "ca": f"{guest}/ca.crt", "cert": f"{guest}/{host}.crt", "key": f"{guest}/{host}.key",
+        "server_name": pki.ANALYZER_DNS})
     config["transport"] = transport
     # POST /debug/qp-error: the test forces a QP into the error state, which
     # no tool outside the agent's process can do to its QPs.
@@ -69,6 +76,10 @@ def cmd_boot(args: argparse.Namespace) -> int:
         if args.interval:
             config["probe"]["interval"] = args.interval
         files["etc/hostmesh/agent.yaml"] = inventory.to_yaml(config, [f"rxevm {args.host}"])
+        pki_dir = pki.ensure(state.state_dir(pfx), [args.host])
+        for name in ("ca.crt", f"{args.host}.crt", f"{args.host}.key"):
+            with open(os.path.join(pki_dir, name)) as f:
+                files[f"{GUEST_TLS_DIR}/{name}"] = f.read()
     record = vm.boot(lay, h, kernel, base, files, args.mem, args.timeout)
     print(json.dumps(record, indent=1))
     return 0
