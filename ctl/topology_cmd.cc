@@ -38,9 +38,8 @@ std::unique_ptr<topology::Topology> Load(const std::string& file, CommandContext
   try {
     return std::make_unique<topology::Topology>(topology::LoadInventoryFile(file));
   } catch (const config::ConfigError& e) {
-    for (const config::ConfigIssue& issue : e.issues()) ctx.err << issue.ToString() << "\n";
-    ctx.err << e.issues().size() << (e.issues().size() == 1 ? " problem" : " problems") << " in "
-            << file << "\n";
+    ctx.err << e.what() << "\n";  // the first issues by position, then "... and N more"
+    ctx.err << e.total() << (e.total() == 1 ? " problem" : " problems") << " in " << file << "\n";
     return nullptr;
   }
 }

@@ -113,9 +113,9 @@ std::unique_ptr<topology::Topology> LoadTopology(const std::string& file, Comman
   try {
     return std::make_unique<topology::Topology>(topology::LoadInventoryFile(file));
   } catch (const config::ConfigError& e) {
-    for (const config::ConfigIssue& issue : e.issues()) ctx.err << issue.ToString() << "\n";
-    ctx.err << "hostmeshctl trace: " << e.issues().size()
-            << (e.issues().size() == 1 ? " problem" : " problems") << " in " << file << "\n";
+    ctx.err << e.what() << "\n";  // the first issues by position, then "... and N more"
+    ctx.err << "hostmeshctl trace: " << e.total() << (e.total() == 1 ? " problem" : " problems")
+            << " in " << file << "\n";
     return nullptr;
   }
 }

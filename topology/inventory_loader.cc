@@ -1,10 +1,8 @@
 #include "topology/inventory_loader.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <iterator>
 #include <memory>
+#include <unordered_map>
+#include <vector>
 
 #include "common/config/config_error.h"
 #include "common/config/yaml_loader.h"
@@ -37,11 +35,17 @@ void WalkPath(std::string_view path, KeyFn on_key, IndexFn on_index) {
 }
 
 // Positions of key paths in the parsed document, for the cross-reference
-// issues found after the read.
-Locator DocumentLocator(std::shared_ptr<const config::YamlDocument> doc) {
-  return [doc = std::move(doc)](std::string_view path) {
-    if (doc == nullptr) return std::pair{0, 0};
-    config::YamlNode node = doc->root();
+// issues found after the read. A path step into a list is one hash lookup:
+// each list walked is indexed once, so locating the issues of a file costs
+// time linear in the file, however many there are (50,000 duplicate names
+// once took minutes, each lookup walking the host list from the start).
+class DocumentIndex {
+ public:
+  explicit DocumentIndex(std::shared_ptr<const config::YamlDocument> doc) : doc_(std::move(doc)) {}
+
+  std::pair<int, int> Locate(std::string_view path) {
+    if (doc_ == nullptr) return {0, 0};
+    config::YamlNode node = doc_->root();
     YAML::Mark mark = node.Mark();
     const auto step = [&](const config::YamlNode& next) {
       node = next;
@@ -51,6 +55,8 @@ Locator DocumentLocator(std::shared_ptr<const config::YamlDocument> doc) {
     WalkPath(
         path,
         [&](std::string_view key) {
+          // Maps that reach the cross-reference checks hold only the keys the
+          // schema knows (any other is an error of the read), so a few.
           if (!node.IsMap()) return false;
           for (const auto& [k, v] : node.Entries()) {
             if (k.Scalar() == key) {
@@ -62,12 +68,27 @@ Locator DocumentLocator(std::shared_ptr<const config::YamlDocument> doc) {
         },
         [&](size_t index) {
           if (!node.IsSequence()) return false;
-          const std::vector<config::YamlNode> items = node.Items();
+          const std::vector<config::YamlNode>& items = Items(node);
           return index < items.size() && step(items[index]);
         });
-    if (mark.line < 0) return std::pair{0, 0};
-    return std::pair{mark.line + 1, mark.column + 1};
-  };
+    if (mark.line < 0) return {0, 0};
+    return {mark.line + 1, mark.column + 1};
+  }
+
+ private:
+  const std::vector<config::YamlNode>& Items(const config::YamlNode& list) {
+    auto [it, fresh] = lists_.try_emplace(list.Id());
+    if (fresh) it->second = list.Items();
+    return it->second;
+  }
+
+  std::shared_ptr<const config::YamlDocument> doc_;
+  std::unordered_map<std::uint32_t, std::vector<config::YamlNode>> lists_;
+};
+
+Locator DocumentLocator(std::shared_ptr<const config::YamlDocument> doc) {
+  auto index = std::make_shared<DocumentIndex>(std::move(doc));
+  return [index](std::string_view path) { return index->Locate(path); };
 }
 
 Inventory Parse(std::string_view text, std::string_view source_name, Locator* locate) {
@@ -92,16 +113,7 @@ Topology LoadInventory(std::string_view text, std::string_view source_name) {
 }
 
 Topology LoadInventoryFile(const std::filesystem::path& path) {
-  std::ifstream file{path, std::ios::binary};
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec) || !file.is_open()) {
-    // errno from the failed open is what the operator needs (ENOENT, EACCES).
-    const std::string why = file.is_open() ? "is a directory" : std::strerror(errno);
-    config::IssueSink sink{path.string()};
-    sink.Add(0, 0, "", "cannot read the file: " + why);
-    sink.ThrowIfAny();
-  }
-  const std::string text{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+  const std::string text = config::ReadConfigFile(path, kMaxInventoryFileBytes);
   return LoadInventory(text, path.string());
 }
 

@@ -5,6 +5,7 @@
 #include <string_view>
 #include <utility>
 
+#include "common/config/value_types.h"
 #include "topology/inventory.h"
 #include "topology/topology.h"
 
@@ -16,7 +17,14 @@ namespace hostmesh::topology {
 // key, bad value, unknown device, duplicate IP, link to a missing interface, NIC
 // not on a rail switch, ends that disagree.
 Topology LoadInventory(std::string_view text, std::string_view source_name);
+// A file over kMaxInventoryFileBytes is refused before it is parsed.
 Topology LoadInventoryFile(const std::filesystem::path& path);
+
+// The largest inventory file read. The inventory `hostmeshctl topology
+// generate` writes for 10,000 hosts x 8 rails x 64 spines is 39.6 MiB
+// (bench/config_errors_bench prints it; a unit test keeps a fleet of that
+// size under half the cap): room for longer names, comments, a third tier.
+inline constexpr config::ByteSize kMaxInventoryFileBytes = config::MiB(128);
 
 // The schema part only (keys and value types), for tools that edit inventories.
 Inventory ParseInventory(std::string_view text, std::string_view source_name);

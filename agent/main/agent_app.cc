@@ -146,6 +146,7 @@ bool AgentApp::Start(std::string* error) {
   const auto problems = CheckWiring(config_, built_.kind);
   if (!problems.empty()) {
     *error = problems.front();
+    start_exit_code_ = kExitConfig;  // the file must change: no restart loop
     return false;
   }
   // A NIC that does not open stays in the mesh: its own probes are send

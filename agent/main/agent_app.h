@@ -21,6 +21,7 @@
 #include "agent/main/transport_stats.h"
 #include "agent/upload/uploader.h"
 #include "common/base/clock.h"
+#include "common/base/exit_codes.h"
 #include "common/metrics/registry.h"
 
 namespace hostmesh::http {
@@ -92,6 +93,10 @@ class AgentApp {
   // an unreachable analyzer is not an error) and the metrics server. False
   // with the reason when the agent cannot run at all.
   bool Start(std::string* error);
+  // After Start failed, the process's exit code (common/base/exit_codes.h):
+  // kExitConfig when the config does not suit the transport chosen at start
+  // (a NIC without the netdev or RDMA device it needs), else kExitFailure.
+  int start_exit_code() const { return start_exit_code_; }
 
   // Probes until `stop_fd` is readable, then drains and flushes. Returns
   // true when every result was acknowledged by the analyzer.
@@ -145,6 +150,7 @@ class AgentApp {
   std::vector<ErrorQueueWarner> error_queue_warners_;  // per NIC
   // Results of the loop turn under way (OnResult), uploaded together after it.
   std::vector<ProbeResult> results_;
+  int start_exit_code_ = kExitFailure;
 };
 
 // The real transports: UDP or verbs per ChooseTransport with HasRdmaDevice.

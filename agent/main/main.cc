@@ -1,4 +1,5 @@
 // hostmesh-agent: flags, logging and signals; everything else is hm_agent_app.
+// Exit codes: common/base/exit_codes.h (0 ok, 1 failure, 2 usage or config error).
 #include <malloc.h>
 #include <signal.h>
 #include <sys/signalfd.h>
@@ -13,6 +14,7 @@
 #include "agent/config/agent_config.h"
 #include "agent/main/agent_app.h"
 #include "agent/main/wiring.h"
+#include "common/base/exit_codes.h"
 #include "common/base/logging.h"
 #include "common/base/service_notify.h"
 #include "common/base/stop_signals.h"
@@ -49,25 +51,25 @@ int main(int argc, char** argv) {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     // --help and --version exit 0; every usage error is 2, like a bad config.
-    return cli.exit(e) == 0 ? 0 : 2;
+    return cli.exit(e) == 0 ? kExitOk : kExitConfig;
   }
   if (config_path.empty()) {
     std::cerr << "--config is required\n" << cli.help();
-    return 2;
+    return kExitConfig;
   }
 
   std::optional<agent::AgentConfig> loaded = config::LoadForMain<agent::AgentConfig>(
       config_path, log_level, agent::LoadAgentConfig, std::cerr);
-  if (!loaded) return 2;
+  if (!loaded) return kExitConfig;
   agent::AgentConfig config = std::move(*loaded);
   if (check_config) {
     // `auto` is resolved at start from the devices present; the file alone
     // is checked here, so it validates on any machine.
     const auto problems = agent::app::CheckWiring(config, config.transport);
     for (const std::string& problem : problems) std::cerr << config_path << ": " << problem << "\n";
-    if (!problems.empty()) return 2;
+    if (!problems.empty()) return kExitConfig;
     std::cout << agent::app::ConfigSummary(config) << "\n";
-    return 0;
+    return kExitOk;
   }
   if (!config.analyzer.insecure) {
     // Checked at start, not by --check-config (which checks the file, often
@@ -75,7 +77,7 @@ int main(int argc, char** argv) {
     // is a config error all the same, exit 2 and no restart loop.
     if (auto why = tls::CheckTlsFiles(config.analyzer.tls)) {
       std::cerr << config_path << ": analyzer.tls: " << *why << "\n";
-      return 2;
+      return kExitConfig;
     }
   }
   InitLogging(config.log_level);
@@ -83,7 +85,7 @@ int main(int argc, char** argv) {
   const int stop_fd = BlockStopSignals();  // before any thread starts
   if (stop_fd < 0) {
     std::perror("signalfd");
-    return 1;
+    return kExitFailure;
   }
 
   const SystemClock clock;
@@ -96,10 +98,10 @@ int main(int argc, char** argv) {
   std::string error;
   if (!app.Start(&error)) {
     GetLogger("agent")->critical("cannot start: {}", error);
-    return 1;
+    return app.start_exit_code();  // 2 for a config the chosen transport refuses
   }
   systemd.Ready("probing");
   app.Run(stop_fd);  // unacknowledged results at exit are logged, not an error
   ::close(stop_fd);
-  return 0;
+  return kExitOk;
 }

@@ -10,6 +10,7 @@
 #include "analyzer/main/topology_view.h"
 #include "analyzer/state/learned_fabric_codec.h"
 #include "common/base/logging.h"
+#include "common/config/config_error.h"
 #include "common/http/metrics_endpoint.h"
 #include "common/tls/cert_expiry_metrics.h"
 #include "topology/inventory_loader.h"
@@ -34,8 +35,13 @@ bool AnalyzerApp::Start(std::string* error) {
   if (!config_.inventory.empty()) {
     try {
       topology_ = topology::LoadInventoryFile(config_.inventory);
-    } catch (const std::exception& e) {
+    } catch (const config::ConfigError& e) {
+      // Restarting will not mend the file: the unit stops, not loops.
       *error = e.what();
+      start_exit_code_ = kExitConfig;
+      return false;
+    } catch (const std::exception& e) {
+      *error = config_.inventory.string() + ": " + e.what();
       return false;
     }
     inventory_view_ = std::make_shared<const api::InventoryView>(ViewOf(*topology_, false));

@@ -21,6 +21,7 @@
 #include "analyzer/store/group_committer.h"
 #include "analyzer/store/store.h"
 #include "common/base/clock.h"
+#include "common/base/exit_codes.h"
 #include "common/http/server.h"
 #include "common/metrics/registry.h"
 #include "topology/topology.h"
@@ -49,6 +50,9 @@ class AnalyzerApp {
   // Loads the inventory, opens the store, starts gRPC and HTTP. False with
   // *error on failure (what started is stopped again by Shutdown/destruction).
   bool Start(std::string* error);
+  // After Start failed, the process's exit code (common/base/exit_codes.h):
+  // kExitConfig when a file must be fixed (the inventory), else kExitFailure.
+  int start_exit_code() const { return start_exit_code_; }
   // Judges windows every tick until `stop_fd` (a signalfd or eventfd) is
   // readable, then shuts down.
   void Run(int stop_fd);
@@ -97,6 +101,7 @@ class AnalyzerApp {
   std::uint64_t learned_write_errors_ = 0;
   std::uint64_t untallied_seen_ = 0;  // AnalysisStats::port_probes_untallied, last window
   bool port_tally_capped_ = false;
+  int start_exit_code_ = kExitFailure;
 
   api::SnapshotHolder snapshots_;
 };

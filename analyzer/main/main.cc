@@ -1,4 +1,6 @@
 // hostmesh-analyzer: flags, logging and signals; everything else is hm_analyzer_app.
+// Exit codes: common/base/exit_codes.h (0 ok, 1 failure, 2 usage, config or
+// inventory error); --audit-store: 1 when something is stored twice.
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
@@ -12,13 +14,14 @@
 #include "analyzer/config/analyzer_config.h"
 #include "analyzer/main/analyzer_app.h"
 #include "analyzer/main/audit_store.h"
+#include "analyzer/main/check_config.h"
 #include "analyzer/main/process_tuning.h"
+#include "common/base/exit_codes.h"
 #include "common/base/logging.h"
 #include "common/base/service_notify.h"
 #include "common/base/stop_signals.h"
 #include "common/config/config_error.h"
 #include "common/config/load_for_main.h"
-#include "common/config/value_parsers.h"
 #include "common/metrics/registry.h"
 #include "common/tls/tls_files.h"
 
@@ -44,33 +47,26 @@ int main(int argc, char** argv) {
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return cli.exit(e) == 0 ? 0 : 2;  // --help/--version 0; usage errors 2 like a bad config
+    // --help/--version 0; usage errors 2 like a bad config
+    return cli.exit(e) == 0 ? kExitOk : kExitConfig;
   }
   if (config_path.empty()) {
     std::cerr << "--config is required\n" << cli.help();
-    return 2;
+    return kExitConfig;
   }
 
   std::optional<analyzer::AnalyzerConfig> loaded = config::LoadForMain<analyzer::AnalyzerConfig>(
       config_path, log_level, analyzer::LoadAnalyzerConfig, std::cerr);
-  if (!loaded) return 2;
+  if (!loaded) return kExitConfig;
   analyzer::AnalyzerConfig config = std::move(*loaded);
-  if (check_config) {
-    std::cout << "grpc " << config.grpc_listen.ToString() << ", http "
-              << config.http_listen.ToString() << ", data_dir " << config.data_dir.string()
-              << ", window " << config::FormatDuration(config.analysis.window) << ", grace "
-              << config::FormatDuration(config.analysis.grace) << ", inventory "
-              << (config.inventory.empty() ? "none" : config.inventory.string()) << ", ingest "
-              << (config.grpc_insecure ? "plaintext (insecure)" : "mutual TLS") << "\n";
-    return 0;
-  }
+  if (check_config) return analyzer::app::CheckConfig(config, std::cout, std::cerr);
   if (!config.grpc_insecure) {
     // Checked at start, not by --check-config (which checks the file, often
     // where the secrets are not, as in CI): a certificate that does not load
     // is a config error all the same, exit 2 and no restart loop.
     if (auto why = tls::CheckTlsFiles(config.grpc_tls)) {
       std::cerr << config_path << ": grpc.tls: " << *why << "\n";
-      return 2;
+      return kExitConfig;
     }
   }
   InitLogging(config.log_level);
@@ -80,7 +76,7 @@ int main(int argc, char** argv) {
   const int stop_fd = BlockStopSignals();  // before any thread starts
   if (stop_fd < 0) {
     std::perror("signalfd");
-    return 1;
+    return kExitFailure;
   }
 
   const SystemClock clock;
@@ -93,12 +89,12 @@ int main(int argc, char** argv) {
   std::string error;
   if (!app.Start(&error)) {
     GetLogger("analyzer")->critical("cannot start: {}", error);
-    return 1;
+    return app.start_exit_code();  // 2 for an inventory error: systemd does not retry
   }
   GetLogger("analyzer")
       ->info("open files limit {} (each agent holds a connection)", tuning.open_files);
   systemd.Ready("judging windows");
   app.Run(stop_fd);
   ::close(stop_fd);
-  return 0;
+  return kExitOk;
 }

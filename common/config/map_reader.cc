@@ -8,6 +8,14 @@
 namespace hostmesh::config {
 
 std::string Quote(std::string_view text) {
+  // Long values are cut: a message quotes what the operator wrote, and one
+  // value (perhaps an alias used many times over) must not make it huge.
+  const std::size_t size = text.size();
+  if (size > kMaxQuotedBytes) {
+    std::size_t end = kMaxQuotedBytes;
+    while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+    text = text.substr(0, end);
+  }
   // Escaped so a stray newline or tab in a value cannot garble the one-line message.
   std::string quoted = "\"";
   for (char c : text) {
@@ -28,6 +36,7 @@ std::string Quote(std::string_view text) {
       quoted += c;
     }
   }
+  if (text.size() < size) return quoted + "...\" (" + std::to_string(size) + " bytes)";
   return quoted + "\"";
 }
 
@@ -73,13 +82,13 @@ MapReader::MapReader(const YamlNode& node, std::string path, const YAML::Mark& a
       ReportAt(key.Mark(), path_, "keys must be plain strings, got " + Kind(key));
       continue;
     }
-    const auto duplicate = std::find_if(entries_.begin(), entries_.end(),
-                                        [&](const Entry& e) { return e.key == key.Scalar(); });
-    if (duplicate != entries_.end()) {
+    // A hash index: a map of many keys (a hostile file) costs linear time.
+    const auto [at, fresh] = index_.emplace(key.Scalar(), entries_.size());
+    if (!fresh) {
       // The parser reports both; which one wins would be a guess, so refuse.
       ReportAt(key.Mark(), PathOf(key.Scalar()),
                "duplicate key (first at line " +
-                   std::to_string(Position(duplicate->key_node.Mark()).first) + ")");
+                   std::to_string(Position(entries_[at->second].key_node.Mark()).first) + ")");
       continue;
     }
     entries_.push_back({key.Scalar(), key, value});
@@ -88,9 +97,7 @@ MapReader::MapReader(const YamlNode& node, std::string path, const YAML::Mark& a
 
 const MapReader::Entry* MapReader::Lookup(std::string_view key, bool required) {
   if (std::find(known_.begin(), known_.end(), key) == known_.end()) known_.emplace_back(key);
-  for (const Entry& entry : entries_) {
-    if (entry.key == key) return &entry;
-  }
+  if (const auto it = index_.find(key); it != index_.end()) return &entries_[it->second];
   if (required) ReportAt(anchor_, PathOf(key), "required key is missing");
   return nullptr;
 }

@@ -24,6 +24,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <unordered_map>
 #include <vector>
 
 #include "common/config/config_error.h"
@@ -69,7 +70,9 @@ struct EnumName {
 };
 
 // `text` in double quotes, with quotes, backslashes and control characters
-// escaped, for messages that quote what the operator wrote.
+// escaped, for messages that quote what the operator wrote. Text longer than
+// kMaxQuotedBytes is cut: "abc..." (5000 bytes).
+inline constexpr std::size_t kMaxQuotedBytes = 200;
 std::string Quote(std::string_view text);
 
 namespace detail {
@@ -360,6 +363,7 @@ class MapReader {
   YAML::Mark anchor_;
   IssueSink* sink_;
   std::vector<Entry> entries_;
+  std::unordered_map<std::string_view, std::size_t> index_;  // key -> entries_ index
   // Every key a loader asked for, present or not: the vocabulary for suggestions.
   std::vector<std::string> known_;
   bool finished_ = false;

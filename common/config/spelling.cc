@@ -29,6 +29,11 @@ std::optional<std::string> ClosestMatch(std::string_view word,
   std::optional<std::string> best;
   size_t best_distance = allowed + 1;
   for (const std::string& candidate : candidates) {
+    // The distance is at least the difference in length: skip the quadratic
+    // table for a word that cannot be close (a hostile 1 MB key, say).
+    const size_t gap = word.size() > candidate.size() ? word.size() - candidate.size()
+                                                      : candidate.size() - word.size();
+    if (gap > allowed) continue;
     const size_t distance = EditDistance(word, candidate);
     if (distance < best_distance) {
       best = candidate;

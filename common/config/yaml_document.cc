@@ -115,6 +115,13 @@ YAML::Mark YamlNode::Mark() const {
   return doc_ == nullptr ? YAML::Mark::null_mark() : doc_->Resolved(id_).mark;
 }
 
+std::uint32_t YamlNode::Id() const {
+  if (doc_ == nullptr) return YamlDocument::kNil;
+  std::uint32_t id = id_;
+  while (doc_->nodes_[id].alias_of != YamlDocument::kNil) id = doc_->nodes_[id].alias_of;
+  return id;
+}
+
 std::vector<std::pair<YamlNode, YamlNode>> YamlNode::Entries() const {
   std::vector<std::pair<YamlNode, YamlNode>> entries;
   if (!IsMap() || doc_ == nullptr) return entries;

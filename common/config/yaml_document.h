@@ -40,6 +40,10 @@ class YamlNode {
   std::vector<std::pair<YamlNode, YamlNode>> Entries() const;
   std::vector<YamlNode> Items() const;
 
+  // Names the node (aliases resolved) within its document, for an index of
+  // nodes built once; every EmptyMap() shares one.
+  std::uint32_t Id() const;
+
  private:
   friend class YamlDocument;
   YamlNode(const YamlDocument* doc, std::uint32_t id) : doc_(doc), id_(id) {}

@@ -1,12 +1,17 @@
 #include "common/config/yaml_loader.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <yaml-cpp/exceptions.h>
 
+#include <array>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <iterator>
+#include <stdexcept>
 #include <string>
+
+#include "common/config/value_parsers.h"
 
 namespace hostmesh::config {
 
@@ -41,24 +46,59 @@ void ReadYaml(std::string_view text, std::string_view source_name, const MapRead
   if (parsed != nullptr && !documents.empty()) *parsed = documents[0];
 }
 
-void ReadYamlFile(const std::filesystem::path& path, const MapReader::ReadFn& read) {
-  std::string problem;
-  std::error_code ec;
+namespace {
+
+[[noreturn]] void FileIssue(const std::filesystem::path& path, std::string message) {
+  IssueSink sink{path.string()};
+  sink.Add(0, 0, "", std::move(message));
+  sink.ThrowIfAny();
+  throw std::logic_error("unreachable");
+}
+
+std::string TooLarge(std::string size, ByteSize cap) {
+  return "the file is " + std::move(size) + ", over the cap of " + FormatByteSize(cap) + " (" +
+         std::to_string(cap.bytes) + " bytes); refused before parsing";
+}
+
+}  // namespace
+
+std::string ReadConfigFile(const std::filesystem::path& path, ByteSize max_bytes) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // errno from the failed open is what the operator needs (ENOENT, EACCES).
+  if (fd < 0) FileIssue(path, std::string("cannot read the file: ") + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    FileIssue(path, std::string("cannot read the file: ") + std::strerror(errno));
+  }
+  if (S_ISDIR(st.st_mode)) FileIssue(path, "cannot read the file: is a directory");
+  if (S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) > max_bytes.bytes) {
+    FileIssue(path, TooLarge(std::to_string(st.st_size) + " bytes", max_bytes));
+  }
   std::string contents;
-  if (std::filesystem::is_directory(path, ec)) {
-    problem = "is a directory";
-  } else if (std::ifstream file{path, std::ios::binary}; !file.is_open()) {
-    // errno from the failed open is what the operator needs (ENOENT, EACCES).
-    problem = std::strerror(errno);
-  } else {
-    contents.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
-    if (file.bad()) problem = std::strerror(errno);
+  contents.reserve(S_ISREG(st.st_mode) ? static_cast<std::size_t>(st.st_size) : 0);
+  std::array<char, 64 * 1024> buffer{};
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer.data(), buffer.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) FileIssue(path, std::string("cannot read the file: ") + std::strerror(errno));
+    if (n == 0) break;
+    contents.append(buffer.data(), static_cast<std::size_t>(n));
+    // A pipe, or a file that grew after fstat: stop at the cap, not at the end.
+    if (contents.size() > max_bytes.bytes) {
+      FileIssue(path,
+                TooLarge("more than " + std::to_string(max_bytes.bytes) + " bytes", max_bytes));
+    }
   }
-  if (!problem.empty()) {
-    IssueSink sink{path.string()};
-    sink.Add(0, 0, "", "cannot read the file: " + problem);
-    sink.ThrowIfAny();
-  }
+  return contents;
+}
+
+void ReadYamlFile(const std::filesystem::path& path, const MapReader::ReadFn& read,
+                  ByteSize max_bytes) {
+  const std::string contents = ReadConfigFile(path, max_bytes);
   ReadYaml(contents, path.string(), read);
 }
 

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "common/config/config_error.h"
@@ -183,6 +185,59 @@ TEST(Loader, FileErrors) {
   } catch (const config::ConfigError& e) {
     EXPECT_THAT(e.issues()[0].message, HasSubstr("cannot read the file"));
   }
+}
+
+// Reporting stays linear in the file, and its message bounded, however many
+// mistakes the file holds: 50,000 hosts of one name are 49,999 duplicates,
+// each located (line of the duplicate, line of the first) through an index
+// built once; the first 100 by position are listed, the rest counted. Time
+// is bench/config_errors_bench's to show, not a unit test's to assert.
+TEST(Loader, FiftyThousandDuplicateNamesAreCountedAndTheFirstHundredListed) {
+  std::string text = "version: 1\nswitches: []\nlinks: []\nhosts:\n";
+  for (int i = 0; i < 50'000; ++i) text += "  - {name: h, nics: []}\n";
+  try {
+    LoadInventory(text, "inv.yaml");
+    FAIL() << "no error";
+  } catch (const config::ConfigError& e) {
+    EXPECT_EQ(e.total(), 49'999U);
+    ASSERT_EQ(e.issues().size(), config::kMaxListedIssues);
+    // The first by position: hosts[1] on line 6, pointing back at line 5.
+    EXPECT_EQ(e.issues().front().line, 6);
+    EXPECT_EQ(e.issues().front().path, "hosts[1].name");
+    EXPECT_THAT(e.issues().front().message, HasSubstr("also hosts[0] (line 5)"));
+    EXPECT_EQ(e.issues().back().line, 105);
+    EXPECT_EQ(e.OmittedLine(),
+              "inv.yaml: ... and 49899 more problems (the first 100 by position are listed)");
+    const std::string what = e.what();
+    EXPECT_THAT(what, HasSubstr("\ninv.yaml: ... and 49899 more problems"));
+    EXPECT_LT(what.size(), 16'000U);
+  }
+}
+
+TEST(Loader, AFleetOfTenThousandHostsFitsTheCapTwice) {
+  const std::string text = testing::GeneratedText({.hosts = 10'000, .rails = 8, .spines = 64});
+  EXPECT_LT(text.size() * 2, kMaxInventoryFileBytes.bytes) << text.size();
+}
+
+TEST(Loader, AFileOverTheCapIsRefusedBeforeParsing) {
+  const std::string path = ::testing::TempDir() + "hm_inventory_cap.yaml";
+  {
+    std::ofstream file(path);
+    file << "version: 1\n";
+  }
+  // Sparse: fstat reports the size; nothing past the first line is written.
+  std::filesystem::resize_file(path, kMaxInventoryFileBytes.bytes + 1);
+  try {
+    LoadInventoryFile(path);
+    FAIL() << "no error";
+  } catch (const config::ConfigError& e) {
+    ASSERT_EQ(e.issues().size(), 1U);
+    EXPECT_EQ(e.issues()[0].source, path);
+    EXPECT_EQ(e.issues()[0].message,
+              "the file is 134217729 bytes, over the cap of 128MiB (134217728 bytes); refused "
+              "before parsing");
+  }
+  std::filesystem::remove(path);
 }
 
 }  // namespace

@@ -9,9 +9,11 @@
 
 #include <chrono>
 #include <future>
+#include <stdexcept>
 #include <thread>
 
 #include "agent/core/fake_transport.h"
+#include "common/base/exit_codes.h"
 #include "common/metrics/registry.h"
 #include "tests/agent/upload/fake_upload_channel.h"
 
@@ -41,6 +43,37 @@ double Value(const metrics::Registry& registry, const std::string& name) {
     for (const auto& m : family.metric) total += m.counter.value + m.gauge.value;
   }
   return total;
+}
+
+// A config the transport chosen at start cannot run (verbs, and NICs that
+// name no RDMA device) is the operator's to fix: exit 2, so systemd stops
+// instead of restarting it in a loop. A start that fails otherwise is 1.
+TEST(agent_app, AConfigTheChosenTransportRefusesIsAConfigError) {
+  const SystemClock clock;
+  metrics::Registry registry;
+  AgentAppOptions options;
+  options.serve_metrics = false;
+  options.make_transport = [](const AgentConfig& config, const Clock& c) {
+    FakeTransportOptions fake;
+    fake.num_nics = static_cast<std::uint32_t>(config.nics.size());
+    BuiltTransport built;
+    built.transport = std::make_unique<FakeTransport>(c, fake);
+    built.kind = Transport::kVerbs;  // as `auto` would choose on a host with the devices
+    return built;
+  };
+  AgentApp app(ParseAgentConfig(kConfig, "agent.yaml"), options, clock, registry);
+  std::string error;
+  EXPECT_FALSE(app.Start(&error));
+  EXPECT_EQ(error, "nics[0].rdma_device: required for the verbs transport");
+  EXPECT_EQ(app.start_exit_code(), kExitConfig);
+
+  metrics::Registry other_registry;
+  options.make_transport = [](const AgentConfig&, const Clock&) -> BuiltTransport {
+    throw std::runtime_error("no such device");
+  };
+  AgentApp failing(ParseAgentConfig(kConfig, "agent.yaml"), options, clock, other_registry);
+  EXPECT_FALSE(failing.Start(&error));
+  EXPECT_EQ(failing.start_exit_code(), kExitFailure);
 }
 
 TEST(agent_app, ProbesWithoutAnAnalyzerAndStopsOnTheStopFd) {
