@@ -10,12 +10,12 @@ packages=(
   libibverbs-dev ibverbs-providers
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   librocksdb-dev libboost-graph-dev libspdlog-dev libfmt-dev libyaml-cpp-dev
-  libcli11-dev libcivetweb-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libcli11-dev libmicrohttpd-dev libgnutls28-dev libgtest-dev libgmock-dev libbenchmark-dev
   prometheus-cpp-dev nlohmann-json3-dev libcurl4-openssl-dev
   libnetfilter-queue-dev libmnl-dev libjemalloc-dev
   # testbed and test tools
   python3 python3-yaml iproute2 nftables iptables stress-ng traceroute iputils-ping procps
-  prometheus socat jq curl
+  prometheus socat jq curl openssl
   # operator-facing checks: systemd-analyze for the units, dpkg-dev for the
   # Debian packages' dependencies, chromium for the on-call page (driven by
   # playwright-core from npm, with the machine's Node.js and npm)

@@ -256,8 +256,9 @@ bool AgentApp::Start(std::string* error) {
     }
     http::ServerOptions server;
     server.listen_addresses = {config_.metrics.listen.ToString()};
-    // One scrape every few seconds: a second worker thread would only idle.
-    server.num_threads = 1;
+    // One scrape every few seconds: a second worker thread would only idle
+    // (stalled connections need none).
+    server.workers = 1;
     server.log = [](std::string_view line) { Log()->warn("metrics server: {}", line); };
     std::string why;
     server_ = http::Server::Start(server, std::move(router), &why);
