@@ -50,7 +50,10 @@ void ReadConfidenceMap(MapReader& m, std::string_view key, analysis::ConfidenceM
 void ReadAnalyzer(MapReader& r, AnalyzerConfig& cfg) {
   r.Optional("log_level", &cfg.log_level, kLogLevelNames);
   r.Map("grpc", [&](MapReader& m) { m.Optional("listen", &cfg.grpc_listen); });
-  r.Map("http", [&](MapReader& m) { m.Optional("listen", &cfg.http_listen); });
+  r.Map("http", [&](MapReader& m) {
+    m.Optional("listen", &cfg.http_listen);
+    config::ReadHttpServerKeys(m, cfg.http);
+  });
   std::string data_dir;
   if (r.Optional("data_dir", &data_dir)) cfg.data_dir = data_dir;
   std::string inventory;

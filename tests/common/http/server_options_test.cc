@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "common/http/server.h"
+#include "common/http/server_config.h"
 
 namespace hostmesh::http {
 namespace {
@@ -53,6 +54,34 @@ TEST(HttpServerOptionsCheck, EachProblemNamesItsOption) {
               HasSubstr("key file"));
   EXPECT_THAT(problem([](ServerOptions& o) { o.reload_check_interval = 0s; }),
               HasSubstr("reload_check_interval"));
+}
+
+TEST(HttpServerOptionsCheck, ConfigKeysMapOntoOptions) {
+  config::HttpServerConfig config;
+  config.tls_cert = "/c.pem";
+  config.tls_key = "/k.pem";
+  config.tls_client_ca = "/ca.pem";
+  config.bearer_token_file = "/token";
+  config.protect_metrics = true;
+  config.max_connections = 5;
+  config.max_connections_per_peer = 2;
+  config.timeout = 3s;
+  ServerOptions options = Valid();
+  ApplyHttpServerConfig(config, options);
+  ASSERT_TRUE(options.tls.has_value());
+  EXPECT_EQ(options.tls->cert_file, "/c.pem");
+  EXPECT_EQ(options.tls->key_file, "/k.pem");
+  EXPECT_EQ(options.tls->client_ca_file, "/ca.pem");
+  EXPECT_EQ(options.bearer_token_file, "/token");
+  EXPECT_TRUE(options.protect_metrics);
+  EXPECT_EQ(options.max_connections, 5u);
+  EXPECT_EQ(options.max_connections_per_peer, 2u);
+  EXPECT_EQ(options.timeout, 3s);
+  EXPECT_EQ(ValidateServerOptions(options), "");
+
+  ServerOptions plain = Valid();
+  ApplyHttpServerConfig(config::HttpServerConfig{}, plain);
+  EXPECT_FALSE(plain.tls.has_value());
 }
 
 }  // namespace
