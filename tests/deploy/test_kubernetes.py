@@ -12,8 +12,11 @@
   store on the StatefulSet's volume.
 - Content: every per-node agent config passes `hostmesh-agent --check-config`,
   points at the analyzer Service's gRPC port and serves metrics on the port the
-  pod declares; the analyzer config passes `hostmesh-analyzer --check-config`
-  and keeps data_dir on the volume.
+  pod declares, at an explicit address (never 0.0.0.0 on the host network);
+  the analyzer config passes `hostmesh-analyzer --check-config` and keeps
+  data_dir on the volume; a NetworkPolicy narrows who reaches the analyzer's
+  pod-wide listen addresses.
+- Probes: liveness on /healthz and readiness on /readyz, never /metrics.
 - The Prometheus scrape config: Debian's promtool is built without Kubernetes
   discovery, so promtool checks it with each kubernetes_sd_configs replaced by
   a static target (everything else as shipped), and the discovery part is
@@ -36,7 +39,8 @@ BUILD_DIR = os.environ.get("HOSTMESH_BUILD_DIR") or os.path.join(SOURCE_DIR, "bu
 K8S = os.path.join(SOURCE_DIR, "deploy", "kubernetes")
 MANIFESTS = ("namespace.yaml", "analyzer.yaml", "agent.yaml")
 STABLE = {("v1", "Namespace"), ("v1", "ConfigMap"), ("v1", "Service"),
-          ("apps/v1", "DaemonSet"), ("apps/v1", "StatefulSet")}
+          ("apps/v1", "DaemonSet"), ("apps/v1", "StatefulSet"),
+          ("networking.k8s.io/v1", "NetworkPolicy")}
 RDMA_RESOURCE = "rdma/hca_shared_devices_a"
 
 
@@ -163,7 +167,9 @@ class Content(unittest.TestCase):
             self.assertEqual(name, config["host"] + ".yaml", "file named after the node")
             self.assertEqual(config["analyzer"]["address"],
                              f"{service['metadata']['name']}.hostmesh.svc:{grpc}")
-            self.assertEqual(config["metrics"]["listen"], f"0.0.0.0:{metrics_port}")
+            host, port = config["metrics"]["listen"].rsplit(":", 1)
+            self.assertEqual(int(port), metrics_port, name)
+            self.assertNotIn(host, ("0.0.0.0", "[::]"), f"{name}: host network, explicit address")
             path = os.path.join(self.tmp, name)
             with open(path, "w") as f:
                 f.write(text)
@@ -182,6 +188,26 @@ class Content(unittest.TestCase):
         (mount,) = [m for m in container(one("StatefulSet", "hostmesh-analyzer"))["volumeMounts"]
                     if m["name"] == "data"]
         self.assertEqual(mount["mountPath"], data_dir)
+
+
+class Probes(unittest.TestCase):
+    def test_liveness_and_readiness_use_the_built_in_routes(self):
+        for kind, name in (("DaemonSet", "hostmesh-agent"), ("StatefulSet", "hostmesh-analyzer")):
+            c = container(one(kind, name))
+            self.assertEqual(c["livenessProbe"]["httpGet"]["path"], "/healthz", name)
+            self.assertEqual(c["readinessProbe"]["httpGet"]["path"], "/readyz", name)
+
+    def test_network_policy_guards_the_analyzer_ports(self):
+        policy = one("NetworkPolicy", "hostmesh-analyzer")
+        analyzer = one("StatefulSet", "hostmesh-analyzer")
+        self.assertEqual(policy["spec"]["podSelector"]["matchLabels"],
+                         analyzer["spec"]["selector"]["matchLabels"])
+        self.assertEqual(policy["spec"]["policyTypes"], ["Ingress"])
+        ports = {p["name"] for p in container(analyzer)["ports"]}
+        allowed = {p["port"] for rule in policy["spec"]["ingress"] for p in rule["ports"]}
+        self.assertEqual(allowed, ports)
+        for rule in policy["spec"]["ingress"]:
+            self.assertTrue(rule["from"], "every rule names its sources")
 
 
 class ScrapeConfig(unittest.TestCase):
