@@ -271,6 +271,7 @@ bool AgentApp::Start(std::string* error) {
       return probing_.load(std::memory_order_relaxed) ? "" : "probing has not started";
     };
     server.log = [](std::string_view line) { Log()->warn("metrics server: {}", line); };
+    server.log_info = [](std::string_view line) { Log()->info("metrics server: {}", line); };
     std::string why;
     server_ = http::Server::Start(server, std::move(router), &why);
     if (!server_) {

@@ -95,6 +95,7 @@ bool AnalyzerApp::Start(std::string* error) {
                                                              : "the ingest server is not listening";
   };
   http_options.log = [log](std::string_view message) { log->warn("{}", message); };
+  http_options.log_info = [log](std::string_view message) { log->info("{}", message); };
   std::string http_error;
   http_ = http::Server::Start(http_options, std::move(router), &http_error);
   if (!http_) {

@@ -548,7 +548,7 @@ void Server::Impl::PollFiles(MonoTime now) {
       case ReloadOutcome::kUnchanged:
         break;
       case ReloadOutcome::kReloaded:
-        Log("http: reloaded the " + what + " (" + std::string(WatchedFileName(which)) + ")");
+        if (options_.log_info) options_.log_info("http: the changed " + what + " is in service");
         break;
       case ReloadOutcome::kFailed:
         stats_->Count(ReloadFailedEvent(which));

@@ -84,6 +84,8 @@ struct ServerOptions {
   // Warnings (degraded modes, throttled) and libmicrohttpd's own messages;
   // dropped when unset. Called from server threads.
   std::function<void(std::string_view)> log;
+  // News that is no warning (a rotated file put in service); dropped when unset.
+  std::function<void(std::string_view)> log_info;
   const Clock* clock = nullptr;  // null: the system clock
 };
 

@@ -9,8 +9,10 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "common/http/metrics_endpoint.h"
 #include "common/http/server.h"
@@ -72,6 +74,8 @@ class Credentials : public ::testing::Test {
     options.timeout = 1s;
     options.stats = stats_.get();
     options.ready = [this] { return ready_ ? std::string() : std::string("store\nnot open"); };
+    options.log = [this](std::string_view line) { Record(warnings_, line); };
+    options.log_info = [this](std::string_view line) { Record(infos_, line); };
     std::string error;
     std::unique_ptr<Server> server = Server::Start(options, std::move(router), &error);
     EXPECT_NE(server, nullptr) << error;
@@ -79,7 +83,21 @@ class Credentials : public ::testing::Test {
     return server;
   }
 
+  void Record(std::vector<std::string>& lines, std::string_view line) {
+    std::lock_guard lock(log_mu_);
+    lines.emplace_back(line);
+  }
+  std::string Lines(const std::vector<std::string>& lines) {
+    std::lock_guard lock(log_mu_);
+    std::string all;
+    for (const std::string& line : lines) all += line + "\n";
+    return all;
+  }
+
   TempDir dir_;
+  std::mutex log_mu_;
+  std::vector<std::string> warnings_;
+  std::vector<std::string> infos_;
   metrics::Registry registry_;
   std::unique_ptr<ServerStats> stats_;
   std::atomic<bool> ready_{false};
@@ -133,6 +151,8 @@ TEST_F(Credentials, ARotatedTokenIsTakenWithoutARestart) {
   }
   EXPECT_EQ(Get(port_, "/api/v1/status", "Authorization: Bearer first-token\r\n").status, 401);
   EXPECT_EQ(stats_->Total(HttpEvent::kReloadFailedBearerToken), 0);
+  EXPECT_THAT(Lines(infos_), HasSubstr("the changed bearer token is in service"));
+  EXPECT_THAT(Lines(warnings_), ::testing::Not(HasSubstr("bearer token"))) << "no warning";
 
   // An empty token file is refused; the token in service stays.
   WriteFile(dir_ / "token", "\n");
@@ -142,6 +162,8 @@ TEST_F(Credentials, ARotatedTokenIsTakenWithoutARestart) {
     std::this_thread::sleep_for(20ms);
   }
   EXPECT_EQ(Get(port_, "/api/v1/status", "Authorization: Bearer second-token\r\n").status, 200);
+  EXPECT_THAT(Lines(warnings_), HasSubstr("the changed bearer token did not load"));
+  EXPECT_THAT(Lines(warnings_), HasSubstr("the token file is empty"));
 }
 
 TEST_F(Credentials, ReadyzFollowsTheOwnerAndSaysWhyInOneLine) {
