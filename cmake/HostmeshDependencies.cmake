@@ -6,13 +6,17 @@ pkg_check_modules(IBVERBS REQUIRED IMPORTED_TARGET libibverbs)
 pkg_check_modules(NETFILTER_QUEUE REQUIRED IMPORTED_TARGET libnetfilter_queue)
 # prometheus-cpp's core only (registry, metric types, text serializer), found
 # through pkg-config: its CMake config also looks for civetweb, CURL and ZLIB
-# for the pull and push parts we do not link, and would define a second
-# civetweb::civetweb target.
+# for the pull and push parts we do not link.
 pkg_check_modules(PROMETHEUS_CPP_CORE REQUIRED IMPORTED_TARGET prometheus-cpp-core)
 # jemalloc, the allocator of the long-lived, allocation-heavy processes (the
 # analyzer and the simulator): glibc's malloc fragments under their churn of
 # per-window and per-path objects (hostmesh-sim bench, sim/README.md).
 pkg_check_modules(JEMALLOC REQUIRED IMPORTED_TARGET jemalloc)
+# The HTTP server (common/http): libmicrohttpd's epoll workers, and GnuTLS,
+# its TLS library, called directly for certificate rotation, client
+# certificate checks and the token digest.
+pkg_check_modules(MICROHTTPD REQUIRED IMPORTED_TARGET libmicrohttpd>=0.9.75)
+pkg_check_modules(GNUTLS REQUIRED IMPORTED_TARGET gnutls>=3.7)
 
 find_package(Protobuf REQUIRED)
 find_package(gRPC CONFIG REQUIRED)
@@ -23,14 +27,6 @@ find_package(yaml-cpp CONFIG REQUIRED)
 find_package(CLI11 CONFIG REQUIRED)
 find_package(nlohmann_json 3 CONFIG REQUIRED)
 find_package(CURL REQUIRED)
-# Debian 12's civetweb CMake config insists on /usr/bin/civetweb (another
-# package), so the library is found by hand under the same target name.
-find_library(HOSTMESH_CIVETWEB_LIB civetweb REQUIRED)
-find_path(HOSTMESH_CIVETWEB_INCLUDE civetweb.h REQUIRED)
-add_library(civetweb::civetweb UNKNOWN IMPORTED)
-set_target_properties(civetweb::civetweb PROPERTIES
-  IMPORTED_LOCATION ${HOSTMESH_CIVETWEB_LIB}
-  INTERFACE_INCLUDE_DIRECTORIES ${HOSTMESH_CIVETWEB_INCLUDE})
 find_package(GTest CONFIG REQUIRED)
 find_package(benchmark CONFIG REQUIRED)
 

@@ -10,7 +10,7 @@ packages=(
   libibverbs-dev ibverbs-providers
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   librocksdb-dev libboost-graph-dev libspdlog-dev libfmt-dev libyaml-cpp-dev
-  libcli11-dev libcivetweb-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libcli11-dev libmicrohttpd-dev libgnutls28-dev libgtest-dev libgmock-dev libbenchmark-dev
   prometheus-cpp-dev nlohmann-json3-dev libcurl4-openssl-dev
   libnetfilter-queue-dev libmnl-dev libjemalloc-dev
   # testbed and test tools

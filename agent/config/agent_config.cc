@@ -215,6 +215,7 @@ void ReadAgent(MapReader& r, AgentConfig& cfg) {
   r.Map("metrics", [&](MapReader& m) {
     m.Optional("listen", &cfg.metrics.listen);
     m.Optional("debug_hooks", &cfg.metrics.debug_hooks);
+    config::ReadHttpServerKeys(m, cfg.metrics.server);
   });
   r.Map("probe", [&](MapReader& m) { ReadProbe(m, cfg.probe); });
   r.Map("ports", [&](MapReader& m) { ReadPorts(m, cfg.ports); });

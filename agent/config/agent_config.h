@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/base/logging.h"
+#include "common/config/http_server_config.h"
 #include "common/config/value_types.h"
 #include "common/tls/tls_files.h"
 
@@ -46,6 +47,11 @@ struct AnalyzerConfig {
 
 struct MetricsConfig {
   config::Endpoint listen{"0.0.0.0", 9100};  // port 0 asks for an ephemeral port
+  // TLS, token and caps of the metrics server. An agent is scraped by one or
+  // two Prometheus servers (one kept-alive connection each) and now and then
+  // an operator's curl: 64 connections, 8 from one address, leave room for
+  // that and bound what a misbehaving client can hold.
+  config::HttpServerConfig server{.max_connections = 64, .max_connections_per_peer = 8};
   // Test-only fault hooks on the metrics server (POST /debug/qp-error): off
   // in production, on in the soft-RoCE harness, whose test forces a QP into
   // the error state no outside tool can reach.

@@ -27,6 +27,7 @@
 #include "common/base/logging.h"
 #include "common/http/metrics_endpoint.h"
 #include "common/http/server.h"
+#include "common/http/server_config.h"
 #include "tracer/kernel_trace_io.h"
 
 namespace hostmesh::agent::app {
@@ -260,16 +261,35 @@ bool AgentApp::Start(std::string* error) {
     }
     http::ServerOptions server;
     server.listen_addresses = {config_.metrics.listen.ToString()};
-    // One scrape every few seconds: a second worker thread would only idle.
-    server.num_threads = 1;
+    http::ApplyHttpServerConfig(config_.metrics.server, server);
+    // One scrape every few seconds: a second worker thread would only idle
+    // (stalled connections need none).
+    server.workers = 1;
+    // Its counters' series appear at their first event: the agent's series
+    // budget has room for a healthy server's, not for every reason's zero.
+    http_stats_ =
+        std::make_unique<http::ServerStats>(registry_, http::ServerStats::Series::kOnFirstEvent);
+    server.stats = http_stats_.get();
+    // Ready once the probe loop runs (Run), until it stops sending.
+    server.ready = [this]() -> std::string {
+      return probing_.load(std::memory_order_relaxed) ? "" : "probing has not started";
+    };
     server.log = [](std::string_view line) { Log()->warn("metrics server: {}", line); };
+    server.log_info = [](std::string_view line) { Log()->info("metrics server: {}", line); };
     std::string why;
     server_ = http::Server::Start(server, std::move(router), &why);
     if (!server_) {
       *error = "metrics: " + why;
       return false;
     }
-    Log()->info("metrics on http://{}/metrics", server_->endpoints().front().ToString());
+    if (!config_.metrics.server.bearer_token_file.empty() && !config_.metrics.server.tls()) {
+      Log()->warn(
+          "metrics.bearer_token_file without metrics.tls: the token crosses the network in "
+          "clear text");
+    }
+    Log()->info("metrics on {}://{}/metrics{}", config_.metrics.server.tls() ? "https" : "http",
+                server_->endpoints().front().ToString(),
+                config_.metrics.server.bearer_token_file.empty() ? "" : " (bearer token)");
   }
   uploader_->Start();
   if (tracer_) tracer_->Start();
@@ -460,6 +480,7 @@ bool AgentApp::Run(int stop_fd) {
   MonoTime next_trim = clock_.MonotonicNow() + options_.heap_trim_period;
   MonoTime drain_until = MonoTime::max();
   bool events_ready = true;  // what the last wait saw of ready_fd
+  probing_.store(true, std::memory_order_relaxed);
   for (;;) {
     MonoTime wake = core_->prober.RunOnce(events_ready);
     UploadResults();
@@ -500,6 +521,7 @@ bool AgentApp::Run(int stop_fd) {
     if (watch_stop && n > 0 && (fds[count - 1].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
       now = clock_.MonotonicNow();
       core_->prober.StopSending();
+      probing_.store(false, std::memory_order_relaxed);  // /readyz: 503 while draining
       if (tracer_) tracer_->RequestStop();
       // The last probe sent may wait one timeout; a little more for its TX stamp.
       drain_until = now + config_.probe.timeout + std::chrono::milliseconds{100};

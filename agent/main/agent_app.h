@@ -8,6 +8,7 @@
 // every outstanding probe is decided (at most one timeout), then the
 // uploader gets `upload_flush_timeout` to have everything acknowledged.
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -26,7 +27,8 @@
 
 namespace hostmesh::http {
 class Server;
-}
+class ServerStats;
+}  // namespace hostmesh::http
 namespace hostmesh::tracer {
 class TraceIo;
 }
@@ -144,8 +146,11 @@ class AgentApp {
   std::vector<std::uint64_t> prepared_generations_;
   std::unique_ptr<AgentMetrics> metrics_;
   std::unique_ptr<Core> core_;
-  std::unique_ptr<DebugHooks> debug_hooks_;  // before server_: its handlers point here
+  std::unique_ptr<DebugHooks> debug_hooks_;        // before server_: its handlers point here
+  std::unique_ptr<http::ServerStats> http_stats_;  // before server_, which counts there
   std::unique_ptr<http::Server> server_;
+  // Read by /readyz on the server's thread: the probe loop is running.
+  std::atomic<bool> probing_{false};
   std::vector<std::uint64_t> distinct_ports_;
   std::vector<ErrorQueueWarner> error_queue_warners_;  // per NIC
   // Results of the loop turn under way (OnResult), uploaded together after it.

@@ -83,7 +83,10 @@ void ReadGrpc(MapReader& m, AnalyzerConfig& cfg) {
 void ReadAnalyzer(MapReader& r, AnalyzerConfig& cfg) {
   r.Optional("log_level", &cfg.log_level, kLogLevelNames);
   r.Map("grpc", [&](MapReader& m) { ReadGrpc(m, cfg); });
-  r.Map("http", [&](MapReader& m) { m.Optional("listen", &cfg.http_listen); });
+  r.Map("http", [&](MapReader& m) {
+    m.Optional("listen", &cfg.http_listen);
+    config::ReadHttpServerKeys(m, cfg.http);
+  });
   std::string data_dir;
   if (r.Optional("data_dir", &data_dir)) cfg.data_dir = data_dir;
   std::string inventory;

@@ -9,6 +9,7 @@
 
 #include "analyzer/analysis/config.h"
 #include "common/base/logging.h"
+#include "common/config/http_server_config.h"
 #include "common/config/value_types.h"
 #include "common/tls/tls_files.h"
 
@@ -29,6 +30,10 @@ struct AnalyzerConfig {
   std::uint64_t grpc_agent_bytes_per_second = std::uint64_t{1} << 20;
   std::uint64_t grpc_agent_burst_bytes = std::uint64_t{256} << 20;
   config::Endpoint http_listen{"0.0.0.0", 8080};
+  // TLS, token and caps of the HTTP server (API, on-call page, /metrics).
+  // Browsers open up to six connections each and on-call users may share a
+  // NAT address: 512 in all, 32 from one address.
+  config::HttpServerConfig http{.max_connections = 512, .max_connections_per_peer = 32};
   std::filesystem::path data_dir = "./hostmesh-data";
   std::filesystem::path inventory;  // empty: no inventory, the fabric is learned from traces
   // Raw results and path reports; at fleet rate they are most of the disk

@@ -12,6 +12,7 @@
 #include "common/base/logging.h"
 #include "common/config/config_error.h"
 #include "common/http/metrics_endpoint.h"
+#include "common/http/server_config.h"
 #include "common/tls/cert_expiry_metrics.h"
 #include "topology/inventory_loader.h"
 
@@ -94,7 +95,17 @@ bool AnalyzerApp::Start(std::string* error) {
   http::MountMetrics(router, registry_);
   http::ServerOptions http_options;
   http_options.listen_addresses = {config_.http_listen.ToString()};
-  http_options.log = [log](std::string_view message) { log->warn("http: {}", message); };
+  http::ApplyHttpServerConfig(config_.http, http_options);
+  http_stats_ = std::make_unique<http::ServerStats>(registry_);
+  http_options.stats = http_stats_.get();
+  // Ready once the store is open (above) and the ingest server listens
+  // (below, after this server starts): until then agents cannot upload.
+  http_options.ready = [this]() -> std::string {
+    return ingest_listening_.load(std::memory_order_relaxed) ? ""
+                                                             : "the ingest server is not listening";
+  };
+  http_options.log = [log](std::string_view message) { log->warn("{}", message); };
+  http_options.log_info = [log](std::string_view message) { log->info("{}", message); };
   std::string http_error;
   http_ = http::Server::Start(http_options, std::move(router), &http_error);
   if (!http_) {
@@ -121,6 +132,11 @@ bool AnalyzerApp::Start(std::string* error) {
   if (!grpc_) {
     *error = "grpc " + config_.grpc_listen.ToString() + ": " + grpc_error;
     return false;
+  }
+  ingest_listening_.store(true, std::memory_order_relaxed);
+  if (!config_.http.bearer_token_file.empty() && !config_.http.tls()) {
+    log->warn(
+        "http.bearer_token_file without http.tls: the token crosses the network in clear text");
   }
   next_retention_ = clock_.MonotonicNow() + options_.retention_period;
   log->info("listening: gRPC {} ({}) HTTP {}; data {}; window {} s grace {} s", grpc_->port(),
@@ -284,6 +300,7 @@ void AnalyzerApp::Run(int stop_fd) {
 }
 
 void AnalyzerApp::Shutdown() {
+  ingest_listening_.store(false, std::memory_order_relaxed);  // /readyz: 503 from here
   // Agents resend whatever was not acknowledged, so open streams get a short grace.
   if (grpc_) grpc_->Shutdown(std::chrono::seconds{2});
   if (http_) http_->Stop();

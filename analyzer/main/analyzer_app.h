@@ -3,6 +3,7 @@
 // main.cc parses flags and signals; tests run the same app in-process.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -90,7 +91,10 @@ class AnalyzerApp {
   std::unique_ptr<ingest::IngestStats> ingest_stats_;
   std::unique_ptr<ingest::IngestHandler> handler_;
   std::unique_ptr<ingest::IngestServer> grpc_;
+  std::unique_ptr<http::ServerStats> http_stats_;  // before http_, which counts there
   std::unique_ptr<http::Server> http_;
+  // Read by /readyz on the HTTP server's threads.
+  std::atomic<bool> ingest_listening_{false};
 
   // Touched by the loop thread only.
   analysis::IncidentTracker incidents_;

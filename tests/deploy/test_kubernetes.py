@@ -24,8 +24,11 @@
   and /readyz.
 - Content: every per-node agent config passes `hostmesh-agent --check-config`,
   points at the analyzer Service's gRPC port and serves metrics on the port the
-  pod declares; the analyzer config passes `hostmesh-analyzer --check-config`
-  and keeps data_dir on the volume.
+  pod declares, at an explicit address (never 0.0.0.0 on the host network);
+  the analyzer config passes `hostmesh-analyzer --check-config` and keeps
+  data_dir on the volume; a NetworkPolicy narrows who reaches the analyzer's
+  pod-wide listen addresses.
+- Probes: liveness on /healthz and readiness on /readyz, never /metrics.
 - The Prometheus scrape config: Debian's promtool is built without Kubernetes
   discovery, so promtool checks it with each kubernetes_sd_configs replaced by
   a static target (everything else as shipped), and the discovery part is
@@ -358,7 +361,9 @@ class Content(unittest.TestCase):
                              {"ca": f"{tls_dir}/ca.crt", "cert": f"{tls_dir}/tls.crt",
                               "key": f"{tls_dir}/tls.key", "server_name": dns})
             self.assertIs(config["analyzer"]["insecure"], False)
-            self.assertEqual(config["metrics"]["listen"], f"0.0.0.0:{metrics_port}")
+            host, port = config["metrics"]["listen"].rsplit(":", 1)
+            self.assertEqual(int(port), metrics_port, name)
+            self.assertNotIn(host, ("0.0.0.0", "[::]"), f"{name}: host network, explicit address")
             path = os.path.join(self.tmp, name)
             with open(path, "w") as f:
                 f.write(text)
@@ -460,6 +465,14 @@ class Certificates(unittest.TestCase):
             self.assertIn("not issued", out.stderr)
             self.assertEqual(api.live, {})
             self.assertEqual(os.listdir(env["DIR"]), [], "no half-made set left")
+
+
+class Probes(unittest.TestCase):
+    def test_liveness_and_readiness_use_the_built_in_routes(self):
+        for kind, name in (("DaemonSet", "hostmesh-agent"), ("StatefulSet", "hostmesh-analyzer")):
+            c = container(one(kind, name))
+            self.assertEqual(c["livenessProbe"]["httpGet"]["path"], "/healthz", name)
+            self.assertEqual(c["readinessProbe"]["httpGet"]["path"], "/readyz", name)
 
 
 class ScrapeConfig(unittest.TestCase):

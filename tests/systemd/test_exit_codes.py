@@ -35,7 +35,9 @@ class ExitCodes(unittest.TestCase):
 
     def analyzer_config(self, inventory: str) -> str:
         return self.write("analyzer.yaml",
-                          f"grpc: {{listen: 127.0.0.1:0}}\nhttp: {{listen: 127.0.0.1:0}}\n"
+                          # Plaintext: the inventory is what is tested, not the certificates.
+                          f"grpc: {{listen: 127.0.0.1:0, insecure: true}}\n"
+                          f"http: {{listen: 127.0.0.1:0}}\n"
                           f"data_dir: {self.tmp.name}/data\ninventory: {inventory}\n")
 
     def test_a_missing_config_is_2(self):

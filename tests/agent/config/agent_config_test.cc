@@ -51,6 +51,13 @@ TEST(agent_config, MinimalFileGetsEveryDefault) {
   EXPECT_EQ(cfg.analyzer.address, (config::Endpoint{"198.19.128.1", 50051}));
   EXPECT_EQ(cfg.metrics.listen, (config::Endpoint{"0.0.0.0", 9100}));
   EXPECT_FALSE(cfg.metrics.debug_hooks);
+  EXPECT_FALSE(cfg.metrics.server.tls());
+  EXPECT_EQ(cfg.metrics.server.tls_client_ca, "");
+  EXPECT_EQ(cfg.metrics.server.bearer_token_file, "");
+  EXPECT_FALSE(cfg.metrics.server.protect_metrics);
+  EXPECT_EQ(cfg.metrics.server.max_connections, 64u);
+  EXPECT_EQ(cfg.metrics.server.max_connections_per_peer, 8u);
+  EXPECT_EQ(cfg.metrics.server.timeout, 10s);
   EXPECT_EQ(cfg.probe.interval, 100ms);
   EXPECT_EQ(cfg.probe.timeout, 500ms);
   EXPECT_EQ(cfg.probe.payload_bytes, 50u);
@@ -261,6 +268,58 @@ TEST(agent_config, BadValuesNameKeyAndLine) {
   issue = OnlyIssue(std::string(kMinimal) + "ports:\n  rotation_perod: 5s\n");
   EXPECT_EQ(issue.path, "ports.rotation_perod");
   EXPECT_EQ(issue.message, "unknown key; did you mean \"rotation_period\"?");
+}
+
+TEST(agent_config, MetricsServerKeysAreRead) {
+  const AgentConfig cfg = ParseAgentConfig(std::string(kMinimal) + R"(metrics:
+  listen: 10.0.0.5:9109
+  tls: {cert: /etc/hm/tls.crt, key: /etc/hm/tls.key, client_ca: /etc/hm/ca.pem}
+  bearer_token_file: /etc/hm/token
+  protect_metrics: true
+  max_connections: 100
+  max_connections_per_peer: 4
+  timeout: 3s
+)",
+                                           "agent.yaml");
+  const config::HttpServerConfig& s = cfg.metrics.server;
+  EXPECT_EQ(cfg.metrics.listen, (config::Endpoint{"10.0.0.5", 9109}));
+  EXPECT_TRUE(s.tls());
+  EXPECT_EQ(s.tls_cert, "/etc/hm/tls.crt");
+  EXPECT_EQ(s.tls_key, "/etc/hm/tls.key");
+  EXPECT_EQ(s.tls_client_ca, "/etc/hm/ca.pem");
+  EXPECT_EQ(s.bearer_token_file, "/etc/hm/token");
+  EXPECT_TRUE(s.protect_metrics);
+  EXPECT_EQ(s.max_connections, 100u);
+  EXPECT_EQ(s.max_connections_per_peer, 4u);
+  EXPECT_EQ(s.timeout, 3s);
+}
+
+TEST(agent_config, MetricsServerErrorsNameKeyAndLine) {
+  ConfigIssue issue = OnlyIssue(std::string(kMinimal) + "metrics:\n  tls: {cert: /c.pem}\n");
+  EXPECT_EQ(issue.path, "metrics.tls.key");
+  EXPECT_EQ(issue.line, 8);
+  EXPECT_THAT(issue.message, HasSubstr("missing"));
+
+  issue = OnlyIssue(std::string(kMinimal) + "metrics:\n  max_connections_per_peer: 100\n");
+  EXPECT_EQ(issue.ToString(),
+            "agent.yaml:8:29: metrics.max_connections_per_peer: must be at most max_connections "
+            "(64), got 100");
+
+  issue = OnlyIssue(std::string(kMinimal) + "metrics:\n  protect_metrics: true\n");
+  EXPECT_EQ(issue.path, "metrics.protect_metrics");
+  EXPECT_THAT(issue.message, HasSubstr("needs bearer_token_file or tls.client_ca"));
+
+  issue = OnlyIssue(std::string(kMinimal) + "metrics:\n  timeout: 10ms\n");
+  EXPECT_EQ(issue.ToString(),
+            "agent.yaml:8:12: metrics.timeout: must be between 100ms and 10m, got \"10ms\"");
+
+  issue = OnlyIssue(std::string(kMinimal) + "metrics:\n  max_connections: 0\n");
+  EXPECT_EQ(issue.path, "metrics.max_connections");
+
+  issue =
+      OnlyIssue(std::string(kMinimal) + "metrics:\n  tls: {cert: /c, key: /k, clientca: /ca}\n");
+  EXPECT_EQ(issue.path, "metrics.tls.clientca");
+  EXPECT_THAT(issue.message, HasSubstr("did you mean \"client_ca\""));
 }
 
 TEST(agent_config, TelemetryKeysAreChecked) {

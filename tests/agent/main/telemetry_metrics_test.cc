@@ -11,6 +11,7 @@
 
 #include "agent/main/agent_metrics.h"
 #include "agent/main/tracing_thread.h"
+#include "common/http/server_stats.h"
 #include "common/metrics/exposition.h"
 #include "tests/support/promtool_check.h"
 #include "tests/support/series_count.h"
@@ -162,6 +163,8 @@ struct WholeAgent {
   metrics::Registry registry;
   AgentMetrics agent;
   TelemetryBoard board;
+  // The metrics server's own counters, as the agent declares them.
+  http::ServerStats http{registry, http::ServerStats::Series::kOnFirstEvent};
 };
 
 TEST(telemetry_metrics, EightNicsWithEveryCounterStayUnderTheSeriesBudget) {

@@ -150,8 +150,20 @@ TEST(AnalyzerApp, OneNicTimingOutIsReportedDownAndMetricsPassPromtool) {
   EXPECT_NE(incidents->body.find("likely a missing route or address for the RNIC"),
             std::string::npos);
 
+  // Store open and gRPC listening: ready; the probes need no credentials.
+  const auto ready = http::testing::Fetch(http_port, "GET", "/readyz");
+  ASSERT_TRUE(ready.has_value());
+  EXPECT_EQ(ready->status, 200) << ready->body;
+  const auto live = http::testing::Fetch(http_port, "GET", "/healthz");
+  ASSERT_TRUE(live.has_value());
+  EXPECT_EQ(live->status, 200);
+
   const auto metrics = http::testing::Fetch(http_port, "GET", "/metrics");
   ASSERT_TRUE(metrics.has_value());
+  // The HTTP server's counters, declared from the start in the analyzer.
+  EXPECT_NE(metrics->body.find(
+                "hostmesh_http_connections_refused_total{reason=\"max_connections_per_peer\"} 0"),
+            std::string::npos);
   EXPECT_NE(metrics->body.find("hostmesh_analyzer_incidents_open{kind=\"rnic_down\"} 1"),
             std::string::npos)
       << metrics->body;

@@ -14,6 +14,12 @@ TEST(AnalyzerConfig, EmptyFileGivesTheDocumentedDefaults) {
   const AnalyzerConfig c = ParseAnalyzerConfig("{}", "a.yaml");
   EXPECT_EQ(c.grpc_listen.ToString(), "0.0.0.0:50051");
   EXPECT_EQ(c.http_listen.ToString(), "0.0.0.0:8080");
+  EXPECT_FALSE(c.http.tls());
+  EXPECT_EQ(c.http.bearer_token_file, "");
+  EXPECT_FALSE(c.http.protect_metrics);
+  EXPECT_EQ(c.http.max_connections, 512u);
+  EXPECT_EQ(c.http.max_connections_per_peer, 32u);
+  EXPECT_EQ(c.http.timeout, 10s);
   EXPECT_EQ(c.data_dir, "./hostmesh-data");
   EXPECT_TRUE(c.inventory.empty());
   EXPECT_EQ(c.analysis.window, 20s);
@@ -54,6 +60,48 @@ restore: {paths: 30m, results: 1m}
   EXPECT_EQ(c.summary_retention, 48h);
   EXPECT_EQ(c.restore_paths, 30min);
   EXPECT_EQ(c.restore_results, 1min);
+}
+
+TEST(AnalyzerConfig, HttpServerKeysAreRead) {
+  const AnalyzerConfig c = ParseAnalyzerConfig(R"(http:
+  listen: 10.0.0.2:8443
+  tls:
+    cert: /etc/hm/http.crt
+    key: /etc/hm/http.key
+  bearer_token_file: /etc/hm/api-token
+  max_connections: 1000
+  max_connections_per_peer: 50
+  timeout: 30s
+)",
+                                               "a.yaml");
+  EXPECT_EQ(c.http_listen.ToString(), "10.0.0.2:8443");
+  EXPECT_EQ(c.http.tls_cert, "/etc/hm/http.crt");
+  EXPECT_EQ(c.http.tls_key, "/etc/hm/http.key");
+  EXPECT_EQ(c.http.tls_client_ca, "");
+  EXPECT_EQ(c.http.bearer_token_file, "/etc/hm/api-token");
+  EXPECT_FALSE(c.http.protect_metrics);
+  EXPECT_EQ(c.http.max_connections, 1000u);
+  EXPECT_EQ(c.http.max_connections_per_peer, 50u);
+  EXPECT_EQ(c.http.timeout, 30s);
+}
+
+TEST(AnalyzerConfig, HttpServerErrorsNameKeyAndLine) {
+  try {
+    ParseAnalyzerConfig(
+        "http:\n  tls:\n  timeout: 1h\n  max_connections: 10\n"
+        "  max_connections_per_peer: 11\n",
+        "a.yaml");
+    FAIL() << "accepted";
+  } catch (const config::ConfigError& e) {
+    ASSERT_EQ(e.issues().size(), 4u) << e.what();
+    EXPECT_EQ(e.issues()[0].path, "http.tls.cert");
+    EXPECT_EQ(e.issues()[0].line, 2);
+    EXPECT_EQ(e.issues()[1].path, "http.tls.key");
+    EXPECT_EQ(e.issues()[2].path, "http.timeout");
+    EXPECT_EQ(e.issues()[2].line, 3);
+    EXPECT_EQ(e.issues()[3].path, "http.max_connections_per_peer");
+    EXPECT_EQ(e.issues()[3].line, 5);
+  }
 }
 
 TEST(AnalyzerConfig, EveryDecisionThresholdIsTheOperators) {

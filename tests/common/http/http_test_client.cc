@@ -52,29 +52,60 @@ std::optional<HttpReply> Parse(const std::string& raw, std::string* error) {
   return reply;
 }
 
-}  // namespace
-
-std::optional<HttpReply> Fetch(std::uint16_t port, std::string_view method, std::string_view target,
-                               std::string* error) {
+int Connect(const char* source, std::uint16_t port, std::string* error) {
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return Fail(error, std::string("socket: ") + std::strerror(errno));
+  if (fd < 0) {
+    *error = std::string("socket: ") + std::strerror(errno);
+    return -1;
+  }
   // A hung server fails the test after 10 s instead of hanging it.
   timeval timeout{.tv_sec = 10, .tv_usec = 0};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
 
+  sockaddr_in from{};
+  from.sin_family = AF_INET;
+  inet_pton(AF_INET, source, &from.sin_addr);
+  if (from.sin_addr.s_addr != htonl(INADDR_LOOPBACK) &&
+      bind(fd, reinterpret_cast<const sockaddr*>(&from), sizeof from) != 0) {
+    *error = std::string("bind to ") + source + ": " + std::strerror(errno);
+    close(fd);
+    return -1;
+  }
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(port);
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
-    const int err = errno;
+    *error = std::string("connect: ") + std::strerror(errno);
     close(fd);
-    return Fail(error, std::string("connect: ") + std::strerror(err));
+    return -1;
   }
+  return fd;
+}
+
+}  // namespace
+
+int ConnectFrom(const char* source, std::uint16_t port) {
+  std::string ignored;
+  return Connect(source, port, &ignored);
+}
+
+std::optional<HttpReply> Fetch(std::uint16_t port, std::string_view method, std::string_view target,
+                               std::string* error) {
+  return FetchWith(port, method, target, "", error);
+}
+
+std::optional<HttpReply> FetchWith(std::uint16_t port, std::string_view method,
+                                   std::string_view target, std::string_view headers,
+                                   std::string* error, const char* source) {
+  std::string why;
+  const int fd = Connect(source, port, &why);
+  if (fd < 0) return Fail(error, why);
 
   const std::string request = std::string(method) + " " + std::string(target) +
-                              " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+                              " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n" +
+                              std::string(headers) + "\r\n";
   std::size_t sent = 0;
   while (sent < request.size()) {
     const ssize_t n = send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);

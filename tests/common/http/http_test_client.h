@@ -21,4 +21,15 @@ struct HttpReply {
 std::optional<HttpReply> Fetch(std::uint16_t port, std::string_view method, std::string_view target,
                                std::string* error = nullptr);
 
+// The same with extra header lines, each ending in "\r\n" ("Authorization:
+// Bearer x\r\n"), sent from `source` (any 127.0.0.0/8 address: a distinct
+// peer to the server's per-peer cap).
+std::optional<HttpReply> FetchWith(std::uint16_t port, std::string_view method,
+                                   std::string_view target, std::string_view headers,
+                                   std::string* error = nullptr, const char* source = "127.0.0.1");
+
+// A connected TCP socket from `source` (bound, port 0) to 127.0.0.1:port;
+// -1 on failure. For tests that hold connections open.
+int ConnectFrom(const char* source, std::uint16_t port);
+
 }  // namespace hostmesh::http::testing
