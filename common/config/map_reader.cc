@@ -73,8 +73,10 @@ MapReader::MapReader(const YamlNode& node, std::string path, const YAML::Mark& a
       ReportAt(key.Mark(), path_, "keys must be plain strings, got " + Kind(key));
       continue;
     }
+    // The scalar by name: clang before 16 cannot capture a structured binding.
+    const std::string_view scalar = key.Scalar();
     const auto duplicate = std::find_if(entries_.begin(), entries_.end(),
-                                        [&](const Entry& e) { return e.key == key.Scalar(); });
+                                        [&](const Entry& e) { return e.key == scalar; });
     if (duplicate != entries_.end()) {
       // The parser reports both; which one wins would be a guess, so refuse.
       ReportAt(key.Mark(), PathOf(key.Scalar()),
