@@ -38,6 +38,7 @@
 #include "common/base/logging.h"
 #include "common/metrics/registry.h"
 #include "fuzz/fuzz_check.h"
+#include "fuzz/protobuf_quiet.h"
 #include "topology/generator.h"
 #include "topology/inventory_loader.h"
 
@@ -70,6 +71,7 @@ void RemoveStore() {
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   InitLogging(LogLevel::kOff);
+  QuietProtobuf();
   world = new World;
   const char* tmp = std::getenv("TMPDIR");
   std::string pattern = std::string(tmp != nullptr ? tmp : "/tmp") + "/hm_ingest_fuzz_XXXXXX";
