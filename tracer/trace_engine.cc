@@ -41,6 +41,7 @@ bool Answered(const TraceResult& r, int ttl) {
 void InferDestination(TraceResult& r, int ttl) {
   r.hops.resize(static_cast<std::size_t>(ttl));
   Hop& hop = r.hops.back();
+  hop.ttl = ttl;  // a hop never probed (a confirmed known path) is new here
   hop.address = r.tuple.dst;
   hop.status = HopStatus::kInferredDestination;
   r.reached_destination = true;

@@ -1,8 +1,24 @@
 #include "analyzer/analysis/window_accumulator.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace hostmesh::analysis {
+namespace {
+
+// a - b, saturated at the int64 ends. Timestamps come from agents and are
+// not bounded at ingest (yet): a difference of two extreme ones is a bogus
+// latency either way, but must not be signed overflow.
+std::int64_t SaturatingSub(std::int64_t a, std::int64_t b) {
+  std::int64_t d = 0;
+  if (__builtin_sub_overflow(a, b, &d)) {
+    return b < 0 ? std::numeric_limits<std::int64_t>::max()
+                 : std::numeric_limits<std::int64_t>::min();
+  }
+  return d;
+}
+
+}  // namespace
 
 PairCounts& HostWindow::Pair(NicId src, NicId dst) {
   const NicId need = std::max(src, dst) + 1;
@@ -66,7 +82,7 @@ void WindowAccumulator::Add(const ProbeRecord& r, MiddleId middle, int rail) {
   if (tuple) ++tuple->ok;
   if (r.t2_nic_send_ns == 0 || r.t3_nic_recv_ns == 0) return;  // no network latency known
 
-  const std::int64_t latency = r.t3_nic_recv_ns - r.t2_nic_send_ns;
+  const std::int64_t latency = SaturatingSub(r.t3_nic_recv_ns, r.t2_nic_send_ns);
   if (latency > slow_threshold_ns_) {
     ++(traced ? pair.traced_slow : pair.untraced_slow);
     if (traced) ++middle_slow_[middle];
@@ -86,7 +102,8 @@ void WindowAccumulator::Add(const ProbeRecord& r, MiddleId middle, int rail) {
   }
   rail_latency_[r_index].AddIndex(li);
   if (r.t1_app_send_ns == 0 || r.t4_app_recv_ns == 0) return;
-  const std::int64_t processing = (r.t4_app_recv_ns - r.t1_app_send_ns) - latency;
+  const std::int64_t processing =
+      SaturatingSub(SaturatingSub(r.t4_app_recv_ns, r.t1_app_send_ns), latency);
   const int pi = host.processing.Index(static_cast<double>(processing));
   host.processing.AddIndex(pi);
   rail_processing_[r_index].AddIndex(pi);

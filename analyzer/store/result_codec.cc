@@ -5,7 +5,7 @@
 namespace hostmesh::analyzer::store {
 namespace {
 
-constexpr char kMarker = 0x00;  // never the first byte of a delimited chunk (no empty result)
+constexpr char kMarker = 0x00;  // never the first byte of a delimited chunk (see below)
 constexpr char kCompactVersion = 0x02;
 constexpr std::uint32_t kMaxNic = 32;
 constexpr std::uint32_t kDefaultDstPort = 4791;
@@ -79,7 +79,13 @@ std::uint64_t U(std::int64_t v) {
 void EncodeResultChunk(std::span<const v1::ProbeResult* const> results, std::string& out) {
   for (const v1::ProbeResult* r : results) {
     if (!FitsCompact(*r)) {
+      const std::size_t first = out.size();
       for (const v1::ProbeResult* each : results) AppendDelimited(out, *each);
+      // A result with every field at its default serializes to nothing, so
+      // its length byte is 0x00, the compact marker: followed by a 2-byte
+      // result the chunk would read as compact. Its length is written as the
+      // two-byte varint 0x80 0x00 instead (zero to every reader).
+      if (out.size() > first && out[first] == kMarker) out.insert(first, 1, '\x80');
       return;
     }
   }

@@ -1,5 +1,7 @@
 #include "analyzer/store/store_keys.h"
 
+#include <limits>
+
 namespace hostmesh::analyzer::store {
 
 namespace {
@@ -28,7 +30,11 @@ std::int64_t BucketStart(std::int64_t time_ns) {
   const std::int64_t bucket = kRawBucket.count();
   std::int64_t q = time_ns / bucket;
   if (time_ns % bucket < 0) --q;
-  return q * bucket;
+  // The first seconds after INT64_MIN have no bucket start of their own (it
+  // would be below INT64_MIN): they share the lowest one there is.
+  std::int64_t start = 0;
+  if (__builtin_mul_overflow(q, bucket, &start)) return std::numeric_limits<std::int64_t>::min();
+  return start;
 }
 
 void AppendU16(std::string& out, std::uint16_t v) {

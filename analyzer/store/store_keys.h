@@ -37,7 +37,8 @@ namespace hostmesh::analyzer::store {
 // changing it needs a migration of existing data.
 inline constexpr std::chrono::nanoseconds kRawBucket = std::chrono::seconds{10};
 
-// Start of the bucket holding `time_ns` (floor, also for negative times).
+// Start of the bucket holding `time_ns` (floor, also for negative times;
+// INT64_MIN for the times whose floor is below it).
 std::int64_t BucketStart(std::int64_t time_ns);
 
 void AppendU16(std::string& out, std::uint16_t v);

@@ -1,6 +1,7 @@
 #include "common/config/yaml_document.h"
 
 #include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/exceptions.h>
 #include <yaml-cpp/parser.h>
 
 #include <sstream>
@@ -84,11 +85,22 @@ std::vector<std::shared_ptr<const YamlDocument>> YamlDocument::ParseAll(std::str
   std::istringstream in{std::string(text)};
   YAML::Parser parser(in);
   std::vector<std::shared_ptr<const YamlDocument>> documents;
+  int previous_start = -1;  // where the previous document's root began
   for (;;) {
     auto doc = std::make_shared<YamlDocument>();
     YamlDocumentBuilder builder(doc.get());
     if (!parser.HandleNextDocument(builder)) break;
     builder.Finish();
+    if (!doc->nodes_.empty()) {
+      // yaml-cpp 0.7 answers a token that cannot start a node (a stray ',',
+      // ']' or '}') with a null document that leaves the token where it was,
+      // and does so again at every call: the loop would never end (yaml-cpp
+      // issue #1040). Every real document consumes input, so one whose root
+      // starts where the previous one's did is that token.
+      const YAML::Mark start = doc->root().Mark();
+      if (start.pos == previous_start) throw YAML::ParserException(start, "unexpected token");
+      previous_start = start.pos;
+    }
     // "---" with nothing after it: one null root, as YAML::Load gives.
     if (doc->nodes_.empty()) doc->nodes_.emplace_back();
     documents.push_back(std::move(doc));

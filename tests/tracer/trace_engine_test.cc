@@ -271,6 +271,21 @@ TEST_F(TraceEngineTest, ConfirmedKnownPathSparesTheFirstHopAndTheDestination) {
   EXPECT_EQ(clock_.MonotonicNow() - io_.sends[0], 100us);
 }
 
+// Found by fuzz/tracer_trace_engine_fuzz.cc: the destination inferred without
+// a probe was a hop with TTL 0 (its path report said so, and PathsDiffer
+// took it for no destination at all).
+TEST_F(TraceEngineTest, DestinationInferredWithoutAProbeHasItsTtl) {
+  io_.swallow = true;
+  request_.destination_swallows = true;
+  request_.switch_hops = 3;
+  request_.first_hop = Ip("198.18.0.0");
+  request_.known_hops = {Ip("198.18.0.0"), Ip("198.19.0.1"), Ip("198.19.0.8")};
+  const TraceResult r = Run();
+  ASSERT_EQ(r.end, TraceEnd::kInferredDestination);
+  ASSERT_EQ(r.hops.size(), 4U);
+  for (std::size_t i = 0; i < r.hops.size(); ++i) EXPECT_EQ(r.hops[i].ttl, static_cast<int>(i) + 1);
+}
+
 TEST_F(TraceEngineTest, ChangedKnownPathProbesTheDestinationAsBefore) {
   io_.swallow = true;
   request_.destination_swallows = true;

@@ -135,6 +135,18 @@ TEST(ResultCodec, ResultsTheCompactFormCannotHoldAreStoredAsProtobuf) {
   }
 }
 
+// Found by fuzz/store_result_codec_fuzz.cc: an empty first result (every
+// field at its default) is the byte 0x00 in the delimited form, and with a
+// 2-byte result after it the chunk began 0x00 0x02 and read as compact.
+TEST(ResultCodec, ADelimitedChunkNeverStartsLikeACompactOne) {
+  v1::ProbeResult empty;
+  v1::ProbeResult odd;
+  odd.set_src_nic(40);  // past the compact form; serializes to 2 bytes
+  ASSERT_EQ(odd.ByteSizeLong(), 2u);
+  ExpectRoundTrip({empty, odd}, false);
+  ExpectRoundTrip({empty, empty, odd}, false);
+}
+
 TEST(ResultCodec, ChunksStoredBeforeTheCompactFormAreRead) {
   const auto results = Realistic(5, 3);
   std::string delimited;

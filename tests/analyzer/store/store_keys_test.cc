@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <limits>
+#include <string>
+
 #include "analyzer/store/chunk_codec.h"
 #include "hostmesh/v1/ingest.pb.h"
 
@@ -23,6 +27,21 @@ TEST(store_keys, BucketStartFloorsToTenSeconds) {
   EXPECT_EQ(BucketStart(9'999'999'999), 0);
   EXPECT_EQ(BucketStart(10'000'000'000), 10'000'000'000);
   EXPECT_EQ(BucketStart(-1), -10'000'000'000);
+}
+
+// Found by fuzz/store_keys_fuzz.cc: the floor of a time in the first seconds
+// after INT64_MIN is below it (signed overflow); such a key time, read back
+// from a damaged key, gets the lowest bucket there is.
+TEST(store_keys, BucketStartOfTheLowestTimesIsInt64Min) {
+  constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
+  const std::string key("\x00\x00\x00\x00\x00\x3c\x05\x00", 8);
+  const std::int64_t t = ReadTime(key);
+  EXPECT_EQ(t, kMin + 0x3c0500);
+  EXPECT_EQ(BucketStart(t), kMin);
+  EXPECT_EQ(BucketStart(kMin), kMin);
+  const std::int64_t lowest_whole = (kMin / 10'000'000'000) * 10'000'000'000;
+  EXPECT_EQ(BucketStart(lowest_whole - 1), kMin);
+  EXPECT_EQ(BucketStart(lowest_whole), lowest_whole);
 }
 
 TEST(store_keys, ChunkKeyRoundTripsAndLeadsWithTime) {

@@ -83,5 +83,21 @@ TEST(YamlDocument, SyntaxErrorsAndUnknownAliasesThrowWithTheirMark) {
   EXPECT_THROW(YamlDocument::ParseAll("a: *nowhere\n"), YAML::ParserException);
 }
 
+// Found by fuzz/analyzer_config_fuzz.cc: yaml-cpp 0.7 returns a null document
+// for a token that cannot start a node without consuming it, forever, so
+// ParseAll never returned (and grew without bound) on a stray comma.
+TEST(YamlDocument, AStrayTokenIsASyntaxErrorNotAnEndlessStreamOfDocuments) {
+  for (const char* text : {",", "a: 1\n]\n", "}\n", "- 1\n,\n"}) {
+    try {
+      const auto docs = YamlDocument::ParseAll(text);
+      FAIL() << "accepted " << text << " as " << docs.size() << " documents";
+    } catch (const YAML::ParserException& e) {
+      EXPECT_GE(e.mark.line, 0) << text;
+    }
+  }
+  // Several empty documents still start at places of their own.
+  EXPECT_EQ(YamlDocument::ParseAll("---\n---\n---\n").size(), 3u);
+}
+
 }  // namespace
 }  // namespace hostmesh::config
