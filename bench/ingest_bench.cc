@@ -236,8 +236,8 @@ int main(int argc, char** argv) {
         *db, hostmesh::analysis::AnalysisConfig{}, nullptr);
   }
   ingest::IngestHandler handler(clock, *db, committer, stats, feed.get(), ingest::IngestOptions{});
-  std::unique_ptr<ingest::IngestServer> server =
-      ingest::IngestServer::Start(handler, "127.0.0.1:0", {.insecure = true}, error);
+  std::unique_ptr<ingest::IngestServer> server = ingest::IngestServer::Start(
+      handler, "127.0.0.1:0", ingest::ServerSecurity::Plaintext(), error);
   if (!server) {
     std::fprintf(stderr, "ingest_bench: %s\n", error.c_str());
     return 1;

@@ -27,6 +27,13 @@ struct ServerSecurity {
   // certificate is refused once its CA's CRL lists it. Empty: none.
   std::string crl_dir;
   unsigned refresh_seconds = tls::kRefreshSeconds;
+
+  // Without TLS: test analyzers and benchmarks that are about something else.
+  static ServerSecurity Plaintext() {
+    ServerSecurity s;
+    s.insecure = true;
+    return s;
+  }
 };
 
 class IngestServer {

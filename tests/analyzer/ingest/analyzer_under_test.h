@@ -62,7 +62,7 @@ class AnalyzerUnderTest {
   // tls_ingest_test.cc about its perimeter.
   AnalyzerUnderTest(const Clock& clock, const std::filesystem::path& data_dir,
                     const std::string& address, ingest::IngestOptions options = {},
-                    ingest::ServerSecurity security = {.insecure = true})
+                    ingest::ServerSecurity security = ingest::ServerSecurity::Plaintext())
       : stats_(registry_) {
     std::string error;
     store::StoreOptions store_options;

@@ -58,11 +58,15 @@ struct Fixture {
   Fixture(ingest::IngestOptions options = {})
       : pki(dir.path() / "pki"),
         server(pki.Issue("analyzer", "DNS:hostmesh-analyzer,IP:127.0.0.1", true)),
-        analyzer(clock, dir.path() / "db", "127.0.0.1:0", std::move(options),
-                 ServerSecurity{.insecure = false,
-                                .files = server,
-                                .spiffe_trust_domain = "gpu.example",
-                                .refresh_seconds = 1}) {}
+        analyzer(clock, dir.path() / "db", "127.0.0.1:0", std::move(options), Security(server)) {}
+
+  static ServerSecurity Security(const TlsFiles& server) {
+    ServerSecurity s;
+    s.files = server;
+    s.spiffe_trust_domain = "gpu.example";
+    s.refresh_seconds = 1;  // rotation shows within a test's patience
+    return s;
+  }
 
   std::unique_ptr<v1::AgentIngest::Stub> As(const TlsFiles& client) {
     return v1::AgentIngest::NewStub(Dial(analyzer.address(), Mtls(client)));
