@@ -7,6 +7,7 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
+#include <chrono>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -35,6 +36,17 @@ std::optional<std::string> ReadSmallFile(const std::filesystem::path& path, std:
   const std::uintmax_t size = std::filesystem::file_size(path, ec);
   if (ec) {
     *error = path.string() + ": " + ec.message();
+    return std::nullopt;
+  }
+  // gRPC's certificate watcher takes a modification time of 0 for a failed
+  // stat and never loads the file: every handshake would fail without a word
+  // from us. Archives built for reproducibility (cpio, some image builders)
+  // stamp files so.
+  const auto mtime = std::filesystem::last_write_time(path, ec);
+  if (!ec && mtime == std::filesystem::file_time_type::clock::from_sys(
+                          std::chrono::system_clock::from_time_t(0))) {
+    *error = path.string() + ": modification time is 0 (1970-01-01), which gRPC's " +
+             "certificate watcher cannot load; touch the file";
     return std::nullopt;
   }
   if (size > kMaxPemBytes) {

@@ -44,6 +44,20 @@ TEST(tls_files, GoodFilesPassAndEachFaultNamesItsFile) {
             std::string::npos);
 }
 
+// gRPC's watcher never loads a file stamped 1970-01-01 (found in the soft-RoCE
+// guest, whose initramfs stamped every file so): the check says it at start.
+TEST(tls_files, AFileStampedAtTheEpochIsRefusedByName) {
+  TempDir dir;
+  const TestPki pki(dir.path() / "pki");
+  const TlsFiles good = pki.Issue("h1", "DNS:h1", false);
+  std::filesystem::last_write_time(good.key, std::filesystem::file_time_type::clock::from_sys(
+                                                 std::chrono::system_clock::from_time_t(0)));
+  const std::string error = CheckTlsFiles(good).value_or("");
+  EXPECT_NE(error.find(good.key.string() + ": modification time is 0"), std::string::npos) << error;
+  std::filesystem::last_write_time(good.key, std::filesystem::file_time_type::clock::now());
+  EXPECT_EQ(CheckTlsFiles(good).value_or(""), "");
+}
+
 TEST(tls_files, ExpiryIsReadFromTheFilesAtScrapeTime) {
   TempDir dir;
   const TestPki pki(dir.path() / "pki");

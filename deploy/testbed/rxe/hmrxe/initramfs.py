@@ -9,6 +9,7 @@ import os
 import re
 import stat
 import subprocess
+import time
 
 # What the guest loads; module_order() puts dependencies first. crc32_generic
 # backs rxe's ICRC (a crypto algorithm, not a symbol dependency).
@@ -85,11 +86,14 @@ class Cpio:
     def __init__(self, path: str) -> None:
         self._f = open(path, "wb")
         self._ino = 1
+        self._mtime = int(time.time())
         self._dirs: set[str] = set()
 
     def _entry(self, name: str, mode: int, data: bytes = b"") -> None:
         name_b = name.encode() + b"\0"
-        fields = [self._ino, mode, 0, 0, 1, 0, len(data), 0, 0, 0, 0, len(name_b), 0]
+        # A real mtime: gRPC's certificate watcher takes 0 for a failed stat
+        # and never loads the guest's TLS files.
+        fields = [self._ino, mode, 0, 0, 1, self._mtime, len(data), 0, 0, 0, 0, len(name_b), 0]
         self._ino += 1
         header = b"070701" + b"".join(b"%08X" % v for v in fields)
         self._f.write(header + name_b)
