@@ -26,7 +26,7 @@
 #include "common/http/query.h"
 #include "common/http/reloading_files.h"
 #include "common/http/tls_credentials.h"
-#include "common/http/warn_throttle.h"
+#include "common/base/warn_throttle.h"
 
 namespace hostmesh::http {
 namespace {

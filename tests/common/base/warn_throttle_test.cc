@@ -1,14 +1,14 @@
 // Warnings of degraded modes, at most one per period with a count: virtual time.
-#include "common/http/warn_throttle.h"
+#include "common/base/warn_throttle.h"
 
 #include <gtest/gtest.h>
 
-namespace hostmesh::http {
+namespace hostmesh {
 namespace {
 
 using namespace std::chrono_literals;
 
-TEST(HttpWarnThrottle, FirstEventWarnsThenCountsUntilThePeriodEnds) {
+TEST(WarnThrottle, FirstEventWarnsThenCountsUntilThePeriodEnds) {
   WarnThrottle throttle(10s);
   const MonoTime t0{1000s};
   EXPECT_EQ(throttle.Note(t0), 1u);
@@ -20,5 +20,13 @@ TEST(HttpWarnThrottle, FirstEventWarnsThenCountsUntilThePeriodEnds) {
   EXPECT_EQ(throttle.Note(t0 + 31s), 1u);
 }
 
+TEST(WarnThrottle, SeveralEventsAtOnceAreCountedAsSeveral) {
+  WarnThrottle throttle(10s);
+  const MonoTime t0{1000s};
+  EXPECT_EQ(throttle.Note(t0, 3), 3u);
+  EXPECT_EQ(throttle.Note(t0 + 1s, 4), std::nullopt);
+  EXPECT_EQ(throttle.Note(t0 + 10s, 2), 6u);
+}
+
 }  // namespace
-}  // namespace hostmesh::http
+}  // namespace hostmesh

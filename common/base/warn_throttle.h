@@ -11,16 +11,16 @@
 
 #include "common/base/clock.h"
 
-namespace hostmesh::http {
+namespace hostmesh {
 
 class WarnThrottle {
  public:
   explicit WarnThrottle(std::chrono::nanoseconds every) : every_(every) {}
 
-  // One event at `now`: the number of events to warn of now (this one
+  // `n` events at `now`: the number of events to warn of now (these
   // included), or nullopt when a warning went out less than a period ago.
-  std::optional<std::uint64_t> Note(MonoTime now) {
-    ++pending_;
+  std::optional<std::uint64_t> Note(MonoTime now, std::uint64_t n = 1) {
+    pending_ += n;
     return Flush(now);
   }
 
@@ -41,4 +41,4 @@ class WarnThrottle {
   std::optional<MonoTime> last_;
 };
 
-}  // namespace hostmesh::http
+}  // namespace hostmesh
