@@ -68,9 +68,6 @@ bool NearSend(std::int64_t t, std::int64_t send_ns, const ValidationLimits& limi
   return d <= limits.max_probe_span.count() && d >= -limits.max_probe_span.count();
 }
 
-// A later stamp that reads earlier than its pair by more than clock error allows.
-constexpr std::int64_t kStampSlackNs = 1'000'000;
-
 std::optional<Rejection> CheckResult(const v1::ProbeResult& r, int i, const AgentNics& agent,
                                      const v1::UploadBatch& batch, WallTime now,
                                      const ValidationLimits& limits) {
@@ -104,15 +101,8 @@ std::optional<Rejection> CheckResult(const v1::ProbeResult& r, int i, const Agen
     return bad("timestamp_error_ns",
                std::to_string(r.timestamp_error_ns()) + " is not a bound on a clock error");
   }
-  // Now every difference below is far from overflow.
-  if (r.nic_send_ns() != 0 && r.nic_recv_ns() != 0 &&
-      r.nic_recv_ns() + r.timestamp_error_ns() + kStampSlackNs < r.nic_send_ns()) {
-    return bad("nic_recv_ns", "is before nic_send_ns by more than the stated clock error");
-  }
-  if (r.app_send_ns() != 0 && r.app_recv_ns() != 0 &&
-      r.app_recv_ns() + kStampSlackNs < r.app_send_ns()) {
-    return bad("app_recv_ns", "is before app_send_ns");
-  }
+  // Every difference the analysis takes is now far from overflow. A receive
+  // stamp before its send is not refused here: ClearContradictoryStamps.
   return std::nullopt;
 }
 
@@ -318,6 +308,36 @@ std::optional<std::string> ValidateHello(const v1::AgentHello& hello, std::size_
     }
   }
   return std::nullopt;
+}
+
+namespace {
+
+// A later stamp that reads earlier than its pair by more than clock error allows.
+constexpr std::int64_t kStampSlackNs = 1'000'000;
+
+// Both nonzero, and `later` before `earlier` beyond `error` and the slack.
+// Called on validated results only: no sum here can overflow.
+bool Contradict(std::int64_t earlier, std::int64_t later, std::int64_t error) {
+  return earlier != 0 && later != 0 && later + error + kStampSlackNs < earlier;
+}
+
+}  // namespace
+
+std::size_t ClearContradictoryStamps(v1::UploadBatch& batch) {
+  std::size_t cleared = 0;
+  for (v1::ProbeResult& r : *batch.mutable_results()) {
+    if (Contradict(r.nic_send_ns(), r.nic_recv_ns(), r.timestamp_error_ns())) {
+      r.set_nic_send_ns(0);
+      r.set_nic_recv_ns(0);
+      ++cleared;
+    }
+    if (Contradict(r.app_send_ns(), r.app_recv_ns(), 0)) {
+      r.set_app_send_ns(0);
+      r.set_app_recv_ns(0);
+      ++cleared;
+    }
+  }
+  return cleared;
 }
 
 }  // namespace hostmesh::analyzer::ingest

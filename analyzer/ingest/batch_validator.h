@@ -28,7 +28,7 @@ enum class RejectReason {
   kTooLarge,  // encoded size over the limit
   kTooManyTelemetry,
   kBadTelemetry,  // NIC telemetry that ends before it starts
-  kBadResult,     // an impossible result: two fates, receive before send, times out of reach
+  kBadResult,     // an impossible result: two fates, times out of reach, no clock error bound
   kBadAgentId,    // an agent id that is empty, too long or not printable
   kBadPath,       // a path report with impossible fields (addresses, ports, hops)
 };
@@ -83,6 +83,14 @@ class AgentNics {
 std::optional<Rejection> ValidateBatch(const v1::UploadBatch& batch, std::size_t encoded_bytes,
                                        const AgentNics* agent, WallTime now,
                                        const ValidationLimits& limits);
+
+// Clears each pair of a validated batch's stamps whose receive reads before
+// its send by more than the stated clock error (and 1 ms) allows: NIC stamps
+// (nic_send_ns, nic_recv_ns) and application stamps. An honest agent sends
+// such pairs: software stamps polled out of order (soft-RoCE), a clock step.
+// The probe's fate still counts; its latency becomes unknown instead of a
+// negative sample. Returns how many pairs were cleared.
+std::size_t ClearContradictoryStamps(v1::UploadBatch& batch);
 
 // The Hello's schema check: nullopt when known, else the error text.
 std::optional<std::string> CheckSchemaVersion(v1::SchemaVersion version);

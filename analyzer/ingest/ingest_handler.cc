@@ -1,5 +1,7 @@
 #include "analyzer/ingest/ingest_handler.h"
 
+#include <spdlog/spdlog.h>
+
 #include <chrono>
 #include <utility>
 
@@ -51,8 +53,8 @@ HelloOutcome IngestHandler::Hello(const v1::AgentHello& hello, const PeerIdentit
   return {};
 }
 
-IngestHandler::Screened IngestHandler::Screen(const v1::UploadBatch& batch,
-                                              std::size_t encoded_bytes, const PeerIdentity& peer) {
+IngestHandler::Screened IngestHandler::Screen(v1::UploadBatch& batch, std::size_t encoded_bytes,
+                                              const PeerIdentity& peer) {
   stats_.bytes.Increment(static_cast<double>(encoded_bytes));
   Screened out;
   if (!batch.agent_id().empty() && !peer.MaySpeakFor(batch.agent_id())) {
@@ -75,13 +77,35 @@ IngestHandler::Screened IngestHandler::Screen(const v1::UploadBatch& batch,
           : agents_.Find(batch.agent_id(), batch.boot_id());
   std::optional<Rejection> rejection =
       ValidateBatch(batch, encoded_bytes, agent.get(), clock_.RealtimeNow(), options_.limits);
-  if (!rejection) return out;
+  if (!rejection) {
+    ClearStamps(batch);
+    return out;
+  }
   stats_.Rejected(rejection->reason).Increment();
   v1::UploadAck& ack = out.rejected.emplace();
   ack.set_batch_seq(batch.batch_seq());
   ack.set_status(v1::UploadAck::STATUS_REJECTED);
   ack.set_error(std::string(RejectReasonName(rejection->reason)) + ": " + rejection->message);
   return out;
+}
+
+void IngestHandler::ClearStamps(v1::UploadBatch& batch) {
+  const std::size_t cleared = ClearContradictoryStamps(batch);
+  if (cleared == 0) return;
+  stats_.stamps_cleared.Increment(static_cast<double>(cleared));
+  std::optional<std::uint64_t> warn;
+  {
+    const std::lock_guard lock(warn_mu_);
+    warn = stamps_warn_.Note(clock_.MonotonicNow(), cleared);
+  }
+  if (warn) {
+    spdlog::warn(
+        "ingest: {} stamp pair(s) of probe results cleared in the last minute, the latest from "
+        "agent '{}': receive read before send by more than the stated clock error (software "
+        "stamps or a clock step); those probes count, their latency is unknown "
+        "(hostmesh_ingest_result_stamps_cleared_total)",
+        *warn, batch.agent_id().substr(0, 64));
+  }
 }
 
 bool IngestHandler::TakeInFlight(std::size_t bytes) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -19,6 +20,7 @@
 #include "analyzer/store/group_committer.h"
 #include "analyzer/store/store.h"
 #include "common/base/clock.h"
+#include "common/base/warn_throttle.h"
 
 namespace hostmesh::analyzer::ingest {
 
@@ -67,9 +69,10 @@ class IngestHandler {
     std::optional<std::string> over_quota;  // its agent is over its byte quota: end the stream
     bool ok() const { return !rejected && !denied && !over_quota; }
   };
-  // Checks who sent a batch and validates it. `encoded_bytes` is its wire size.
-  Screened Screen(const v1::UploadBatch& batch, std::size_t encoded_bytes,
-                  const PeerIdentity& peer);
+  // Checks who sent a batch and validates it; of a valid batch, clears the
+  // stamp pairs that contradict each other (ClearContradictoryStamps).
+  // `encoded_bytes` is its wire size.
+  Screened Screen(v1::UploadBatch& batch, std::size_t encoded_bytes, const PeerIdentity& peer);
 
   // The global in-flight byte limit (options().max_in_flight_bytes).
   bool TakeInFlight(std::size_t bytes);
@@ -85,6 +88,8 @@ class IngestHandler {
   IngestStats& stats() { return stats_; }
 
  private:
+  void ClearStamps(v1::UploadBatch& batch);
+
   const Clock& clock_;
   store::Store& store_;
   store::GroupCommitter& committer_;
@@ -94,6 +99,8 @@ class IngestHandler {
   AgentDirectory agents_;
   InFlightBudget in_flight_;
   AgentQuota quota_;
+  std::mutex warn_mu_;
+  WarnThrottle stamps_warn_{std::chrono::minutes{1}};
 };
 
 }  // namespace hostmesh::analyzer::ingest

@@ -55,6 +55,11 @@ IngestStats::IngestStats(metrics::Registry& r)
       streams_garbage(r.AddCounter("hostmesh_ingest_streams_garbage_total",
                                    "Upload streams ended with INVALID_ARGUMENT: a message that "
                                    "does not parse as an UploadBatch.")),
+      stamps_cleared(r.AddCounter(
+          "hostmesh_ingest_result_stamps_cleared_total",
+          "Stamp pairs of accepted probe results (NIC send and receive, or application send "
+          "and receive) cleared because the receive read before the send by more than the "
+          "stated clock error: the probe counts, its latency is unknown.")),
       in_flight_bytes(r.AddGauge("hostmesh_ingest_in_flight_bytes",
                                  "Memory held by batches read and not yet durable.")),
       insecure(r.AddGauge("hostmesh_ingest_insecure",

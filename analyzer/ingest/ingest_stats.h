@@ -37,6 +37,8 @@ struct IngestStats {
   prometheus::Counter& streams_overloaded;
   prometheus::Counter& streams_over_quota;
   prometheus::Counter& streams_garbage;
+  // Stamp pairs of accepted results cleared for reading receive before send.
+  prometheus::Counter& stamps_cleared;
   prometheus::Gauge& in_flight_bytes;
   prometheus::Gauge& insecure;  // 1 when ingest runs without TLS (grpc.insecure)
 

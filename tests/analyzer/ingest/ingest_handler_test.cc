@@ -34,7 +34,7 @@ class IngestHandlerTest : public ::testing::Test {
   ~IngestHandlerTest() override { committer_->Stop(); }
 
   // Screens, and commits what passes; waits for the committer's answer.
-  v1::UploadAck Ingest(const v1::UploadBatch& batch) {
+  v1::UploadAck Ingest(v1::UploadBatch batch) {
     if (auto rejected =
             handler_->Screen(batch, batch.ByteSizeLong(), PeerIdentity::Anyone()).rejected) {
       return *rejected;
@@ -152,7 +152,7 @@ TEST_F(IngestHandlerTest, AHelloBeforeARestartIsStillKnown) {
   SayHello("h1", 7);
   // A second handler over the same store: the analyzer restarted.
   IngestHandler restarted(clock_, *store_, *committer_, stats_, nullptr, IngestOptions{});
-  const v1::UploadBatch batch = MakeBatch("h1", 7, 1, 10, Now());
+  v1::UploadBatch batch = MakeBatch("h1", 7, 1, 10, Now());
   EXPECT_TRUE(restarted.Screen(batch, batch.ByteSizeLong(), PeerIdentity::Anyone()).ok());
 }
 
@@ -175,6 +175,34 @@ TEST_F(IngestHandlerTest, RejectionsAreCountedByReasonAndGoodBatchesStillPass) {
       EXPECT_EQ(family.metric.size(), kRejectReasonCount);
     }
   }
+}
+
+// An honest agent's software stamps may read receive before send (soft-RoCE
+// under QEMU did): the batch is stored whole, that pair cleared and counted.
+TEST_F(IngestHandlerTest, AStampPairReadingReceiveBeforeSendIsClearedNotRejected) {
+  SayHello("h1", 7);
+  v1::UploadBatch batch = MakeBatch("h1", 7, 1, 10, Now());
+  v1::ProbeResult& r = *batch.mutable_results(4);
+  r.set_nic_recv_ns(r.nic_send_ns() - 4'000'000);
+  const std::uint64_t sequence = r.sequence();
+  const std::uint32_t src_port = r.src_port();
+  EXPECT_EQ(Ingest(batch).status(), v1::UploadAck::STATUS_ACCEPTED);
+  EXPECT_EQ(stats_.stamps_cleared.Value(), 1.0);
+  int seen = 0, cleared = 0;
+  ASSERT_TRUE(store_
+                  ->ScanResults(Now() - 1h, Now() + 1h,
+                                [&](const store::StoredResult& stored) {
+                                  const v1::ProbeResult& got = *stored.result;
+                                  ++seen;
+                                  if (got.sequence() == sequence && got.src_port() == src_port) {
+                                    cleared += got.nic_send_ns() == 0 && got.nic_recv_ns() == 0 &&
+                                               got.app_send_ns() != 0;
+                                  }
+                                  return true;
+                                })
+                  .ok());
+  EXPECT_EQ(seen, 10);
+  EXPECT_EQ(cleared, 1);
 }
 
 }  // namespace
