@@ -1,13 +1,11 @@
-// TLS on the real server, with certificates made at test time (openssl CLI)
+// TLS on the real server, with certificates made at test time (TestPki)
 // and libcurl (OpenSSL) as the client: the served certificate, its rotation
 // without a restart, a rotation that does not load, and client certificates
 // (mutual TLS) required on the API but not on the probes or /metrics.
 #include <curl/curl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -17,6 +15,8 @@
 #include "common/http/metrics_endpoint.h"
 #include "common/http/server.h"
 #include "common/metrics/registry.h"
+#include "tests/analyzer/store/temp_dir.h"
+#include "tests/common/tls/test_pki.h"
 
 namespace hostmesh::http {
 namespace {
@@ -24,43 +24,22 @@ namespace {
 using namespace std::chrono_literals;
 using ::testing::HasSubstr;
 
-// A CA and certificates signed by it, made once for the suite.
+// The suite's certificates, made once: two servers and a client of one CA,
+// and a client of another CA (tests/common/tls/test_pki.h).
 class Pki {
  public:
-  Pki() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "hm-tls-XXXXXX").string();
-    dir_ = mkdtemp(pattern.data());
-    ok_ = Ca("ca") && Ca("other-ca") && Leaf("server-one", "ca", "serverAuth") &&
-          Leaf("server-two", "ca", "serverAuth") && Leaf("client", "ca", "clientAuth") &&
-          Leaf("stranger", "other-ca", "clientAuth");
+  Pki() : ca_(dir_.path(), "ca"), other_ca_(dir_.path(), "other-ca") {
+    ca_.Issue("server-one", "IP:127.0.0.1", true, 2);
+    ca_.Issue("server-two", "IP:127.0.0.1", true, 2);
+    ca_.Issue("client", "IP:127.0.0.1", false, 2);
+    other_ca_.Issue("stranger", "IP:127.0.0.1", false, 2);
   }
-  ~Pki() { std::filesystem::remove_all(dir_); }
-  bool ok() const { return ok_; }
-  std::string operator()(const std::string& file) const { return (dir_ / file).string(); }
+  std::string operator()(const std::string& file) const { return (dir_.path() / file).string(); }
 
  private:
-  bool Run(const std::string& command) {
-    return std::system((command + " >/dev/null 2>&1").c_str()) == 0;
-  }
-  bool Ca(const std::string& name) {
-    return Run(
-        "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2"
-        " -subj '/CN=" +
-        name + "' -keyout " + (*this)(name + ".key") + " -out " + (*this)(name + ".pem"));
-  }
-  bool Leaf(const std::string& name, const std::string& ca, const std::string& usage) {
-    std::ofstream((*this)(name + ".ext"))
-        << "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=" << usage << "\n";
-    return Run("openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj '/CN=" +
-               name + "' -keyout " + (*this)(name + ".key") + " -out " + (*this)(name + ".csr")) &&
-           Run("openssl x509 -req -days 2 -in " + (*this)(name + ".csr") + " -CA " +
-               (*this)(ca + ".pem") + " -CAkey " + (*this)(ca + ".key") +
-               " -CAcreateserial -extfile " + (*this)(name + ".ext") + " -out " +
-               (*this)(name + ".pem"));
-  }
-
-  std::filesystem::path dir_;
-  bool ok_ = false;
+  analyzer::testing::TempDir dir_;
+  tls::testing::TestPki ca_;
+  tls::testing::TestPki other_ca_;
 };
 
 struct TlsReply {
@@ -125,8 +104,7 @@ class Tls : public ::testing::Test {
     curl_global_cleanup();
   }
   void SetUp() override {
-    if (!pki_->ok()) GTEST_SKIP() << "openssl could not make the test certificates";
-    Install((*pki_)("server-one.pem"), (*pki_)("served.pem"));
+    Install((*pki_)("server-one.crt"), (*pki_)("served.pem"));
     Install((*pki_)("server-one.key"), (*pki_)("served.key"));
   }
 
@@ -142,7 +120,7 @@ class Tls : public ::testing::Test {
     ServerOptions options;
     options.listen_addresses = {"127.0.0.1:0"};
     options.tls = TlsOptions{(*pki_)("served.pem"), (*pki_)("served.key"),
-                             client_ca ? (*pki_)("ca.pem") : ""};
+                             client_ca ? (*pki_)("ca.crt") : ""};
     options.reload_check_interval = 50ms;
     options.stats = stats_.get();
     std::string error;
@@ -162,32 +140,32 @@ Pki* Tls::pki_ = nullptr;
 TEST_F(Tls, ServesTheCertificateAndARotationWithoutARestart) {
   const std::unique_ptr<Server> server = StartServer(false);
   ASSERT_NE(server, nullptr);
-  TlsReply reply = HttpsGet(port_, "/healthz", (*pki_)("ca.pem"));
+  TlsReply reply = HttpsGet(port_, "/healthz", (*pki_)("ca.crt"));
   ASSERT_TRUE(reply.ok) << reply.error;
   EXPECT_EQ(reply.status, 200);
   EXPECT_EQ(reply.body, "ok\n");
   EXPECT_THAT(reply.server_subject, HasSubstr("server-one"));
-  EXPECT_EQ(HttpsGet(port_, "/api/v1/status", (*pki_)("ca.pem")).status, 200) << "no auth asked";
+  EXPECT_EQ(HttpsGet(port_, "/api/v1/status", (*pki_)("ca.crt")).status, 200) << "no auth asked";
 
   Install((*pki_)("server-two.key"), (*pki_)("served.key"));
-  Install((*pki_)("server-two.pem"), (*pki_)("served.pem"));
+  Install((*pki_)("server-two.crt"), (*pki_)("served.pem"));
   const auto until = std::chrono::steady_clock::now() + 5s;
   do {
     ASSERT_LT(std::chrono::steady_clock::now(), until) << "the rotated certificate never served";
     std::this_thread::sleep_for(20ms);
-    reply = HttpsGet(port_, "/healthz", (*pki_)("ca.pem"));
+    reply = HttpsGet(port_, "/healthz", (*pki_)("ca.crt"));
     ASSERT_TRUE(reply.ok) << reply.error << " (a handshake failed during the rotation)";
   } while (reply.server_subject.find("server-two") == std::string::npos);
 
   // A certificate that is not the key's: the pair in service stays.
   const double failures = stats_->Total(HttpEvent::kReloadFailedTlsCert);
-  Install((*pki_)("server-one.pem"), (*pki_)("served.pem"));
+  Install((*pki_)("server-one.crt"), (*pki_)("served.pem"));
   const auto until_failed = std::chrono::steady_clock::now() + 5s;
   while (stats_->Total(HttpEvent::kReloadFailedTlsCert) == failures) {
     ASSERT_LT(std::chrono::steady_clock::now(), until_failed) << "the mismatch was not seen";
     std::this_thread::sleep_for(20ms);
   }
-  reply = HttpsGet(port_, "/healthz", (*pki_)("ca.pem"));
+  reply = HttpsGet(port_, "/healthz", (*pki_)("ca.crt"));
   ASSERT_TRUE(reply.ok) << reply.error;
   EXPECT_THAT(reply.server_subject, HasSubstr("server-two"));
 }
@@ -195,7 +173,7 @@ TEST_F(Tls, ServesTheCertificateAndARotationWithoutARestart) {
 TEST_F(Tls, ClientCertificatesAreRequiredOnTheApiButNotOnProbesOrMetrics) {
   const std::unique_ptr<Server> server = StartServer(true);
   ASSERT_NE(server, nullptr);
-  const std::string ca = (*pki_)("ca.pem");
+  const std::string ca = (*pki_)("ca.crt");
   const TlsReply no_cert = HttpsGet(port_, "/api/v1/status", ca);
   ASSERT_TRUE(no_cert.ok) << no_cert.error;
   EXPECT_EQ(no_cert.status, 403);
@@ -205,16 +183,16 @@ TEST_F(Tls, ClientCertificatesAreRequiredOnTheApiButNotOnProbesOrMetrics) {
   EXPECT_EQ(HttpsGet(port_, "/metrics", ca).status, 200);
 
   const TlsReply with_cert =
-      HttpsGet(port_, "/api/v1/status", ca, (*pki_)("client.pem"), (*pki_)("client.key"));
+      HttpsGet(port_, "/api/v1/status", ca, (*pki_)("client.crt"), (*pki_)("client.key"));
   ASSERT_TRUE(with_cert.ok) << with_cert.error;
   EXPECT_EQ(with_cert.status, 200);
 
   // A certificate from another CA, or one made for a server, fails the handshake.
   const TlsReply stranger =
-      HttpsGet(port_, "/healthz", ca, (*pki_)("stranger.pem"), (*pki_)("stranger.key"));
+      HttpsGet(port_, "/healthz", ca, (*pki_)("stranger.crt"), (*pki_)("stranger.key"));
   EXPECT_FALSE(stranger.ok);
   const TlsReply server_cert =
-      HttpsGet(port_, "/healthz", ca, (*pki_)("server-one.pem"), (*pki_)("server-one.key"));
+      HttpsGet(port_, "/healthz", ca, (*pki_)("server-one.crt"), (*pki_)("server-one.key"));
   EXPECT_FALSE(server_cert.ok);
   EXPECT_EQ(stats_->Total(HttpEvent::kBadClientCert), 2);
 }
@@ -227,7 +205,7 @@ TEST_F(Tls, UnreadableCertificateFilesAreStartErrorsNamingThem) {
   EXPECT_EQ(Server::Start(options, Router{}, &error), nullptr);
   EXPECT_THAT(error, HasSubstr("absent.pem"));
 
-  options.tls = TlsOptions{(*pki_)("server-two.pem"), (*pki_)("served.key"), ""};
+  options.tls = TlsOptions{(*pki_)("server-two.crt"), (*pki_)("served.key"), ""};
   EXPECT_EQ(Server::Start(options, Router{}, &error), nullptr);
   EXPECT_THAT(error, HasSubstr("not the certificate's"));
 
