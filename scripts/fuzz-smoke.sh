@@ -10,7 +10,9 @@
 # 5), FUZZ_SMOKE_TARGETS (space-separated names such as "probe_codec
 # store_keys"; default all), HOSTMESH_JOBS (default 2: also how many targets
 # run at once).
-# `--build-only` configures and builds, and runs nothing (bench/fuzz.sh uses it).
+# `--build-only` configures and builds, and runs nothing (bench/fuzz.sh uses it);
+# `--install-only` installs the toolchain and stops (scripts/test.sh, before it
+# runs this beside ctest, where an apt lock could collide with a test's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,7 +20,9 @@ build=${HOSTMESH_FUZZ_BUILD_DIR:-build-fuzz}
 seconds=${FUZZ_SMOKE_SECONDS:-5}
 jobs=${HOSTMESH_JOBS:-2}
 build_only=false
+install_only=false
 [ "${1:-}" = "--build-only" ] && build_only=true
+[ "${1:-}" = "--install-only" ] && install_only=true
 
 # Debian 12's clang 14 and its runtimes (libFuzzer, ASan, UBSan).
 toolchain=(clang libclang-rt-14-dev)
@@ -38,6 +42,7 @@ if [ ${#missing[@]} -gt 0 ]; then
     exit 0
   fi
 fi
+$install_only && exit 0
 bash scripts/install-deps.sh
 
 werror=OFF
