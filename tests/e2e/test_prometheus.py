@@ -71,6 +71,9 @@ EMPTY_UNDER_A_LINK_FAULT = {
     "hostmesh_agent_infiniband_": "veths have no RDMA device",
     "hostmesh_agent_ethtool_": "veths have no PHY statistics (pause frames, FCS)",
     "hostmesh_agent_pcie_": "veths have no PCI function",
+    # A (nic, reason) series appears with the first rejected packet: a clean
+    # fabric has none.
+    "hostmesh_agent_rejected_packets_total": "series only once a NIC rejected a packet",
 }
 
 

@@ -129,6 +129,9 @@ TEST(agent_metrics, ValuesComeFromTheSnapshot) {
             std::string::npos);
   // No self-pairs: a NIC never probes itself.
   EXPECT_EQ(text.find("src_nic=\"nic0\",dst_nic=\"nic0\""), std::string::npos);
+  // A rejection reason no packet had yet has no series.
+  EXPECT_EQ(text.find("hostmesh_agent_rejected_packets_total{nic=\"nic1\",reason=\"foreign\"}"),
+            std::string::npos);
 }
 
 TEST(agent_metrics, LatencyReachesTheHistogramBucketsWithEachPublish) {
