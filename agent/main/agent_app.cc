@@ -203,7 +203,7 @@ bool AgentApp::Start(std::string* error) {
   uploader_ = std::make_unique<upload::Uploader>(clock_, uploader_options,
                                                  BuildHello(config_, hello), options_.make_channel);
 
-  RegisterUploadSecurity(registry_, config_.analyzer);
+  RegisterUploadSecurity(registry_, config_.analyzer, config_.metrics.server);
 
   std::vector<std::string> names;
   for (const NicConfig& nic : config_.nics) names.push_back(nic.name);

@@ -4,13 +4,16 @@
 #pragma once
 
 #include "agent/config/agent_config.h"
+#include "common/config/http_server_config.h"
 #include "common/metrics/registry.h"
 
 namespace hostmesh::agent {
 
-// hostmesh_agent_upload_insecure (1 with analyzer.insecure), and with TLS
-// hostmesh_tls_certificate_expiry_timestamp_seconds; logs the insecure
-// opt-in at warn.
-void RegisterUploadSecurity(metrics::Registry& registry, const AnalyzerConfig& analyzer);
+// hostmesh_agent_upload_insecure (1 with analyzer.insecure), and
+// hostmesh_tls_certificate_expiry_timestamp_seconds of the upload's TLS files
+// and the metrics server's (`http`, labels http_*); logs the insecure opt-in
+// at warn.
+void RegisterUploadSecurity(metrics::Registry& registry, const AnalyzerConfig& analyzer,
+                            const config::HttpServerConfig& http);
 
 }  // namespace hostmesh::agent

@@ -118,14 +118,22 @@ bool AnalyzerApp::Start(std::string* error) {
   security.spiffe_trust_domain = config_.spiffe_trust_domain;
   security.crl_dir = config_.grpc_crl_dir;
   ingest_stats_->insecure.Set(security.insecure ? 1 : 0);
+  std::vector<tls::ExpiryFile> expiring;
   if (security.insecure) {
     log->warn(
         "grpc.insecure: agents upload over plaintext gRPC without authentication; anyone who "
         "reaches {} can upload as any agent and write verdicts",
         config_.grpc_listen.ToString());
   } else {
-    tls::RegisterCertificateExpiry(registry_, security.files);
+    expiring = tls::ExpiryFilesOf(security.files);
   }
+  if (config_.http.tls()) {
+    for (tls::ExpiryFile& f : tls::ExpiryFilesOf(
+             {config_.http.tls_cert, config_.http.tls_key, config_.http.tls_client_ca}, "http_")) {
+      expiring.push_back(std::move(f));
+    }
+  }
+  tls::RegisterCertificateExpiry(registry_, std::move(expiring));
   std::string grpc_error;
   grpc_ =
       ingest::IngestServer::Start(*handler_, config_.grpc_listen.ToString(), security, grpc_error);

@@ -69,8 +69,15 @@ TEST(tls_files, ExpiryIsReadFromTheFilesAtScrapeTime) {
   ASSERT_EQ(leaf.size(), 1u);
   EXPECT_NEAR(static_cast<double>(leaf[0] - now), 86400.0, 600.0);  // -days 1
 
+  // The HTTP server's own certificate, from another CA, beside gRPC's files.
+  const TestPki http_pki(dir.path() / "http-pki", "http-ca");
+  const TlsFiles http = http_pki.Issue("h1-http", "DNS:h1", true, 3);
+  std::vector<ExpiryFile> watched = ExpiryFilesOf(files);
+  for (ExpiryFile& f : ExpiryFilesOf(http, "http_")) watched.push_back(std::move(f));
+  ASSERT_EQ(watched.size(), 4u);
+  EXPECT_TRUE(ExpiryFilesOf(TlsFiles{}, "http_").empty()) << "no TLS there, no series";
   metrics::Registry registry;
-  RegisterCertificateExpiry(registry, files);
+  RegisterCertificateExpiry(registry, std::move(watched));
   const auto value = [&](const std::string& file) {
     for (const auto& family : registry.Collect()) {
       for (const auto& m : family.metric) {
@@ -81,6 +88,8 @@ TEST(tls_files, ExpiryIsReadFromTheFilesAtScrapeTime) {
   };
   EXPECT_EQ(value("certificate"), static_cast<double>(leaf[0]));
   EXPECT_GT(value("ca"), static_cast<double>(now));
+  EXPECT_NEAR(value("http_certificate") - static_cast<double>(now), 3 * 86400.0, 600.0);
+  EXPECT_GT(value("http_ca"), static_cast<double>(now));
   std::filesystem::remove(files.cert);  // unreadable reads as 0: the alert fires
   EXPECT_EQ(value("certificate"), 0.0);
 }
