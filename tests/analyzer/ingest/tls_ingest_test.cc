@@ -171,6 +171,28 @@ TEST(tls_ingest, NoCertificateOrOneOfAnotherCaGetsNoFurtherThanTheHandshake) {
   EXPECT_EQ(f.analyzer.stats().hellos.Value(), 0u);
 }
 
+// A stolen agent certificate, revoked by a CRL in grpc.tls.crl_dir, gets no
+// further than the handshake; the CA's other certificates are unaffected.
+TEST(tls_ingest, ARevokedCertificateGetsNoFurtherThanTheHandshake) {
+  TempDir dir;
+  const TestPki pki(dir.path() / "pki");
+  const TlsFiles server = pki.Issue("analyzer", "DNS:hostmesh-analyzer,IP:127.0.0.1", true);
+  const TlsFiles h1 = pki.Issue("h1", "DNS:h1", false);
+  const TlsFiles h2 = pki.Issue("h2", "DNS:h2", false);
+  pki.Revoke("h2", dir.path() / "crl");
+  ServerSecurity security = Fixture::Security(server);
+  security.crl_dir = (dir.path() / "crl").string();
+  SystemClock clock;
+  AnalyzerUnderTest analyzer(clock, dir.path() / "db", "127.0.0.1:0", {}, security);
+  ASSERT_TRUE(analyzer.ok());
+  const auto as = [&](const TlsFiles& client) {
+    return v1::AgentIngest::NewStub(Dial(analyzer.address(), Mtls(client)));
+  };
+  EXPECT_TRUE(SayHello(*as(h1), MakeHello("h1", 1)).ok());
+  EXPECT_EQ(SayHello(*as(h2), MakeHello("h2", 1)).error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(analyzer.stats().hellos.Value(), 1u);
+}
+
 // cert-manager renews in place: new connections get the new certificate.
 TEST(tls_ingest, ARotatedServerCertificateIsServedWithoutARestart) {
   Fixture f;

@@ -48,6 +48,27 @@ class TestPki {
     return TlsFiles{crt, key, ca()};
   }
 
+  // Revokes <name>.crt (issued by this CA) and writes this CA's CRL of every
+  // certificate revoked so far into `crl_dir` as <subject hash>.r0, the name
+  // OpenSSL's hash-directory lookup (and so gRPC's crl_directory) reads.
+  void Revoke(const std::string& name, const std::filesystem::path& crl_dir) const {
+    const std::string conf = Path(".cnf");
+    if (!std::filesystem::exists(conf)) {
+      std::ofstream(conf) << "[ca]\ndefault_ca = test\n[test]\ndatabase = " << Path(".index")
+                          << "\ncrlnumber = " << Path(".crlnumber")
+                          << "\ndefault_md = sha256\ndefault_crl_days = 1\n";
+      std::ofstream(Path(".index"));
+      std::ofstream(Path(".crlnumber")) << "01\n";
+    }
+    const std::string ca =
+        " -config " + conf + " -keyfile " + Path(".key") + " -cert " + Path(".crt");
+    Run("openssl ca" + ca + " -revoke " + (dir_ / (name + ".crt")).string());
+    std::filesystem::create_directories(crl_dir);
+    const std::string crl = Path(".crl");
+    Run("openssl ca" + ca + " -gencrl -out " + crl);
+    Run("cp " + crl + " " + crl_dir.string() + "/$(openssl crl -hash -noout -in " + crl + ").r0");
+  }
+
  private:
   std::string Path(const std::string& ext) const { return (dir_ / (ca_name_ + ext)).string(); }
   static void Run(const std::string& command) {
