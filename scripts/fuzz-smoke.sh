@@ -11,8 +11,7 @@
 # store_keys"; default all), HOSTMESH_JOBS (default 2: also how many targets
 # run at once).
 # `--build-only` configures and builds, and runs nothing (bench/fuzz.sh uses it);
-# `--install-only` installs the toolchain and stops (scripts/test.sh, before it
-# runs this beside ctest, where an apt lock could collide with a test's).
+# `--install-only` installs the toolchain and stops.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
