@@ -21,12 +21,12 @@
 #include <thread>
 #include <utility>
 
+#include "common/base/warn_throttle.h"
 #include "common/http/auth.h"
 #include "common/http/connection_book.h"
 #include "common/http/query.h"
 #include "common/http/reloading_files.h"
 #include "common/http/tls_credentials.h"
-#include "common/base/warn_throttle.h"
 
 namespace hostmesh::http {
 namespace {
