@@ -1,5 +1,5 @@
 // /api/v1/telemetry: per-NIC counter deltas summed over a time range, with the
-// link state at its end (see the README, "NIC telemetry").
+// link state at its end (see "NIC telemetry" in docs/agent.md).
 #pragma once
 
 #include <cstdint>

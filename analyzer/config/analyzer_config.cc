@@ -112,7 +112,7 @@ void ReadAnalyzer(MapReader& r, AnalyzerConfig& cfg) {
     m.Optional("rnic_down_fraction", &a.rnic_down_ratio, Range{0.0, 1.0, LowerBound::kExclusive});
     m.Optional("rnic_down_send_failures", &a.rnic_down_send_failure_share,
                Range{0.0, 1.0, LowerBound::kExclusive});
-    // Evidence across windows (README "How the analyzer decides").
+    // Evidence across windows (docs/analyzer.md, "How the analyzer decides").
     m.Optional("min_loss", &a.min_loss, Range{1e-6, 1.0});
     m.Optional("prior_background_loss", &a.prior_background_loss, Range{0.0, 0.5});
     m.Optional("false_alarms_per_window", &a.false_alarms_per_window,

@@ -37,7 +37,7 @@ struct AnalyzerConfig {
   std::filesystem::path data_dir = "./hostmesh-data";
   std::filesystem::path inventory;  // empty: no inventory, the fabric is learned from traces
   // Raw results and path reports; at fleet rate they are most of the disk
-  // (README "Analyzer at fleet scale": 145 MB per host per day).
+  // (docs/analyzer.md, "The analyzer at fleet scale": 145 MB per host per day).
   std::chrono::nanoseconds raw_retention = std::chrono::hours{6};
   std::chrono::nanoseconds summary_retention = std::chrono::hours{24 * 30};
   // On restart, path reports this far back are replayed (longer than the

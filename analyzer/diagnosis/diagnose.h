@@ -6,7 +6,7 @@
 // involved over the same time; Diagnose returns the type, the rule that chose
 // it and a sentence of evidence for the on-call engineer.
 //
-// The rules, first match wins (the README's "Diagnosis" lists them too):
+// The rules, first match wins ("Diagnosis" in docs/analyzer.md lists them too):
 //   flapping             loss, and the probes' own flap watch found the failures
 //                        in bursts (a flapping incident), or link_downed, carrier
 //                        changes or PHY link-down events rose on the NIC and the

@@ -2,7 +2,7 @@
 // says: the host names (and agent ids) it may speak for. Identity comes from
 // the transport, never from the message (DESIGN section 7).
 //
-// The mapping, documented in README "Security model":
+// The mapping, documented in docs/security.md:
 //   - every DNS SAN of the certificate is a name it may speak for;
 //   - with a SPIFFE trust domain configured, every URI SAN
 //     spiffe://<trust domain>/host/<name> is one too; other URIs are ignored.

@@ -2,7 +2,7 @@
 
 // Exit codes of hostmesh-agent and hostmesh-analyzer, a contract with systemd
 // (RestartPreventExitStatus=2 in systemd/*.service) and with scripts; the
-// README's "Exit codes" lists them.
+// docs/operating.md ("Exit codes") lists them.
 
 namespace hostmesh {
 

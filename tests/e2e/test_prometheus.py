@@ -312,7 +312,7 @@ class Prometheus(e2e.FabricTestCase):
         self.assertTrue(empty_ok, "the allowance for empty panels is unused: remove it")
 
     def log_sizing(self):
-        """Figures for the README's sizing: series per agent and of the analyzer,
+        """Figures for the sizing in docs/operating.md: series per agent and of the analyzer,
         bytes the analyzer ingests per host."""
         per_agent = query('count by (host) ({job="hostmesh-agent"})') or []
         analyzer = query('count({job="hostmesh-analyzer"})') or []

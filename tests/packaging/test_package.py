@@ -36,14 +36,17 @@ def expected() -> dict[str, set[str]]:
                   if p.endswith((".json", ".yaml"))}
     rules = {f"{SHARE}/prometheus/{n}" for n in ("hostmesh-rules.yml", "hostmesh-rules.test.yml",
                                                  "prometheus.yml", "federation.yml")}
+    docs = {f"docs/{os.path.basename(p)}" for p in glob.glob(os.path.join(SOURCE_DIR, "docs", "*.md"))}
     return {
         "hostmesh-agent": {"usr/bin/hostmesh-agent", "usr/lib/hostmesh/hostmesh-agent-verbs.so",
                            f"{UNITS}/hostmesh-agent.service",
                            f"{DOC}/hostmesh-agent/README.md",
-                           f"{DOC}/hostmesh-agent/agent.example.yaml"},
+                           f"{DOC}/hostmesh-agent/agent.example.yaml"}
+                          | {f"{DOC}/hostmesh-agent/{d}" for d in docs},
         "hostmesh-analyzer": {"usr/bin/hostmesh-analyzer", f"{UNITS}/hostmesh-analyzer.service",
                               "etc/hostmesh/analyzer.yaml", f"{DOC}/hostmesh-analyzer/README.md",
-                              f"{DOC}/hostmesh-analyzer/analyzer.example.yaml"},
+                              f"{DOC}/hostmesh-analyzer/analyzer.example.yaml"}
+                             | {f"{DOC}/hostmesh-analyzer/{d}" for d in docs},
         "hostmesh-ctl": {"usr/bin/hostmeshctl"},
         "hostmesh-monitoring": dashboards | rules,
     }

@@ -1,5 +1,5 @@
 """The testbed's certificate authority: every `fabric start` runs its agents and
-analyzer over mutual TLS, as a production fleet does (README "Security model").
+analyzer over mutual TLS, as a production fleet does (docs/security.md).
 
 `ensure(sdir, hosts)` makes, once per fabric state directory, with the openssl
 command line:
