@@ -138,13 +138,24 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
   // times the switch's rate, and without that part the rest still loses at
   // least half of it, each up to chance (kConcentrated). A fault on one link or RNIC (or two) under
   // a switch concentrates its loss; a lossy switch loses evenly everywhere.
+  // Judged on the window's counts with the past windows' (spread_decay): one
+  // window of a 1% link rarely holds the failures to show them concentrated.
+  auto with_past = [&](std::uint32_t c) {
+    auto [bad, n] = counts(c);
+    if (const auto* e = book.Find(keys[c])) {
+      bad += e->past_bad;
+      n += e->past_n;
+    }
+    return std::pair{bad, n};
+  };
   auto spread = [&](std::uint32_t c) {
     if (c >= parts.size() || parts[c].empty()) return true;
-    const auto [bad, n] = counts(c);
+    if (counts(c).first <= 0) return false;
+    const auto [bad, n] = with_past(c);
     if (n <= 0 || bad <= 0) return false;
     double best_part = -1, part_bad = 0, part_n = 0;
     for (const std::uint32_t part : parts[c]) {
-      const auto [pb, pn] = counts(part);
+      const auto [pb, pn] = with_past(part);
       const double g = gain(pb, pn);
       if (g > best_part) {
         best_part = g;
@@ -160,6 +171,21 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
     if (rest_bad / rest_n >= 0.5 * loss) return true;
     const double chance = kConcentrated / static_cast<double>(parts[c].size());
     return 1.0 - PoissonTail(std::floor(rest_bad) + 1, 0.5 * loss * rest_n) >= chance;
+  };
+
+  // A held switch explains after its held parts that still have failures to
+  // explain: they were named on their own, and only what they leave says
+  // whether the switch loses beyond them. Taking them whole first, a switch
+  // named on a window where its uplink's failures did not yet look
+  // concentrated kept them every window after.
+  auto held_part_waiting = [&](std::uint32_t c) {
+    if (c >= parts.size()) return false;
+    for (const std::uint32_t part : parts[c]) {
+      if (blamed[part] || counts(part).first <= 0) continue;
+      const auto* e = book.Find(keys[part]);
+      if (e != nullptr && e->culprit && !e->untraced) return true;
+    }
+    return false;
   };
 
   // Greedy: the strongest candidate explains its failures, then the next.
@@ -201,10 +227,15 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
         eligible = PoissonTail(bad, n * p0) < window_alpha;
       }
       if (!eligible) continue;
+      // Candidates that explain the same failures tie on this window's
+      // evidence (a 1% link's failures that all fell on the flows it shares
+      // with a neighbour): the evidence of the windows before decides, which
+      // the true fault has more of, since the neighbour's share of its
+      // failures is all the neighbour has.
       const double strength =
           left.OnUntraced(c) && !full
               ? gain(left.traced(c), left.traced(c) + static_cast<double>(p.good[c]))
-              : gain(bad, n);
+              : gain(bad, n) + (e ? e->s : 0.0);
       // Culprits of earlier windows that still qualify explain first: a
       // window's chance shape (a burst on a small fault, a neighbour losing
       // too) must not hand a held fault's failures to its switch or to a
@@ -217,6 +248,7 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
       // rail's every RNIC, then kept them named for as long as it lasted).
       const bool held = e != nullptr && e->culprit && !e->untraced;
       if (held < best_held || (held == best_held && strength <= best_strength)) continue;
+      if (held && held_part_waiting(c)) continue;
       if (spread(c)) {
         best = c;
         best_strength = strength;
@@ -346,6 +378,25 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
       report(c, bad, n, e);
       result.fresh.push_back(false);
     }
+  }
+
+  // The spread test's memory: what each component has left unexplained by
+  // the culprits that are no switch (a link or RNIC named on its own took its
+  // failures; a switch named for a link's failures must not hide them).
+  Unexplained beside_switches(p, params.min_traced);
+  for (const Chosen& ch : chosen) {
+    if (ch.c >= parts.size() || parts[ch.c].empty()) beside_switches.Explain(ch.c);
+  }
+  beside_switches.Recount();
+  for (std::uint32_t c = 0; c < n_comp; ++c) {
+    const auto [bad, n] = beside_switches.Counts(c);
+    EvidenceBook::Entry* e = book.FindMutable(keys[c]);
+    if (e == nullptr) {
+      if (n <= 0) continue;
+      e = &book.At(keys[c]);
+    }
+    e->past_bad = e->past_bad * params.spread_decay + bad;
+    e->past_n = e->past_n * params.spread_decay + n;
   }
 
   // The ambient loss: the pooled unexplained loss rate of the directed fabric

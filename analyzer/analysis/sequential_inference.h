@@ -50,6 +50,11 @@
 // link (its loss is spread over more probes, but its evidence is larger).
 // Components already culprits (and still eligible) explain first, so one
 // window's chance shape does not hand a held fault's failures to its switch.
+// Among the rest, strength is the window's evidence plus the CUSUM the
+// component brings into it: a neighbour sharing a third of a fault's flows
+// can draw all of one window's failures (three of three, about one window in
+// thirty at 1% over 450 probes) and tie with the fault on that window, but
+// not on the windows before, whose failures it had only a third of.
 // Evidence of a component is what
 // remains unexplained when it is judged; untraced probes count as in
 // loss_inference.h.
@@ -88,6 +93,13 @@ struct SequentialParams {
   double held_rate_decay = 0.9;
   double held_rate_confidence = 0.95;
   double cap_factor = 1.5;
+  // The spread test's memory (a switch against its parts, below): each
+  // window keeps this much of the past, about the last ten windows, which
+  // covers the windows the CUSUM takes to name a fault near min_loss (a 1%
+  // link crossed by 450 probes a window needs about seven). One window alone
+  // has too few failures to show a small fault concentrated on one link, so
+  // a rail switch took the failures of its uplink losing 1% both ways.
+  double spread_decay = 0.9;
   std::uint32_t max_unobserved_windows = 15;
   std::uint32_t min_failures = 3;
   std::uint32_t min_traced = 50;
@@ -108,6 +120,11 @@ class EvidenceBook {
     double failing = 0;   // its loss rate when last chosen (the recovery test's H1)
     double held_bad = 0;  // failures and probes since it was named (its pooled rate)
     double held_n = 0;
+    // Failures and probes of past windows that no culprit but a switch
+    // explained, decayed by spread_decay: what the spread test judges a
+    // switch and its parts on, beside the window's own.
+    double past_bad = 0;
+    double past_n = 0;
     bool culprit = false;
     bool untraced = false;         // last chosen on untraced failures alone
     std::uint32_t windows = 0;     // windows as a culprit, in a row
@@ -156,7 +173,16 @@ struct SequentialResult {
 // component made of others (a switch: its links and RNICs), lists them: it is
 // blamed only when its loss is spread over them (its strongest part loses at
 // most 2.5 times its rate, and the rest at least half of it), so a link fault,
-// or a link and an RNIC fault under one switch, are not the switch.
+// or a link and an RNIC fault under one switch, are not the switch. That test
+// counts, beside this window's, what the switch and its parts had left in
+// past windows (spread_decay) once the culprits that are no switch explained
+// theirs: one window of a link losing 1% both ways holds about nine failures,
+// too few to tell that they all crossed it, and a switch named on them in
+// that window must not hide them from the windows after.
+//
+// Every component observed gets an entry in `book` (its past counts), not
+// only those that failed: about 100 bytes each, a few tens of MB at 10,000
+// hosts.
 SequentialResult InferSequential(InferenceProblem& problem, std::span<const std::uint64_t> keys,
                                  std::span<const std::vector<std::uint32_t>> parts,
                                  const SequentialParams& params, EvidenceBook& book);
