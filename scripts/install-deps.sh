@@ -28,6 +28,12 @@ for p in "${packages[@]}"; do
     missing+=("$p")
   fi
 done
+# Node.js and npm for the browser test: Debian's, unless the machine already
+# has both commands (a NodeSource nodejs carries its own npm and conflicts
+# with Debian's npm package).
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  missing+=(nodejs npm)
+fi
 
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
