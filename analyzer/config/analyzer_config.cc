@@ -65,6 +65,7 @@ void ReadGrpc(MapReader& m, AnalyzerConfig& cfg) {
   if (m.Optional("agent_burst_bytes", &burst, Range{config::MiB(16), config::GiB(64)})) {
     cfg.grpc_agent_burst_bytes = burst.bytes;
   }
+  m.Optional("max_streams_per_agent", &cfg.grpc_max_streams_per_agent, Range{0, 1024});
   if (cfg.grpc_insecure && m.Has("tls")) {
     m.Fail("insecure", "true and a tls block contradict each other: remove one");
   }

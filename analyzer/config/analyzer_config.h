@@ -29,6 +29,8 @@ struct AnalyzerConfig {
   // Per agent id (grpc.agent_bytes_per_second, grpc.agent_burst_bytes).
   std::uint64_t grpc_agent_bytes_per_second = std::uint64_t{1} << 20;
   std::uint64_t grpc_agent_burst_bytes = std::uint64_t{256} << 20;
+  // Upload streams one certificate may hold open (grpc.max_streams_per_agent; 0: no limit).
+  std::uint32_t grpc_max_streams_per_agent = 4;
   config::Endpoint http_listen{"0.0.0.0", 8080};
   // TLS, token and caps of the HTTP server (API, on-call page, /metrics).
   // Browsers open up to six connections each and on-call users may share a

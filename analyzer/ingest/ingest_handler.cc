@@ -21,7 +21,26 @@ IngestHandler::IngestHandler(const Clock& clock, store::Store& store,
       options_(std::move(options)),
       agents_(store),
       in_flight_(options_.max_in_flight_bytes),
-      quota_(options_.quota) {}
+      quota_(options_.quota),
+      streams_(options_.max_streams_per_peer) {}
+
+bool IngestHandler::OpenStream(const std::string& key, const PeerIdentity& peer) {
+  if (streams_.TryOpen(key)) return true;
+  stats_.streams_refused.Increment();
+  std::optional<std::uint64_t> warn;
+  {
+    const std::lock_guard lock(warn_mu_);
+    warn = streams_warn_.Note(clock_.MonotonicNow(), 1);
+  }
+  if (warn) {
+    spdlog::warn(
+        "ingest: {} Upload stream(s) refused in the last minute, the latest of {}: its "
+        "certificate already holds {} streams open (grpc.max_streams_per_agent; an agent uses "
+        "one) (hostmesh_ingest_streams_refused_total)",
+        *warn, peer.Describe().substr(0, 256), streams_.max_per_peer());
+  }
+  return false;
+}
 
 HelloOutcome IngestHandler::Hello(const v1::AgentHello& hello, const PeerIdentity& peer,
                                   v1::HelloReply& reply) {

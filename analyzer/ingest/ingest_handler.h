@@ -17,6 +17,7 @@
 #include "analyzer/ingest/ingest_sink.h"
 #include "analyzer/ingest/ingest_stats.h"
 #include "analyzer/ingest/peer_identity.h"
+#include "analyzer/ingest/streams_per_peer.h"
 #include "analyzer/store/group_committer.h"
 #include "analyzer/store/store.h"
 #include "common/base/clock.h"
@@ -37,6 +38,9 @@ struct IngestOptions {
   std::size_t max_in_flight_bytes_per_stream = 32 << 20;
   std::size_t max_in_flight_bytes = std::size_t{1} << 30;
   QuotaOptions quota;  // bytes per agent id over time (agent_quota.h)
+  // Upload streams one certificate may hold open at once (streams_per_peer.h;
+  // 0: no limit).
+  std::size_t max_streams_per_peer = 4;
 };
 
 enum class HelloCode {
@@ -84,6 +88,11 @@ class IngestHandler {
   using AckDone = std::function<void(std::optional<v1::UploadAck> ack, const std::string& error)>;
   void Commit(std::shared_ptr<store::CommitLane> lane, store::OwnedBatch batch, AckDone done);
 
+  // An Upload stream of `peer`, counted under `key` (StreamsPerPeer::KeyOf),
+  // opens: false, counted and warned of, when it already holds its limit.
+  bool OpenStream(const std::string& key, const PeerIdentity& peer);
+  void CloseStream(const std::string& key) { streams_.Close(key); }
+
   const IngestOptions& options() const { return options_; }
   IngestStats& stats() { return stats_; }
 
@@ -99,8 +108,10 @@ class IngestHandler {
   AgentDirectory agents_;
   InFlightBudget in_flight_;
   AgentQuota quota_;
+  StreamsPerPeer streams_;
   std::mutex warn_mu_;
   WarnThrottle stamps_warn_{std::chrono::minutes{1}};
+  WarnThrottle streams_warn_{std::chrono::minutes{1}};
 };
 
 }  // namespace hostmesh::analyzer::ingest

@@ -45,6 +45,13 @@ std::unique_ptr<IngestServer> IngestServer::Start(IngestHandler& handler,
   // agent at the other end (its uploader's I/O thread), on every connection
   // of the fleet; batches are small enough for the default window.
   builder.AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+  // A connection whose agent vanished (power cut, a partition) would keep its
+  // Upload stream, and the stream's place in its certificate's stream limit,
+  // for as long as TCP does (hours): a ping a minute on every connection, and
+  // one not answered within 20 s ends it.
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 60'000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20'000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   // gRPC's own limit sits above the validator's, so an oversize batch gets a
   // REJECTED ack naming the limit instead of a broken stream.
   const std::size_t limit = handler.options().limits.max_batch_bytes * 2 + (1 << 20);

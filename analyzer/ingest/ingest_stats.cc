@@ -55,6 +55,10 @@ IngestStats::IngestStats(metrics::Registry& r)
       streams_garbage(r.AddCounter("hostmesh_ingest_streams_garbage_total",
                                    "Upload streams ended with INVALID_ARGUMENT: a message that "
                                    "does not parse as an UploadBatch.")),
+      streams_refused(r.AddCounter(
+          "hostmesh_ingest_streams_refused_total",
+          "Upload streams refused with RESOURCE_EXHAUSTED at their start: their certificate "
+          "already held grpc.max_streams_per_agent streams open.")),
       stamps_cleared(r.AddCounter(
           "hostmesh_ingest_result_stamps_cleared_total",
           "Stamp pairs of accepted probe results (NIC send and receive, or application send "

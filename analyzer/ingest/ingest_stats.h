@@ -37,6 +37,9 @@ struct IngestStats {
   prometheus::Counter& streams_overloaded;
   prometheus::Counter& streams_over_quota;
   prometheus::Counter& streams_garbage;
+  // Upload streams refused at their start: their certificate already held
+  // grpc.max_streams_per_agent streams open.
+  prometheus::Counter& streams_refused;
   // Stamp pairs of accepted results cleared for reading receive before send.
   prometheus::Counter& stamps_cleared;
   prometheus::Gauge& in_flight_bytes;

@@ -25,6 +25,7 @@ class PeerIdentity {
                                std::string_view spiffe_trust_domain);
 
   bool MaySpeakFor(std::string_view name) const;
+  bool anyone() const { return anyone_; }
   // For error messages and logs: "anyone (insecure)", "no names" or the names.
   std::string Describe() const;
   const std::vector<std::string>& names() const { return names_; }

@@ -23,8 +23,19 @@ bool Parse(grpc::ByteBuffer& buffer, v1::UploadBatch& batch) {
 }  // namespace
 
 UploadReactor::UploadReactor(IngestHandler& handler, PeerIdentity peer)
-    : handler_(handler), peer_(std::move(peer)) {
+    : handler_(handler), peer_(std::move(peer)), peer_key_(StreamsPerPeer::KeyOf(peer_)) {
   handler_.stats().streams_open.Increment();
+  counted_ = handler_.OpenStream(peer_key_, peer_);
+  if (!counted_) {
+    // Nothing read, nothing to drain: the agent backs off and keeps its data.
+    finished_ = true;
+    Finish(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                        "this certificate already holds " +
+                            std::to_string(handler_.options().max_streams_per_peer) +
+                            " Upload streams open (grpc.max_streams_per_agent); retry after a "
+                            "backoff"));
+    return;
+  }
   reading_ = true;
   StartRead(&read_buffer_);
 }
@@ -138,6 +149,7 @@ void UploadReactor::OnWriteDone(bool ok) {
 }
 
 void UploadReactor::OnDone() {
+  if (counted_) handler_.CloseStream(peer_key_);
   handler_.stats().streams_open.Decrement();
   delete this;
 }

@@ -64,6 +64,8 @@ class UploadReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grp
 
   IngestHandler& handler_;
   const PeerIdentity peer_;
+  const std::string peer_key_;  // StreamsPerPeer::KeyOf(peer_)
+  bool counted_ = false;        // in its credential's open streams
   const std::shared_ptr<store::CommitLane> lane_ = std::make_shared<store::CommitLane>();
   grpc::ByteBuffer read_buffer_;   // owned by the read in progress
   grpc::ByteBuffer write_buffer_;  // owned by the write in progress

@@ -291,5 +291,66 @@ TEST(tls_ingest, OverTheInFlightLimitIsResourceExhausted) {
   EXPECT_EQ(analyzer.store().LastDurableBatchSeq("h1", 7), 0u);
 }
 
+// One certificate holds at most max_streams_per_peer Upload streams open: a
+// stolen one cannot pin the fleet's in-flight budget stream by stream. The
+// next is refused at its start with RESOURCE_EXHAUSTED; other certificates
+// are not held back; once one of its streams ends, it may open another.
+TEST(tls_ingest, OneCertificateHoldsAtMostItsLimitOfUploadStreams) {
+  ingest::IngestOptions options;
+  options.max_streams_per_peer = 2;
+  Fixture f(options);
+  ASSERT_TRUE(f.analyzer.ok());
+  auto h1 = f.As(f.pki.Issue("h1", "DNS:h1", false));
+  auto h2 = f.As(f.pki.Issue("h2", "DNS:h2", false));
+  ASSERT_TRUE(SayHello(*h1, MakeHello("h1", 7)).ok());
+  ASSERT_TRUE(SayHello(*h2, MakeHello("h2", 8)).ok());
+  const WallTime now = f.clock.RealtimeNow();
+
+  // Two streams held open, each known to the analyzer by an acked batch.
+  struct Open {
+    grpc::ClientContext context;
+    std::unique_ptr<grpc::ClientReaderWriter<v1::UploadBatch, v1::UploadAck>> stream;
+  };
+  std::vector<std::unique_ptr<Open>> held;
+  for (std::uint64_t seq = 1; seq <= 2; ++seq) {
+    auto open = std::make_unique<Open>();
+    open->context.set_deadline(std::chrono::system_clock::now() + 30s);
+    open->stream = h1->Upload(&open->context);
+    ASSERT_TRUE(open->stream->Write(MakeBatch("h1", 7, seq, 5, now)));
+    v1::UploadAck ack;
+    ASSERT_TRUE(open->stream->Read(&ack)) << "stream " << seq;
+    EXPECT_EQ(ack.status(), v1::UploadAck::STATUS_ACCEPTED);
+    held.push_back(std::move(open));
+  }
+
+  auto [refused_acks, refused] = Upload(*h1, {MakeBatch("h1", 7, 3, 5, now)});
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << refused.error_message();
+  EXPECT_NE(refused.error_message().find("grpc.max_streams_per_agent"), std::string::npos)
+      << refused.error_message();
+  EXPECT_TRUE(refused_acks.empty());
+  EXPECT_EQ(f.analyzer.stats().streams_refused.Value(), 1u);
+  EXPECT_EQ(f.analyzer.store().LastDurableBatchSeq("h1", 7), 2u) << "nothing of it was taken";
+
+  auto [other_acks, other] = Upload(*h2, {MakeBatch("h2", 8, 1, 5, now)});
+  EXPECT_TRUE(other.ok()) << "another certificate is not held back: " << other.error_message();
+  EXPECT_EQ(other_acks.size(), 1u);
+
+  held.front()->stream->WritesDone();
+  EXPECT_TRUE(held.front()->stream->Finish().ok());
+  held.erase(held.begin());
+  // The server counts the stream out when gRPC is done with it, a moment
+  // after the client sees its status.
+  grpc::Status again;
+  std::vector<v1::UploadAck> again_acks;
+  EXPECT_TRUE(Eventually([&] {
+    std::tie(again_acks, again) = Upload(*h1, {MakeBatch("h1", 7, 3, 5, now)});
+    return again.ok();
+  })) << again.error_message();
+  ASSERT_EQ(again_acks.size(), 1u);
+  EXPECT_EQ(again_acks[0].status(), v1::UploadAck::STATUS_ACCEPTED);
+  held.front()->stream->WritesDone();
+  EXPECT_TRUE(held.front()->stream->Finish().ok());
+}
+
 }  // namespace
 }  // namespace hostmesh::analyzer::ingest

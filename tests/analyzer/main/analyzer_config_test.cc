@@ -262,6 +262,7 @@ TEST(AnalyzerConfig, IngestIsMutualTlsUnlessInsecureIsSaid) {
   EXPECT_EQ(packaged.grpc_tls.key, "/etc/hostmesh/tls/analyzer.key");
   EXPECT_EQ(packaged.grpc_tls.ca, "/etc/hostmesh/tls/ca.crt");
   EXPECT_EQ(packaged.grpc_max_in_flight_bytes, std::uint64_t{1} << 30);
+  EXPECT_EQ(packaged.grpc_max_streams_per_agent, 4u);
 
   const AnalyzerConfig c = ParseAnalyzerConfig(R"(grpc:
   listen: 10.0.0.5:50051
@@ -269,6 +270,7 @@ TEST(AnalyzerConfig, IngestIsMutualTlsUnlessInsecureIsSaid) {
   max_in_flight_bytes: 256MiB
   agent_bytes_per_second: 2MiB
   agent_burst_bytes: 1GiB
+  max_streams_per_agent: 8
 )",
                                                "a.yaml");
   EXPECT_EQ(c.grpc_tls.cert, "/s/a.crt");
@@ -278,6 +280,7 @@ TEST(AnalyzerConfig, IngestIsMutualTlsUnlessInsecureIsSaid) {
   EXPECT_EQ(c.grpc_max_in_flight_bytes, std::uint64_t{256} << 20);
   EXPECT_EQ(c.grpc_agent_bytes_per_second, std::uint64_t{2} << 20);
   EXPECT_EQ(c.grpc_agent_burst_bytes, std::uint64_t{1} << 30);
+  EXPECT_EQ(c.grpc_max_streams_per_agent, 8u);
   EXPECT_TRUE(ParseAnalyzerConfig("grpc: {insecure: true}\n", "a.yaml").grpc_insecure);
   try {
     ParseAnalyzerConfig("grpc: {insecure: true, tls: {cert: /a}}\n", "a.yaml");
