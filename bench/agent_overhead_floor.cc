@@ -24,10 +24,12 @@
 #include <string>
 #include <vector>
 
+#include "common/net/roce.h"
+
 namespace {
 
 constexpr int kPoolPorts = 16;
-constexpr std::uint16_t kDstPort = 4791;
+constexpr std::uint16_t kDstPort = hostmesh::net::kRoceV2Port;
 constexpr std::uint16_t kFirstPoolPort = 50000;
 
 struct Nic {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/net/roce.h"
 #include "hostmesh/v1/ingest.pb.h"
 
 namespace hostmesh::bench {
@@ -98,7 +99,7 @@ class FleetAgent {
       r->set_src_nic(n);
       r->set_dst_nic((n + other(rng_)) % shape_.nics);
       r->set_src_port(ports_[n][slot(rng_)]);
-      r->set_dst_port(4791);
+      r->set_dst_port(net::kRoceV2Port);
       r->set_sequence(++sequence_[n]);
       r->set_send_time_ns(t);
       const std::int64_t t1 = t + post(rng_);
@@ -157,7 +158,7 @@ class FleetAgent {
     p->set_src_ip(NicIp(src));
     p->set_dst_ip(NicIp(dst));
     p->set_src_port(port);
-    p->set_dst_port(4791);
+    p->set_dst_port(net::kRoceV2Port);
     p->set_protocol(17);
     const std::uint32_t spine = (port * 2654435761u + dst) % 64;
     const std::string hops[] = {"10.200." + std::to_string(src) + ".1",

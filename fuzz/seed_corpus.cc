@@ -23,6 +23,7 @@
 #include "analyzer/store/result_codec.h"
 #include "analyzer/store/store_keys.h"
 #include "common/base/clock.h"
+#include "common/net/roce.h"
 #include "hostmesh/v1/analyzer_state.pb.h"
 #include "hostmesh/v1/ingest.pb.h"
 #include "topology/ecmp.h"
@@ -103,7 +104,7 @@ v1::ProbeResult Result(std::uint32_t src, std::uint32_t dst, std::uint64_t seq, 
   r.set_src_nic(src);
   r.set_dst_nic(dst);
   r.set_src_port(49152 + static_cast<std::uint32_t>(seq % 16));
-  r.set_dst_port(4791);
+  r.set_dst_port(net::kRoceV2Port);
   r.set_sequence(seq);
   r.set_send_time_ns(t);
   r.set_timeout(timeout);
@@ -179,7 +180,7 @@ Traced TraceHost0() {
     report.set_src_nic(0);
     report.set_dst_nic(1);
     report.set_src_port(port++);
-    report.set_dst_port(4791);
+    report.set_dst_port(net::kRoceV2Port);
     report.set_protocol(17);
     report.set_time_ns(kNow - 2000 * kMs);
     std::uint32_t ttl = 1;

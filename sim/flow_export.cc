@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/net/roce.h"
 #include "sim/host_clock.h"
 #include "sim/report.h"
 #include "topology/inventory_writer.h"
@@ -88,7 +89,7 @@ void FlowExporter::Flush(std::int64_t before_window_ns) {
         {"src_ip", fh.nic_ips[src].ToString()},
         {"dst_ip", fh.nic_ips[dst].ToString()},
         {"src_port", sport},
-        {"dst_port", 4791},
+        {"dst_port", net::kRoceV2Port},
         {"protocol", 17},
         {"path", path},
         {"sent", f.sent},

@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/net/roce.h"
+
 namespace hostmesh::tracer {
 
 // Host byte order inside; `Parse`/`ToString` speak dotted quads.
@@ -22,7 +24,7 @@ struct Ipv4 {
 };
 
 inline constexpr std::uint8_t kIpProtoUdp = 17;
-inline constexpr std::uint16_t kRoceV2Port = 4791;
+using net::kRoceV2Port;  // the 5-tuple a trace copies is a RoCEv2 probe's
 
 struct FiveTuple {
   Ipv4 src;

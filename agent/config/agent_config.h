@@ -13,6 +13,7 @@
 #include "common/base/logging.h"
 #include "common/config/http_server_config.h"
 #include "common/config/value_types.h"
+#include "common/net/roce.h"
 #include "common/tls/tls_files.h"
 
 namespace hostmesh::agent {
@@ -62,7 +63,7 @@ struct ProbeConfig {
   std::chrono::nanoseconds interval = std::chrono::milliseconds{100};
   std::chrono::nanoseconds timeout = std::chrono::milliseconds{500};
   std::uint32_t payload_bytes = 50;
-  std::uint16_t dst_port = 4791;  // RoCEv2
+  std::uint16_t dst_port = net::kRoceV2Port;
   std::uint8_t hop_limit = 64;
   // The RoCE lossless class most fabrics run (DSCP 26, ECN-capable: 26 << 2 | 2),
   // so probes share the queue, PFC and ECN marking of the RDMA traffic they watch.

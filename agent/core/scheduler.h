@@ -28,6 +28,7 @@
 #include "agent/core/probe_types.h"
 #include "agent/core/rng.h"
 #include "common/base/clock.h"
+#include "common/net/roce.h"
 
 namespace hostmesh::agent {
 
@@ -35,7 +36,7 @@ struct SchedulerOptions {
   std::uint32_t num_nics = 0;
   std::chrono::nanoseconds interval = std::chrono::milliseconds{100};
   double jitter_fraction = 0.05;  // in [0, 0.5]
-  std::uint16_t dst_port = 4791;  // RoCEv2
+  std::uint16_t dst_port = net::kRoceV2Port;
   PortPoolOptions ports;
   // Per NIC (index = NicId; missing or empty: ports.allowed_ports): the source
   // ports the transport can send from, from OpenResult::source_ports.

@@ -42,6 +42,7 @@
 #include "common/base/clock.h"
 #include "common/base/unique_fd.h"
 #include "common/config/value_types.h"
+#include "common/net/roce.h"
 
 namespace hostmesh::agent::udp {
 
@@ -52,8 +53,8 @@ struct UdpNicConfig {
 };
 
 struct UdpTransportOptions {
-  std::vector<UdpNicConfig> nics;  // NicId = index
-  std::uint16_t dst_port = 4791;   // the receive sockets' port
+  std::vector<UdpNicConfig> nics;             // NicId = index
+  std::uint16_t dst_port = net::kRoceV2Port;  // the receive sockets' port
   int ttl = 64;
   int traffic_class = 0;  // IP TOS byte / IPv6 traffic class
   bool try_hardware_timestamps = true;

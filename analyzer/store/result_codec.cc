@@ -1,6 +1,7 @@
 #include "analyzer/store/result_codec.h"
 
 #include "analyzer/store/chunk_codec.h"
+#include "common/net/roce.h"
 
 namespace hostmesh::analyzer::store {
 namespace {
@@ -8,7 +9,7 @@ namespace {
 constexpr char kMarker = 0x00;  // never the first byte of a delimited chunk (see below)
 constexpr char kCompactVersion = 0x02;
 constexpr std::uint32_t kMaxNic = 32;
-constexpr std::uint32_t kDefaultDstPort = 4791;
+constexpr std::uint32_t kDefaultDstPort = net::kRoceV2Port;
 
 enum Flag : std::uint32_t {
   kTimeout = 1u << 0,

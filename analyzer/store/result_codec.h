@@ -27,6 +27,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/net/roce.h"
 #include "hostmesh/v1/ingest.pb.h"
 
 namespace hostmesh::analyzer::store {
@@ -55,7 +56,7 @@ class ResultChunkReader {
   // Compact: what the deltas are taken from.
   std::uint64_t prev_send_ = 0;
   std::uint64_t prev_seq_[32] = {};
-  std::uint32_t prev_dst_port_ = 4791;
+  std::uint32_t prev_dst_port_ = net::kRoceV2Port;
   std::uint32_t prev_payload_ = 0;
 };
 
