@@ -1,4 +1,4 @@
-#include "agent/core/fake_transport.h"
+#include "tests/support/fake_transport.h"
 
 #include <algorithm>
 #include <cerrno>

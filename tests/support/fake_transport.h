@@ -1,6 +1,6 @@
 #pragma once
 
-// An in-memory ProbeTransport for tests and the fleet simulator: a probe sent
+// An in-memory ProbeTransport for tests (a test double: no production code links it): a probe sent
 // from NIC a to NIC b shows up on b after a virtual delay, with all four
 // timestamps read off the injected clock. Faults are predicates: drop by
 // (src, dst, source port), delay per probe, mutate the bytes in flight.

@@ -10,8 +10,8 @@
 #include <tuple>
 #include <vector>
 
-#include "agent/core/fake_transport.h"
 #include "agent/core/prober.h"
+#include "tests/support/fake_transport.h"
 
 namespace hostmesh::agent {
 namespace {

@@ -9,11 +9,11 @@
 #include <future>
 #include <thread>
 
-#include "agent/core/fake_transport.h"
 #include "agent/main/agent_app.h"
 #include "common/metrics/registry.h"
 #include "tests/agent/upload/fake_upload_channel.h"
 #include "tests/common/http/http_test_client.h"
+#include "tests/support/fake_transport.h"
 
 namespace hostmesh::agent::app {
 namespace {

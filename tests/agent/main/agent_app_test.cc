@@ -12,10 +12,10 @@
 #include <stdexcept>
 #include <thread>
 
-#include "agent/core/fake_transport.h"
 #include "common/base/exit_codes.h"
 #include "common/metrics/registry.h"
 #include "tests/agent/upload/fake_upload_channel.h"
+#include "tests/support/fake_transport.h"
 
 namespace hostmesh::agent::app {
 namespace {
