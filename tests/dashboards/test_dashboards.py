@@ -19,6 +19,9 @@ import yaml
 
 import grafana_queries as gq
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import ctest_unittest  # noqa: E402
+
 SAMPLE = {"cluster": "c1", "rail": ".*", "host": "h000|h001", "__rate_interval": "1m",
           "__interval": "15s", "datasource": "prom"}
 
@@ -134,4 +137,4 @@ class Dashboards(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    ctest_unittest.main()

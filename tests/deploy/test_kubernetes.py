@@ -45,6 +45,9 @@ import unittest
 
 import yaml
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import ctest_unittest  # noqa: E402
+
 SOURCE_DIR = os.environ.get("HOSTMESH_SOURCE_DIR") or os.path.abspath(
     os.path.join(os.path.dirname(__file__), "..", ".."))
 BUILD_DIR = os.environ.get("HOSTMESH_BUILD_DIR") or os.path.join(SOURCE_DIR, "build")
@@ -522,4 +525,4 @@ class ScrapeConfig(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    ctest_unittest.main()

@@ -13,6 +13,9 @@ import unittest
 
 import yaml
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import ctest_unittest  # noqa: E402
+
 SOURCE_DIR = os.environ.get("HOSTMESH_SOURCE_DIR") or os.path.abspath(
     os.path.join(os.path.dirname(__file__), "..", ".."))
 PROM_DIR = os.path.join(SOURCE_DIR, "deploy", "prometheus")
@@ -90,4 +93,4 @@ if __name__ == "__main__":
     if PROMTOOL is None:
         print("SKIPPED: promtool not found (Debian package prometheus)", file=sys.stderr)
         sys.exit(77)
-    unittest.main()
+    ctest_unittest.main()

@@ -15,6 +15,9 @@ import sys
 import tempfile
 import unittest
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import ctest_unittest  # noqa: E402
+
 SOURCE_DIR = os.environ.get("HOSTMESH_SOURCE_DIR") or os.path.abspath(
     os.path.join(os.path.dirname(__file__), "..", ".."))
 BUILD_DIR = os.environ.get("HOSTMESH_BUILD_DIR") or os.path.join(SOURCE_DIR, "build")
@@ -152,4 +155,4 @@ if __name__ == "__main__":
         if shutil.which(tool) is None:
             print(f"SKIPPED: {tool} not found", file=sys.stderr)
             sys.exit(77)
-    unittest.main()
+    ctest_unittest.main()

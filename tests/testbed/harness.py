@@ -15,7 +15,7 @@
         harness.main()                  # exit 77 (skipped) without root or netns
 
 API
-  main()                          unittest.main after require_netns()
+  main()                          unittest.main after require_netns(); a skip exits 77
   require_netns()                 exit 77 with the reason when namespaces can't be built
   PREFIX                          namespace prefix of this test process:
                                   $HOSTMESH_FABRIC_PREFIX (default "hm") + "t<pid>-"
@@ -55,6 +55,9 @@ SKIP = 77
 sys.path.insert(0, TESTBED_DIR)
 from hmfabric import layout, probe_cmd  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import ctest_unittest  # noqa: E402
+
 
 def require_netns() -> None:
     """Exit 77 (ctest: skipped) with a clear reason unless we can build namespaces."""
@@ -76,7 +79,7 @@ def _skip(reason: str) -> None:
 def main() -> None:
     require_netns()
     atexit.register(fabric, "down", check=False)  # even if a test class failed to clean up
-    unittest.main()
+    ctest_unittest.main()  # a skipped case: exit 77, shown by ctest as skipped
 
 
 def fabric(*args: str, check: bool = True, prefix: str = PREFIX) -> subprocess.CompletedProcess:

@@ -14,6 +14,9 @@ sys.path.insert(0, os.path.join(os.environ.get("HOSTMESH_SOURCE_DIR") or os.path
 from hmfabric import build, inventory, truth  # noqa: E402
 from hmfabric import layout as L  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import ctest_unittest  # noqa: E402
+
 try:
     import yaml  # python3-yaml, only to cross-check the hand-written emitter
 except ImportError:
@@ -259,4 +262,4 @@ class TruthPath(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    ctest_unittest.main()
