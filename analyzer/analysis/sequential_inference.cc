@@ -79,272 +79,348 @@ bool Concentrated(double part_bad, double part_n, double loss, std::size_t parts
 }
 }  // namespace
 
-SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint64_t> keys,
-                                 std::span<const std::vector<std::uint32_t>> parts,
-                                 const SequentialParams& params, EvidenceBook& book) {
-  const std::size_t n_comp = p.components;
-  SequentialResult result;
-  InferenceResult& out = result.inference;
-  const double p0 = book.background(params.background_floor);
-  const double h = std::log(static_cast<double>(std::max<std::size_t>(n_comp, 1))) +
-                   std::log(1.0 / params.false_alarms_per_window);
-  const double cap = h * params.cap_factor;
-  const double window_alpha =
-      params.window_alpha / static_cast<double>(std::max<std::size_t>(n_comp, 1));
-  // The CUSUM's H0 (header): zero drift at p0 + indifference x delta.
-  const double q0 =
-      IndifferentBackground(p0, p0 + params.min_loss, p0 + params.indifference * params.min_loss);
-  result.background = p0;
-  result.threshold = h;
-  // The recovery test's bar (header): false releases as rare fleet-wide as
-  // false alarms, over the culprits held coming into this window.
-  std::size_t holding = 0;
-  book.ForEach([&holding](std::uint64_t, const EvidenceBook::Entry& e) { holding += e.culprit; });
-  const double release = std::log(static_cast<double>(std::max<std::size_t>(holding, 1))) +
-                         std::log(1.0 / params.false_alarms_per_window);
+namespace {
 
-  std::vector<char> blamed(n_comp, 0);
-  Unexplained left(p, params.min_traced);
-  const auto counts = [&left](std::uint32_t c) { return left.Counts(c); };
-  FailuresThrough(p, out.failures);
-  // Per component, the failures of paths that surely crossed it (not as one
-  // of a cut-short trace's candidates): only these say, once others explain
-  // them all, that it was a redundant pick (below, superseded).
-  std::vector<double> surely(n_comp, 0);
-  for (const auto& g : p.groups) {
-    for (std::uint32_t i = 0; i < g.size; ++i) {
-      if (p.weights[g.first + i] >= kSurely) surely[p.comps[g.first + i]] += g.bad;
-    }
+// One window of InferSequential, phase by phase over the state they share.
+class SequentialPass {
+ public:
+  SequentialPass(InferenceProblem& p, std::span<const std::uint64_t> keys,
+                 std::span<const std::vector<std::uint32_t>> parts, const SequentialParams& params,
+                 EvidenceBook& book);
+
+  SequentialResult Run() {
+    FailuresThrough(p_, out().failures);
+    CountSurelyCrossed();
+    ChooseGreedily();
+    MergePartsIntoWholes();
+    UpdateChosen();
+    UpdateTheRest();
+    RememberForSpread();
+    UpdateBackground();
+    Score();
+    return std::move(result_);
   }
+
+ private:
+  struct Chosen {
+    std::uint32_t c;
+    double bad, n;
+    bool untraced = false;  // on untraced failures alone
+  };
+
+  InferenceResult& out() { return result_.inference; }
+  std::pair<double, double> Counts(std::uint32_t c) const { return left_.Counts(c); }
+  bool HasParts(std::uint32_t c) const { return c < parts_.size() && !parts_[c].empty(); }
+
   // H1: for a culprit, the rate it surely loses at (as in its recovery test:
   // against its latest estimate, inflated by the burst that named it, a quiet
   // window or two drained its hysteresis); for the rest, halfway from p0 to
   // this window's loss, and at least p0 + delta: a 3% fault gains evidence as
   // a fault of its size (a damped generalized likelihood ratio), while the
   // noise of a healthy component's windows rarely moves H1 off p0 + delta.
-  auto h1_of = [&](const EvidenceBook::Entry* e, double bad, double n) {
-    if (e != nullptr && e->culprit) return std::max(p0 + params.min_loss, e->failing);
+  double H1(const EvidenceBook::Entry* e, double bad, double n) const {
+    if (e != nullptr && e->culprit) return std::max(p0_ + params_.min_loss, e->failing);
     const double loss = n > 0 ? bad / n : 0.0;
-    return p0 + std::max(params.min_loss, (loss - p0) / 2);
-  };
-
-  // Evidence in nats of `bad` failures in `n` probes, at their own loss rate.
-  auto gain = [&](double bad, double n) {
-    if (n <= 0 || bad <= 0) return 0.0;
-    return std::max(0.0, LogLikelihoodRatio(bad, n, p0, bad / n));
-  };
-  // A component made of parts (a switch: its links and RNICs) is blamed only
-  // when its loss is spread over them: its strongest part loses at most 2.5
-  // times the switch's rate, and without that part the rest still loses at
-  // least half of it, each up to chance (kConcentrated). A fault on one link or RNIC (or two) under
-  // a switch concentrates its loss; a lossy switch loses evenly everywhere.
-  // Judged on the window's counts with the past windows' (spread_decay): one
-  // window of a 1% link rarely holds the failures to show them concentrated.
-  auto with_past = [&](std::uint32_t c) {
-    auto [bad, n] = counts(c);
-    if (const auto* e = book.Find(keys[c])) {
-      bad += e->past_bad;
-      n += e->past_n;
-    }
-    return std::pair{bad, n};
-  };
-  auto spread = [&](std::uint32_t c) {
-    if (c >= parts.size() || parts[c].empty()) return true;
-    if (counts(c).first <= 0) return false;
-    const auto [bad, n] = with_past(c);
-    if (n <= 0 || bad <= 0) return false;
-    double best_part = -1, part_bad = 0, part_n = 0;
-    for (const std::uint32_t part : parts[c]) {
-      const auto [pb, pn] = with_past(part);
-      const double g = gain(pb, pn);
-      if (g > best_part) {
-        best_part = g;
-        part_bad = pb;
-        part_n = pn;
-      }
-    }
-    const double loss = bad / n;
-    if (Concentrated(part_bad, part_n, loss, parts[c].size())) return false;
-    if (n - part_n <= 0) return true;
-    // And the rest loses less than half the switch's rate, by more than chance.
-    const double rest_bad = bad - part_bad, rest_n = n - part_n;
-    if (rest_bad / rest_n >= 0.5 * loss) return true;
-    const double chance = kConcentrated / static_cast<double>(parts[c].size());
-    return 1.0 - PoissonTail(std::floor(rest_bad) + 1, 0.5 * loss * rest_n) >= chance;
-  };
-
-  // A held switch explains after its held parts that still have failures to
-  // explain: they were named on their own, and only what they leave says
-  // whether the switch loses beyond them. Taking them whole first, a switch
-  // named on a window where its uplink's failures did not yet look
-  // concentrated kept them every window after.
-  auto held_part_waiting = [&](std::uint32_t c) {
-    if (c >= parts.size()) return false;
-    for (const std::uint32_t part : parts[c]) {
-      if (blamed[part] || counts(part).first <= 0) continue;
-      const auto* e = book.Find(keys[part]);
-      if (e != nullptr && e->culprit && !e->untraced) return true;
-    }
-    return false;
-  };
-
-  // Greedy: the strongest candidate explains its failures, then the next.
-  // Strength is evidence in nats: the CUSUM once it reaches h, or this
-  // window's own log-likelihood ratio at the component's loss when the window
-  // alone is conclusive. Culprits of earlier windows that still qualify go
-  // first, among themselves by strength (below, in pick).
-  struct Chosen {
-    std::uint32_t c;
-    double bad, n;
-    bool untraced = false;  // on untraced failures alone
-  };
-  std::vector<Chosen> chosen;
-  // Evidence that rests on untraced probes (an RNIC with few traced ones) is
-  // the weakest kind: its failures may cross a fabric fault not chosen yet,
-  // which would make its ECMP groups ambiguous. Such a candidate is eligible
-  // on all its probes but ranked by its traced ones alone: an RNIC that fails
-  // everything it sends is still chosen first, one whose few failures are
-  // all untraced only after the fabric's candidates (and, when no failure is
-  // traced at all, by all its probes).
-  std::uint32_t best = 0;
-  double best_strength = -1;
-  bool best_held = false;
-  const auto pick = [&](bool full) {
-    for (std::uint32_t c = 0; c < n_comp; ++c) {
-      if (blamed[c]) continue;
-      const auto [bad, n] = counts(c);
-      if (n <= 0 || bad <= 0) continue;
-      const auto* e = book.Find(keys[c]);
-      const double s_new =
-          std::clamp((e ? e->s : 0.0) + LogLikelihoodRatio(bad, n, q0, h1_of(e, bad, n)), 0.0, cap);
-      // Eligible: conclusive over the windows (S reaches h) or in this window
-      // alone. Ranked by what it explains of this window (the log-likelihood
-      // ratio at its own loss): accumulated evidence saturates at the cap, so a
-      // switch and its links would otherwise tie.
-      const double loss = bad / n;
-      bool eligible = s_new >= h;
-      if (!eligible && bad >= params.min_failures && loss >= p0 + params.min_loss) {
-        eligible = PoissonTail(bad, n * p0) < window_alpha;
-      }
-      if (!eligible) continue;
-      // Candidates that explain the same failures tie on this window's
-      // evidence (a 1% link's failures that all fell on the flows it shares
-      // with a neighbour): the evidence of the windows before decides, which
-      // the true fault has more of, since the neighbour's share of its
-      // failures is all the neighbour has.
-      const double strength =
-          left.OnUntraced(c) && !full
-              ? gain(left.traced(c), left.traced(c) + static_cast<double>(p.good[c]))
-              : gain(bad, n) + (e ? e->s : 0.0);
-      // Culprits of earlier windows that still qualify explain first: a
-      // window's chance shape (a burst on a small fault, a neighbour losing
-      // too) must not hand a held fault's failures to its switch or to a
-      // part of it. A wrong pick still goes: once the others explain what
-      // it took, it no longer qualifies (for a switch: its loss no longer
-      // spread), or its recovery test lets it go. A culprit named on untraced
-      // failures alone (nothing traced yet) has not earned that: the links
-      // its paths cross were not in view, and the first traces may show one
-      // of them explains it all (a gray link's far direction named its
-      // rail's every RNIC, then kept them named for as long as it lasted).
-      const bool held = e != nullptr && e->culprit && !e->untraced;
-      if (held < best_held || (held == best_held && strength <= best_strength)) continue;
-      if (held && held_part_waiting(c)) continue;
-      if (spread(c)) {
-        best = c;
-        best_strength = strength;
-        best_held = held;
-      }
-    }
-  };
-  for (;;) {
-    left.Recount();
-    if (chosen.size() >= params.max_culprits) break;
-    best_strength = -1;
-    best_held = false;
-    pick(false);
-    // Only RNICs with no traced failure are eligible (nothing traced yet):
-    // the one whose probes fail most explains the others' failures to it.
-    if (best_strength == 0) {
-      best_strength = -1;
-      best_held = false;
-      pick(true);
-    }
-    if (best_strength < 0) break;
-    const auto [bad, n] = counts(best);
-    chosen.push_back({best, bad, n, left.OnUntraced(best) && left.traced(best) <= 0});
-    blamed[best] = 1;
-    left.Explain(best);
+    return p0_ + std::max(params_.min_loss, (loss - p0_) / 2);
   }
 
-  // A part chosen before its switch in the same window (its failures a
-  // little more concentrated by chance) goes back into the switch when the
-  // two together are not concentrated on it: the switch explains both.
-  for (Chosen& whole : chosen) {
-    if (whole.c >= parts.size() || parts[whole.c].empty()) continue;
-    for (Chosen& part : chosen) {
+  // Evidence in nats of `bad` failures in `n` probes, at their own loss rate.
+  double Gain(double bad, double n) const {
+    if (n <= 0 || bad <= 0) return 0.0;
+    return std::max(0.0, LogLikelihoodRatio(bad, n, p0_, bad / n));
+  }
+
+  void CountSurelyCrossed();
+  std::pair<double, double> WithPast(std::uint32_t c) const;
+  bool Spread(std::uint32_t c) const;
+  bool HeldPartWaiting(std::uint32_t c) const;
+  void Pick(bool full);
+  void ChooseGreedily();
+  void MergePartsIntoWholes();
+  void Report(std::uint32_t c, double bad, double n, const EvidenceBook::Entry& e);
+  void UpdateChosen();
+  void UpdateTheRest();
+  void RememberForSpread();
+  void UpdateBackground();
+  void Score();
+
+  InferenceProblem& p_;
+  const std::span<const std::uint64_t> keys_;
+  const std::span<const std::vector<std::uint32_t>> parts_;
+  const SequentialParams& params_;
+  EvidenceBook& book_;
+  const std::size_t n_comp_;
+  const double p0_;
+  const double h_;
+  const double cap_;
+  const double window_alpha_;
+  const double q0_;
+  double release_ = 0;
+  SequentialResult result_;
+  std::vector<char> blamed_;
+  Unexplained left_;
+  // Per component, the failures of paths that surely crossed it.
+  std::vector<double> surely_;
+  std::vector<Chosen> chosen_;
+  // The candidate Pick found.
+  std::uint32_t best_ = 0;
+  double best_strength_ = -1;
+  bool best_held_ = false;
+};
+
+double Threshold(std::size_t components, const SequentialParams& params) {
+  return std::log(static_cast<double>(std::max<std::size_t>(components, 1))) +
+         std::log(1.0 / params.false_alarms_per_window);
+}
+
+SequentialPass::SequentialPass(InferenceProblem& p, std::span<const std::uint64_t> keys,
+                               std::span<const std::vector<std::uint32_t>> parts,
+                               const SequentialParams& params, EvidenceBook& book)
+    : p_(p),
+      keys_(keys),
+      parts_(parts),
+      params_(params),
+      book_(book),
+      n_comp_(p.components),
+      p0_(book.background(params.background_floor)),
+      h_(Threshold(n_comp_, params)),
+      cap_(h_ * params.cap_factor),
+      window_alpha_(params.window_alpha / static_cast<double>(std::max<std::size_t>(n_comp_, 1))),
+      // The CUSUM's H0 (header): zero drift at p0 + indifference x delta.
+      q0_(IndifferentBackground(p0_, p0_ + params.min_loss,
+                                p0_ + params.indifference * params.min_loss)),
+      blamed_(n_comp_, 0),
+      left_(p, params.min_traced) {
+  result_.background = p0_;
+  result_.threshold = h_;
+  // The recovery test's bar (header): false releases as rare fleet-wide as
+  // false alarms, over the culprits held coming into this window.
+  std::size_t holding = 0;
+  book_.ForEach([&holding](std::uint64_t, const EvidenceBook::Entry& e) { holding += e.culprit; });
+  release_ = Threshold(holding, params);
+}
+
+// Per component, the failures of paths that surely crossed it (not as one of
+// a cut-short trace's candidates): only these say, once others explain them
+// all, that it was a redundant pick (UpdateTheRest, superseded).
+void SequentialPass::CountSurelyCrossed() {
+  surely_.assign(n_comp_, 0);
+  for (const auto& g : p_.groups) {
+    for (std::uint32_t i = 0; i < g.size; ++i) {
+      if (p_.weights[g.first + i] >= kSurely) surely_[p_.comps[g.first + i]] += g.bad;
+    }
+  }
+}
+
+// Judged on the window's counts with the past windows' (spread_decay): one
+// window of a 1% link rarely holds the failures to show them concentrated.
+std::pair<double, double> SequentialPass::WithPast(std::uint32_t c) const {
+  auto [bad, n] = Counts(c);
+  if (const auto* e = book_.Find(keys_[c])) {
+    bad += e->past_bad;
+    n += e->past_n;
+  }
+  return {bad, n};
+}
+
+// A component made of parts (a switch: its links and RNICs) is blamed only
+// when its loss is spread over them: its strongest part loses at most 2.5
+// times the switch's rate, and without that part the rest still loses at
+// least half of it, each up to chance (kConcentrated). A fault on one link or
+// RNIC (or two) under a switch concentrates its loss; a lossy switch loses
+// evenly everywhere.
+bool SequentialPass::Spread(std::uint32_t c) const {
+  if (!HasParts(c)) return true;
+  if (Counts(c).first <= 0) return false;
+  const auto [bad, n] = WithPast(c);
+  if (n <= 0 || bad <= 0) return false;
+  double best_part = -1, part_bad = 0, part_n = 0;
+  for (const std::uint32_t part : parts_[c]) {
+    const auto [pb, pn] = WithPast(part);
+    const double g = Gain(pb, pn);
+    if (g > best_part) {
+      best_part = g;
+      part_bad = pb;
+      part_n = pn;
+    }
+  }
+  const double loss = bad / n;
+  if (Concentrated(part_bad, part_n, loss, parts_[c].size())) return false;
+  if (n - part_n <= 0) return true;
+  // And the rest loses less than half the switch's rate, by more than chance.
+  const double rest_bad = bad - part_bad, rest_n = n - part_n;
+  if (rest_bad / rest_n >= 0.5 * loss) return true;
+  const double chance = kConcentrated / static_cast<double>(parts_[c].size());
+  return 1.0 - PoissonTail(std::floor(rest_bad) + 1, 0.5 * loss * rest_n) >= chance;
+}
+
+// A held switch explains after its held parts that still have failures to
+// explain: they were named on their own, and only what they leave says
+// whether the switch loses beyond them. Taking them whole first, a switch
+// named on a window where its uplink's failures did not yet look
+// concentrated kept them every window after.
+bool SequentialPass::HeldPartWaiting(std::uint32_t c) const {
+  if (c >= parts_.size()) return false;
+  for (const std::uint32_t part : parts_[c]) {
+    if (blamed_[part] || Counts(part).first <= 0) continue;
+    const auto* e = book_.Find(keys_[part]);
+    if (e != nullptr && e->culprit && !e->untraced) return true;
+  }
+  return false;
+}
+
+// The strongest candidate not blamed yet, into best_ (best_strength_ stays
+// below 0 when there is none). Strength is evidence in nats; culprits of
+// earlier windows that still qualify go first, among themselves by strength.
+// Evidence that rests on untraced probes (an RNIC with few traced ones) is
+// the weakest kind: its failures may cross a fabric fault not chosen yet,
+// which would make its ECMP groups ambiguous. Such a candidate is eligible
+// on all its probes but ranked by its traced ones alone (unless `full`): an
+// RNIC that fails everything it sends is still chosen first, one whose few
+// failures are all untraced only after the fabric's candidates (and, when no
+// failure is traced at all, by all its probes).
+void SequentialPass::Pick(bool full) {
+  best_strength_ = -1;
+  best_held_ = false;
+  for (std::uint32_t c = 0; c < n_comp_; ++c) {
+    if (blamed_[c]) continue;
+    const auto [bad, n] = Counts(c);
+    if (n <= 0 || bad <= 0) continue;
+    const auto* e = book_.Find(keys_[c]);
+    const double s_new =
+        std::clamp((e ? e->s : 0.0) + LogLikelihoodRatio(bad, n, q0_, H1(e, bad, n)), 0.0, cap_);
+    // Eligible: conclusive over the windows (S reaches h) or in this window
+    // alone. Ranked by what it explains of this window (the log-likelihood
+    // ratio at its own loss): accumulated evidence saturates at the cap, so a
+    // switch and its links would otherwise tie.
+    const double loss = bad / n;
+    bool eligible = s_new >= h_;
+    if (!eligible && bad >= params_.min_failures && loss >= p0_ + params_.min_loss) {
+      eligible = PoissonTail(bad, n * p0_) < window_alpha_;
+    }
+    if (!eligible) continue;
+    // Candidates that explain the same failures tie on this window's
+    // evidence (a 1% link's failures that all fell on the flows it shares
+    // with a neighbour): the evidence of the windows before decides, which
+    // the true fault has more of, since the neighbour's share of its
+    // failures is all the neighbour has.
+    const double strength =
+        left_.OnUntraced(c) && !full
+            ? Gain(left_.traced(c), left_.traced(c) + static_cast<double>(p_.good[c]))
+            : Gain(bad, n) + (e ? e->s : 0.0);
+    // Culprits of earlier windows that still qualify explain first: a
+    // window's chance shape (a burst on a small fault, a neighbour losing
+    // too) must not hand a held fault's failures to its switch or to a
+    // part of it. A wrong pick still goes: once the others explain what
+    // it took, it no longer qualifies (for a switch: its loss no longer
+    // spread), or its recovery test lets it go. A culprit named on untraced
+    // failures alone (nothing traced yet) has not earned that: the links
+    // its paths cross were not in view, and the first traces may show one
+    // of them explains it all (a gray link's far direction named its
+    // rail's every RNIC, then kept them named for as long as it lasted).
+    const bool held = e != nullptr && e->culprit && !e->untraced;
+    if (held < best_held_ || (held == best_held_ && strength <= best_strength_)) continue;
+    if (held && HeldPartWaiting(c)) continue;
+    if (Spread(c)) {
+      best_ = c;
+      best_strength_ = strength;
+      best_held_ = held;
+    }
+  }
+}
+
+// Greedy: the strongest candidate explains its failures, then the next.
+void SequentialPass::ChooseGreedily() {
+  for (;;) {
+    left_.Recount();
+    if (chosen_.size() >= params_.max_culprits) break;
+    Pick(false);
+    // Only RNICs with no traced failure are eligible (nothing traced yet):
+    // the one whose probes fail most explains the others' failures to it.
+    if (best_strength_ == 0) Pick(true);
+    if (best_strength_ < 0) break;
+    const auto [bad, n] = Counts(best_);
+    chosen_.push_back({best_, bad, n, left_.OnUntraced(best_) && left_.traced(best_) <= 0});
+    blamed_[best_] = 1;
+    left_.Explain(best_);
+  }
+}
+
+// A part chosen before its switch in the same window (its failures a little
+// more concentrated by chance) goes back into the switch when the two
+// together are not concentrated on it: the switch explains both.
+void SequentialPass::MergePartsIntoWholes() {
+  for (Chosen& whole : chosen_) {
+    if (!HasParts(whole.c)) continue;
+    const auto& of = parts_[whole.c];
+    for (Chosen& part : chosen_) {
       if (&part == &whole || part.n <= 0 || whole.n < 0 ||
-          std::find(parts[whole.c].begin(), parts[whole.c].end(), part.c) == parts[whole.c].end()) {
+          std::find(of.begin(), of.end(), part.c) == of.end()) {
         continue;
       }
       const double bad = whole.bad + part.bad, n = whole.n + part.bad;
-      if (Concentrated(part.bad, part.n, bad / n, parts[whole.c].size())) continue;
+      if (Concentrated(part.bad, part.n, bad / n, of.size())) continue;
       whole.bad = bad;
       whole.n = n;
-      blamed[part.c] = 0;
+      blamed_[part.c] = 0;
       part.n = -1;  // merged
     }
   }
-  std::erase_if(chosen, [](const Chosen& ch) { return ch.n < 0; });
+  std::erase_if(chosen_, [](const Chosen& ch) { return ch.n < 0; });
+}
 
-  // Update every component's evidence with what this window says of it:
-  // a chosen one with the failures it explained, the rest with what is left.
-  double explained_failures = 0;
-  auto report = [&](std::uint32_t c, double bad, double n, const EvidenceBook::Entry& e) {
-    explained_failures += bad;
-    Culprit cul;
-    cul.component = c;
-    cul.explained = static_cast<std::uint64_t>(std::llround(bad));
-    cul.failures = out.failures[c];
-    cul.good = static_cast<std::uint64_t>(std::llround(std::max(0.0, n - bad)));
-    cul.loss = e.est;
-    cul.z = e.s;
-    const double share = cul.failures ? bad / static_cast<double>(cul.failures) : 1.0;
-    cul.confidence = std::clamp(share, 0.0, 1.0) * std::min(1.0, e.s / h);
-    out.culprits.push_back(cul);
-  };
-  for (const Chosen& ch : chosen) {
-    EvidenceBook::Entry& e = book.At(keys[ch.c]);
+void SequentialPass::Report(std::uint32_t c, double bad, double n, const EvidenceBook::Entry& e) {
+  Culprit cul;
+  cul.component = c;
+  cul.explained = static_cast<std::uint64_t>(std::llround(bad));
+  cul.failures = out().failures[c];
+  cul.good = static_cast<std::uint64_t>(std::llround(std::max(0.0, n - bad)));
+  cul.loss = e.est;
+  cul.z = e.s;
+  const double share = cul.failures ? bad / static_cast<double>(cul.failures) : 1.0;
+  cul.confidence = std::clamp(share, 0.0, 1.0) * std::min(1.0, e.s / h_);
+  out().culprits.push_back(cul);
+}
+
+// A chosen component's evidence, with the failures it explained.
+void SequentialPass::UpdateChosen() {
+  for (const Chosen& ch : chosen_) {
+    EvidenceBook::Entry& e = book_.At(keys_[ch.c]);
     const bool fresh = !e.culprit;
     const double loss = ch.n > 0 ? ch.bad / ch.n : 0;
-    e.s = std::clamp(e.s + LogLikelihoodRatio(ch.bad, ch.n, q0, h1_of(&e, ch.bad, ch.n)), 0.0, cap);
+    e.s = std::clamp(e.s + LogLikelihoodRatio(ch.bad, ch.n, q0_, H1(&e, ch.bad, ch.n)), 0.0, cap_);
     e.est = fresh ? loss : 0.5 * e.est + 0.5 * loss;
-    e.PoolHeld(ch.bad, ch.n, fresh ? 0.0 : params.held_rate_decay);
+    e.PoolHeld(ch.bad, ch.n, fresh ? 0.0 : params_.held_rate_decay);
     e.failing =
-        std::min(1.0, PoissonLowerBound(e.held_bad, 1 - params.held_rate_confidence) / e.held_n);
-    e.s = std::max(e.s, h);
+        std::min(1.0, PoissonLowerBound(e.held_bad, 1 - params_.held_rate_confidence) / e.held_n);
+    e.s = std::max(e.s, h_);
     e.r = 0;
     e.culprit = true;
     e.untraced = ch.untraced;
     e.windows = fresh ? 1 : e.windows + 1;
     e.unobserved = 0;
-    report(ch.c, ch.bad, ch.n, e);
-    result.fresh.push_back(fresh);
+    Report(ch.c, ch.bad, ch.n, e);
+    result_.fresh.push_back(fresh);
   }
-  for (std::uint32_t c = 0; c < n_comp; ++c) {
-    if (blamed[c]) continue;
-    const auto [bad, n] = counts(c);
-    const auto* known = book.Find(keys[c]);
+}
+
+// Every other component's evidence, with what is left for it.
+void SequentialPass::UpdateTheRest() {
+  for (std::uint32_t c = 0; c < n_comp_; ++c) {
+    if (blamed_[c]) continue;
+    const auto [bad, n] = Counts(c);
+    const auto* known = book_.Find(keys_[c]);
     if (known == nullptr && (n <= 0 || bad <= 0)) continue;  // nothing to remember
-    EvidenceBook::Entry& e = book.At(keys[c]);
+    EvidenceBook::Entry& e = book_.At(keys_[c]);
     if (n <= 0) {
       // Not observed: a culprit nobody's probes cross any more is held for a
       // while (its incident stays open), then let go.
-      if (e.culprit && ++e.unobserved >= params.max_unobserved_windows) e.culprit = false;
-      if (e.culprit) report(c, 0, 0, e);
+      if (e.culprit && ++e.unobserved >= params_.max_unobserved_windows) e.culprit = false;
+      if (e.culprit) Report(c, 0, 0, e);
       continue;
     }
     e.unobserved = 0;
-    if (e.culprit && bad <= 0 && surely[c] > 0) {
+    if (e.culprit && bad <= 0 && surely_[c] > 0) {
       // Superseded: failures surely crossed it, and components chosen in this
       // window explained every one (a link named before the lossy spine it is
       // part of was conclusive). A wrong early pick is let go at once, with
@@ -356,71 +432,81 @@ SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint6
       e.s = 0;
       continue;
     }
-    const double llr = LogLikelihoodRatio(bad, n, q0, h1_of(&e, bad, n));
-    e.s = std::clamp(e.s + llr, 0.0, cap);
-    if (e.culprit) {
-      // Held while the evidence holds (hysteresis), with what is left for it,
-      // until its windows say it is back at p0.
-      e.r = std::max(
-          0.0, e.r - LogLikelihoodRatio(bad, n, p0, std::max(p0 + params.min_loss, e.failing)));
-      e.culprit = e.s >= h * params.off_fraction && e.r < release;
-      if (!e.culprit) {
-        e.s = std::min(e.s, h * params.off_fraction);
-        e.r = 0;
-        continue;
-      }
-      e.est = 0.5 * e.est + 0.5 * (bad / n);
-      // Pooled, but `failing` is refreshed only when it is chosen again: its
-      // quiet windows lower the rate it is tested at from then on, not the
-      // recovery they are evidence of.
-      e.PoolHeld(bad, n, params.held_rate_decay);
-      ++e.windows;
-      report(c, bad, n, e);
-      result.fresh.push_back(false);
+    e.s = std::clamp(e.s + LogLikelihoodRatio(bad, n, q0_, H1(&e, bad, n)), 0.0, cap_);
+    if (!e.culprit) continue;
+    // Held while the evidence holds (hysteresis), with what is left for it,
+    // until its windows say it is back at p0.
+    e.r = std::max(
+        0.0, e.r - LogLikelihoodRatio(bad, n, p0_, std::max(p0_ + params_.min_loss, e.failing)));
+    e.culprit = e.s >= h_ * params_.off_fraction && e.r < release_;
+    if (!e.culprit) {
+      e.s = std::min(e.s, h_ * params_.off_fraction);
+      e.r = 0;
+      continue;
     }
+    e.est = 0.5 * e.est + 0.5 * (bad / n);
+    // Pooled, but `failing` is refreshed only when it is chosen again: its
+    // quiet windows lower the rate it is tested at from then on, not the
+    // recovery they are evidence of.
+    e.PoolHeld(bad, n, params_.held_rate_decay);
+    ++e.windows;
+    Report(c, bad, n, e);
+    result_.fresh.push_back(false);
   }
+}
 
-  // The spread test's memory: what each component has left unexplained by
-  // the culprits that are no switch (a link or RNIC named on its own took its
-  // failures; a switch named for a link's failures must not hide them).
-  Unexplained beside_switches(p, params.min_traced);
-  for (const Chosen& ch : chosen) {
-    if (ch.c >= parts.size() || parts[ch.c].empty()) beside_switches.Explain(ch.c);
+// The spread test's memory: what each component has left unexplained by the
+// culprits that are no switch (a link or RNIC named on its own took its
+// failures; a switch named for a link's failures must not hide them).
+void SequentialPass::RememberForSpread() {
+  Unexplained beside_switches(p_, params_.min_traced);
+  for (const Chosen& ch : chosen_) {
+    if (!HasParts(ch.c)) beside_switches.Explain(ch.c);
   }
   beside_switches.Recount();
-  for (std::uint32_t c = 0; c < n_comp; ++c) {
+  for (std::uint32_t c = 0; c < n_comp_; ++c) {
     const auto [bad, n] = beside_switches.Counts(c);
-    EvidenceBook::Entry* e = book.FindMutable(keys[c]);
+    EvidenceBook::Entry* e = book_.FindMutable(keys_[c]);
     if (e == nullptr) {
       if (n <= 0) continue;
-      e = &book.At(keys[c]);
+      e = &book_.At(keys_[c]);
     }
-    e->past_bad = e->past_bad * params.spread_decay + bad;
-    e->past_n = e->past_n * params.spread_decay + n;
+    e->past_bad = e->past_bad * params_.spread_decay + bad;
+    e->past_n = e->past_n * params_.spread_decay + n;
   }
+}
 
-  // The ambient loss: the pooled unexplained loss rate of the directed fabric
-  // links, leaving out culprits and links gathering evidence (S above h/2):
-  // faults not yet conclusive must not raise the bar they are judged against.
+// The ambient loss: the pooled unexplained loss rate of the directed fabric
+// links, leaving out culprits and links gathering evidence (S above h/2):
+// faults not yet conclusive must not raise the bar they are judged against.
+void SequentialPass::UpdateBackground() {
   double ambient_bad = 0, ambient_n = 0;
-  for (std::uint32_t c = 0; c < n_comp; ++c) {
-    if (!p.ambient[c] || blamed[c]) continue;
-    const auto* e = book.Find(keys[c]);
-    if (e != nullptr && (e->culprit || e->s > h / 2)) continue;
-    const auto [bad, n] = counts(c);
+  for (std::uint32_t c = 0; c < n_comp_; ++c) {
+    if (!p_.ambient[c] || blamed_[c]) continue;
+    const auto* e = book_.Find(keys_[c]);
+    if (e != nullptr && (e->culprit || e->s > h_ / 2)) continue;
+    const auto [bad, n] = Counts(c);
     ambient_bad += bad;
     ambient_n += n;
   }
-  if (ambient_n > 0) book.AddBackground(ambient_bad, ambient_n, params.background_decay);
-  (void)explained_failures;
+  if (ambient_n > 0) book_.AddBackground(ambient_bad, ambient_n, params_.background_decay);
+}
 
-  out.score.resize(n_comp);
-  for (std::uint32_t c = 0; c < n_comp; ++c) {
-    const auto [bad, n] = counts(c);
-    out.score[c] = n > 0 ? bad * (bad / n) : 0.0;
+void SequentialPass::Score() {
+  out().score.resize(n_comp_);
+  for (std::uint32_t c = 0; c < n_comp_; ++c) {
+    const auto [bad, n] = Counts(c);
+    out().score[c] = n > 0 ? bad * (bad / n) : 0.0;
   }
-  out.residual = left.Residual();
-  return result;
+  out().residual = left_.Residual();
+}
+
+}  // namespace
+
+SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint64_t> keys,
+                                 std::span<const std::vector<std::uint32_t>> parts,
+                                 const SequentialParams& params, EvidenceBook& book) {
+  return SequentialPass(p, keys, parts, params, book).Run();
 }
 
 }  // namespace hostmesh::analysis
