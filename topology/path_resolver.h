@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "common/net/ttl.h"
 #include "topology/topology.h"
 
 namespace hostmesh::topology {
@@ -74,7 +75,7 @@ class PathResolver {
 
   const Topology& topology() const { return topo_; }
 
-  static constexpr size_t kMaxHops = 32;
+  static constexpr size_t kMaxHops = net::kMaxTtl;
   // How many more switches a trace cut short is continued by, at most
   // (ResolveTruncated's max_more, as the analyzer calls it).
   static constexpr size_t kMaxContinuation = 8;

@@ -30,10 +30,11 @@
 #include <vector>
 
 #include "common/base/wire_magic.h"
+#include "common/net/ttl.h"
 
 namespace hostmesh::tracer {
 
-inline constexpr int kMaxTtl = 32;
+using net::kMaxTtl;
 inline constexpr std::uint32_t kGenerations = 4;
 inline constexpr std::size_t kTagBytes = 16;
 inline constexpr std::array<std::uint8_t, 4> kTagMagic = {

@@ -8,6 +8,7 @@
 #include "common/base/names.h"
 #include "common/config/map_reader.h"
 #include "common/config/yaml_loader.h"
+#include "common/net/ttl.h"
 
 namespace hostmesh::agent {
 namespace {
@@ -83,7 +84,7 @@ void ReadTraceroute(MapReader& r, TracerouteConfig& traceroute) {
              Range{0.0, 1000.0, LowerBound::kExclusive});
   r.Optional("per_switch_rate_per_second", &traceroute.per_switch_rate_per_second,
              Range{0.0, 1000.0, LowerBound::kExclusive});
-  r.Optional("max_ttl", &traceroute.max_ttl, {1, 64});
+  r.Optional("max_ttl", &traceroute.max_ttl, {1, net::kMaxTtl});
   r.Optional("refresh_period", &traceroute.refresh_period, Range{1s, 24h});
   r.Optional("loss_retrace_after", &traceroute.loss_retrace_after, Range{0s, 24h});
 }

@@ -127,7 +127,7 @@ traceroute:
   enabled: false
   rate_per_second: 0.5
   per_switch_rate_per_second: 1000
-  max_ttl: 64
+  max_ttl: 32
   refresh_period: 1h
   loss_retrace_after: 0s
 upload:
@@ -179,7 +179,7 @@ nics:
   EXPECT_FALSE(cfg.traceroute.enabled);
   EXPECT_EQ(cfg.traceroute.rate_per_second, 0.5);
   EXPECT_EQ(cfg.traceroute.per_switch_rate_per_second, 1000.0);
-  EXPECT_EQ(cfg.traceroute.max_ttl, 64);
+  EXPECT_EQ(cfg.traceroute.max_ttl, 32);
   EXPECT_EQ(cfg.traceroute.refresh_period, 1h);
   EXPECT_EQ(cfg.traceroute.loss_retrace_after, 0s);
   EXPECT_EQ(cfg.upload.batch_max_results, 100000u);
@@ -260,6 +260,12 @@ TEST(agent_config, BadValuesNameKeyAndLine) {
   issue = OnlyIssue(std::string(kMinimal) + "traceroute:\n  rate_per_second: 0\n");
   EXPECT_EQ(issue.path, "traceroute.rate_per_second");
   EXPECT_EQ(issue.message, "must be greater than 0 and at most 1000, got \"0\"");
+
+  // The tracer's tags and the path resolver stop at 32 hops: more is refused,
+  // not clamped without a word.
+  issue = OnlyIssue(std::string(kMinimal) + "traceroute:\n  max_ttl: 33\n");
+  EXPECT_EQ(issue.path, "traceroute.max_ttl");
+  EXPECT_EQ(issue.message, "must be between 1 and 32, got \"33\"");
 
   issue = OnlyIssue(std::string(kMinimal) + "upload:\n  buffer_budget: 32GiB\n");
   EXPECT_EQ(issue.path, "upload.buffer_budget");
