@@ -30,9 +30,9 @@
 #include <string>
 #include <thread>
 
+#include "analyzer/feed/analysis_feed.h"
 #include "analyzer/ingest/ingest_handler.h"
 #include "analyzer/ingest/ingest_server.h"
-#include "analyzer/main/analysis_feed.h"
 #include "analyzer/main/process_tuning.h"
 #include "analyzer/store/group_committer.h"
 #include "analyzer/store/store.h"

@@ -27,9 +27,9 @@
 #include <string>
 
 #include "analyzer/analysis/incidents.h"
+#include "analyzer/feed/analysis_feed.h"
 #include "analyzer/ingest/ingest_handler.h"
 #include "analyzer/ingest/ingest_stats.h"
-#include "analyzer/main/analysis_feed.h"
 #include "analyzer/store/group_committer.h"
 #include "analyzer/store/result_codec.h"
 #include "analyzer/store/store.h"

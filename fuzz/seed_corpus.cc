@@ -16,7 +16,7 @@
 
 #include "agent/core/probe_codec.h"
 #include "analyzer/analysis/incidents.h"
-#include "analyzer/main/learned_topology.h"
+#include "analyzer/feed/learned_topology.h"
 #include "analyzer/state/learned_fabric_codec.h"
 #include "analyzer/state/state_codec.h"
 #include "analyzer/store/chunk_codec.h"

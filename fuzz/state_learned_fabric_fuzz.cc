@@ -10,8 +10,8 @@
 #include <string_view>
 
 #include "analyzer/analysis/topology_adapter.h"
-#include "analyzer/main/learned_topology.h"
-#include "analyzer/main/topology_view.h"
+#include "analyzer/feed/learned_topology.h"
+#include "analyzer/feed/topology_view.h"
 #include "analyzer/state/learned_fabric_codec.h"
 #include "fuzz/fuzz_check.h"
 #include "fuzz/protobuf_quiet.h"

@@ -3,7 +3,7 @@
 #include "agent/main/tracing_glue.h"
 #include "agent/main/wiring.h"
 #include "analyzer/analysis/topology_adapter.h"
-#include "analyzer/main/feed_convert.h"
+#include "analyzer/feed/feed_convert.h"
 #include "sim/diagnosis_side.h"
 
 namespace hostmesh::sim {

@@ -18,7 +18,7 @@
 #include "agent/core/tracker.h"
 #include "agent/main/tracing_glue.h"
 #include "analyzer/analysis/types.h"
-#include "analyzer/main/feed_convert.h"
+#include "analyzer/feed/feed_convert.h"
 #include "hostmesh/v1/ingest.pb.h"
 #include "sim/host_clock.h"
 #include "sim/sim_trace_io.h"

@@ -14,7 +14,7 @@
 
 #include "analyzer/analysis/incidents.h"
 #include "analyzer/analysis/window_report.h"
-#include "analyzer/main/analysis_feed.h"
+#include "analyzer/feed/analysis_feed.h"
 #include "analyzer/store/store.h"
 #include "common/base/clock.h"
 #include "hostmesh/v1/analyzer_state.pb.h"

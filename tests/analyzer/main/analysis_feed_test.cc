@@ -1,6 +1,6 @@
 // AnalysisFeed: batches into the analysis with names from the stored Hello;
 // path reports resolved against an inventory (learned_feed_test.cc: without one).
-#include "analyzer/main/analysis_feed.h"
+#include "analyzer/feed/analysis_feed.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // DisagreementBook: a place is reported from its second trace on, every trace
 // is counted by kind, places are bounded.
-#include "analyzer/main/disagreement_book.h"
+#include "analyzer/feed/disagreement_book.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // Path reports resolved on an inventory (feed_convert.h), as the analyzer's
 // feed and the fleet simulator resolve them: whole traces, traces a gray link
 // cut short, and traces whose answers contradict the inventory.
-#include "analyzer/main/feed_convert.h"
+#include "analyzer/feed/feed_convert.h"
 
 #include <gtest/gtest.h>
 

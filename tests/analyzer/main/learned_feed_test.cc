@@ -7,7 +7,7 @@
 
 #include <set>
 
-#include "analyzer/main/analysis_feed.h"
+#include "analyzer/feed/analysis_feed.h"
 #include "analyzer/state/learned_fabric_codec.h"
 #include "tests/analyzer/main/traced_fabric.h"
 #include "tests/analyzer/store/temp_dir.h"

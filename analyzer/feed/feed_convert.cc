@@ -1,4 +1,4 @@
-#include "analyzer/main/feed_convert.h"
+#include "analyzer/feed/feed_convert.h"
 
 #include "topology/trace_check.h"
 

@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "analyzer/analysis/types.h"
-#include "analyzer/main/feed_convert.h"
+#include "analyzer/feed/feed_convert.h"
 #include "hostmesh/v1/ingest.pb.h"
 #include "topology/learned_graph.h"
 

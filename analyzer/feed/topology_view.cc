@@ -1,4 +1,4 @@
-#include "analyzer/main/topology_view.h"
+#include "analyzer/feed/topology_view.h"
 
 namespace hostmesh::analyzer::app {
 namespace {

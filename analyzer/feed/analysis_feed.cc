@@ -1,10 +1,10 @@
-#include "analyzer/main/analysis_feed.h"
+#include "analyzer/feed/analysis_feed.h"
 
 #include <utility>
 
 #include "analyzer/analysis/topology_adapter.h"
-#include "analyzer/main/feed_convert.h"
-#include "analyzer/main/topology_view.h"
+#include "analyzer/feed/feed_convert.h"
+#include "analyzer/feed/topology_view.h"
 #include "common/base/logging.h"
 
 namespace hostmesh::analyzer::app {

@@ -1,8 +1,8 @@
-#include "analyzer/main/learned_topology.h"
+#include "analyzer/feed/learned_topology.h"
 
 #include <algorithm>
 
-#include "analyzer/main/feed_convert.h"
+#include "analyzer/feed/feed_convert.h"
 
 namespace hostmesh::analyzer::app {
 

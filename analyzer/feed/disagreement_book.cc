@@ -1,4 +1,4 @@
-#include "analyzer/main/disagreement_book.h"
+#include "analyzer/feed/disagreement_book.h"
 
 #include <algorithm>
 
