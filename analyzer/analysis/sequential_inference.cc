@@ -290,9 +290,9 @@ void SequentialPass::Pick(bool full) {
     const double s_new =
         std::clamp((e ? e->s : 0.0) + LogLikelihoodRatio(bad, n, q0_, H1(e, bad, n)), 0.0, cap_);
     // Eligible: conclusive over the windows (S reaches h) or in this window
-    // alone. Ranked by what it explains of this window (the log-likelihood
-    // ratio at its own loss): accumulated evidence saturates at the cap, so a
-    // switch and its links would otherwise tie.
+    // alone. Ranked (below) by this window's log-likelihood ratio at its own
+    // loss plus the CUSUM it brings in, not by s_new: that saturates at the
+    // cap, where a switch and its links would tie.
     const double loss = bad / n;
     bool eligible = s_new >= h_;
     if (!eligible && bad >= params_.min_failures && loss >= p0_ + params_.min_loss) {
