@@ -79,12 +79,18 @@ class AgingMap {
   // capacity() slots sees every entry at least once.
   template <typename OnErase>
   std::size_t Sweep(std::size_t slots, Tick now, Tick max_age, OnErase&& on_erase) {
+    return SweepBy(
+        slots, now, [max_age](std::uint64_t) { return max_age; }, std::forward<OnErase>(on_erase));
+  }
+  // The same with a maximum age per key (max_age_of(key)).
+  template <typename MaxAgeOf, typename OnErase>
+  std::size_t SweepBy(std::size_t slots, Tick now, MaxAgeOf&& max_age_of, OnErase&& on_erase) {
     if (slots > slots_.size()) slots = slots_.size();
     std::size_t visited = 0;
     while (visited < slots) {
       const std::size_t i = cursor_;
       const Entry& e = slots_[i];
-      if (e.key != kEmpty && static_cast<Tick>(now - e.tick) > max_age) {
+      if (e.key != kEmpty && static_cast<Tick>(now - e.tick) > max_age_of(e.key)) {
         on_erase(e.key, e.value);
         EraseAt(i);
         continue;  // a later entry may have moved into i: look at it again

@@ -11,7 +11,7 @@ constexpr std::int64_t kMaxEmptyWindows = 1000;
 Analysis::Analysis(AnalysisConfig config, FabricMap fabric)
     : config_(config),
       fabric_(std::move(fabric)),
-      paths_(config_.path_ttl),
+      paths_(config_.path_ttl, PathTable::kDefaultChurnHold, config_.max_paths_per_host),
       routes_(config_.route_withdrawn_alpha),
       judge_(config_, fabric_, paths_, routes_),
       slow_threshold_ns_(config_.slow_latency_floor.count()) {}
@@ -180,6 +180,8 @@ std::vector<WindowReport> Analysis::Advance(std::int64_t now_ns) {
   judged_before_ns_ = std::max(judged_before_ns_, judged);
   paths_.FreeOrphans(judged_before_ns_);
   stats_.paths_aged_out = paths_.aged_out();
+  stats_.paths_refused_host_cap = paths_.refused_for_host_cap();
+  stats_.paths_evicted_host_cap = paths_.evicted_for_host_cap();
   stats_.path_middles_freed = paths_.middles_freed();
   stats_.paths_live = paths_.size();
   stats_.path_table_bytes = paths_.memory_bytes();

@@ -49,6 +49,10 @@ struct AnalysisStats {
   std::uint64_t port_probes_untallied = 0;
   // 5-tuples whose path was forgotten, neither reported nor probed for path_ttl.
   std::uint64_t paths_aged_out = 0;
+  // New 5-tuples refused because their host held max_paths_per_host, and
+  // 5-tuples of such hosts evicted early (path_table.h).
+  std::uint64_t paths_refused_host_cap = 0;
+  std::uint64_t paths_evicted_host_cap = 0;
   // Interned fabric paths freed once no 5-tuple and no open window used them.
   std::uint64_t path_middles_freed = 0;
   // Gauges as of the last Advance: 5-tuples with a path, and the path table's bytes.

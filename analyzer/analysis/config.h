@@ -95,6 +95,11 @@ struct AnalysisConfig {
   // within minutes. At least window + grace: a path reported while a window is
   // open must still be there when it is judged.
   nanoseconds path_ttl = std::chrono::minutes{5};
+  // 5-tuples with a path one host may hold (path_table.h: past it, its new
+  // ones are refused and its idle ones evicted early). An honest agent holds
+  // NIC pairs x pool size x about 2.25 (path_ttl of rotation at 25% a
+  // minute): 2,000 at 8 NICs, 36,000 at 32, the most an agent may have.
+  std::uint32_t max_paths_per_host = 65'536;
   // Example paths kept in an incident's evidence.
   std::size_t max_example_paths = 3;
 

@@ -5,9 +5,11 @@
 
 namespace hostmesh::analysis {
 
-PathTable::PathTable(std::chrono::nanoseconds ttl, std::chrono::nanoseconds churn_hold)
+PathTable::PathTable(std::chrono::nanoseconds ttl, std::chrono::nanoseconds churn_hold,
+                     std::uint32_t max_per_host)
     : tick_ns_(std::max<std::int64_t>(1, ttl.count() / kTicksPerTtl)),
-      churn_hold_ns_(churn_hold.count()) {}
+      churn_hold_ns_(churn_hold.count()),
+      max_per_host_(max_per_host) {}
 
 namespace {
 
@@ -87,6 +89,15 @@ bool PathTable::Add(const PathRecord& path) {
                           : known != nullptr    ? *known
                                                 : kNoPath;
   if (newest == kNoPath) {
+    if (host_size(path.host) >= max_per_host_) {
+      ++refused_for_host_cap_;
+      if (crowded_.size() <= path.host) crowded_.resize(std::size_t{path.host} + 1);
+      if (!crowded_[path.host]) {
+        crowded_[path.host] = true;
+        ++crowded_count_;
+      }
+      return false;
+    }
     const MiddleId id = Intern(middle, candidates_);
     Store(key, id);
     return id != kNoPath;
@@ -145,7 +156,32 @@ void PathTable::Store(std::uint64_t key, MiddleId id) {
   if (!inserted) {
     Unref(*value);
     *value = id;
+    return;
   }
+  const HostId host = HostOf(key);
+  if (per_host_.size() <= host) per_host_.resize(std::size_t{host} + 1, 0);
+  ++per_host_[host];
+}
+
+void PathTable::Forgotten(std::uint64_t key) {
+  const HostId host = HostOf(key);
+  if (host >= per_host_.size() || per_host_[host] == 0) return;
+  --per_host_[host];
+  if (host >= crowded_.size() || !crowded_[host]) return;
+  ++evicted_for_host_cap_;
+  if (per_host_[host] <= max_per_host_ / 4 * 3) {  // room for a while, not one at a time
+    crowded_[host] = false;
+    --crowded_count_;
+  }
+}
+
+std::vector<HostId> PathTable::crowded_hosts() const {
+  std::vector<HostId> hosts;
+  if (crowded_count_ == 0) return hosts;
+  for (HostId h = 0; h < crowded_.size(); ++h) {
+    if (crowded_[h]) hosts.push_back(h);
+  }
+  return hosts;
 }
 
 MiddleId PathTable::Merge(MiddleId a, MiddleId b) {
@@ -241,8 +277,9 @@ void PathTable::AdvanceTo(std::int64_t now_ns) {
   const std::int64_t elapsed = now_ns - now_ns_;
   now_ns_ = now_ns;
   ExpireChurn();
-  const auto forget = [this](std::uint64_t, std::uint32_t middle) {
+  const auto forget = [this](std::uint64_t key, std::uint32_t middle) {
     ++aged_out_;
+    Forgotten(key);
     Unref(middle);
   };
   if (elapsed >= tick_ns_ * kTicksPerTtl) {
@@ -266,7 +303,16 @@ void PathTable::AdvanceTo(std::int64_t now_ns) {
   const auto slots = static_cast<std::size_t>(sweep_debt_);
   if (slots == 0) return;
   sweep_debt_ -= static_cast<double>(slots);
-  paths_.Sweep(slots, tick_, static_cast<AgingMap::Tick>(kTicksPerTtl), forget);
+  if (crowded_count_ == 0) {
+    paths_.Sweep(slots, tick_, static_cast<AgingMap::Tick>(kTicksPerTtl), forget);
+    return;
+  }
+  const auto max_age_of = [this](std::uint64_t key) {
+    const HostId host = HostOf(key);
+    return static_cast<AgingMap::Tick>(host < crowded_.size() && crowded_[host] ? kCrowdedIdleTicks
+                                                                                : kTicksPerTtl);
+  };
+  paths_.SweepBy(slots, tick_, max_age_of, forget);
 }
 
 void PathTable::HoldOrphans(std::int64_t newest_open_window_start) {
@@ -298,6 +344,7 @@ void PathTable::FreeOrphans(std::int64_t judged_before_ns) {
 
 std::size_t PathTable::memory_bytes() const {
   std::size_t bytes = paths_.memory_bytes() + nic_links_.memory_bytes() +
+                      per_host_.capacity() * sizeof(std::uint32_t) + crowded_.capacity() / 8 +
                       middles_.capacity() * sizeof(MiddleEntry) +
                       (free_ids_.capacity() + orphans_.capacity()) * sizeof(MiddleId) +
                       churn_.size() * (sizeof(Churn) + 32) + churn_.bucket_count() * sizeof(void*);

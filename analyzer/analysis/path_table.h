@@ -25,6 +25,14 @@
 // none (window_judge.cc), so the flapping link, which every such flow may
 // cross, explains them. Without a further change for churn_hold the newest
 // path stands alone.
+//
+// A cap per host: one agent's reports may hold at most `max_per_host`
+// 5-tuples (an honest one holds its pools: NIC pairs x pool size, plus
+// path_ttl of rotation). A new 5-tuple of a host at its cap is refused and
+// counted, and the host is crowded: until it is down to 3/4 of its cap, the
+// sweep forgets its 5-tuples idle for a quarter of ttl instead of ttl, so
+// what it no longer probes is evicted and its live paths stay. What one host
+// reports can then never crowd out another's.
 
 #include <chrono>
 #include <cstdint>
@@ -64,9 +72,14 @@ class PathTable {
            src_port;
   }
 
-  // Precondition: ttl > 0.
+  static constexpr std::uint32_t kUncapped = std::numeric_limits<std::uint32_t>::max();
+  // A crowded host's 5-tuples idle this many ticks are evicted.
+  static constexpr std::int64_t kCrowdedIdleTicks = kTicksPerTtl / 4;
+
+  // Precondition: ttl > 0, max_per_host > 0.
   explicit PathTable(std::chrono::nanoseconds ttl = kDefaultTtl,
-                     std::chrono::nanoseconds churn_hold = kDefaultChurnHold);
+                     std::chrono::nanoseconds churn_hold = kDefaultChurnHold,
+                     std::uint32_t max_per_host = kUncapped);
 
   // Replaces the 5-tuple's path, fresh as of now. A partial path (a trace cut
   // short, silent hops) that the 5-tuple's known path fits leaves the known
@@ -132,6 +145,15 @@ class PathTable {
   std::uint64_t middles_freed() const { return middles_freed_; }
   // Partial paths that left a known path in place (Add).
   std::uint64_t partial_kept() const { return partial_kept_; }
+  // New 5-tuples refused because their host was at its cap, 5-tuples evicted
+  // early from crowded hosts, and the hosts crowded now.
+  std::uint64_t refused_for_host_cap() const { return refused_for_host_cap_; }
+  std::uint64_t evicted_for_host_cap() const { return evicted_for_host_cap_; }
+  std::vector<HostId> crowded_hosts() const;
+  // 5-tuples with a path reported by this host.
+  std::uint32_t host_size(HostId host) const {
+    return host < per_host_.size() ? per_host_[host] : 0;
+  }
   // Route changes seen (Add), and 5-tuples ambiguous between two paths now.
   std::uint64_t route_changes() const { return route_changes_; }
   std::size_t churning() const { return churn_.size(); }
@@ -167,11 +189,20 @@ class PathTable {
   // candidates) could be, and says more.
   bool Refines(const MiddleEntry& known, std::span<const LinkId> partial,
                std::span<const PathCandidate> candidates) const;
+  static HostId HostOf(std::uint64_t key) { return static_cast<HostId>(key >> 26); }
+  // The per-host count of a 5-tuple forgotten (for age or eviction).
+  void Forgotten(std::uint64_t key);
   void Ref(MiddleId id);
   void Unref(MiddleId id);
 
   std::int64_t tick_ns_;
   std::int64_t churn_hold_ns_;
+  std::uint32_t max_per_host_;
+  std::vector<std::uint32_t> per_host_;  // by HostId: 5-tuples in paths_
+  std::vector<bool> crowded_;            // by HostId: refused one since under its cap
+  std::size_t crowded_count_ = 0;
+  std::uint64_t refused_for_host_cap_ = 0;
+  std::uint64_t evicted_for_host_cap_ = 0;
   AgingMap paths_;                                  // 5-tuple key -> MiddleId
   std::unordered_map<std::uint64_t, Churn> churn_;  // 5-tuple key -> its two paths
   std::int64_t next_churn_expiry_ns_ = std::numeric_limits<std::int64_t>::max();

@@ -106,6 +106,8 @@ void ReadAnalyzer(MapReader& r, AnalyzerConfig& cfg) {
     r.Fail("path_ttl",
            "must be at least window + grace (" + config::FormatDuration(a.window + a.grace) + ")");
   }
+  // Below 1,024 an honest agent of 8 NICs would meet it.
+  r.Optional("max_paths_per_host", &a.max_paths_per_host, Range<std::uint32_t>{1'024, 16'777'216});
   r.Map("thresholds", [&](MapReader& m) {
     m.Optional("rnic_timeout_fraction", &a.rnic_anomalous_ratio,
                Range{0.0, 1.0, LowerBound::kExclusive});

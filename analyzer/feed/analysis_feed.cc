@@ -259,7 +259,31 @@ void AnalysisFeed::ReplayResult(std::string_view agent_id, std::uint64_t boot_id
 std::vector<analysis::WindowReport> AnalysisFeed::Advance(std::int64_t now_ns) {
   std::lock_guard lock(analysis_mu_);
   Drain(now_ns);
+  WarnOfCrowdedHosts(now_ns);
   return analysis_.Advance(now_ns);
+}
+
+void AnalysisFeed::WarnOfCrowdedHosts(std::int64_t now_ns) {
+  const analysis::PathTable& paths = analysis_.paths();
+  if (paths.refused_for_host_cap() == crowded_refusals_warned_) return;
+  if (crowded_warned_ns_ != 0 && now_ns - crowded_warned_ns_ < 60'000'000'000) return;
+  const std::uint64_t refused = paths.refused_for_host_cap() - crowded_refusals_warned_;
+  crowded_refusals_warned_ = paths.refused_for_host_cap();
+  crowded_warned_ns_ = now_ns;
+  std::string agents;
+  {
+    std::lock_guard lock(mu_);
+    for (const analysis::HostId host : paths.crowded_hosts()) {
+      if (host >= hosts_.size()) continue;
+      if (!agents.empty()) agents += ", ";
+      agents += hosts_[host].agent_id;
+    }
+  }
+  GetLogger("analyzer")
+      ->warn(
+          "path reports of {} new 5-tuples refused: their agents hold max_paths_per_host ({}) "
+          "traced 5-tuples; their idle ones are evicted early (agents: {})",
+          refused, analysis_.config().max_paths_per_host, agents.empty() ? "none now" : agents);
 }
 
 diagnosis::SendFailures AnalysisFeed::TakeSendFailures(std::int64_t window_start_ns) {

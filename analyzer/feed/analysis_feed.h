@@ -129,6 +129,9 @@ class AnalysisFeed final : public ingest::IngestSink {
   // A resolved one, while some place is in doubt: where it agrees.
   void VouchForInventory(const v1::PathReport& report);
   void AddResult(analysis::HostId host, const v1::ProbeResult& result);
+  // Under analysis_mu_: warns (at most once a minute) naming the agents whose
+  // path reports met max_paths_per_host since the last warning.
+  void WarnOfCrowdedHosts(std::int64_t now_ns);
 
   store::Store& store_;
   const topology::Topology* const topology_;
@@ -139,6 +142,8 @@ class AnalysisFeed final : public ingest::IngestSink {
   std::mutex analysis_mu_;  // the Analysis and applying_
   analysis::Analysis analysis_;
   Queue applying_;
+  std::uint64_t crowded_refusals_warned_ = 0;
+  std::int64_t crowded_warned_ns_ = 0;
 
   mutable std::mutex mu_;  // everything below
   Queue queue_;

@@ -294,6 +294,16 @@ void RegisterAnalyzerMetrics(metrics::Registry& registry, const api::SnapshotHol
       "Probe 5-tuples whose traced path was forgotten: neither reported nor probed for "
       "path_ttl (their source port rotated out of the agent's pool).",
       Latest(holder, [](const api::ApiSnapshot& s) { return s.stats.paths_aged_out; }));
+  registry.AddCallbackCounter(
+      "hostmesh_analyzer_paths_refused_host_cap_total",
+      "Path reports of new probe 5-tuples refused because their agent already held "
+      "max_paths_per_host traced 5-tuples (a misconfigured or hostile agent).",
+      Latest(holder, [](const api::ApiSnapshot& s) { return s.stats.paths_refused_host_cap; }));
+  registry.AddCallbackCounter(
+      "hostmesh_analyzer_paths_evicted_host_cap_total",
+      "Probe 5-tuples of agents at max_paths_per_host forgotten early (idle a quarter of "
+      "path_ttl) to make room.",
+      Latest(holder, [](const api::ApiSnapshot& s) { return s.stats.paths_evicted_host_cap; }));
   registry.AddCallbackGauge(
       "hostmesh_analyzer_path_table_entries",
       "Probe 5-tuples with a known path (the live port pools, plus path_ttl of rotation).",

@@ -234,6 +234,50 @@ TEST(PathTable, AReportedTupleIsForgottenAfterTtlUnlessProbed) {
   EXPECT_NE(table.Lookup(0, 0, 1, 49152), PathTable::kNoPath);
 }
 
+TEST(PathTable, AHostAtItsCapHasItsNewTuplesRefusedAndNoOtherHostIsHeldBack) {
+  PathTable table(5min, PathTable::kDefaultChurnHold, 100);
+  table.AdvanceTo(kT0);
+  for (std::uint16_t p = 0; p < 100; ++p) table.Add(PathVia(40000 + p, p % 4, 1));
+  EXPECT_EQ(table.host_size(1), 100u);
+  EXPECT_TRUE(table.crowded_hosts().empty());
+  table.Add(PathVia(50000, 0, 1));
+  EXPECT_EQ(table.Lookup(1, 0, 1, 50000), PathTable::kNoPath) << "past its cap";
+  EXPECT_EQ(table.refused_for_host_cap(), 1u);
+  EXPECT_EQ(table.crowded_hosts(), std::vector<HostId>{1});
+  // A 5-tuple it holds still follows its route.
+  table.Add(PathVia(40000, 3, 1));
+  EXPECT_EQ(table.route_changes(), 1u);
+  // Another host is not held back.
+  table.Add(PathVia(50000, 0, 0));
+  EXPECT_NE(table.Lookup(0, 0, 1, 50000), PathTable::kNoPath);
+  EXPECT_EQ(table.host_size(0), 1u);
+  EXPECT_EQ(table.refused_for_host_cap(), 1u);
+}
+
+TEST(PathTable, ACrowdedHostsIdleTuplesAreEvictedEarlyAndItsProbedOnesKept) {
+  PathTable table(5min, PathTable::kDefaultChurnHold, 100);
+  table.AdvanceTo(kT0);
+  for (std::uint16_t p = 0; p < 100; ++p) table.Add(PathVia(40000 + p, p % 4, 1));
+  for (std::uint16_t p = 0; p < 50; ++p) table.Add(PathVia(40000 + p, p % 4, 0));
+  table.Add(PathVia(50000, 0, 1));  // refused: host 1 is crowded now
+  // Host 1 probes ten of its 5-tuples; nobody probes host 0's.
+  for (std::int64_t t = kT0; t <= kT0 + 160 * kSecond; t += 10 * kSecond) {
+    table.AdvanceTo(t);
+    for (std::uint16_t p = 0; p < 10; ++p) table.Use(1, 0, 1, 40000 + p);
+  }
+  EXPECT_EQ(table.host_size(1), 75u)
+      << "idle past a quarter of ttl: evicted down to 3/4 of its cap";
+  for (std::uint16_t p = 0; p < 10; ++p) {
+    EXPECT_NE(table.Lookup(1, 0, 1, 40000 + p), PathTable::kNoPath) << "probed, kept";
+  }
+  EXPECT_EQ(table.evicted_for_host_cap(), 25u);
+  EXPECT_EQ(table.host_size(0), 50u) << "an uncrowded host keeps its paths for ttl";
+  EXPECT_TRUE(table.crowded_hosts().empty());
+  table.Add(PathVia(50000, 0, 1));
+  EXPECT_NE(table.Lookup(1, 0, 1, 50000), PathTable::kNoPath) << "room again";
+  EXPECT_EQ(table.refused_for_host_cap(), 1u);
+}
+
 TEST(PathTable, ARestartsReplayedPathsCountAsFreshAtTheFirstAdvance) {
   // Replayed before the analysis' clock starts, however old the reports are.
   PathTable table(5min);

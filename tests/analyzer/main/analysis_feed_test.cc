@@ -114,5 +114,37 @@ TEST(AnalysisFeed, IngestQueuesAndABoundedQueueDropsAndCounts) {
   EXPECT_EQ(feed.stats().queue_dropped, 20u);
 }
 
+// One agent reporting ever more 5-tuples (a hostile one, or a pool far larger
+// than configured) holds at most max_paths_per_host of them; another agent's
+// paths are all kept.
+TEST(AnalysisFeed, AnAgentReportingEndlessPathsHoldsItsCapAndNoOtherIsHeldBack) {
+  Fixture f;
+  const topology::Topology topo =
+      topology::BuildTopology(topology::GenerateInventory({.hosts = 2, .rails = 2, .spines = 2}));
+  const std::vector<std::string> ips = HostNicIps(topo);
+  ASSERT_EQ(ips.size(), 2u);
+  ASSERT_TRUE(f.store->PutHello(MakeHello("h1", 7, 2)).ok());
+  ASSERT_TRUE(f.store->PutHello(MakeHello("h2", 8, 2)).ok());
+  analysis::AnalysisConfig config;
+  config.max_paths_per_host = 1'024;
+  AnalysisFeed feed(*f.store, config, &topo);
+  const auto reports = [&](const std::string& agent, std::uint64_t boot, int ports) {
+    v1::UploadBatch batch = MakeBatch(agent, boot, 1, 0, f.clock.RealtimeNow());
+    for (int i = 0; i < ports; ++i) {
+      v1::PathReport path = Path(ips[0], ips[1], 3);
+      path.set_src_port(static_cast<std::uint32_t>(1'024 + i));
+      path.add_hops()->set_address(ips[1]);
+      *batch.add_paths() = path;
+    }
+    return batch;
+  };
+  feed.OnBatch(reports("h1", 7, 1'100));
+  feed.OnBatch(reports("h2", 8, 10));
+  feed.Advance(f.clock.RealtimeNow().time_since_epoch().count());
+  EXPECT_EQ(feed.stats().paths_resolved, 1'110u);
+  EXPECT_EQ(feed.analysis_stats().paths_refused_host_cap, 76u);
+  EXPECT_EQ(feed.analysis_stats().paths_live, 1'024u + 10u);
+}
+
 }  // namespace
 }  // namespace hostmesh::analyzer::app

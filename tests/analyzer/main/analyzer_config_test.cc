@@ -254,6 +254,20 @@ TEST(AnalyzerConfig, PathTtlOutlivesTheWindow) {
   }
 }
 
+TEST(AnalyzerConfig, PathsPerHostAreCappedAboveWhatAnHonestAgentHolds) {
+  EXPECT_EQ(ParseAnalyzerConfig("{}", "a.yaml").analysis.max_paths_per_host, 65'536u);
+  EXPECT_EQ(ParseAnalyzerConfig("max_paths_per_host: 4096\n", "a.yaml").analysis.max_paths_per_host,
+            4'096u);
+  try {
+    ParseAnalyzerConfig("window: 20s\nmax_paths_per_host: 100\n", "a.yaml");
+    FAIL() << "accepted a cap an agent of 8 NICs would meet";
+  } catch (const config::ConfigError& e) {
+    ASSERT_EQ(e.issues().size(), 1u) << e.what();
+    EXPECT_EQ(e.issues()[0].path, "max_paths_per_host");
+    EXPECT_EQ(e.issues()[0].line, 2);
+  }
+}
+
 // Ingest is mutual TLS unless the file opts out in so many words (DESIGN 7).
 TEST(AnalyzerConfig, IngestIsMutualTlsUnlessInsecureIsSaid) {
   const AnalyzerConfig packaged = ParseAnalyzerConfig("{}", "a.yaml");
