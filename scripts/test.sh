@@ -2,14 +2,43 @@
 # Runs every hostmesh test: installs what is missing, builds with warnings as
 # errors, then ctest. Tests that need root or namespaces skip with a reason
 # when they cannot run. Extra arguments go to ctest (for example: -L unit).
+# On CI (CI=true) a skip fails the run unless tests/ci-skip-allowlist.txt
+# lists it with its reason (scripts/check-skips.py), and so does a failed
+# install of the rdma tests' packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 HOSTMESH_WERROR=ON bash scripts/build.sh
-# QEMU and a kernel for the rdma tests; they skip with the reason if this fails.
-bash scripts/install-rxe-deps.sh || echo "test: soft-RoCE packages not installed; rdma tests will skip" >&2
+on_ci=false
+if [ "${CI:-}" = true ]; then on_ci=true; fi
+# QEMU and a kernel for the rdma tests. Off CI they skip with the reason if
+# this fails; on CI the run fails (after ctest), it does not turn into skips.
+rxe_deps_failed=false
+if ! bash scripts/install-rxe-deps.sh; then
+  if $on_ci; then
+    rxe_deps_failed=true
+    echo "test: soft-RoCE packages not installed (scripts/install-rxe-deps.sh failed); on CI this fails the run" >&2
+  else
+    echo "test: soft-RoCE packages not installed; rdma tests will skip" >&2
+  fi
+fi
 build=${HOSTMESH_BUILD_DIR:-build}
+junit="$(cd "$build" && pwd)/ctest-junit.xml"  # absolute: ctest takes a relative one from --test-dir
+rm -f "$junit"
 rc=0
-ctest --test-dir "$build" --output-on-failure -j2 "$@" || rc=$?
+ctest --test-dir "$build" --output-on-failure --output-junit "$junit" -j2 "$@" || rc=$?
+# Every skip with its reason; on CI, one not on the allowlist fails the run.
+if $on_ci; then
+  if ! python3 scripts/check-skips.py "$junit"; then
+    echo "test: failing the run: skips outside tests/ci-skip-allowlist.txt, or no report to check (above)" >&2
+    rc=1
+  fi
+else
+  python3 scripts/check-skips.py --report-only "$junit" || true
+fi
+if $rxe_deps_failed; then
+  echo "test: failing the run: scripts/install-rxe-deps.sh failed on CI, so the rdma tests could not run" >&2
+  rc=1
+fi
 # The fuzz smoke (fuzz/: a clang build of its own, then every target a few
 # seconds over its corpus), after ctest and only for a full run (no ctest
 # arguments). Not beside ctest: even at nice 19 it coincided with a false

@@ -55,7 +55,7 @@ class CtlTraceTestbed : public ::testing::Test {
     const RunResult up =
         RunShell(Fabric("up --hosts 2 --rails 4 --spines 2 --icmp-unlimited"), dir_);
     if (up.exit_code != 0) {
-      GTEST_SKIP() << "`fabric up` failed: network namespaces unavailable here? " << up.err;
+      GTEST_FAIL() << "`fabric up` failed as root: " << up.err;
     }
     up_ = true;
     const RunResult topo = RunShell(Fabric("topology"), dir_);

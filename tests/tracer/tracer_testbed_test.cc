@@ -212,7 +212,7 @@ class TracerTestbed : public ::testing::Test {
   void SetUp() override {
     if (::geteuid() != 0) GTEST_SKIP() << "needs root to build network namespaces";
     if (!Shell(Fabric("up --hosts 4 --rails 4 --spines 4 --icmp-unlimited") + " >&2")) {
-      GTEST_SKIP() << "`fabric up` failed: network namespaces unavailable here?";
+      GTEST_FAIL() << "`fabric up` failed as root (its log above)";
     }
     up_ = true;
     // --icmp-unlimited lifts the switches' ICMP limits, not the hosts': h000

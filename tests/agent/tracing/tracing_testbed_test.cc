@@ -259,7 +259,7 @@ class AgentTracingTestbed : public ::testing::Test {
   void SetUp() override {
     if (::geteuid() != 0) GTEST_SKIP() << "needs root to build network namespaces";
     if (!Shell(Fabric("up --hosts 2 --rails 8 --spines 4") + " >&2")) {
-      GTEST_SKIP() << "`fabric up` failed: network namespaces unavailable here?";
+      GTEST_FAIL() << "`fabric up` failed as root (its log above)";
     }
     up_ = true;
   }
