@@ -7,11 +7,13 @@
 //
 // Usage: ingest_bench [--streams N] [--batches B] [--results R] [--channels C]
 //                     [--client-threads T] [--rate R] [--in-flight W]
-//                     [--no-analysis] [--data-dir DIR]
+//                     [--no-analysis] [--data-dir DIR] [--tls DIR [--hostile H]]
 //   defaults: 4 streams x 300 batches x 1000 results, one connection per
 //   stream up to the file limit, closed loop (8 in flight), data in a fresh
 //   temp dir. The fleet's shape: --streams 10000 --batches 20 --results 80
-//   --rate 1 (one batch a second per agent).
+//   --rate 1 (one batch a second per agent). --tls DIR (bench/make_bench_pki.sh
+//   DIR N H): mutual TLS, a connection and certificate per stream; --hostile H
+//   adds H hostile streams with certificates of the same CA (ingest_load.h).
 #include <dirent.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -79,13 +81,18 @@ bool ParseArgs(int argc, char** argv, Args& args) {
       args.load.in_flight = std::atoi(value);
     } else if (flag == "--data-dir") {
       args.data_dir = value;
+    } else if (flag == "--tls") {
+      args.load.tls_dir = value;
+    } else if (flag == "--hostile") {
+      args.load.hostile = std::atoi(value);
     } else {
       return false;
     }
   }
   return args.load.streams > 0 && args.load.batches > 0 && args.load.results > 0 &&
          args.load.channels > 0 && args.load.threads > 0 && args.load.rate >= 0 &&
-         args.load.in_flight > 0;
+         args.load.in_flight > 0 && args.load.hostile >= 0 &&
+         (args.load.hostile == 0 || !args.load.tls_dir.empty());
 }
 
 // Each connection costs a descriptor at both ends, and both ends are on this
@@ -190,11 +197,20 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: %s [--streams N] [--batches B] [--results R] [--channels C] "
                  "[--client-threads T] [--rate R] [--in-flight W] [--no-analysis] "
-                 "[--data-dir DIR]\n",
+                 "[--data-dir DIR] [--tls DIR [--hostile H]]\n",
                  argv[0]);
     return 2;
   }
-  args.load.channels = ChannelsFor(args.channels_set ? args.load.channels : args.load.streams);
+  const int wanted_channels = args.load.tls_dir.empty()
+                                  ? (args.channels_set ? args.load.channels : args.load.streams)
+                                  : args.load.streams + args.load.hostile;
+  args.load.channels = ChannelsFor(wanted_channels);
+  if (!args.load.tls_dir.empty() && args.load.channels < wanted_channels) {
+    std::fprintf(stderr,
+                 "ingest_bench: %d TLS connections need more file descriptors (ulimit -n)\n",
+                 wanted_channels);
+    return 1;
+  }
 
   // Fork before anything starts a thread (gRPC, RocksDB).
   int to_client[2], from_client[2];
@@ -236,8 +252,14 @@ int main(int argc, char** argv) {
         *db, hostmesh::analysis::AnalysisConfig{}, nullptr);
   }
   ingest::IngestHandler handler(clock, *db, committer, stats, feed.get(), ingest::IngestOptions{});
-  std::unique_ptr<ingest::IngestServer> server = ingest::IngestServer::Start(
-      handler, "127.0.0.1:0", ingest::ServerSecurity::Plaintext(), error);
+  ingest::ServerSecurity security = ingest::ServerSecurity::Plaintext();
+  if (!args.load.tls_dir.empty()) {
+    security.insecure = false;
+    security.files = {args.load.tls_dir + "/server.crt", args.load.tls_dir + "/server.key",
+                      args.load.tls_dir + "/ca.crt"};
+  }
+  std::unique_ptr<ingest::IngestServer> server =
+      ingest::IngestServer::Start(handler, "127.0.0.1:0", security, error);
   if (!server) {
     std::fprintf(stderr, "ingest_bench: %s\n", error.c_str());
     return 1;
@@ -299,14 +321,22 @@ int main(int argc, char** argv) {
   const double seconds = load.seconds;
   std::printf(
       "ingest_bench: %d streams over %d connections (%d client threads) x %d batches x ~%d "
-      "results, %s, gRPC on 127.0.0.1, RocksDB with a synced WAL (group commit)%s\n",
+      "results, %s, gRPC%s on 127.0.0.1, RocksDB with a synced WAL (group commit)%s\n",
       args.load.streams, args.load.channels, args.load.threads, args.load.batches,
       args.load.results,
       args.load.rate > 0
           ? ("paced at " + std::to_string(args.load.rate) + " batches/s per stream").c_str()
           : ("closed loop, " + std::to_string(args.load.in_flight) + " in flight per stream")
                 .c_str(),
-      feed ? ", analysis feed and loop" : "");
+      args.load.tls_dir.empty() ? "" : " over mutual TLS", feed ? ", analysis feed and loop" : "");
+  if (args.load.hostile > 0) {
+    std::printf(
+        "  beside %d hostile streams (junk, oversize, forged ids), reopened 50 ms after "
+        "each end\n",
+        args.load.hostile);
+  }
+  std::printf("  connect and Hello     %.3f s for all streams (TLS handshakes included)\n",
+              load.hello_seconds);
   std::printf(
       "  accepted batches      %llu of %llu (%llu other acks, %llu streams broken)\n",
       static_cast<unsigned long long>(load.accepted),
@@ -332,6 +362,17 @@ int main(int argc, char** argv) {
   std::printf("\n  analyzer peak RSS     %.0f MB\n", peak_rss_mb);
   std::printf("  load generator CPU    %.2f cores\n", load.cpu_seconds / seconds);
   if (feed) std::printf("  windows judged        %llu\n", static_cast<unsigned long long>(windows));
+  const hostmesh::bench::HostileReport& h = load.hostile;
+  if (args.load.hostile > 0) {
+    std::printf(
+        "  hostile calls         %llu: %llu INVALID_ARGUMENT, %llu PERMISSION_DENIED, %llu "
+        "RESOURCE_EXHAUSTED, %llu other; %llu REJECTED acks\n",
+        static_cast<unsigned long long>(h.calls),
+        static_cast<unsigned long long>(h.invalid_argument),
+        static_cast<unsigned long long>(h.permission_denied),
+        static_cast<unsigned long long>(h.resource_exhausted),
+        static_cast<unsigned long long>(h.other_status), static_cast<unsigned long long>(h.acks));
+  }
   const bool ok = load.broken_streams == 0 && load.other == 0 && stored == load.results_sent &&
                   WIFEXITED(status) && WEXITSTATUS(status) == 0;
   return ok ? 0 : 1;

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <thread>
 
@@ -70,12 +72,29 @@ Bodies MakeBodies(int count, int results_per_batch) {
 std::string AgentId(int stream) {
   return "bench-" + std::to_string(stream);
 }
+std::string HostileId(int stream) {
+  return "hostile-" + std::to_string(stream);
+}
 
-struct Stream;
+std::string ReadFile(const std::string& path, char* error, std::size_t error_size) {
+  std::ifstream in(path, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in.good() && !in.eof()) text.clear();
+  if (text.empty()) std::snprintf(error, error_size, "cannot read %s", path.c_str());
+  return text;
+}
+
 enum class Op { kStart, kWrite, kRead, kWritesDone, kFinish, kAlarm };
+struct Caller;
 struct Tag {
-  Stream* stream;
+  Caller* caller;
   Op op;
+};
+// A stream's side of the completion queue: honest and hostile streams alike.
+struct Caller {
+  virtual ~Caller() = default;
+  // True when this event finished an honest stream for good.
+  virtual bool OnEvent(Op op, bool ok, grpc::CompletionQueue* cq) = 0;
 };
 
 struct ThreadStats {
@@ -83,7 +102,7 @@ struct ThreadStats {
   std::vector<float> latency_ms;
 };
 
-struct Stream {
+struct Stream final : Caller {
   int index = 0;
   const LoadOptions* options = nullptr;
   const Bodies* bodies = nullptr;
@@ -154,31 +173,34 @@ struct Stream {
     call->Write(buffer, tag(Op::kWrite));
   }
 
-  void OnEvent(Op op, bool ok, grpc::CompletionQueue* cq) {
+  bool OnEvent(Op op, bool ok, grpc::CompletionQueue* cq) override {
     switch (op) {
       case Op::kStart:
         if (!ok) {
           call->Finish(&status, tag(Op::kFinish));
-          return;
+          return false;
         }
         call->Read(&read_buffer, tag(Op::kRead));
         MaybeWrite(cq);
-        return;
+        return false;
       case Op::kAlarm:
         alarm_set = false;
         MaybeWrite(cq);
-        return;
+        return false;
       case Op::kWrite:
         writing = false;
-        if (!ok) return Break();  // the read side learns why
+        if (!ok) {
+          Break();  // the read side learns why
+          return false;
+        }
         MaybeWrite(cq);
-        return;
+        return false;
       case Op::kWritesDone:
-        return;
+        return false;
       case Op::kRead: {
         if (!ok) {  // the server finished the stream
           call->Finish(&status, tag(Op::kFinish));
-          return;
+          return false;
         }
         v1::UploadAck ack;
         std::vector<grpc::Slice> parts;
@@ -201,13 +223,14 @@ struct Stream {
         ++acked;
         call->Read(&read_buffer, tag(Op::kRead));
         MaybeWrite(cq);
-        return;
+        return false;
       }
       case Op::kFinish:
         finished = true;
         if (!status.ok() || acked < options->batches) ++stats->broken;
-        return;
+        return true;
     }
+    return false;
   }
 
   void Break() {
@@ -215,6 +238,176 @@ struct Stream {
     writes_done = true;  // nothing more to send; the pending read ends the call
   }
 };
+
+// What the hostile streams send, built once and shared.
+struct HostilePayloads {
+  grpc::Slice junk;      // no UploadBatch: field number 0 is not protobuf
+  grpc::Slice big_body;  // results past max_batch_bytes (8 MiB) once a header is on
+  grpc::Slice body;      // an honest batch's results, under a forged header
+};
+
+HostilePayloads MakeHostilePayloads(const Bodies& bodies) {
+  HostilePayloads p;
+  p.junk = grpc::Slice(std::string(1024, '\x07'));
+  const std::string body(reinterpret_cast<const char*>(bodies.slices[0].begin()),
+                         bodies.slices[0].size());
+  std::string big;
+  while (big.size() <= (std::size_t{8} << 20)) big += body;
+  p.big_body = grpc::Slice(big);
+  p.body = bodies.slices[0];
+  return p;
+}
+
+// A hostile peer with a certificate of the fleet's CA: it writes its kind of
+// payload until the analyzer ends the call, then opens another 50 ms later.
+struct Hostile final : Caller {
+  int index = 0;   // among the hostile streams: index % 3 picks the kind
+  int honest = 1;  // honest streams, whose ids forged batches carry
+  const HostilePayloads* payloads = nullptr;
+  HostileReport* report = nullptr;  // its thread's
+  grpc::GenericStub* stub = nullptr;
+  std::unique_ptr<grpc::ClientContext> context;
+  std::unique_ptr<grpc::GenericClientAsyncReaderWriter> call;
+  grpc::ByteBuffer read_buffer;
+  grpc::Status status;
+  grpc::Alarm alarm;
+  bool writing = false;
+  bool finished = false;
+  std::uint64_t written = 0;
+  Tag tags[6];
+
+  Tag* tag(Op op) { return &tags[static_cast<int>(op)]; }
+
+  void Open(grpc::CompletionQueue* cq) {
+    for (int i = 0; i < 6; ++i) tags[i] = {this, static_cast<Op>(i)};
+    context = std::make_unique<grpc::ClientContext>();
+    call = stub->PrepareCall(context.get(), kUploadMethod, cq);
+    writing = finished = false;
+    ++report->calls;
+    call->StartCall(tag(Op::kStart));
+  }
+
+  grpc::ByteBuffer Payload() {
+    ++written;
+    if (index % 3 == 0) return grpc::ByteBuffer(&payloads->junk, 1);
+    v1::UploadBatch header;
+    header.set_schema_version(v1::SCHEMA_VERSION_1);
+    header.set_boot_id(1);
+    header.set_created_ns(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                              std::chrono::system_clock::now().time_since_epoch())
+                              .count());
+    if (index % 3 == 1) {
+      header.set_agent_id(HostileId(index));
+      header.set_batch_seq(written);
+      const grpc::Slice slices[] = {grpc::Slice(header.SerializeAsString()), payloads->big_body};
+      return grpc::ByteBuffer(slices, 2);
+    }
+    // An honest agent's id and a sequence far past its own: believed, it
+    // would make that agent drop its spool as acknowledged.
+    header.set_agent_id(AgentId(index % honest));
+    header.set_batch_seq((std::uint64_t{1} << 62) + written);
+    const grpc::Slice slices[] = {grpc::Slice(header.SerializeAsString()), payloads->body};
+    return grpc::ByteBuffer(slices, 2);
+  }
+
+  void Write() {
+    if (writing || finished) return;
+    writing = true;
+    const grpc::ByteBuffer buffer = Payload();
+    call->Write(buffer, tag(Op::kWrite));
+  }
+
+  // The call is over once its status is in and no write is pending.
+  void MaybeReopen(grpc::CompletionQueue* cq) {
+    if (!finished || writing) return;
+    call.reset();
+    context.reset();
+    alarm.Set(cq, std::chrono::system_clock::now() + std::chrono::milliseconds{50},
+              tag(Op::kAlarm));
+  }
+
+  void Count() {
+    switch (status.error_code()) {
+      case grpc::StatusCode::INVALID_ARGUMENT:
+        ++report->invalid_argument;
+        break;
+      case grpc::StatusCode::PERMISSION_DENIED:
+        ++report->permission_denied;
+        break;
+      case grpc::StatusCode::RESOURCE_EXHAUSTED:
+        ++report->resource_exhausted;
+        break;
+      default:
+        ++report->other_status;
+    }
+  }
+
+  bool OnEvent(Op op, bool ok, grpc::CompletionQueue* cq) override {
+    switch (op) {
+      case Op::kStart:
+        if (ok) {
+          call->Read(&read_buffer, tag(Op::kRead));
+          Write();
+        } else {
+          call->Finish(&status, tag(Op::kFinish));
+        }
+        break;
+      case Op::kWrite:
+        writing = false;
+        if (ok) {
+          Write();
+        } else {
+          MaybeReopen(cq);
+        }
+        break;
+      case Op::kRead:
+        if (ok) {
+          ++report->acks;
+          call->Read(&read_buffer, tag(Op::kRead));
+        } else {
+          call->Finish(&status, tag(Op::kFinish));
+        }
+        break;
+      case Op::kFinish:
+        finished = true;
+        Count();
+        MaybeReopen(cq);
+        break;
+      case Op::kAlarm:
+        Open(cq);
+        break;
+      case Op::kWritesDone:
+        break;
+    }
+    return false;
+  }
+
+  // After the workers stopped: ends whatever is in flight, so the queue drains.
+  void Cancel() {
+    if (context) context->TryCancel();
+    alarm.Cancel();
+  }
+};
+
+// One connection per stream, with that stream's certificate.
+bool MakeTlsChannels(const LoadOptions& options, grpc::ChannelArguments args,
+                     std::vector<std::shared_ptr<grpc::Channel>>& channels, char* error,
+                     std::size_t error_size) {
+  const std::string dir = options.tls_dir + "/";
+  grpc::SslCredentialsOptions ssl;
+  ssl.pem_root_certs = ReadFile(dir + "ca.crt", error, error_size);
+  ssl.pem_private_key = ReadFile(dir + "client.key", error, error_size);
+  if (ssl.pem_root_certs.empty() || ssl.pem_private_key.empty()) return false;
+  args.SetSslTargetNameOverride("hostmesh-analyzer");
+  for (int i = 0; i < options.streams + options.hostile; ++i) {
+    const std::string name = i < options.streams ? AgentId(i) : HostileId(i - options.streams);
+    ssl.pem_cert_chain = ReadFile(dir + name + ".crt", error, error_size);
+    if (ssl.pem_cert_chain.empty()) return false;
+    args.SetInt("hostmesh.bench.channel", i);
+    channels.push_back(grpc::CreateCustomChannel(options.address, grpc::SslCredentials(ssl), args));
+  }
+  return true;
+}
 
 }  // namespace
 
@@ -225,16 +418,29 @@ LoadReport RunLoad(const LoadOptions& options, void (*started)(void*), void* arg
   std::vector<std::shared_ptr<grpc::Channel>> channels;
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);  // a connection per channel
-  for (int c = 0; c < options.channels; ++c) {
-    args.SetInt("hostmesh.bench.channel", c);  // distinct arguments: distinct connections
-    channels.push_back(
-        grpc::CreateCustomChannel(options.address, grpc::InsecureChannelCredentials(), args));
+  if (options.hostile > 0 && options.tls_dir.empty()) {
+    std::snprintf(report.error, sizeof report.error, "hostile streams need --tls");
+    return report;
   }
-  // Hellos first (not timed): the analyzer checks batches against them.
+  if (!options.tls_dir.empty()) {
+    if (!MakeTlsChannels(options, args, channels, report.error, sizeof report.error)) {
+      return report;
+    }
+  } else {
+    for (int c = 0; c < options.channels; ++c) {
+      args.SetInt("hostmesh.bench.channel", c);  // distinct arguments: distinct connections
+      channels.push_back(
+          grpc::CreateCustomChannel(options.address, grpc::InsecureChannelCredentials(), args));
+    }
+  }
+  // Hellos first (timed apart): the analyzer checks batches against them. With
+  // TLS each is also its connection's handshake.
+  const auto hello0 = Steady::now();
   for (int s = 0; s < options.streams; ++s) {
     auto stub = v1::AgentIngest::NewStub(channels[static_cast<std::size_t>(s) % channels.size()]);
     v1::AgentHello hello = FleetAgent(0, 0).Hello();
     hello.set_agent_id(AgentId(s));
+    hello.set_host(AgentId(s));
     grpc::ClientContext context;
     v1::HelloReply reply;
     const grpc::Status status = stub->Hello(&context, hello, &reply);
@@ -244,6 +450,7 @@ LoadReport RunLoad(const LoadOptions& options, void (*started)(void*), void* arg
       return report;
     }
   }
+  report.hello_seconds = std::chrono::duration<double>(Steady::now() - hello0).count();
 
   const int threads = std::max(1, std::min(options.threads, options.streams));
   std::vector<std::unique_ptr<grpc::CompletionQueue>> queues;
@@ -252,6 +459,9 @@ LoadReport RunLoad(const LoadOptions& options, void (*started)(void*), void* arg
   std::vector<grpc::GenericStub> stubs;
   for (auto& channel : channels) stubs.emplace_back(channel);
   for (int t = 0; t < threads; ++t) queues.push_back(std::make_unique<grpc::CompletionQueue>());
+  const HostilePayloads payloads = MakeHostilePayloads(bodies);
+  std::vector<HostileReport> hostile_reports(static_cast<std::size_t>(threads));
+  std::vector<std::unique_ptr<Hostile>> hostiles;
 
   started(arg);
   const double cpu0 = CpuSeconds();
@@ -272,6 +482,17 @@ LoadReport RunLoad(const LoadOptions& options, void (*started)(void*), void* arg
     stream->Begin(stubs[static_cast<std::size_t>(s) % stubs.size()], queues[t].get());
     streams.push_back(std::move(stream));
   }
+  for (int h = 0; h < options.hostile; ++h) {
+    auto hostile = std::make_unique<Hostile>();
+    hostile->index = h;
+    hostile->honest = std::max(1, options.streams);
+    hostile->payloads = &payloads;
+    const auto t = static_cast<std::size_t>(h % threads);
+    hostile->report = &hostile_reports[t];
+    hostile->stub = &stubs[static_cast<std::size_t>(options.streams + h)];
+    hostile->Open(queues[t].get());
+    hostiles.push_back(std::move(hostile));
+  }
   std::vector<std::thread> workers;
   std::vector<int> remaining(static_cast<std::size_t>(threads), 0);
   for (int s = 0; s < options.streams; ++s) ++remaining[static_cast<std::size_t>(s % threads)];
@@ -282,14 +503,14 @@ LoadReport RunLoad(const LoadOptions& options, void (*started)(void*), void* arg
       bool ok = false;
       while (remaining[static_cast<std::size_t>(t)] > 0 && cq->Next(&raw, &ok)) {
         auto* tag = static_cast<Tag*>(raw);
-        tag->stream->OnEvent(tag->op, ok, cq);
-        if (tag->op == Op::kFinish) --remaining[static_cast<std::size_t>(t)];
+        if (tag->caller->OnEvent(tag->op, ok, cq)) --remaining[static_cast<std::size_t>(t)];
       }
     });
   }
   for (auto& w : workers) w.join();
   report.seconds = std::chrono::duration<double>(Steady::now() - t0).count();
   report.cpu_seconds = CpuSeconds() - cpu0;
+  for (auto& h : hostiles) h->Cancel();
   for (auto& q : queues) {
     q->Shutdown();
     void* raw = nullptr;
@@ -306,6 +527,14 @@ LoadReport RunLoad(const LoadOptions& options, void (*started)(void*), void* arg
     report.results_sent += s.results;
     report.wire_bytes += s.wire;
     latency.insert(latency.end(), s.latency_ms.begin(), s.latency_ms.end());
+  }
+  for (const HostileReport& h : hostile_reports) {
+    report.hostile.calls += h.calls;
+    report.hostile.invalid_argument += h.invalid_argument;
+    report.hostile.permission_denied += h.permission_denied;
+    report.hostile.resource_exhausted += h.resource_exhausted;
+    report.hostile.other_status += h.other_status;
+    report.hostile.acks += h.acks;
   }
   if (!latency.empty()) {
     double sum = 0;

@@ -26,6 +26,26 @@ struct LoadOptions {
   int threads = 1;     // completion-queue threads
   double rate = 0;     // batches/s per stream, 0: closed loop
   int in_flight = 8;   // closed loop: unacknowledged batches per stream
+  // Mutual TLS when set: a directory made by bench/make_bench_pki.sh (ca.crt,
+  // client.key, bench-<i>.crt per honest stream, hostile-<i>.crt per hostile
+  // one). Each stream then has a connection of its own, as agents do.
+  std::string tls_dir;
+  // Hostile streams beside the honest ones (TLS only: they hold certificates
+  // of the fleet's CA, as a compromised host does), in turn: bytes that are no
+  // batch, batches over the size limit, and batches carrying an honest
+  // agent's id. Each reopens its stream 50 ms after the analyzer ends it,
+  // until the honest streams are done.
+  int hostile = 0;
+};
+
+// How the analyzer ended the hostile streams' calls, by gRPC status.
+struct HostileReport {
+  std::uint64_t calls = 0;
+  std::uint64_t invalid_argument = 0;
+  std::uint64_t permission_denied = 0;
+  std::uint64_t resource_exhausted = 0;
+  std::uint64_t other_status = 0;
+  std::uint64_t acks = 0;  // acks they got (REJECTED ones, for oversize batches)
 };
 
 struct LoadReport {
@@ -40,6 +60,8 @@ struct LoadReport {
   double latency_max_ms = 0;
   double cpu_seconds = 0;  // of the load generator, over `seconds`
   std::uint64_t wire_bytes = 0;
+  double hello_seconds = 0;  // every stream's connection (TLS handshake) and Hello
+  HostileReport hostile;
   char error[200] = {};
 };
 
