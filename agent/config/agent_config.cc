@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "common/base/names.h"
+#include "common/base/upload_limits.h"
 #include "common/config/map_reader.h"
 #include "common/config/yaml_loader.h"
 #include "common/net/ttl.h"
@@ -90,7 +91,9 @@ void ReadTraceroute(MapReader& r, TracerouteConfig& traceroute) {
 }
 
 void ReadUpload(MapReader& r, UploadConfig& upload) {
-  r.Optional("batch_max_results", &upload.batch_max_results, {1, 100000});
+  // The analyzer refuses a batch of more (common/base/upload_limits.h).
+  r.Optional("batch_max_results", &upload.batch_max_results,
+             {1u, static_cast<std::uint32_t>(kMaxResultsPerBatch)});
   r.Optional("batch_max_age", &upload.batch_max_age, Range{1ms, 60s});
   r.Optional("buffer_budget", &upload.buffer_budget, {config::MiB(1), config::GiB(16)});
   const bool initial_ok = r.Optional("backoff_initial", &upload.backoff_initial, Range{1ms, 60s});

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/base/clock.h"
+#include "common/base/upload_limits.h"
 #include "hostmesh/v1/ingest.pb.h"
 
 namespace hostmesh::analyzer::ingest {
@@ -41,11 +42,11 @@ struct Rejection {
 };
 
 struct ValidationLimits {
-  std::size_t max_results = 20'000;
-  std::size_t max_paths = 20'000;
+  std::size_t max_results = kMaxResultsPerBatch;
+  std::size_t max_paths = kMaxPathsPerBatch;
   // One per NIC per telemetry period: a batch of a minute of 64 NICs read every second.
   std::size_t max_telemetry = 4'000;
-  std::size_t max_batch_bytes = 8 << 20;
+  std::size_t max_batch_bytes = kMaxBatchBytes;
   // Agents' clocks are NTP-synced; minutes of skew means a broken clock.
   std::chrono::nanoseconds max_future = std::chrono::minutes{5};
   // Older than raw retention: it would be deleted on arrival.

@@ -131,7 +131,7 @@ traceroute:
   refresh_period: 1h
   loss_retrace_after: 0s
 upload:
-  batch_max_results: 100000
+  batch_max_results: 20000
   batch_max_age: 250ms
   buffer_budget: 1GiB
   backoff_initial: 1s
@@ -182,7 +182,7 @@ nics:
   EXPECT_EQ(cfg.traceroute.max_ttl, 32);
   EXPECT_EQ(cfg.traceroute.refresh_period, 1h);
   EXPECT_EQ(cfg.traceroute.loss_retrace_after, 0s);
-  EXPECT_EQ(cfg.upload.batch_max_results, 100000u);
+  EXPECT_EQ(cfg.upload.batch_max_results, 20000u);
   EXPECT_EQ(cfg.upload.batch_max_age, 250ms);
   EXPECT_EQ(cfg.upload.buffer_budget, config::GiB(1));
   EXPECT_EQ(cfg.upload.backoff_initial, 1s);
@@ -266,6 +266,12 @@ TEST(agent_config, BadValuesNameKeyAndLine) {
   issue = OnlyIssue(std::string(kMinimal) + "traceroute:\n  max_ttl: 33\n");
   EXPECT_EQ(issue.path, "traceroute.max_ttl");
   EXPECT_EQ(issue.message, "must be between 1 and 32, got \"33\"");
+
+  // The analyzer refuses a batch of more than 20,000 results: an agent asking
+  // for bigger batches would lose them.
+  issue = OnlyIssue(std::string(kMinimal) + "upload:\n  batch_max_results: 20001\n");
+  EXPECT_EQ(issue.path, "upload.batch_max_results");
+  EXPECT_EQ(issue.message, "must be between 1 and 20000, got \"20001\"");
 
   issue = OnlyIssue(std::string(kMinimal) + "upload:\n  buffer_budget: 32GiB\n");
   EXPECT_EQ(issue.path, "upload.buffer_budget");
