@@ -38,9 +38,17 @@ bool AgentQuota::Take(std::string_view agent_id, std::size_t bytes, MonoTime now
   Bucket& b = it->second;
   Refill(b, now);
   const double need = static_cast<double>(bytes);
-  if (need > b.tokens) return false;
+  const bool held = need <= b.tokens;
   b.tokens -= need;
-  return true;
+  return held;
+}
+
+bool AgentQuota::InDebt(std::string_view agent_id, MonoTime now) {
+  std::lock_guard lock(mu_);
+  const auto it = buckets_.find(std::string(agent_id));
+  if (it == buckets_.end()) return false;
+  Refill(it->second, now);
+  return it->second.tokens < 0;
 }
 
 std::size_t AgentQuota::agents() const {

@@ -8,6 +8,12 @@
 // default refills at 1 MiB/s and holds a 256 MiB burst: an honest agent never
 // meets it, and a hostile one stores at most 86 GB a day instead of whatever
 // its link carries.
+//
+// Every byte read is paid for: a batch over what the bucket holds is refused
+// and charged all the same (gRPC has read it), so the bucket goes into debt,
+// and a peer in debt has its next streams refused at their start, before a
+// byte of them is read, until it has paid. What a peer can make the analyzer
+// read is then its rate, plus one message per stream it may open.
 #pragma once
 
 #include <chrono>
@@ -33,9 +39,11 @@ class AgentQuota {
  public:
   explicit AgentQuota(QuotaOptions options) : options_(options) {}
 
-  // Takes `bytes` from the agent's bucket when they are there; false (nothing
-  // taken) when the agent is over its quota.
+  // Takes `bytes` from the agent's bucket; false when they were not there
+  // (the agent is over its quota: taken anyway, as debt).
   bool Take(std::string_view agent_id, std::size_t bytes, MonoTime now);
+  // Whether the agent's bucket is in debt (a bucket never taken from is not).
+  bool InDebt(std::string_view agent_id, MonoTime now);
 
   std::size_t agents() const;
 

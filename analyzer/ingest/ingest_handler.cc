@@ -22,7 +22,26 @@ IngestHandler::IngestHandler(const Clock& clock, store::Store& store,
       agents_(store),
       in_flight_(options_.max_in_flight_bytes),
       quota_(options_.quota),
+      refused_quota_(QuotaOptions{options_.refused_bytes_per_second, options_.refused_burst_bytes,
+                                  options_.quota.max_agents}),
       streams_(options_.max_streams_per_peer) {}
+
+bool IngestHandler::InDebt(const std::string& key, const PeerIdentity& peer) {
+  if (peer.anyone()) return false;  // no certificate to know the agents by
+  const MonoTime now = clock_.MonotonicNow();
+  bool debt = refused_quota_.InDebt(key, now);
+  for (const std::string& name : peer.names()) debt = debt || quota_.InDebt(name, now);
+  if (debt) stats_.streams_over_quota.Increment();
+  return debt;
+}
+
+bool IngestHandler::ChargeRefused(const PeerIdentity& peer, std::string_view agent_id,
+                                  std::size_t bytes) {
+  const std::string key = peer.anyone() ? std::string(agent_id) : StreamsPerPeer::KeyOf(peer);
+  if (refused_quota_.Take(key, bytes, clock_.MonotonicNow())) return true;
+  stats_.streams_over_quota.Increment();
+  return false;
+}
 
 bool IngestHandler::OpenStream(const std::string& key, const PeerIdentity& peer) {
   if (streams_.TryOpen(key)) return true;
@@ -78,6 +97,7 @@ IngestHandler::Screened IngestHandler::Screen(v1::UploadBatch& batch, std::size_
   Screened out;
   if (!batch.agent_id().empty() && !peer.MaySpeakFor(batch.agent_id())) {
     stats_.streams_denied.Increment();
+    ChargeRefused(peer, batch.agent_id(), encoded_bytes);  // the stream ends either way
     out.denied = "batch " + std::to_string(batch.batch_seq()) + " for agent_id '" +
                  batch.agent_id().substr(0, 64) + "' from " + peer.Describe();
     return out;
@@ -98,6 +118,15 @@ IngestHandler::Screened IngestHandler::Screen(v1::UploadBatch& batch, std::size_
       ValidateBatch(batch, encoded_bytes, agent.get(), clock_.RealtimeNow(), options_.limits);
   if (!rejection) {
     ClearStamps(batch);
+    return out;
+  }
+  if (!ChargeRefused(peer, batch.agent_id(), encoded_bytes)) {
+    out.over_quota = "agent '" + batch.agent_id().substr(0, 64) +
+                     "' sent more refused batches than it may (" +
+                     std::to_string(static_cast<std::uint64_t>(options_.refused_burst_bytes)) +
+                     " bytes, refilled at " +
+                     std::to_string(static_cast<std::uint64_t>(options_.refused_bytes_per_second)) +
+                     " bytes/s); the last: " + rejection->message;
     return out;
   }
   stats_.Rejected(rejection->reason).Increment();

@@ -38,6 +38,17 @@ struct IngestOptions {
   std::size_t max_in_flight_bytes_per_stream = 32 << 20;
   std::size_t max_in_flight_bytes = std::size_t{1} << 30;
   QuotaOptions quota;  // bytes per agent id over time (agent_quota.h)
+  // Bytes of batches refused (invalid, another agent's, not a batch) one
+  // certificate may send beyond that: the quota is for an honest agent's
+  // results (and its resend after an outage), not for bytes the analyzer
+  // throws away. Two batches at the size limit, refilled at 64 KiB/s: an
+  // honest agent's batches are refused rarely, and 100 hostile certificates
+  // then make the analyzer read 6.4 MB/s of refused bytes, not 100 MiB/s.
+  double refused_burst_bytes = 16 << 20;
+  double refused_bytes_per_second = 64 << 10;
+  // How long a stream refused for what its peer did waits before it ends
+  // (refusal_tarpit.h).
+  std::chrono::milliseconds refusal_delay{1000};
   // Upload streams one certificate may hold open at once (streams_per_peer.h;
   // 0: no limit).
   std::size_t max_streams_per_peer = 4;
@@ -91,6 +102,13 @@ class IngestHandler {
   // An Upload stream of `peer`, counted under `key` (StreamsPerPeer::KeyOf),
   // opens: false, counted and warned of, when it already holds its limit.
   bool OpenStream(const std::string& key, const PeerIdentity& peer);
+  // Whether a new stream of `peer` must wait: its certificate or one of the
+  // agents it names is in debt (agent_quota.h). Counted when so.
+  bool InDebt(const std::string& key, const PeerIdentity& peer);
+  // Charges a message the analyzer refused (not a batch, another agent's, or
+  // invalid) to the sender's allowance for refused bytes (refused_burst_bytes):
+  // false when it was not there (the stream must end, RESOURCE_EXHAUSTED).
+  bool ChargeRefused(const PeerIdentity& peer, std::string_view agent_id, std::size_t bytes);
   void CloseStream(const std::string& key) { streams_.Close(key); }
 
   const IngestOptions& options() const { return options_; }
@@ -108,6 +126,7 @@ class IngestHandler {
   AgentDirectory agents_;
   InFlightBudget in_flight_;
   AgentQuota quota_;
+  AgentQuota refused_quota_;  // by certificate (StreamsPerPeer::KeyOf), or agent id when insecure
   StreamsPerPeer streams_;
   std::mutex warn_mu_;
   WarnThrottle stamps_warn_{std::chrono::minutes{1}};

@@ -52,6 +52,12 @@ std::unique_ptr<IngestServer> IngestServer::Start(IngestHandler& handler,
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 60'000);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20'000);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  // An agent holds an Upload stream and, now and then, a Hello on its
+  // connection: more streams at once are a peer reopening refused ones
+  // (refusal_tarpit.h), which this bounds per connection.
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, 16);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, 64 << 10);
   // gRPC's own limit sits above the validator's, so an oversize batch gets a
   // REJECTED ack naming the limit instead of a broken stream.
   const std::size_t limit = handler.options().limits.max_batch_bytes * 2 + (1 << 20);
@@ -71,6 +77,7 @@ IngestServer::~IngestServer() {
 
 void IngestServer::Shutdown(std::chrono::nanoseconds grace) {
   if (!server_) return;
+  service_.ReleaseRefused();
   server_->Shutdown(std::chrono::system_clock::now() +
                     std::chrono::duration_cast<std::chrono::system_clock::duration>(grace));
   server_->Wait();

@@ -56,7 +56,7 @@ grpc::ServerUnaryReactor* IngestService::Hello(grpc::CallbackServerContext* cont
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* IngestService::Upload(
     grpc::CallbackServerContext* context) {
-  return new UploadReactor(handler_, IdentityOf(*context));  // deletes itself in OnDone
+  return new UploadReactor(handler_, tarpit_, IdentityOf(*context));  // deletes itself in OnDone
 }
 
 }  // namespace hostmesh::analyzer::ingest

@@ -11,6 +11,7 @@
 
 #include "analyzer/ingest/ingest_handler.h"
 #include "analyzer/ingest/peer_identity.h"
+#include "analyzer/ingest/refusal_tarpit.h"
 #include "hostmesh/v1/ingest.grpc.pb.h"
 
 namespace hostmesh::analyzer::ingest {
@@ -26,18 +27,21 @@ class IngestService final
           v1::AgentIngest::WithRawCallbackMethod_Upload<v1::AgentIngest::Service>> {
  public:
   IngestService(IngestHandler& handler, IdentityPolicy policy)
-      : handler_(handler), policy_(std::move(policy)) {}
+      : handler_(handler), policy_(std::move(policy)), tarpit_(handler.options().refusal_delay) {}
 
   grpc::ServerUnaryReactor* Hello(grpc::CallbackServerContext* context,
                                   const v1::AgentHello* request, v1::HelloReply* reply) override;
   grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Upload(
       grpc::CallbackServerContext* context) override;
+  // Shutdown: refused streams end now, not after their delay.
+  void ReleaseRefused() { tarpit_.Release(); }
 
  private:
   PeerIdentity IdentityOf(const grpc::CallbackServerContext& context) const;
 
   IngestHandler& handler_;
   const IdentityPolicy policy_;
+  RefusalTarpit tarpit_;
 };
 
 }  // namespace hostmesh::analyzer::ingest

@@ -22,22 +22,36 @@ bool Parse(grpc::ByteBuffer& buffer, v1::UploadBatch& batch) {
 
 }  // namespace
 
-UploadReactor::UploadReactor(IngestHandler& handler, PeerIdentity peer)
-    : handler_(handler), peer_(std::move(peer)), peer_key_(StreamsPerPeer::KeyOf(peer_)) {
+UploadReactor::UploadReactor(IngestHandler& handler, RefusalTarpit& tarpit, PeerIdentity peer)
+    : handler_(handler),
+      tarpit_(tarpit),
+      peer_(std::move(peer)),
+      peer_key_(StreamsPerPeer::KeyOf(peer_)) {
   handler_.stats().streams_open.Increment();
+  // Refusals before a byte is read: the agent backs off and keeps its data.
   counted_ = handler_.OpenStream(peer_key_, peer_);
   if (!counted_) {
-    // Nothing read, nothing to drain: the agent backs off and keeps its data.
-    finished_ = true;
-    Finish(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+    Refuse(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
                         "this certificate already holds " +
                             std::to_string(handler_.options().max_streams_per_peer) +
                             " Upload streams open (grpc.max_streams_per_agent); retry after a "
                             "backoff"));
     return;
   }
+  // Counted while held in the tarpit: a place of its certificate's.
+  if (handler_.InDebt(peer_key_, peer_)) {
+    Refuse(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                        "this certificate's agents are over their byte quota "
+                        "(grpc.agent_bytes_per_second); retry after a backoff"));
+    return;
+  }
   reading_ = true;
   StartRead(&read_buffer_);
+}
+
+void UploadReactor::Refuse(grpc::Status status) {
+  finished_ = true;
+  tarpit_.Hold([this, status = std::move(status)] { Finish(status); });
 }
 
 void UploadReactor::OnReadDone(bool ok) {
@@ -58,16 +72,21 @@ void UploadReactor::OnReadDone(bool ok) {
   std::size_t bytes = 0;  // taken from the in-flight budget
   bool taken = false;
   std::optional<grpc::Status> failure;
+  bool refused = false;  // for what the peer sent
   if (!parsed) {
     handler_.stats().streams_garbage.Increment();
+    handler_.ChargeRefused(peer_, "", wire_bytes);  // the stream ends either way
+    refused = true;
     failure = grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                            "a message of " + std::to_string(wire_bytes) +
                                " bytes on the Upload stream is not a hostmesh.v1.UploadBatch");
   } else {
     screened = handler_.Screen(batch.get(), wire_bytes, peer_);
     if (screened.denied) {
+      refused = true;
       failure = grpc::Status(grpc::StatusCode::PERMISSION_DENIED, *screened.denied);
     } else if (screened.over_quota) {
+      refused = true;
       failure = grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, *screened.over_quota);
     } else if (!screened.rejected) {
       bytes = MemoryBytes(batch.get(), wire_bytes);
@@ -88,7 +107,7 @@ void UploadReactor::OnReadDone(bool ok) {
   // batch would overtake this one in the committer) nor Finish (it would
   // delete `this` under us): handling_read_ holds both off.
   handling_read_ = true;
-  if (failure) FailLocked(std::move(*failure));
+  if (failure) FailLocked(std::move(*failure), refused);
   const std::uint64_t slot = first_slot_ + slots_.size();
   // After a failure the stream is ending: later batches are dropped unacked,
   // and the agent resends them.
@@ -116,8 +135,10 @@ void UploadReactor::OnReadDone(bool ok) {
   Perform(std::move(actions));
 }
 
-void UploadReactor::FailLocked(grpc::Status status) {
-  if (!failure_) failure_ = std::move(status);
+void UploadReactor::FailLocked(grpc::Status status, bool refused) {
+  if (failure_) return;
+  failure_ = std::move(status);
+  refused_ = refused;
 }
 
 void UploadReactor::OnCommitted(std::uint64_t slot, std::size_t bytes,
@@ -182,6 +203,7 @@ UploadReactor::Actions UploadReactor::NextLocked() {
   if ((reads_over_ || broken) && !handling_read_ && !writing_ && committing_ == 0 && drained) {
     finished_ = true;
     actions.finish = failure_ ? *failure_ : grpc::Status::OK;
+    actions.refused = failure_.has_value() && refused_;
   }
   return actions;
 }
@@ -195,7 +217,12 @@ void UploadReactor::Perform(Actions actions) {
                                                         &own_buffer);
     StartWrite(&write_buffer_);
   }
-  if (actions.finish) Finish(*actions.finish);  // the last touch of `this`
+  // The last touch of `this`.
+  if (actions.finish && actions.refused) {
+    tarpit_.Hold([this, status = *actions.finish] { Finish(status); });
+  } else if (actions.finish) {
+    Finish(*actions.finish);
+  }
 }
 
 }  // namespace hostmesh::analyzer::ingest

@@ -31,13 +31,15 @@
 
 #include "analyzer/ingest/ingest_handler.h"
 #include "analyzer/ingest/peer_identity.h"
+#include "analyzer/ingest/refusal_tarpit.h"
 #include "hostmesh/v1/ingest.grpc.pb.h"
 
 namespace hostmesh::analyzer::ingest {
 
 class UploadReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
-  UploadReactor(IngestHandler& handler, PeerIdentity peer);
+  // Streams refused for what their peer did end through `tarpit`.
+  UploadReactor(IngestHandler& handler, RefusalTarpit& tarpit, PeerIdentity peer);
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
@@ -53,16 +55,21 @@ class UploadReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grp
     bool read = false;
     std::optional<v1::UploadAck> write;
     std::optional<grpc::Status> finish;
+    bool refused = false;  // finish through the tarpit
   };
 
   void OnCommitted(std::uint64_t slot, std::size_t bytes, std::optional<v1::UploadAck> ack,
                    const std::string& error);
-  // Ends the stream after what is decided: no more reads, then Finish(status).
-  void FailLocked(grpc::Status status);
+  // Ends the stream after what is decided: no more reads, then Finish(status);
+  // `refused`: for what the peer sent, so through the tarpit.
+  void FailLocked(grpc::Status status, bool refused = false);
+  // At the stream's start, before anything is read.
+  void Refuse(grpc::Status status);
   Actions NextLocked();
   void Perform(Actions actions);
 
   IngestHandler& handler_;
+  RefusalTarpit& tarpit_;
   const PeerIdentity peer_;
   const std::string peer_key_;  // StreamsPerPeer::KeyOf(peer_)
   bool counted_ = false;        // in its credential's open streams
@@ -81,6 +88,7 @@ class UploadReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grp
   bool reads_over_ = false;              // the agent half-closed, or the stream broke
   bool writes_over_ = false;             // a write failed: the stream is gone
   std::optional<grpc::Status> failure_;  // why the stream ends early
+  bool refused_ = false;                 // ...for what the peer sent
   bool finished_ = false;
 };
 

@@ -57,15 +57,33 @@ TEST(in_flight_budget, TakesWhatFitsAndGivesItBack) {
 }
 
 TEST(agent_quota, EachAgentHasItsBurstAndRefillsAtItsRate) {
+  using std::chrono::seconds;
   AgentQuota quota({.bytes_per_second = 100, .burst_bytes = 1000, .max_agents = 10});
   const MonoTime t0{};
   EXPECT_TRUE(quota.Take("h1", 1000, t0));
-  EXPECT_FALSE(quota.Take("h1", 1, t0));
-  EXPECT_TRUE(quota.Take("h2", 600, t0));                             // h1's use is not h2's
-  EXPECT_FALSE(quota.Take("h1", 300, t0 + std::chrono::seconds{2}));  // 200 refilled
-  EXPECT_TRUE(quota.Take("h1", 300, t0 + std::chrono::seconds{3}));
+  EXPECT_TRUE(quota.Take("h2", 600, t0));  // h1's use is not h2's
+  EXPECT_FALSE(quota.InDebt("h1", t0));    // empty, not owing
+  EXPECT_TRUE(quota.Take("h1", 300, t0 + seconds{3}));
   EXPECT_TRUE(quota.Take("h1", 1000, t0 + std::chrono::hours{1}));  // never past the burst
   EXPECT_FALSE(quota.Take("h1", 1, t0 + std::chrono::hours{1}));
+}
+
+// What was read was read: a batch over the bucket is refused and charged, and
+// the agent's next streams wait (InDebt) until the refill has paid for it.
+TEST(agent_quota, EveryByteReadIsPaidForAndAnAgentInDebtWaitsUntilItHasPaid) {
+  using std::chrono::seconds;
+  AgentQuota quota({.bytes_per_second = 100, .burst_bytes = 1000, .max_agents = 10});
+  const MonoTime t0{};
+  EXPECT_FALSE(quota.InDebt("h1", t0));  // never seen
+  EXPECT_TRUE(quota.Take("h1", 900, t0));
+  EXPECT_FALSE(quota.Take("h1", 300, t0));  // 100 there: refused, 200 owed
+  EXPECT_TRUE(quota.InDebt("h1", t0));
+  EXPECT_TRUE(quota.InDebt("h1", t0 + seconds{1}));
+  EXPECT_FALSE(quota.InDebt("h1", t0 + seconds{2}));     // paid
+  EXPECT_FALSE(quota.Take("h1", 300, t0 + seconds{3}));  // 100 there again: 200 owed
+  EXPECT_TRUE(quota.InDebt("h1", t0 + seconds{3}));
+  EXPECT_TRUE(quota.Take("h1", 100, t0 + seconds{6}));  // paid, and 100 more refilled
+  EXPECT_FALSE(quota.InDebt("h2", t0));                 // h1's debt is not h2's
 }
 
 TEST(agent_quota, MadeUpAgentIdsCannotGrowItPastItsBound) {

@@ -244,11 +244,17 @@ TEST(tls_ingest, TheAgentsUploaderDeliversOverMutualTls) {
 }
 
 // Bytes that are no UploadBatch once ended the stream with OK, like a half-close.
-TEST(tls_ingest, GarbageOnTheUploadStreamIsInvalidArgument) {
+// The refusal comes after the tarpit's delay (refusal_tarpit.h): a peer that
+// reopens refused streams gets a few refusals a second, not thousands. Only a
+// lower bound on time, so a loaded machine cannot fail it.
+TEST(tls_ingest, GarbageOnTheUploadStreamIsInvalidArgumentAfterTheRefusalDelay) {
   TempDir dir;
   SystemClock clock;
-  AnalyzerUnderTest analyzer(clock, dir.path() / "db", "127.0.0.1:0");
+  ingest::IngestOptions options;
+  options.refusal_delay = std::chrono::milliseconds{300};
+  AnalyzerUnderTest analyzer(clock, dir.path() / "db", "127.0.0.1:0", options);
   ASSERT_TRUE(analyzer.ok());
+  const auto start = std::chrono::steady_clock::now();
   auto channel = grpc::CreateChannel(analyzer.address(), grpc::InsecureChannelCredentials());
   grpc::ClientContext context;
   std::unique_ptr<grpc::ClientReaderWriter<grpc::ByteBuffer, grpc::ByteBuffer>> stream(
@@ -268,6 +274,7 @@ TEST(tls_ingest, GarbageOnTheUploadStreamIsInvalidArgument) {
   const grpc::Status status = stream->Finish();
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
   EXPECT_NE(status.error_message().find("is not a hostmesh.v1.UploadBatch"), std::string::npos);
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds{300});
   EXPECT_EQ(analyzer.stats().streams_garbage.Value(), 1u);
 }
 
@@ -350,6 +357,50 @@ TEST(tls_ingest, OneCertificateHoldsAtMostItsLimitOfUploadStreams) {
   EXPECT_EQ(again_acks[0].status(), v1::UploadAck::STATUS_ACCEPTED);
   held.front()->stream->WritesDone();
   EXPECT_TRUE(held.front()->stream->Finish().ok());
+}
+
+// Bytes the analyzer throws away have an allowance of their own beside the
+// quota (refused_burst_bytes): past it the stream ends, and the certificate's
+// next streams are refused at their start, before a byte of them is read,
+// until the refill has paid for what was read (agent_quota_test: the paying).
+TEST(tls_ingest, ACertificateSendingRefusedBatchesPastItsAllowanceIsRefusedAtTheStart) {
+  ingest::IngestOptions options;
+  options.quota.bytes_per_second = 1;  // nothing refills within the test
+  options.refused_bytes_per_second = 1;
+  options.refused_burst_bytes = 3000;
+  Fixture f(options);
+  ASSERT_TRUE(f.analyzer.ok());
+  auto h1 = f.As(f.pki.Issue("h1", "DNS:h1", false));
+  auto h2 = f.As(f.pki.Issue("h2", "DNS:h2", false));
+  ASSERT_TRUE(SayHello(*h1, MakeHello("h1", 7)).ok());
+  ASSERT_TRUE(SayHello(*h2, MakeHello("h2", 8)).ok());
+  const WallTime now = f.clock.RealtimeNow();
+
+  // Batches of a boot that never said Hello: each is REJECTED, until their
+  // bytes pass the allowance.
+  std::vector<v1::UploadBatch> refused;
+  for (std::uint64_t seq = 1; seq <= 4; ++seq) refused.push_back(MakeBatch("h1", 99, seq, 20, now));
+  ASSERT_GT(refused[0].ByteSizeLong(), 1000u);
+  ASSERT_LT(refused[0].ByteSizeLong(), 1500u);
+  auto [acks, status] = Upload(*h1, refused);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << status.error_message();
+  EXPECT_NE(status.error_message().find("refused batches"), std::string::npos)
+      << status.error_message();
+  ASSERT_EQ(acks.size(), 2u);
+  for (const v1::UploadAck& ack : acks) EXPECT_EQ(ack.status(), v1::UploadAck::STATUS_REJECTED);
+
+  // Its next stream ends at its start: nothing of it is read or stored.
+  auto [next_acks, next] = Upload(*h1, {MakeBatch("h1", 7, 1, 5, now)});
+  EXPECT_EQ(next.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << next.error_message();
+  EXPECT_NE(next.error_message().find("over their byte quota"), std::string::npos)
+      << next.error_message();
+  EXPECT_TRUE(next_acks.empty());
+  EXPECT_EQ(f.analyzer.store().LastDurableBatchSeq("h1", 7), 0u);
+
+  auto [other_acks, other] = Upload(*h2, {MakeBatch("h2", 8, 1, 5, now)});
+  EXPECT_TRUE(other.ok()) << "another certificate is not held back: " << other.error_message();
+  ASSERT_EQ(other_acks.size(), 1u);
+  EXPECT_EQ(other_acks[0].status(), v1::UploadAck::STATUS_ACCEPTED);
 }
 
 }  // namespace
