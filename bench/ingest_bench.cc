@@ -95,15 +95,21 @@ bool ParseArgs(int argc, char** argv, Args& args) {
          (args.load.hostile == 0 || !args.load.tls_dir.empty());
 }
 
-// Each connection costs a descriptor at both ends, and both ends are on this
-// machine: raise the soft limit to the hard one and share connections beyond it.
+// Each connection costs a descriptor in each process (the agents' and the
+// analyzer's, forked apart): raise the soft limit to the hard one (the hard
+// one too where that is allowed) and share connections beyond it.
 int ChannelsFor(int wanted) {
   rlimit limit{};
   getrlimit(RLIMIT_NOFILE, &limit);
+  const rlim_t needed = static_cast<rlim_t>(wanted) + 1024;
+  if (limit.rlim_max < needed) {
+    rlimit raised{needed, needed};
+    if (setrlimit(RLIMIT_NOFILE, &raised) == 0) limit = raised;
+  }
   limit.rlim_cur = limit.rlim_max;
   setrlimit(RLIMIT_NOFILE, &limit);
-  const auto room = static_cast<long>(limit.rlim_cur) - 512;  // store files, pipes, epoll
-  return static_cast<int>(std::max<long>(1, std::min<long>(wanted, room / 2)));
+  const auto room = static_cast<long>(limit.rlim_cur) - 1024;  // store files, pipes, epoll
+  return static_cast<int>(std::max<long>(1, std::min<long>(wanted, room)));
 }
 
 // CPU seconds per thread name (comm) of this process: where the analyzer's time goes.

@@ -56,8 +56,6 @@ std::unique_ptr<IngestServer> IngestServer::Start(IngestHandler& handler,
   // connection: more streams at once are a peer reopening refused ones
   // (refusal_tarpit.h), which this bounds per connection.
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, 16);
-  builder.AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, 0);
-  builder.AddChannelArgument(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, 64 << 10);
   // gRPC's own limit sits above the validator's, so an oversize batch gets a
   // REJECTED ack naming the limit instead of a broken stream.
   const std::size_t limit = handler.options().limits.max_batch_bytes * 2 + (1 << 20);
