@@ -103,7 +103,7 @@ struct HopName {
 
 std::optional<HopName> NameOf(const topology::Topology* topo, tracer::Ipv4 ip) {
   if (topo == nullptr || ip.IsZero()) return std::nullopt;
-  const topology::InterfaceId id = topo->FindInterface(topology::Ipv4{ip.value});
+  const topology::InterfaceId id = topo->FindInterface(ip);
   if (id == topology::kNone) return std::nullopt;
   const topology::Interface& iface = topo->interface(id);
   return HopName{topo->device(iface.device).name, iface.name};
@@ -126,13 +126,12 @@ topology::ResolvedPath Resolve(const topology::Topology& topo, const tracer::Tra
     if (hop.status == tracer::HopStatus::kSilent || hop.address.IsZero()) {
       hops.emplace_back(std::nullopt);
     } else {
-      hops.emplace_back(topology::Ipv4{hop.address.value});
+      hops.emplace_back(hop.address);
     }
   }
   // The resolver takes at most kMaxHops; a longer trace cannot be a fabric path.
   if (hops.size() > topology::PathResolver::kMaxHops) hops.resize(topology::PathResolver::kMaxHops);
-  return topology::PathResolver(topo).Resolve(topology::Ipv4{r.tuple.src.value},
-                                              topology::Ipv4{r.tuple.dst.value}, hops);
+  return topology::PathResolver(topo).Resolve(r.tuple.src, r.tuple.dst, hops);
 }
 
 int ExitCodeOf(const tracer::TraceResult& r) {
@@ -265,7 +264,7 @@ int RunTraceCommand(const TraceOptions& opt, CommandContext& ctx) {
     topo = LoadTopology(opt.topology, ctx);
     if (!topo) return kExitBadInput;
     for (const auto& [flag, ip] : {std::pair{"--src", *src}, std::pair{"--dst", *dst}}) {
-      if (topo->FindInterface(topology::Ipv4{ip.value}) == topology::kNone) {
+      if (topo->FindInterface(ip) == topology::kNone) {
         ctx.err << "hostmeshctl trace: warning: " << flag << " " << ip.ToString() << " is not in "
                 << opt.topology << "; the path cannot be resolved\n";
       }

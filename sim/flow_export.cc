@@ -39,11 +39,9 @@ void FlowExporter::Add(std::int64_t slice_end_ns, const std::vector<HostOutput>&
     for (const tracer::PathReport& p : uploads[h].paths) {
       std::vector<topology::Hop> hops;
       for (const auto& hop : p.hops) {
-        hops.push_back(hop.address.IsZero() ? std::nullopt
-                                            : std::optional(topology::Ipv4{hop.address.value}));
+        hops.push_back(hop.address.IsZero() ? std::nullopt : std::optional(hop.address));
       }
-      const topology::ResolvedPath r = resolver_.Resolve(topology::Ipv4{p.tuple.src.value},
-                                                         topology::Ipv4{p.tuple.dst.value}, hops);
+      const topology::ResolvedPath r = resolver_.Resolve(p.tuple.src, p.tuple.dst, hops);
       if (r.status == topology::PathStatus::kInconsistent) continue;
       paths_[{h, p.src_nic, p.dst_nic, p.tuple.sport}] = r.links;
     }

@@ -91,9 +91,8 @@ std::string SimTraceIo::Send(const tracer::FiveTuple& tuple, int ttl,
   if (!model_.ReplyGetsBack(links_, count_, hop, t, rng_)) return {};
   const std::int64_t rtt = 2 * p.one_way_ns + Exponential(rng_, icmp_.switch_cpu_ns);
   const topology::Ipv4 from = model_.fleet().IngressAddress(in_link, up);
-  pending_.emplace(AtNs(t + rtt),
-                   tracer::BuildIcmpError(tracer::Ipv4{from.value}, tuple_.src, kTimeExceeded, 0,
-                                          tuple_, payload, kQuoteLimit));
+  pending_.emplace(AtNs(t + rtt), tracer::BuildIcmpError(from, tuple_.src, kTimeExceeded, 0, tuple_,
+                                                         payload, kQuoteLimit));
   return {};
 }
 

@@ -9,19 +9,12 @@
 #include <string>
 #include <string_view>
 
+#include "common/net/ipv4.h"
 #include "common/net/roce.h"
 
 namespace hostmesh::tracer {
 
-// Host byte order inside; `Parse`/`ToString` speak dotted quads.
-struct Ipv4 {
-  std::uint32_t value = 0;
-
-  static std::optional<Ipv4> Parse(std::string_view text);
-  std::string ToString() const;
-  bool IsZero() const { return value == 0; }
-  auto operator<=>(const Ipv4&) const = default;
-};
+using Ipv4 = net::Ipv4;
 
 inline constexpr std::uint8_t kIpProtoUdp = 17;
 using net::kRoceV2Port;  // the 5-tuple a trace copies is a RoCEv2 probe's
