@@ -221,15 +221,39 @@ int main(int argc, char** argv) {
   // Fork before anything starts a thread (gRPC, RocksDB).
   int to_client[2], from_client[2];
   if (pipe(to_client) != 0 || pipe(from_client) != 0) return 1;
+  Args honest_args = args;
+  honest_args.load.hostile = 0;
   const pid_t child = fork();
   if (child < 0) return 1;
   if (child == 0) {
     close(to_client[1]);
     close(from_client[0]);
-    RunClient(args, to_client[0], from_client[1]);
+    RunClient(honest_args, to_client[0], from_client[1]);
   }
   close(to_client[0]);
   close(from_client[1]);
+  // Hostile streams in a process of their own: attackers are other machines,
+  // and the honest agents' latency must not include time their process spent
+  // serving them. It runs until told to stop (stop_fd).
+  int to_hostile[2] = {-1, -1}, from_hostile[2] = {-1, -1}, stop_hostile[2] = {-1, -1};
+  pid_t hostile_child = -1;
+  if (args.load.hostile > 0) {
+    if (pipe(to_hostile) != 0 || pipe(from_hostile) != 0 || pipe(stop_hostile) != 0) return 1;
+    Args hostile_args = args;
+    hostile_args.load.streams = 0;
+    hostile_args.load.stop_fd = stop_hostile[0];
+    hostile_child = fork();
+    if (hostile_child < 0) return 1;
+    if (hostile_child == 0) {
+      close(to_hostile[1]);
+      close(from_hostile[0]);
+      close(stop_hostile[1]);
+      RunClient(hostile_args, to_hostile[0], from_hostile[1]);
+    }
+    close(to_hostile[0]);
+    close(from_hostile[1]);
+    close(stop_hostile[0]);
+  }
   hostmesh::analyzer::app::TuneProcess();  // as hostmesh-analyzer's main does
 
   bool temporary = false;
@@ -291,6 +315,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "ingest_bench: the load generator failed before its first batch\n");
     return 1;
   }
+  // The hostile streams start with the honest batches, not during their Hellos.
+  if (hostile_child > 0 &&
+      (write(to_hostile[1], &port, sizeof port) != static_cast<ssize_t>(sizeof port) ||
+       !ReadAll(from_hostile[0], &ready, 1))) {
+    std::fprintf(stderr, "ingest_bench: the hostile streams failed to start\n");
+    return 1;
+  }
   const auto threads0 = ThreadCpu();
   const double cpu0 = ProcessCpu();
   const auto t0 = std::chrono::steady_clock::now();
@@ -303,6 +334,19 @@ int main(int argc, char** argv) {
   const double peak_rss_mb = PeakRssMb();
   int status = 0;
   waitpid(child, &status, 0);
+  hostmesh::bench::LoadReport hostile_load;
+  if (hostile_child > 0) {
+    close(stop_hostile[1]);  // EOF: stop
+    if (!ReadAll(from_hostile[0], &hostile_load, sizeof hostile_load)) {
+      std::snprintf(hostile_load.error, sizeof hostile_load.error, "no report");
+    }
+    int hostile_status = 0;
+    waitpid(hostile_child, &hostile_status, 0);
+    if (hostile_load.error[0] != '\0') {
+      std::fprintf(stderr, "ingest_bench: hostile streams: %s\n", hostile_load.error);
+      return 1;
+    }
+  }
   stop = true;
   if (loop.joinable()) loop.join();
   if (!reported || load.error[0] != '\0') {
@@ -337,8 +381,8 @@ int main(int argc, char** argv) {
       args.load.tls_dir.empty() ? "" : " over mutual TLS", feed ? ", analysis feed and loop" : "");
   if (args.load.hostile > 0) {
     std::printf(
-        "  beside %d hostile streams (junk, oversize, forged ids), reopened 50 ms after "
-        "each end\n",
+        "  beside %d hostile streams (junk, oversize, forged ids) from a process of their "
+        "own, reopened 50 ms after each end\n",
         args.load.hostile);
   }
   std::printf("  connect and Hello     %.3f s for all streams (TLS handshakes included)\n",
@@ -368,7 +412,7 @@ int main(int argc, char** argv) {
   std::printf("\n  analyzer peak RSS     %.0f MB\n", peak_rss_mb);
   std::printf("  load generator CPU    %.2f cores\n", load.cpu_seconds / seconds);
   if (feed) std::printf("  windows judged        %llu\n", static_cast<unsigned long long>(windows));
-  const hostmesh::bench::HostileReport& h = load.hostile;
+  const hostmesh::bench::HostileReport& h = hostile_load.hostile;
   std::printf("  bytes parsed          %.1f MB of batches (honest ones: %.1f MB)\n",
               stats.bytes.Value() / 1e6, static_cast<double>(load.wire_bytes) / 1e6);
   if (args.load.hostile > 0) {

@@ -4,6 +4,7 @@
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -523,6 +524,10 @@ LoadReport RunLoad(const LoadOptions& options, void (*started)(void*), void* arg
     }
   });
   for (auto& w : workers) w.join();
+  if (options.streams == 0 && options.stop_fd >= 0) {
+    char stop = 0;
+    (void)!read(options.stop_fd, &stop, 1);
+  }
   honest_done = true;
   hostile_worker.join();
   report.seconds = std::chrono::duration<double>(Steady::now() - t0).count();

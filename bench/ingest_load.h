@@ -36,6 +36,10 @@ struct LoadOptions {
   // agent's id. Each reopens its stream 50 ms after the analyzer ends it,
   // until the honest streams are done.
   int hostile = 0;
+  // With no honest streams (streams 0): the hostile ones run until a byte or
+  // EOF can be read from this descriptor (ingest_bench runs them in a process
+  // of their own, as attackers are other machines).
+  int stop_fd = -1;
 };
 
 // How the analyzer ended the hostile streams' calls, by gRPC status.
