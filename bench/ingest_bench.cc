@@ -413,7 +413,7 @@ int main(int argc, char** argv) {
   std::printf("  load generator CPU    %.2f cores\n", load.cpu_seconds / seconds);
   if (feed) std::printf("  windows judged        %llu\n", static_cast<unsigned long long>(windows));
   const hostmesh::bench::HostileReport& h = hostile_load.hostile;
-  std::printf("  bytes parsed          %.1f MB of batches (honest ones: %.1f MB)\n",
+  std::printf("  bytes read            %.1f MB of batches (honest ones: %.1f MB)\n",
               stats.bytes.Value() / 1e6, static_cast<double>(load.wire_bytes) / 1e6);
   if (args.load.hostile > 0) {
     std::printf(

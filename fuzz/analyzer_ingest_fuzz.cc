@@ -7,7 +7,9 @@
 // the write (results, path reports resolved on an inventory or learned from
 // them, the Hello's NICs); then the windows are judged (AnalysisFeed::Advance,
 // IncidentTracker::Update), and the batch's NIC telemetry is summed as the
-// API and the diagnosis read it (TelemetryRollup).
+// API and the diagnosis read it (TelemetryRollup). The batch's header is also
+// read by the walk that refuses oversize batches unparsed (ReadBatchHeader),
+// which must agree with the parse.
 //
 // Input: flags(1) hello_len(2, big-endian) hello batch. Flag bit 0: path
 // reports resolve on a generated 2-pod inventory, else the fabric is learned.
@@ -15,6 +17,7 @@
 // (2024-01-01T00:00:00Z): batches are accepted within 24 h before and 5 min
 // after it. The store (RocksDB, for the Hellos the feed reads back) lives in
 // a temporary directory for the whole run.
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -28,6 +31,7 @@
 
 #include "analyzer/analysis/incidents.h"
 #include "analyzer/feed/analysis_feed.h"
+#include "analyzer/ingest/batch_header.h"
 #include "analyzer/ingest/ingest_handler.h"
 #include "analyzer/ingest/ingest_stats.h"
 #include "analyzer/store/group_committer.h"
@@ -105,6 +109,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!hello.ParseFromArray(data + 3, static_cast<int>(hello_len)) ||
       !batch.ParseFromArray(data + 3 + hello_len, static_cast<int>(size - 3 - hello_len))) {
     return 0;
+  }
+  // The header walk that refuses oversize batches unparsed (batch_header.h)
+  // reads what the full parse read.
+  {
+    v1::UploadBatch header;
+    google::protobuf::io::ArrayInputStream in(data + 3 + hello_len,
+                                              static_cast<int>(size - 3 - hello_len));
+    FUZZ_CHECK(ingest::ReadBatchHeader(in, header));
+    FUZZ_CHECK(header.schema_version() == batch.schema_version());
+    FUZZ_CHECK(header.boot_id() == batch.boot_id() && header.batch_seq() == batch.batch_seq());
+    FUZZ_CHECK(header.agent_id() == batch.agent_id().substr(0, 257));
   }
 
   ingest::IngestHandler handler(world->clock, *world->store, *world->committer, *world->stats,

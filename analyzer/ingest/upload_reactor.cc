@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "analyzer/ingest/batch_header.h"
+
 namespace hostmesh::analyzer::ingest {
 
 namespace {
@@ -18,6 +20,11 @@ std::size_t MemoryBytes(const v1::UploadBatch& batch, std::size_t wire_bytes) {
 bool Parse(grpc::ByteBuffer& buffer, v1::UploadBatch& batch) {
   grpc::ProtoBufferReader reader(&buffer);
   return batch.ParseFromZeroCopyStream(&reader) && reader.status().ok();
+}
+
+bool ParseHeader(grpc::ByteBuffer& buffer, v1::UploadBatch& header) {
+  grpc::ProtoBufferReader reader(&buffer);
+  return ReadBatchHeader(reader, header) && reader.status().ok();
 }
 
 }  // namespace
@@ -66,7 +73,11 @@ void UploadReactor::OnReadDone(bool ok) {
   }
   const std::size_t wire_bytes = read_buffer_.Length();
   store::OwnedBatch batch = store::OwnedBatch::OnArena();
-  const bool parsed = Parse(read_buffer_, batch.get());
+  // Over the size limit it is refused whatever it holds: its header is enough
+  // for the refusal, its items are not parsed (batch_header.h).
+  const bool parsed = wire_bytes > handler_.options().limits.max_batch_bytes
+                          ? ParseHeader(read_buffer_, batch.get())
+                          : Parse(read_buffer_, batch.get());
   read_buffer_.Clear();
   IngestHandler::Screened screened;
   std::size_t bytes = 0;  // taken from the in-flight budget

@@ -96,6 +96,45 @@ TEST(ingest_grpc, OneStreamAcksEachBatchInOrderAndABadOneHarmsNoOther) {
   EXPECT_TRUE(Eventually([&] { return analyzer.stats().streams_open.Value() == 0; }));
 }
 
+// A message over the batch size limit is refused from its header alone (its
+// items are not parsed): the same REJECTED ack, in order, naming the limit.
+TEST(ingest_grpc, AnOversizeBatchIsRejectedInOrderWithoutParsingItsItems) {
+  TempDir dir;
+  SystemClock clock;
+  IngestOptions options;
+  options.limits.max_batch_bytes = 4096;
+  AnalyzerUnderTest analyzer(clock, dir.path() / "db", "127.0.0.1:0", options);
+  ASSERT_TRUE(analyzer.ok());
+  auto stub = Connect(analyzer.address());
+  {
+    v1::HelloReply reply;
+    grpc::ClientContext context;
+    ASSERT_TRUE(stub->Hello(&context, MakeHello("h1", 7), &reply).ok());
+  }
+  const WallTime now = clock.RealtimeNow();
+  const std::vector<v1::UploadBatch> sent = {MakeBatch("h1", 7, 1, 5, now),
+                                             MakeBatch("h1", 7, 2, 500, now),
+                                             MakeBatch("h1", 7, 3, 5, now)};
+  ASSERT_GT(sent[1].ByteSizeLong(), 4096u);
+  ASSERT_LT(sent[2].ByteSizeLong(), 4096u);
+  grpc::ClientContext context;
+  auto stream = stub->Upload(&context);
+  for (const v1::UploadBatch& batch : sent) ASSERT_TRUE(stream->Write(batch));
+  ASSERT_TRUE(stream->WritesDone());
+  std::vector<v1::UploadAck> acks;
+  v1::UploadAck ack;
+  while (stream->Read(&ack)) acks.push_back(ack);
+  EXPECT_TRUE(stream->Finish().ok());
+  ASSERT_EQ(acks.size(), 3u);
+  EXPECT_EQ(acks[0].status(), v1::UploadAck::STATUS_ACCEPTED);
+  EXPECT_EQ(acks[1].batch_seq(), 2u);
+  EXPECT_EQ(acks[1].status(), v1::UploadAck::STATUS_REJECTED);
+  EXPECT_NE(acks[1].error().find("too_large"), std::string::npos) << acks[1].error();
+  EXPECT_EQ(acks[2].status(), v1::UploadAck::STATUS_ACCEPTED);
+  EXPECT_EQ(analyzer.stats().Rejected(RejectReason::kTooLarge).Value(), 1u);
+  EXPECT_EQ(analyzer.store().LastDurableBatchSeq("h1", 7), 3u);
+}
+
 // --- the agent's real Uploader against this service ---
 
 constexpr std::uint32_t kNics = 4;
