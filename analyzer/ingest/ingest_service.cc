@@ -48,9 +48,17 @@ grpc::ServerUnaryReactor* IngestService::Hello(grpc::CallbackServerContext* cont
   // Quick enough for a callback thread: an unsynced put and one ledger seek.
   const HelloOutcome outcome = handler_.Hello(*request, IdentityOf(*context), *reply);
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  reactor->Finish(outcome.code == HelloCode::kOk
-                      ? grpc::Status::OK
-                      : grpc::Status(ToGrpc(outcome.code), outcome.message));
+  grpc::Status status = outcome.code == HelloCode::kOk
+                            ? grpc::Status::OK
+                            : grpc::Status(ToGrpc(outcome.code), outcome.message);
+  // Refused for what the peer sent (another host's name, a malformed Hello):
+  // through the tarpit, as refused Upload streams (refusal_tarpit.h). Its
+  // place among the connection's 16 streams bounds how many wait.
+  if (outcome.code == HelloCode::kPermissionDenied || outcome.code == HelloCode::kInvalidArgument) {
+    tarpit_.Hold([reactor, status = std::move(status)] { reactor->Finish(status); });
+  } else {
+    reactor->Finish(status);
+  }
   return reactor;
 }
 

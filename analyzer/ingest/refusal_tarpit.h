@@ -1,6 +1,7 @@
 // Upload streams refused for what their peer did (bytes that are no batch,
-// another agent's id, over its quota or its stream limit) are finished after
-// a delay, not at once. Refusing costs the analyzer about half a millisecond
+// another agent's id, over its quota or its stream limit), and Hellos refused
+// for another host's name or a malformed Hello, are finished after a delay,
+// not at once. Refusing costs the analyzer about half a millisecond
 // of CPU per stream; a peer that reopens refused streams as fast as it can
 // would otherwise take the CPU the fleet's acks need (bench/ingest_bench
 // --hostile). Held, a refused stream still occupies its place among its

@@ -141,6 +141,21 @@ TEST(tls_ingest, TheHostACertificateNamesUploadsAndNoOtherHostIsSpokenFor) {
   EXPECT_EQ(f.analyzer.store().CountResultsByAgent().at("h1"), 40u);
 }
 
+// A Hello for another host is refused after the refusal delay, as refused
+// Upload streams are (refusal_tarpit.h). A lower bound on time only.
+TEST(tls_ingest, AHelloForAnotherHostIsDeniedAfterTheRefusalDelay) {
+  ingest::IngestOptions options;
+  options.refusal_delay = std::chrono::milliseconds{300};
+  Fixture f(options);
+  ASSERT_TRUE(f.analyzer.ok());
+  auto h1 = f.As(f.pki.Issue("h1", "DNS:h1", false));
+  const auto start = std::chrono::steady_clock::now();
+  const grpc::Status denied = SayHello(*h1, MakeHello("h2", 8));
+  EXPECT_EQ(denied.error_code(), grpc::StatusCode::PERMISSION_DENIED) << denied.error_message();
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds{300});
+  EXPECT_TRUE(SayHello(*h1, MakeHello("h1", 7)).ok());
+}
+
 TEST(tls_ingest, ASpiffeIdInTheTrustDomainNamesItsHost) {
   Fixture f;
   ASSERT_TRUE(f.analyzer.ok());
