@@ -15,11 +15,10 @@ using google::protobuf::internal::WireFormatLite;
 // Past the longest name the analyzer accepts (kMaxNameBytes, 253).
 constexpr std::uint32_t kKeptIdBytes = 257;
 
-// Field numbers of hostmesh.v1.UploadBatch's header.
-constexpr int kSchemaVersion = 1;
-constexpr int kAgentId = 2;
-constexpr int kBootId = 3;
-constexpr int kBatchSeq = 4;
+constexpr int kSchemaVersion = v1::UploadBatch::kSchemaVersionFieldNumber;
+constexpr int kAgentId = v1::UploadBatch::kAgentIdFieldNumber;
+constexpr int kBootId = v1::UploadBatch::kBootIdFieldNumber;
+constexpr int kBatchSeq = v1::UploadBatch::kBatchSeqFieldNumber;
 
 }  // namespace
 

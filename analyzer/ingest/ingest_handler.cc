@@ -29,18 +29,17 @@ IngestHandler::IngestHandler(const Clock& clock, store::Store& store,
 bool IngestHandler::InDebt(const std::string& key, const PeerIdentity& peer) {
   if (peer.anyone()) return false;  // no certificate to know the agents by
   const MonoTime now = clock_.MonotonicNow();
-  bool debt = refused_quota_.InDebt(key, now);
-  for (const std::string& name : peer.names()) debt = debt || quota_.InDebt(name, now);
-  if (debt) stats_.streams_over_quota.Increment();
-  return debt;
+  if (refused_quota_.InDebt(key, now)) return true;
+  for (const std::string& name : peer.names()) {
+    if (quota_.InDebt(name, now)) return true;
+  }
+  return false;
 }
 
 bool IngestHandler::ChargeRefused(const PeerIdentity& peer, std::string_view agent_id,
                                   std::size_t bytes) {
   const std::string key = peer.anyone() ? std::string(agent_id) : StreamsPerPeer::KeyOf(peer);
-  if (refused_quota_.Take(key, bytes, clock_.MonotonicNow())) return true;
-  stats_.streams_over_quota.Increment();
-  return false;
+  return refused_quota_.Take(key, bytes, clock_.MonotonicNow());
 }
 
 bool IngestHandler::OpenStream(const std::string& key, const PeerIdentity& peer) {
@@ -121,6 +120,7 @@ IngestHandler::Screened IngestHandler::Screen(v1::UploadBatch& batch, std::size_
     return out;
   }
   if (!ChargeRefused(peer, batch.agent_id(), encoded_bytes)) {
+    stats_.streams_over_quota.Increment();
     out.over_quota = "agent '" + batch.agent_id().substr(0, 64) +
                      "' sent more refused batches than it may (" +
                      std::to_string(static_cast<std::uint64_t>(options_.refused_burst_bytes)) +

@@ -103,7 +103,7 @@ class IngestHandler {
   // opens: false, counted and warned of, when it already holds its limit.
   bool OpenStream(const std::string& key, const PeerIdentity& peer);
   // Whether a new stream of `peer` must wait: its certificate or one of the
-  // agents it names is in debt (agent_quota.h). Counted when so.
+  // agents it names is in debt (agent_quota.h).
   bool InDebt(const std::string& key, const PeerIdentity& peer);
   // Charges a message the analyzer refused (not a batch, another agent's, or
   // invalid) to the sender's allowance for refused bytes (refused_burst_bytes):

@@ -47,6 +47,7 @@ UploadReactor::UploadReactor(IngestHandler& handler, RefusalTarpit& tarpit, Peer
   }
   // Counted while held in the tarpit: a place of its certificate's.
   if (handler_.InDebt(peer_key_, peer_)) {
+    handler_.stats().streams_over_quota.Increment();
     Refuse(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
                         "this certificate's agents are over their byte quota "
                         "(grpc.agent_bytes_per_second); retry after a backoff"));
@@ -58,6 +59,10 @@ UploadReactor::UploadReactor(IngestHandler& handler, RefusalTarpit& tarpit, Peer
 
 void UploadReactor::Refuse(grpc::Status status) {
   finished_ = true;
+  FinishRefused(std::move(status));
+}
+
+void UploadReactor::FinishRefused(grpc::Status status) {
   tarpit_.Hold([this, status = std::move(status)] { Finish(status); });
 }
 
@@ -214,7 +219,7 @@ UploadReactor::Actions UploadReactor::NextLocked() {
   if ((reads_over_ || broken) && !handling_read_ && !writing_ && committing_ == 0 && drained) {
     finished_ = true;
     actions.finish = failure_ ? *failure_ : grpc::Status::OK;
-    actions.refused = failure_.has_value() && refused_;
+    actions.refused = refused_;  // only ever set with failure_
   }
   return actions;
 }
@@ -230,7 +235,7 @@ void UploadReactor::Perform(Actions actions) {
   }
   // The last touch of `this`.
   if (actions.finish && actions.refused) {
-    tarpit_.Hold([this, status = *actions.finish] { Finish(status); });
+    FinishRefused(std::move(*actions.finish));
   } else if (actions.finish) {
     Finish(*actions.finish);
   }

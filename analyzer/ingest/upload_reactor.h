@@ -65,6 +65,8 @@ class UploadReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grp
   void FailLocked(grpc::Status status, bool refused = false);
   // At the stream's start, before anything is read.
   void Refuse(grpc::Status status);
+  // Finish(status) after the refusal delay (refusal_tarpit.h).
+  void FinishRefused(grpc::Status status);
   Actions NextLocked();
   void Perform(Actions actions);
 
