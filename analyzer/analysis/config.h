@@ -67,6 +67,13 @@ struct AnalysisConfig {
   // (latency_hotspots.h). RoCE congestion adds tens of microseconds.
   nanoseconds hotspot_min_excess = std::chrono::microseconds{15};
   double hotspot_noise_z = 4.0;
+  // A hotspot opens its incident once found in this many consecutive windows.
+  // Congestion that moves (incast, colliding elephant flows) and a busy
+  // host's late software timestamps heat a link for a window or two; a
+  // fail-slow link worth a ticket lasts tens of minutes. A link adding more
+  // than slow_latency_floor (every probe across it slow by the paper's bar)
+  // opens at once: congestion in a lossless fabric does not do that.
+  int hotspot_open_windows = 3;
 
   // For the paper's voting on slow probes: a probe is slow when its network
   // latency (t3-t2) exceeds

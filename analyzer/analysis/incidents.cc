@@ -159,9 +159,21 @@ std::vector<std::uint64_t> IncidentTracker::Update(const WindowReport& report) {
   std::vector<std::uint64_t> named;
   for (const auto& f : findings) named.push_back(IndexKey(f.category, f.key));
   std::sort(named.begin(), named.end());
+  std::unordered_map<std::uint64_t, Streak> streaks;
+  for (const auto& f : findings) {
+    if (f.category != Category::kLatencyLink && f.category != Category::kLatencyRnic) continue;
+    const std::uint64_t key = IndexKey(f.category, f.key);
+    const auto before = latency_streaks_.find(key);
+    streaks[key] = before == latency_streaks_.end()
+                       ? Streak{1, report.start_ns}
+                       : Streak{before->second.windows + 1, before->second.first_start_ns};
+  }
+  latency_streaks_ = std::move(streaks);  // a window without it ends its streak
   for (const auto& f : findings) {
     Incident* inc = FindOpen(f.category, f.key);
     if (!inc) inc = Adopt(f, named);
+    const auto streak = latency_streaks_.find(IndexKey(f.category, f.key));
+    if (!inc && streak != latency_streaks_.end() && HoldBack(f, streak->second)) continue;
     if (!inc) {
       Incident fresh;
       fresh.id = next_id_++;
@@ -169,6 +181,10 @@ std::vector<std::uint64_t> IncidentTracker::Update(const WindowReport& report) {
       fresh.summary =
           Describe(f.suspect, f.category == Category::kSwitch, f.category == Category::kHost);
       fresh.evidence.first_seen_ns = report.start_ns;
+      if (streak != latency_streaks_.end()) {
+        fresh.evidence.first_seen_ns = streak->second.first_start_ns;
+        fresh.evidence.windows = streak->second.windows - 1;  // this one is counted below
+      }
       open_index_[IndexKey(f.category, f.key)] = incidents_.size();
       incidents_.push_back(std::move(fresh));
       keys_.emplace_back(f.category, f.key);
@@ -256,6 +272,13 @@ std::vector<std::uint64_t> IncidentTracker::Update(const WindowReport& report) {
     touched.push_back(inc.id);
   }
   return touched;
+}
+
+bool IncidentTracker::HoldBack(const Finding& f, const Streak& streak) const {
+  const bool blatant =
+      f.evidence != nullptr &&
+      f.evidence->added_latency_ns > static_cast<double>(config_.slow_latency_floor.count());
+  return !blatant && streak.windows < config_.hotspot_open_windows;
 }
 
 Incident* IncidentTracker::Adopt(const Finding& f, const std::vector<std::uint64_t>& named) {

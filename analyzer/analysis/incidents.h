@@ -116,6 +116,13 @@ class IncidentTracker {
     return (std::uint64_t{static_cast<std::uint8_t>(category)} << 56) | key;
   }
   Incident* FindOpen(Category category, std::uint64_t key);
+  // Latency findings without an open incident: consecutive windows found in
+  // (hotspot_open_windows); true while this one must wait for more.
+  struct Streak {
+    int windows = 0;
+    std::int64_t first_start_ns = 0;
+  };
+  bool HoldBack(const Finding& f, const Streak& streak) const;
   // One fault, one incident: a switch named where one of its links was (or
   // the other way round), while that one is not named in the same window, is
   // the same fault better explained; its open incident is moved onto the new
@@ -133,6 +140,8 @@ class IncidentTracker {
   // The open incident of each (category, key): lookups stay O(1) however many
   // incidents a bad day leaves open or recently resolved.
   std::unordered_map<std::uint64_t, std::size_t> open_index_;  // IndexKey -> position
+  // Not stored: after a restart a hotspot not yet an incident starts over.
+  std::unordered_map<std::uint64_t, Streak> latency_streaks_;  // IndexKey -> streak
   std::uint64_t next_id_ = 1;
 };
 

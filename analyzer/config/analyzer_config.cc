@@ -127,6 +127,7 @@ void ReadAnalyzer(MapReader& r, AnalyzerConfig& cfg) {
                Range{0.0, 1.0, LowerBound::kExclusive});
     m.Optional("hotspot_min_excess", &a.hotspot_min_excess, Range{0ns, 1s});
     m.Optional("hotspot_noise_z", &a.hotspot_noise_z, Range{0.0, 100.0});
+    m.Optional("hotspot_open_windows", &a.hotspot_open_windows, Range{1, 1000});
     m.Optional("processing_factor", &a.proc_factor, Range{1.0, 1000.0});
     m.Optional("processing_min_excess", &a.proc_min_excess, Range{0ns, 10s});
     m.Optional("resolve_after_clean_windows", &a.resolve_after_clean_windows, Range{1, 1000});

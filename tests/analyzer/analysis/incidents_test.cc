@@ -128,6 +128,57 @@ TEST(IncidentAdoption, ALinkAndItsSwitchNamedTogetherOrAnotherSwitchAreIncidents
   EXPECT_EQ(other.all().size(), 2u);
 }
 
+// A hand-made window in which link 20 adds `added_ns` going up (0: not hot).
+WindowReport Hot(int index, double added_ns) {
+  WindowReport r = Named(index, false, {});
+  if (added_ns > 0) {
+    Suspect s;
+    s.component.link = 20;
+    s.component.direction = kUpward;
+    s.added_latency_ns = added_ns;
+    s.good = 400;
+    r.latency.culprits.push_back(s);
+  }
+  return r;
+}
+
+TEST(IncidentHotspots, AModestHotspotBecomesAnIncidentOnlyOnceItHolds) {
+  // 20 us over the link's baseline: moving congestion or a busy host's late
+  // timestamps for a window or two; a fail-slow link once it holds 3 windows
+  // in a row. The incident then dates from the first of them.
+  IncidentTracker tracker;
+  for (int w : {0, 1}) EXPECT_TRUE(tracker.Update(Hot(w, 20'000)).empty()) << "window " << w;
+  tracker.Update(Hot(2, 0));  // a window without it starts the count over
+  for (int w : {3, 4}) EXPECT_TRUE(tracker.Update(Hot(w, 20'000)).empty()) << "window " << w;
+  EXPECT_TRUE(tracker.all().empty());
+  const std::vector<std::uint64_t> opened = tracker.Update(Hot(5, 20'000));
+  ASSERT_EQ(opened.size(), 1u);
+  ASSERT_EQ(tracker.all().size(), 1u);
+  const Incident& inc = tracker.all().front();
+  EXPECT_EQ(inc.kind, IncidentKind::kLatencyHotspot);
+  EXPECT_EQ(inc.suspect.link, 20u);
+  EXPECT_EQ(inc.evidence.windows, 3);
+  EXPECT_EQ(inc.evidence.first_seen_ns, Hot(3, 0).start_ns);
+  EXPECT_EQ(inc.evidence.last_seen_ns, Hot(5, 0).end_ns);
+  // Once open it is held like any other: one window without it does not end it.
+  tracker.Update(Hot(6, 0));
+  EXPECT_TRUE(tracker.all().front().open);
+}
+
+TEST(IncidentHotspots, ALinkAddingMoreThanTheSlowProbeFloorIsAnIncidentAtOnce) {
+  AnalysisConfig config;
+  IncidentTracker tracker(config);
+  const double floor = static_cast<double>(config.slow_latency_floor.count());
+  EXPECT_TRUE(tracker.Update(Hot(0, floor)).empty()) << "at the floor: held";
+  IncidentTracker blatant(config);
+  ASSERT_EQ(blatant.Update(Hot(0, floor + 1)).size(), 1u);
+  EXPECT_EQ(blatant.all().front().evidence.windows, 1);
+  // The count is the operator's: 1 opens every hotspot at once.
+  config.hotspot_open_windows = 1;
+  IncidentTracker eager(config);
+  EXPECT_EQ(eager.Update(Hot(0, 20'000)).size(), 1u);
+}
+
 TEST(IncidentKinds, AnRnicTheWindowReadsDownIsDownWhateverItsLossEstimate) {
   // Its own probes never left it while half of those to it were lost: the
   // window judge reads it down though the estimate (over both ways) is 50%.

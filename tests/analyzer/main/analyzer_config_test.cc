@@ -117,6 +117,7 @@ TEST(AnalyzerConfig, EveryDecisionThresholdIsTheOperators) {
   route_withdrawn_alpha: 1e-9
   hotspot_min_excess: 30us
   hotspot_noise_z: 6
+  hotspot_open_windows: 2
   processing_factor: 5
   processing_min_excess: 1ms
   resolve_after_clean_windows: 4
@@ -135,6 +136,7 @@ TEST(AnalyzerConfig, EveryDecisionThresholdIsTheOperators) {
   EXPECT_EQ(a.route_withdrawn_alpha, 1e-9);
   EXPECT_EQ(a.hotspot_min_excess, 30us);
   EXPECT_EQ(a.hotspot_noise_z, 6);
+  EXPECT_EQ(a.hotspot_open_windows, 2);
   EXPECT_EQ(a.proc_factor, 5);
   EXPECT_EQ(a.proc_min_excess, 1ms);
   EXPECT_EQ(a.resolve_after_clean_windows, 4);
