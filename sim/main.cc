@@ -82,7 +82,14 @@ hs::ScenarioOutcome RunScenario(const hs::Scenario& scenario, const std::string&
     };
   }
   outcome.result = sim.Run(on_window, on_upload);
-  if (exporter) exporter->Finish();
+  if (exporter) {
+    exporter->Finish();
+    if (exporter->late_results() > 0) {
+      std::cerr << "export: " << exporter->late_results()
+                << " results arrived after their window was judged (late for the analyzer "
+                   "too) and are not in flows.jsonl\n";
+    }
+  }
   outcome.card = hs::ScoreRun(sim.fleet(), scenario.config.faults, outcome.result.windows,
                               outcome.result.incidents, scenario.config.analysis.window.count());
   if (windows) hs::PrintWindows(std::cout, sim.fleet(), scenario.config.faults, outcome.result);
