@@ -72,6 +72,8 @@ std::vector<IncidentSpan> OurIncidents(const std::vector<analysis::Incident>& in
   std::vector<IncidentSpan> out;
   const auto host = [&](analysis::HostId h) { return h < host_of.size() ? host_of[h] : h; };
   for (const analysis::Incident& inc : incidents) {
+    // Resolved as one fault with the incident it was merged into, which goes on.
+    if (inc.merged_into != 0) continue;
     IncidentSpan span;
     const analysis::Component& s = inc.suspect;
     switch (inc.kind) {

@@ -55,6 +55,13 @@ struct AnalysisConfig {
   // missed with at most this chance. Per link and decision: a fleet draws
   // about a million times a day per rail switch at 10,000 hosts.
   double route_withdrawn_alpha = 1e-12;
+  // ...and seen as avoided (not yet named) past this chance: its probes on
+  // paths traced before routing moved them are no sign of health then, so an
+  // open incident on it (or on a switch all of whose watched up-links are
+  // avoided) is not resolved by them. A link in use taken for avoided only
+  // holds an incident on it open a little longer, so the bar is loose; it is
+  // reached at a quarter of the draws withdrawal needs (24 at k = 4).
+  double route_avoided_alpha = 1e-3;
 
   // Latency inference (one window): a component is blamed when it explains at
   // least min_failures slow probes, this many standard deviations above the

@@ -1,7 +1,6 @@
 #include "analyzer/analysis/incidents.h"
 
 #include <algorithm>
-#include <functional>
 
 namespace hostmesh::analysis {
 namespace {
@@ -76,8 +75,11 @@ bool IncidentTracker::Observed(const Incident& inc, Category category, const Win
   switch (category) {
     case Category::kLink:
     case Category::kLatencyLink:
+      // A link routing seems to avoid is crossed only by stale paths.
       return std::binary_search(report.coverage.crossed.begin(), report.coverage.crossed.end(),
-                                inc.suspect.link);
+                                inc.suspect.link) &&
+             !std::binary_search(report.coverage.avoided.begin(), report.coverage.avoided.end(),
+                                 inc.suspect.link);
     case Category::kRnic:
     case Category::kLatencyRnic:
       if (observed_rnics.empty()) {
@@ -89,7 +91,9 @@ bool IncidentTracker::Observed(const Incident& inc, Category category, const Win
       return std::binary_search(observed_rnics.begin(), observed_rnics.end(),
                                 RnicKey(inc.suspect.host, inc.suspect.nic));
     case Category::kSwitch:
-      return report.coverage.traced_probes > 0;
+      return report.coverage.traced_probes > 0 &&
+             !std::binary_search(report.coverage.avoided_switches.begin(),
+                                 report.coverage.avoided_switches.end(), inc.suspect.link);
     case Category::kHost:  // present_hosts is sorted
       return std::binary_search(report.present_hosts.begin(), report.present_hosts.end(),
                                 inc.suspect.host);
@@ -243,6 +247,7 @@ std::vector<std::uint64_t> IncidentTracker::Update(const WindowReport& report) {
         if (r.id != f.key) continue;
         ev.votes += r.votes;
         ev.loss = r.loss;
+        ev.routed_around = r.routed_around;
       }
     }
     if (f.category == Category::kHost) {
@@ -254,6 +259,7 @@ std::vector<std::uint64_t> IncidentTracker::Update(const WindowReport& report) {
       }
     }
     touched.push_back(inc->id);
+    MergeSameFault(*inc, f, named, report.end_ns, touched);
   }
 
   std::vector<std::uint64_t> observed_rnics;
@@ -281,32 +287,29 @@ bool IncidentTracker::HoldBack(const Finding& f, const Streak& streak) const {
   return !blatant && streak.windows < config_.hotspot_open_windows;
 }
 
-Incident* IncidentTracker::Adopt(const Finding& f, const std::vector<std::uint64_t>& named) {
+bool IncidentTracker::SameFault(std::size_t i, const Finding& f,
+                                const std::vector<std::uint64_t>& named) const {
   const auto is_named = [&](Category category, std::uint64_t key) {
     return std::binary_search(named.begin(), named.end(), IndexKey(category, key));
   };
-  // Which open incidents are the same fault seen as the other of the pair.
-  std::function<bool(std::size_t)> same;
+  const Incident& inc = incidents_[i];
+  if (!inc.open) return false;
   if (f.category == Category::kSwitch) {
-    same = [&](std::size_t i) {
-      const Incident& inc = incidents_[i];
-      return keys_[i].first == Category::kLink && inc.kind == IncidentKind::kLinkLoss &&
-             (inc.lower == f.key || inc.upper == f.key) &&
-             !is_named(Category::kLink, keys_[i].second);
-    };
-  } else if (f.category == Category::kLink && f.kind == IncidentKind::kLinkLoss &&
-             f.evidence != nullptr) {
-    same = [&](std::size_t i) {
-      const std::uint64_t sw = keys_[i].second;
-      return keys_[i].first == Category::kSwitch &&
-             (sw == f.evidence->lower || sw == f.evidence->upper) &&
-             !is_named(Category::kSwitch, sw);
-    };
-  } else {
-    return nullptr;
+    return keys_[i].first == Category::kLink && inc.kind == IncidentKind::kLinkLoss &&
+           (inc.lower == f.key || inc.upper == f.key) &&
+           !is_named(Category::kLink, keys_[i].second);
   }
+  if (f.category == Category::kLink && f.kind == IncidentKind::kLinkLoss && f.evidence != nullptr) {
+    const std::uint64_t sw = keys_[i].second;
+    return keys_[i].first == Category::kSwitch &&
+           (sw == f.evidence->lower || sw == f.evidence->upper) && !is_named(Category::kSwitch, sw);
+  }
+  return false;
+}
+
+Incident* IncidentTracker::Adopt(const Finding& f, const std::vector<std::uint64_t>& named) {
   for (std::size_t i = 0; i < incidents_.size(); ++i) {
-    if (!incidents_[i].open || !same(i)) continue;
+    if (!SameFault(i, f, named)) continue;
     Incident& inc = incidents_[i];
     open_index_.erase(IndexKey(keys_[i].first, keys_[i].second));
     keys_[i] = {f.category, f.key};
@@ -317,6 +320,21 @@ Incident* IncidentTracker::Adopt(const Finding& f, const std::vector<std::uint64
     return &inc;
   }
   return nullptr;
+}
+
+void IncidentTracker::MergeSameFault(const Incident& kept, const Finding& f,
+                                     const std::vector<std::uint64_t>& named, std::int64_t end_ns,
+                                     std::vector<std::uint64_t>& touched) {
+  if (f.category != Category::kSwitch) return;
+  for (std::size_t i = 0; i < incidents_.size(); ++i) {
+    if (incidents_[i].id == kept.id || !SameFault(i, f, named)) continue;
+    Incident& inc = incidents_[i];
+    inc.open = false;
+    inc.resolved_ns = end_ns;
+    inc.merged_into = kept.id;
+    open_index_.erase(IndexKey(keys_[i].first, keys_[i].second));
+    touched.push_back(inc.id);
+  }
 }
 
 std::pair<IncidentTracker::Category, std::uint64_t> IncidentTracker::KeyOf(const Incident& inc) {

@@ -39,7 +39,7 @@ struct IncidentEvidence {
   std::uint8_t directions = 0;   // links: kUpward | kDownward seen failing
   std::uint64_t flaps = 0;       // down episodes seen, summed over windows
   double flap_period_s = 0;      // last estimate
-  bool routed_around = false;    // links: down and routed around (last window)
+  bool routed_around = false;    // down and routed around (last window): a link or a switch
   double processing_p90_ns = 0;  // host processing delay: last window
   double fleet_median_p90_ns = 0;
   std::vector<std::vector<LinkId>> example_paths;
@@ -72,6 +72,9 @@ struct Incident {
   IncidentDiagnosis diagnosis;
   bool open = true;
   std::int64_t resolved_ns = 0;
+  // Resolved because it was one fault with this incident, which goes on
+  // (a down switch's links); 0 otherwise.
+  std::uint64_t merged_into = 0;
   int clean_windows = 0;       // consecutive, observed and healthy
   int unobserved_windows = 0;  // consecutive, no probe crossed the suspect
   // Links: the switches at its ends, as the last window naming it said (not
@@ -128,6 +131,15 @@ class IncidentTracker {
   // the same fault better explained; its open incident is moved onto the new
   // suspect. `named`: this window's findings (IndexKeys), sorted.
   Incident* Adopt(const Finding& f, const std::vector<std::uint64_t>& named);
+  // Resolves the other open incidents Adopt would have moved onto `kept` (a
+  // switch's links, each opened on its own before the switch was named) as
+  // merged into it; their ids are appended to `touched`.
+  void MergeSameFault(const Incident& kept, const Finding& f,
+                      const std::vector<std::uint64_t>& named, std::int64_t end_ns,
+                      std::vector<std::uint64_t>& touched);
+  // Adopt's test: incident i is the same fault as finding f, seen as the
+  // other of a link and its switch.
+  bool SameFault(std::size_t i, const Finding& f, const std::vector<std::uint64_t>& named) const;
   void RebuildIndex();
   // observed_rnics: the window's RNICs with probes (RnicKey), sorted; built on
   // first need, so a window costs O(RNICs) once, not per open incident.

@@ -70,13 +70,29 @@ void RouteWatch::AddTrace(const PathRecord& path, bool fresh, const FabricMap& f
   }
 }
 
-std::vector<WithdrawnLink> RouteWatch::Withdrawn(const FabricMap& fabric) const {
+std::vector<std::uint32_t> RouteWatch::UpLinks(const FabricMap& fabric) const {
   std::vector<std::uint32_t> up_links(draws_.size(), 0);
   for (LinkId l = 0; l < fabric.links.size(); ++l) {
     if (IsFabricLink(fabric, l) && fabric.links[l].lower < up_links.size()) {
       ++up_links[fabric.links[l].lower];
     }
   }
+  return up_links;
+}
+
+std::vector<char> RouteWatch::Watched(const FabricMap& fabric) const {
+  const std::vector<std::uint32_t> up_links = UpLinks(fabric);
+  std::vector<char> out(fabric.links.size(), 0);
+  for (LinkId l = 0; l < fabric.links.size(); ++l) {
+    if (!IsFabricLink(fabric, l)) continue;
+    const SwitchId sw = fabric.links[l].lower;
+    out[l] = sw < draws_.size() && up_links[sw] >= 2 && draws_[sw] > 0;
+  }
+  return out;
+}
+
+std::vector<WithdrawnLink> RouteWatch::Unused(const FabricMap& fabric, double alpha) const {
+  const std::vector<std::uint32_t> up_links = UpLinks(fabric);
   std::vector<WithdrawnLink> out;
   for (LinkId l = 0; l < fabric.links.size(); ++l) {
     if (!IsFabricLink(fabric, l)) continue;
@@ -85,7 +101,7 @@ std::vector<WithdrawnLink> RouteWatch::Withdrawn(const FabricMap& fabric) const 
     const LinkState s = l < state_.size() ? state_[l] : LinkState{};
     const std::uint64_t n = draws_[sw] - s.draws_at_use;
     const double p = LowerTail(s.maybe_since_use, n, 1.0 / up_links[sw]);
-    if (p >= false_alarm_) continue;
+    if (p >= alpha) continue;
     out.push_back({l, p});
   }
   return out;

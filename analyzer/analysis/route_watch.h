@@ -45,7 +45,14 @@ class RouteWatch {
   void AddTrace(const PathRecord& path, bool fresh, const FabricMap& fabric);
 
   // The up-links routing does not use now, by link id.
-  std::vector<WithdrawnLink> Withdrawn(const FabricMap& fabric) const;
+  std::vector<WithdrawnLink> Withdrawn(const FabricMap& fabric) const {
+    return Unused(fabric, false_alarm_);
+  }
+  // The same test at another chance of error (0 < alpha < 1).
+  std::vector<WithdrawnLink> Unused(const FabricMap& fabric, double alpha) const;
+  // By link id: 1 for the up-links the watch can judge (their switch has two
+  // or more up-links and has made fresh draws), 0 for every other link.
+  std::vector<char> Watched(const FabricMap& fabric) const;
 
  private:
   struct LinkState {
@@ -54,6 +61,7 @@ class RouteWatch {
   };
   void Grow(LinkId link, SwitchId sw);
   void Use(LinkId link, SwitchId sw);
+  std::vector<std::uint32_t> UpLinks(const FabricMap& fabric) const;  // by switch
 
   double false_alarm_;
   std::vector<std::uint64_t> draws_;  // by switch: fresh draws, ever

@@ -500,6 +500,7 @@ WindowReport WindowJudge::Judge(const WindowAccumulator& w) {
 
   FlagProcessing(w, &out);
   CountCoverage(w, ix, &out);
+  NoteAvoided(&out.coverage);
   for (Localization* loc : {&out.loss, &out.latency}) {
     for (Suspect& s : loc->culprits) {
       if (s.component.kind != Component::Kind::kLink || s.component.link >= fabric_.links.size()) {
@@ -523,27 +524,115 @@ bool WindowJudge::ShareASwitch(LinkId a, LinkId b) const {
 }
 
 // A withdrawn link is down whatever its probes say: they no longer cross it
-// (those that seem to are on paths traced before routing moved them).
+// (those that seem to are on paths traced before routing moved them). A
+// switch with two or more up-links into it withdrawn (one could be a cable)
+// and the rest avoided is down itself, or cut off: one fault, named as the
+// switch, its links not named beside it. Each is a culprit of the ranking
+// too, so the link and switch views say what the incidents say.
+WindowJudge::UnusedSwitches WindowJudge::SwitchesOf(
+    const std::vector<WithdrawnLink>& unused) const {
+  const std::size_t switches = fabric_.switch_count;
+  const std::vector<char> watched = routes_.Watched(fabric_);
+  std::vector<std::uint32_t> watched_into(switches, 0);
+  UnusedSwitches out{std::vector<char>(switches, 0), std::vector<std::uint32_t>(switches, 0),
+                     std::vector<double>(switches, 0)};
+  for (LinkId l = 0; l < watched.size(); ++l) {
+    if (watched[l] && fabric_.links[l].upper < switches) ++watched_into[fabric_.links[l].upper];
+  }
+  for (const WithdrawnLink& g : unused) {
+    const SwitchId up = fabric_.links[g.link].upper;
+    if (up >= switches) continue;
+    ++out.count[up];
+    out.worst_p[up] = std::max(out.worst_p[up], g.p_value);
+  }
+  for (SwitchId s = 0; s < switches; ++s) {
+    out.all[s] = out.count[s] >= 2 && out.count[s] == watched_into[s];
+  }
+  return out;
+}
+
+void WindowJudge::NoteAvoided(Coverage* coverage) const {
+  const std::vector<WithdrawnLink> avoided = routes_.Unused(fabric_, config_.route_avoided_alpha);
+  for (const WithdrawnLink& a : avoided) coverage->avoided.push_back(a.link);
+  std::sort(coverage->avoided.begin(), coverage->avoided.end());
+  const UnusedSwitches switches = SwitchesOf(avoided);
+  for (SwitchId s = 0; s < switches.all.size(); ++s) {
+    if (switches.all[s]) coverage->avoided_switches.push_back(s);
+  }
+}
+
 void WindowJudge::NameWithdrawnLinks(Localization* loss) const {
-  for (const WithdrawnLink& gone : routes_.Withdrawn(fabric_)) {
+  const std::vector<WithdrawnLink> gone = routes_.Withdrawn(fabric_);
+  if (gone.empty()) return;
+  const std::size_t switches = fabric_.switch_count;
+  // Two or more withdrawn, the rest at least avoided: links are withdrawn one
+  // by one as their switches' draws come in, the switch is down meanwhile.
+  const UnusedSwitches withdrawn = SwitchesOf(gone);
+  const UnusedSwitches avoided = SwitchesOf(routes_.Unused(fabric_, config_.route_avoided_alpha));
+  std::vector<char> down(switches, 0);
+  for (SwitchId s = 0; s < switches; ++s) {
+    down[s] = withdrawn.count[s] >= 2 && avoided.all[s];
+    if (down[s]) NameDownSwitch(s, withdrawn.worst_p[s], loss);
+  }
+  const auto on_down_switch = [&](LinkId l) {
+    if (l >= fabric_.links.size()) return false;
+    const auto& ends = fabric_.links[l];
+    return (ends.lower < switches && down[ends.lower]) ||
+           (ends.upper < switches && down[ends.upper]);
+  };
+  std::erase_if(loss->culprits, [&](const Suspect& s) {
+    return s.component.kind == Component::Kind::kLink && on_down_switch(s.component.link);
+  });
+  for (LinkRank& r : loss->links) {
+    if (on_down_switch(r.link)) r.culprit = false;
+  }
+  for (const WithdrawnLink& g : gone) {
+    if (on_down_switch(g.link)) continue;
     auto it = std::find_if(loss->culprits.begin(), loss->culprits.end(), [&](const Suspect& s) {
-      return s.component.kind == Component::Kind::kLink && s.component.link == gone.link;
+      return s.component.kind == Component::Kind::kLink && s.component.link == g.link;
     });
     if (it == loss->culprits.end()) {
       Suspect s;
-      s.component.link = gone.link;
+      s.component.link = g.link;
       s.component.direction = kBothWays;
-      s.raw_confidence = 1.0 - gone.p_value;
+      s.raw_confidence = 1.0 - g.p_value;
       s.confidence = config_.confidence.loss.Apply(s.raw_confidence);
       loss->culprits.push_back(std::move(s));
       it = loss->culprits.end() - 1;
     }
     it->routed_around = true;
     it->loss = 1.0;
-    for (LinkRank& r : loss->links) {
-      if (r.link == gone.link) r.culprit = true;
+    auto rank = std::find_if(loss->links.begin(), loss->links.end(),
+                             [&](const LinkRank& r) { return r.link == g.link; });
+    if (rank == loss->links.end()) {
+      // Nothing crosses it any more, so nothing ranked it.
+      loss->links.push_back(LinkRank{.link = g.link, .loss = 1.0});
+      rank = loss->links.end() - 1;
     }
+    rank->culprit = true;
   }
+  std::stable_partition(loss->links.begin(), loss->links.end(),
+                        [](const LinkRank& r) { return r.culprit; });
+}
+
+void WindowJudge::NameDownSwitch(SwitchId id, double p_value, Localization* loss) const {
+  auto rank = std::find_if(loss->switches.begin(), loss->switches.end(),
+                           [&](const SwitchRank& r) { return r.id == id; });
+  if (rank == loss->switches.end()) {
+    loss->switches.push_back(SwitchRank{.id = id});
+    rank = loss->switches.end() - 1;
+  }
+  rank->culprit = true;
+  rank->routed_around = true;
+  rank->loss = 1.0;
+  rank->raw_confidence = std::max(rank->raw_confidence, 1.0 - p_value);
+  rank->confidence = config_.confidence.loss.Apply(rank->raw_confidence);
+  if (std::find(loss->culprit_switches.begin(), loss->culprit_switches.end(), id) ==
+      loss->culprit_switches.end()) {
+    loss->culprit_switches.push_back(id);
+  }
+  std::stable_partition(loss->switches.begin(), loss->switches.end(),
+                        [](const SwitchRank& r) { return r.culprit; });
 }
 
 // Route churn: while a flapping link is down, routing moves flows off it and

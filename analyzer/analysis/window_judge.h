@@ -56,6 +56,16 @@ class WindowJudge {
   void FlagProcessing(const WindowAccumulator& w, WindowReport* out) const;
   void DropChurnShadows(const WindowAccumulator& w, Localization* loss);
   void NameWithdrawnLinks(Localization* loss) const;
+  void NameDownSwitch(SwitchId id, double p_value, Localization* loss) const;
+  // By switch: every watched up-link into it (two or more) among `unused`,
+  // how many of them are, and the largest p-value of those.
+  struct UnusedSwitches {
+    std::vector<char> all;
+    std::vector<std::uint32_t> count;
+    std::vector<double> worst_p;
+  };
+  UnusedSwitches SwitchesOf(const std::vector<WithdrawnLink>& unused) const;
+  void NoteAvoided(Coverage* coverage) const;
   bool ShareASwitch(LinkId a, LinkId b) const;
   void CountCoverage(const WindowAccumulator& w, const Index& ix, WindowReport* out) const;
   std::vector<LinkId> FullPath(HostId host, NicId src, NicId dst, MiddleId middle) const;

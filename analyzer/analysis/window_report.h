@@ -141,10 +141,11 @@ struct SwitchRank {
   SwitchId id = 0;
   std::uint64_t votes = 0;  // paper Algorithm 1
   std::uint32_t culprit_links = 0;
-  bool culprit = false;       // the inference blamed the switch itself
-  double loss = 0;            // its loss estimate when blamed
-  double evidence = 0;        // accumulated evidence (nats) when blamed
-  double raw_confidence = 0;  // when blamed: as a Suspect's
+  bool culprit = false;        // the inference blamed the switch itself
+  bool routed_around = false;  // down: routing withdrew every up-link into it
+  double loss = 0;             // its loss estimate when blamed
+  double evidence = 0;         // accumulated evidence (nats) when blamed
+  double raw_confidence = 0;   // when blamed: as a Suspect's
   double confidence = 0;
 };
 
@@ -166,7 +167,12 @@ struct ProcessingFlag {
 };
 
 struct Coverage {
-  std::vector<LinkId> crossed;        // by at least one traced probe
+  std::vector<LinkId> crossed;  // by at least one traced probe
+  // Seen as avoided by routing (route_avoided_alpha), sorted: what seems to
+  // cross them is on paths traced before routing moved it. Switches: every
+  // watched up-link into it avoided (two or more).
+  std::vector<LinkId> avoided;
+  std::vector<SwitchId> avoided_switches;
   std::vector<LinkId> never_crossed;  // of all links the fabric map knows
   double fraction = 0;
   std::uint64_t traced_probes = 0;

@@ -188,6 +188,10 @@ std::string IncidentSummary(const ApiSnapshot& s, const analysis::Incident& inc)
              (way.empty() ? " through it" : way);
     }
     case IncidentKind::kSwitch:
+      if (e.routed_around) {
+        return "switch " + DeviceName(s, c.link) +
+               " down: routing avoids it (no new path crosses any of its links)";
+      }
       return "switch " + DeviceName(s, c.link) + " losing " + Percent(e.loss) +
              " of the probes through it";
     case IncidentKind::kFlapping: {
@@ -250,6 +254,7 @@ Json IncidentJson(const ApiSnapshot& s, const analysis::Incident& inc) {
   j["first_seen_ns"] = e.first_seen_ns;
   j["last_seen_ns"] = e.last_seen_ns;
   j["resolved_ns"] = inc.resolved_ns;
+  if (inc.merged_into != 0) j["merged_into"] = inc.merged_into;
   j["windows"] = e.windows;
   Json& evidence = j["evidence"] = Json::object();
   evidence["failures"] = e.failures;
@@ -447,6 +452,8 @@ std::string RenderSwitches(const ApiSnapshot& s, bool suspicious_only) {
       sw["rank"] = rank;
       AddSwitchRef(sw, s, r.id);
       sw["culprit"] = culprit;
+      // Down: routing withdrew its up-links (its links are not named then).
+      sw["routed_around"] = r.routed_around;
       sw["culprit_links"] = r.culprit_links;
       sw["votes"] = r.votes;
       const auto at = std::find(by_votes.begin(), by_votes.end(), &r);

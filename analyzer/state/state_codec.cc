@@ -108,6 +108,7 @@ std::string EncodeIncident(const analysis::Incident& inc) {
   out.set_confidence(inc.confidence);
   out.set_open(inc.open);
   out.set_resolved_ns(inc.resolved_ns);
+  out.set_merged_into(inc.merged_into);
   out.set_clean_windows(inc.clean_windows);
   out.set_unobserved_windows(inc.unobserved_windows);
   const analysis::IncidentEvidence& e = inc.evidence;
@@ -161,6 +162,7 @@ std::optional<analysis::Incident> DecodeIncident(std::string_view bytes) {
   inc.confidence = in.confidence();
   inc.open = in.open();
   inc.resolved_ns = in.resolved_ns();
+  inc.merged_into = in.merged_into();
   inc.clean_windows = in.clean_windows();
   inc.unobserved_windows = in.unobserved_windows();
   analysis::IncidentEvidence& e = inc.evidence;

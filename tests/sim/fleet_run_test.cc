@@ -435,6 +435,49 @@ TEST(FleetRunTest, ALinkDownThatRoutingAvoidsIsNamedForAsLongAsItIsDown) {
   EXPECT_EQ(std::count(d.ours[9].begin(), d.ours[9].end(), bad), 0) << "back up at 170 s";
 }
 
+TEST(FleetRunTest, ASpineWhoseEveryLinkIsDownIsOneIncidentOnTheSpineForAsLongAsItIsDown) {
+  // Every rail switch's up-link to s01 down (the spine died): routing avoids
+  // them within a second. The spine, not its four links, is what is named
+  // once routing is seen to avoid them, and one incident holds the fault
+  // from its first failures on, across the windows where only paths traced
+  // before routing moved them seem to cross it.
+  SimConfig c;
+  c.shape = {8, 4, 4, 1, 2, 0};
+  c.duration_ns = 200 * kSecond;
+  c.seed = 3;
+  const Fleet fleet(c.shape);
+  std::vector<ComponentKey> spine_links;
+  for (int rail = 0; rail < 4; ++rail) {
+    Fault down;
+    down.kind = FaultKind::kLinkDown;
+    down.link = LinkNamed(fleet, "p0r" + std::to_string(rail) + "-s01");
+    down.start_ns = 30 * kSecond;
+    down.end_ns = 170 * kSecond;
+    c.faults.push_back(down);
+    spine_links.push_back(LinkKey(Category::kLoss, down.link));
+  }
+  const ComponentKey spine = SwitchKey(Category::kLoss, testing::DeviceNamed(fleet, "s01"));
+  const RunDigest d = Digest(c);
+  ASSERT_EQ(d.ours.size(), 10u);
+  for (std::size_t w = 4; w < 8; ++w) {  // 80-160 s: routing avoids it by then
+    EXPECT_EQ(std::count(d.ours[w].begin(), d.ours[w].end(), spine), 1) << "window " << w;
+    for (const ComponentKey k : spine_links) {
+      EXPECT_EQ(std::count(d.ours[w].begin(), d.ours[w].end(), k), 0) << "window " << w;
+    }
+  }
+  int on_spine = 0;
+  for (const IncidentSpan& inc : d.result.incidents) {
+    EXPECT_EQ(std::count(spine_links.begin(), spine_links.end(), inc.key), 0)
+        << "an incident of its own on one of the spine's links";
+    if (inc.key != spine) continue;
+    ++on_spine;
+    EXPECT_EQ(inc.kind, "switch");
+    EXPECT_LE(inc.first_ns, 60 * kSecond);
+    EXPECT_GE(inc.last_ns, 160 * kSecond);
+  }
+  EXPECT_EQ(on_spine, 1);
+}
+
 TEST(FleetRunTest, ReproducibleFromTheSeedWhateverTheThreads) {
   const RunDigest one = Digest(Faulty(7, 1));
   const RunDigest again = Digest(Faulty(7, 1));

@@ -179,6 +179,76 @@ TEST(IncidentHotspots, ALinkAddingMoreThanTheSlowProbeFloorIsAnIncidentAtOnce) {
   EXPECT_EQ(eager.Update(Hot(0, 20'000)).size(), 1u);
 }
 
+// Hand-made: links 20 and 21 (from rail switches 2 and 3 up to spine 5)
+// withdrawn and named one by one, or spine 5 named down in their place.
+WindowReport Withdrawn(int index, std::vector<LinkId> links, bool spine_down) {
+  WindowReport r = Named(index, false, {});
+  r.coverage.crossed = {20, 21};  // by paths traced before routing moved them
+  r.coverage.avoided = {20, 21};
+  if (spine_down) r.coverage.avoided_switches = {5};
+  for (const LinkId l : links) {
+    Suspect s;
+    s.component.link = l;
+    s.lower = l == 20 ? 2 : 3;
+    s.upper = 5;
+    s.loss = 1.0;
+    s.routed_around = true;
+    r.loss.culprits.push_back(s);
+  }
+  if (spine_down) {
+    r.loss.switches.push_back(
+        SwitchRank{.id = 5, .culprit = true, .routed_around = true, .loss = 1.0});
+  }
+  return r;
+}
+
+TEST(IncidentAdoption, ADownSpinesLinksNamedOneByOneBecomeOneIncidentOnTheSpine) {
+  IncidentTracker tracker;
+  tracker.Update(Withdrawn(0, {20}, false));
+  tracker.Update(Withdrawn(1, {20, 21}, false));
+  ASSERT_EQ(tracker.open().size(), 2u);
+  const std::vector<std::uint64_t> touched = tracker.Update(Withdrawn(2, {}, true));
+  EXPECT_EQ(touched.size(), 2u);
+  ASSERT_EQ(tracker.open().size(), 1u);
+  const Incident& spine = *tracker.open().front();
+  EXPECT_EQ(spine.kind, IncidentKind::kSwitch);
+  EXPECT_EQ(spine.summary, "switch 5");
+  EXPECT_TRUE(spine.evidence.routed_around);
+  EXPECT_EQ(spine.evidence.first_seen_ns, Withdrawn(0, {}, false).start_ns) << "the first link's";
+  const Incident* merged = tracker.Find(spine.id == 1 ? 2 : 1);
+  ASSERT_NE(merged, nullptr);
+  EXPECT_FALSE(merged->open);
+  EXPECT_EQ(merged->merged_into, spine.id);
+  EXPECT_EQ(merged->resolved_ns, Withdrawn(2, {}, true).end_ns);
+}
+
+TEST(IncidentResolution, PathsTracedBeforeRoutingMovedThemDoNotResolveAnIncident) {
+  // The spine was blamed from its failures before routing withdrew it; its
+  // stale paths' probes then arrive. While routing is seen to avoid it that
+  // is no sign of health: it stays open (unobserved), and resolves only once
+  // its links are in use again and healthy.
+  IncidentTracker tracker;
+  tracker.Update(Named(0, false, {5}));
+  for (int w = 1; w <= 4; ++w) {
+    WindowReport r = Withdrawn(w, {}, false);
+    r.coverage.avoided_switches = {5};
+    tracker.Update(r);
+    ASSERT_EQ(tracker.open().size(), 1u) << "window " << w;
+  }
+  EXPECT_EQ(tracker.open().front()->unobserved_windows, 4);
+  tracker.Update(Named(5, false, {}));
+  EXPECT_EQ(tracker.open().size(), 1u);
+  tracker.Update(Named(6, false, {}));
+  EXPECT_TRUE(tracker.open().empty());
+
+  // The same for a link.
+  IncidentTracker link;
+  link.Update(Named(0, true, {}));
+  link.Update(Withdrawn(1, {}, false));
+  link.Update(Withdrawn(2, {}, false));
+  EXPECT_EQ(link.open().size(), 1u);
+}
+
 TEST(IncidentKinds, AnRnicTheWindowReadsDownIsDownWhateverItsLossEstimate) {
   // Its own probes never left it while half of those to it were lost: the
   // window judge reads it down though the estimate (over both ways) is 50%.

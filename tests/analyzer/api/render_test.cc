@@ -281,18 +281,19 @@ TEST(Render, SwitchesByBlamedLinksWithEvidenceAndPaperRankBeside) {
       std::string("{") + kLink1 + R"(,"loss":0.25,"failures":8,"good":24,"votes":8})";
   const std::string r0 =
       R"({"rank":1,"switch":1,"name":"r0","tier":"rail","pod":0,"rail":0,"culprit":true,)"
-      R"("culprit_links":2,"votes":12,"paper_rank":2,"links":[)" +
+      R"("routed_around":false,"culprit_links":2,"votes":12,"paper_rank":2,"links":[)" +
       link1 + "," + link2 + "]}";
-  EXPECT_EQ(RenderSwitches(*SwitchSnapshot(), false),
-            std::string(kWindow) + method + R"("switches":[)" + r0 +
-                R"(,{"rank":2,"switch":2,"name":"s0","tier":"spine","pod":-1,"rail":-1,)"
-                R"("culprit":false,"culprit_links":1,"votes":8,"paper_rank":3,"links":[)" +
-                link1 +
-                R"(]},{"rank":3,"switch":3,"name":"s1","tier":"spine","pod":-1,"rail":-1,)"
-                R"("culprit":false,"culprit_links":1,"votes":4,"paper_rank":4,"links":[)" +
-                link2 +
-                R"(]},{"rank":4,"switch":4,"name":"r1","tier":"rail","pod":0,"rail":1,)"
-                R"("culprit":false,"culprit_links":0,"votes":20,"paper_rank":1,"links":[]}]})");
+  EXPECT_EQ(
+      RenderSwitches(*SwitchSnapshot(), false),
+      std::string(kWindow) + method + R"("switches":[)" + r0 +
+          R"(,{"rank":2,"switch":2,"name":"s0","tier":"spine","pod":-1,"rail":-1,)"
+          R"("culprit":false,"routed_around":false,"culprit_links":1,"votes":8,"paper_rank":3,"links":[)" +
+          link1 +
+          R"(]},{"rank":3,"switch":3,"name":"s1","tier":"spine","pod":-1,"rail":-1,)"
+          R"("culprit":false,"routed_around":false,"culprit_links":1,"votes":4,"paper_rank":4,"links":[)" +
+          link2 +
+          R"(]},{"rank":4,"switch":4,"name":"r1","tier":"rail","pod":0,"rail":1,)"
+          R"("culprit":false,"routed_around":false,"culprit_links":0,"votes":20,"paper_rank":1,"links":[]}]})");
   EXPECT_EQ(RenderSwitches(*SwitchSnapshot(), true),
             std::string(kWindow) + method + R"("switches":[)" + r0 + "]}");
 }
@@ -303,11 +304,12 @@ TEST(Render, SwitchesWithoutVotesHaveNoPaperRankAndUnknownIdsStillRender) {
   r->loss.switches = {{9, 0, 1}};
   r->loss.culprit_switches = {};
   s->report = r;
-  EXPECT_EQ(RenderSwitches(*s, false).substr(std::string(kWindow).size()),
-            R"("method":"links blamed by the greedy loss-weighted inference per switch (two or )"
-            R"(more: the switch is the suspect); votes: paper Algorithm 1",)"
-            R"("switches":[{"rank":1,"switch":9,"name":"switch 9","tier":"","pod":-1,"rail":-1,)"
-            R"("culprit":false,"culprit_links":1,"votes":0,"paper_rank":null,"links":[]}]})");
+  EXPECT_EQ(
+      RenderSwitches(*s, false).substr(std::string(kWindow).size()),
+      R"("method":"links blamed by the greedy loss-weighted inference per switch (two or )"
+      R"(more: the switch is the suspect); votes: paper Algorithm 1",)"
+      R"("switches":[{"rank":1,"switch":9,"name":"switch 9","tier":"","pod":-1,"rail":-1,)"
+      R"("culprit":false,"routed_around":false,"culprit_links":1,"votes":0,"paper_rank":null,"links":[]}]})");
   EXPECT_EQ(RenderSwitches(ApiSnapshot{}, false),
             R"({"window":null,"method":"links blamed by the greedy loss-weighted inference per )"
             R"(switch (two or more: the switch is the suspect); votes: paper Algorithm 1",)"
@@ -416,6 +418,30 @@ TEST(Render, ALinkRoutingAvoidsIsSaidToBeDownNotLossy) {
           R"x("summary":"link r0:up0 - s0:p0 down: routing avoids it (no new path crosses it)")x"),
       std::string::npos)
       << RenderIncidents(*s);
+}
+
+TEST(Render, ASwitchRoutingAvoidsIsDownAndItsMergedLinkSaysWhereItWent) {
+  auto s = SwitchSnapshot();
+  analysis::Incident spine;
+  spine.id = 7;
+  spine.kind = analysis::IncidentKind::kSwitch;
+  spine.suspect = {analysis::Component::Kind::kLink, 1, 0, 0};  // switch id in link
+  spine.evidence.loss = 1.0;
+  spine.evidence.routed_around = true;
+  analysis::Incident link;
+  link.id = 6;
+  link.kind = analysis::IncidentKind::kLinkLoss;
+  link.suspect = {analysis::Component::Kind::kLink, 1, 0, 0};
+  link.open = false;
+  link.merged_into = 7;
+  s->incidents = {link, spine};
+  const std::string out = RenderIncidents(*s);
+  EXPECT_NE(out.find(R"x("summary":"switch r0 down: routing avoids it (no new path crosses any )x"
+                     R"x(of its links)")x"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find(R"("merged_into":7)"), std::string::npos) << out;
+  EXPECT_EQ(out.find(R"("merged_into":0)"), std::string::npos) << "only where merged: " << out;
 }
 
 TEST(ApiHandlers, ServeTheSnapshotAsJsonAndEmptyBeforeTheFirst) {

@@ -17,6 +17,7 @@ analysis::Incident SampleIncident() {
   inc.confidence = 0.75;
   inc.open = false;
   inc.resolved_ns = 1'700'000'100'000'000'000;
+  inc.merged_into = 9;
   inc.clean_windows = 2;
   inc.unobserved_windows = 1;
   auto& e = inc.evidence;
@@ -51,6 +52,7 @@ TEST(StateCodec, IncidentRoundTrips) {
   EXPECT_EQ(out->confidence, in.confidence);
   EXPECT_EQ(out->open, in.open);
   EXPECT_EQ(out->resolved_ns, in.resolved_ns);
+  EXPECT_EQ(out->merged_into, 9u);
   EXPECT_EQ(out->clean_windows, in.clean_windows);
   EXPECT_EQ(out->unobserved_windows, in.unobserved_windows);
   const auto &a = out->evidence, &b = in.evidence;
