@@ -221,6 +221,17 @@ TEST(ScenarioTest, TheReadmesExamplesAreValid) {
   EXPECT_GE(blocks, 1);
 }
 
+TEST(ScenarioTest, EveryShippedScenarioLoads) {
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(HOSTMESH_SIM_SCENARIOS)) {
+    if (entry.path().extension() != ".yaml") continue;
+    const Scenario s = LoadScenarioFile(entry.path());
+    EXPECT_FALSE(s.name.empty()) << entry.path();
+    ++files;
+  }
+  EXPECT_GE(files, 7);
+}
+
 // The issues of a bad text (all of them, in file order).
 std::vector<config::ConfigIssue> Issues(const std::string& yaml) {
   try {
