@@ -66,6 +66,21 @@ void ReadGrpc(MapReader& m, AnalyzerConfig& cfg) {
     cfg.grpc_agent_burst_bytes = burst.bytes;
   }
   m.Optional("max_streams_per_agent", &cfg.grpc_max_streams_per_agent, Range{0, 1024});
+  // Refused bytes: at least a batch at the size limit, so an honest agent's
+  // one refused batch never puts its certificate in debt.
+  config::ByteSize refused{cfg.grpc_refused_burst_bytes};
+  if (m.Optional("refused_burst_bytes", &refused, Range{config::MiB(8), config::GiB(64)})) {
+    cfg.grpc_refused_burst_bytes = refused.bytes;
+  }
+  config::ByteSize refused_rate{cfg.grpc_refused_bytes_per_second};
+  if (m.Optional("refused_bytes_per_second", &refused_rate,
+                 Range{config::KiB(1), config::GiB(1)})) {
+    cfg.grpc_refused_bytes_per_second = refused_rate.bytes;
+  }
+  m.Optional("refusal_delay", &cfg.grpc_refusal_delay, Range{0ms, 60s});
+  // An agent needs two: its Upload stream and a Hello now and then.
+  m.Optional("max_streams_per_connection", &cfg.grpc_max_streams_per_connection,
+             Range<std::uint32_t>{2, 1024});
   if (cfg.grpc_insecure && m.Has("tls")) {
     m.Fail("insecure", "true and a tls block contradict each other: remove one");
   }

@@ -31,6 +31,14 @@ struct AnalyzerConfig {
   std::uint64_t grpc_agent_burst_bytes = std::uint64_t{256} << 20;
   // Upload streams one certificate may hold open (grpc.max_streams_per_agent; 0: no limit).
   std::uint32_t grpc_max_streams_per_agent = 4;
+  // Bytes the analyzer refuses, per certificate (grpc.refused_burst_bytes,
+  // grpc.refused_bytes_per_second), how long a refused stream waits before
+  // it ends (grpc.refusal_delay) and streams at once on one connection
+  // (grpc.max_streams_per_connection): ingest_handler.h, refusal_tarpit.h.
+  std::uint64_t grpc_refused_burst_bytes = std::uint64_t{16} << 20;
+  std::uint64_t grpc_refused_bytes_per_second = std::uint64_t{64} << 10;
+  std::chrono::nanoseconds grpc_refusal_delay = std::chrono::seconds{1};
+  std::uint32_t grpc_max_streams_per_connection = 16;
   config::Endpoint http_listen{"0.0.0.0", 8080};
   // TLS, token and caps of the HTTP server (API, on-call page, /metrics).
   // Browsers open up to six connections each and on-call users may share a

@@ -52,6 +52,10 @@ struct IngestOptions {
   // Upload streams one certificate may hold open at once (streams_per_peer.h;
   // 0: no limit).
   std::size_t max_streams_per_peer = 4;
+  // Streams at once on one connection (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS):
+  // an agent holds an Upload stream and now and then a Hello; more are a peer
+  // reopening refused ones while the refusal delay holds them.
+  std::uint32_t max_streams_per_connection = 16;
 };
 
 enum class HelloCode {

@@ -54,10 +54,11 @@ std::unique_ptr<IngestServer> IngestServer::Start(IngestHandler& handler,
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 60'000);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20'000);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
-  // An agent holds an Upload stream and, now and then, a Hello on its
-  // connection: more streams at once are a peer reopening refused ones
-  // (refusal_tarpit.h), which this bounds per connection.
-  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, 16);
+  // Bounds a peer reopening refused streams on one connection (refusal_tarpit.h).
+  builder.AddChannelArgument(
+      GRPC_ARG_MAX_CONCURRENT_STREAMS,
+      static_cast<int>(std::min<std::uint32_t>(handler.options().max_streams_per_connection,
+                                               std::numeric_limits<int>::max())));
   // gRPC's own limit sits above the validator's, so an oversize batch gets a
   // REJECTED ack naming the limit instead of a broken stream.
   const std::size_t limit = handler.options().limits.max_batch_bytes * 2 + (1 << 20);

@@ -80,6 +80,12 @@ bool AnalyzerApp::Start(std::string* error) {
   ingest_options.quota.bytes_per_second = static_cast<double>(config_.grpc_agent_bytes_per_second);
   ingest_options.quota.burst_bytes = static_cast<double>(config_.grpc_agent_burst_bytes);
   ingest_options.max_streams_per_peer = config_.grpc_max_streams_per_agent;
+  ingest_options.refused_burst_bytes = static_cast<double>(config_.grpc_refused_burst_bytes);
+  ingest_options.refused_bytes_per_second =
+      static_cast<double>(config_.grpc_refused_bytes_per_second);
+  ingest_options.refusal_delay =
+      std::chrono::duration_cast<std::chrono::milliseconds>(config_.grpc_refusal_delay);
+  ingest_options.max_streams_per_connection = config_.grpc_max_streams_per_connection;
   handler_ = std::make_unique<ingest::IngestHandler>(clock_, *store_, *committer_, *ingest_stats_,
                                                      feed_.get(), ingest_options);
   RegisterAnalyzerMetrics(registry_, snapshots_, clock_);

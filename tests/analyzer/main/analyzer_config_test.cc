@@ -279,6 +279,10 @@ TEST(AnalyzerConfig, IngestIsMutualTlsUnlessInsecureIsSaid) {
   EXPECT_EQ(packaged.grpc_tls.ca, "/etc/hostmesh/tls/ca.crt");
   EXPECT_EQ(packaged.grpc_max_in_flight_bytes, std::uint64_t{1} << 30);
   EXPECT_EQ(packaged.grpc_max_streams_per_agent, 4u);
+  EXPECT_EQ(packaged.grpc_refused_burst_bytes, std::uint64_t{16} << 20);
+  EXPECT_EQ(packaged.grpc_refused_bytes_per_second, std::uint64_t{64} << 10);
+  EXPECT_EQ(packaged.grpc_refusal_delay, std::chrono::seconds{1});
+  EXPECT_EQ(packaged.grpc_max_streams_per_connection, 16u);
 
   const AnalyzerConfig c = ParseAnalyzerConfig(R"(grpc:
   listen: 10.0.0.5:50051
@@ -287,6 +291,10 @@ TEST(AnalyzerConfig, IngestIsMutualTlsUnlessInsecureIsSaid) {
   agent_bytes_per_second: 2MiB
   agent_burst_bytes: 1GiB
   max_streams_per_agent: 8
+  refused_burst_bytes: 32MiB
+  refused_bytes_per_second: 16KiB
+  refusal_delay: 250ms
+  max_streams_per_connection: 4
 )",
                                                "a.yaml");
   EXPECT_EQ(c.grpc_tls.cert, "/s/a.crt");
@@ -297,6 +305,20 @@ TEST(AnalyzerConfig, IngestIsMutualTlsUnlessInsecureIsSaid) {
   EXPECT_EQ(c.grpc_agent_bytes_per_second, std::uint64_t{2} << 20);
   EXPECT_EQ(c.grpc_agent_burst_bytes, std::uint64_t{1} << 30);
   EXPECT_EQ(c.grpc_max_streams_per_agent, 8u);
+  EXPECT_EQ(c.grpc_refused_burst_bytes, std::uint64_t{32} << 20);
+  EXPECT_EQ(c.grpc_refused_bytes_per_second, std::uint64_t{16} << 10);
+  EXPECT_EQ(c.grpc_refusal_delay, std::chrono::milliseconds{250});
+  EXPECT_EQ(c.grpc_max_streams_per_connection, 4u);
+  for (const char* bad : {"grpc: {refused_burst_bytes: 1MiB}\n", "grpc: {refusal_delay: 2min}\n",
+                          "grpc: {max_streams_per_connection: 1}\n"}) {
+    try {
+      ParseAnalyzerConfig(bad, "a.yaml");
+      ADD_FAILURE() << "accepted: " << bad;
+    } catch (const config::ConfigError& e) {
+      ASSERT_EQ(e.issues().size(), 1u) << bad;
+      EXPECT_EQ(e.issues()[0].path.rfind("grpc.", 0), 0u) << e.issues()[0].path;
+    }
+  }
   EXPECT_TRUE(ParseAnalyzerConfig("grpc: {insecure: true}\n", "a.yaml").grpc_insecure);
   try {
     ParseAnalyzerConfig("grpc: {insecure: true, tls: {cert: /a}}\n", "a.yaml");
