@@ -130,6 +130,19 @@ def read_snapshot(newer_than_s: float = 0.0) -> Snapshot | None:
     return None
 
 
+def false_verdicts(snap: Snapshot, allowed: set[str] | frozenset[str] = frozenset(),
+                   since_s: float = 0.0) -> list[str]:
+    """What `snap` blames beyond `allowed` (names as suspect_name gives them:
+    links, RNICs, switches): culprit links, anomalous RNICs, and open
+    incidents first seen at or after `since_s` (Unix seconds)."""
+    out = [f"{link_name(l)} culprit" for l in snap.culprits() if link_name(l) not in allowed]
+    out += [f"{r['host']}.nic{r['nic']} {r['state']}" for r in snap.anomalous_rnics()
+            if f"{r['host']}.nic{r['nic']}" not in allowed]
+    out += [f"{i['kind']} {i['summary']}" for i in snap.incidents["open"]
+            if i["first_seen_ns"] / 1e9 >= since_s and suspect_name(i) not in allowed]
+    return out
+
+
 def suspect_name(incident: dict) -> str:
     """What an incident blames, named as the fabric names it: a link
     (`p0r0-s00`, `h003.nic1-p0r1`), an RNIC (`h003.nic1`), a switch (`s01`)

@@ -24,12 +24,16 @@ class LinkDelay(e2e.FabricTestCase):
         return latency["links"]
 
     def test_delay_is_a_latency_hotspot_not_a_drop(self):
-        self.wait_healthy_window()
+        healthy = self.wait_healthy_window()
         t = self.inject("delay", "--link", LINK, "--ms", "2")
         bound = self.windows_after(t, 2)
         hot = []
         drops = []
+        false = []
         for snap in self.windows_until(bound, self.deadline_for(bound)):
+            # The link's latency incident is its verdict; a loss culprit on it is caught below.
+            false += e2e.false_verdicts(snap, {LINK} if snap.end_s > t else set(),
+                                        healthy.start_s)
             if snap.end_s <= t:
                 continue  # judged before the fault
             latency = self.latency_links(snap)
@@ -50,6 +54,7 @@ class LinkDelay(e2e.FabricTestCase):
                     if i["kind"] == "latency_hotspot"]
         self.assertIn(LINK, hotspots, f"no latency_hotspot incident for {LINK}")
         self.assertEqual(sorted(set(drops)), [], "drops reported for a delay")
+        self.assertEqual(sorted(set(false)), [], "blamed in some window beside the slow link")
 
 
 if __name__ == "__main__":

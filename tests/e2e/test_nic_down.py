@@ -15,11 +15,15 @@ HOST, NIC = "h003", 1
 
 class NicDown(e2e.FabricTestCase):
     def test_nic_down_rnic_anomalous_no_link_blamed(self):
-        self.wait_healthy_window()
+        healthy = self.wait_healthy_window()
         t = self.inject("nic-down", "--host", HOST, "--nic", f"nic{NIC}")
         bound = self.windows_after(t, 2)
         flagged = []
+        false = []
+        nic_name = f"{HOST}.nic{NIC}"
         for snap in self.windows_until(bound, self.deadline_for(bound)):
+            false += e2e.false_verdicts(snap, {nic_name} if snap.end_s > t else set(),
+                                        healthy.start_s)
             if snap.end_s <= t:
                 continue
             r = snap.rnic(HOST, NIC)
@@ -43,6 +47,7 @@ class NicDown(e2e.FabricTestCase):
         mine = [i for i in last.incidents["open"] if i["suspect"].get("host") == HOST
                 and i["suspect"].get("nic") == NIC and "link" not in i["suspect"]]
         self.assertTrue(mine, f"no open incident for {HOST}.nic{NIC}: {last.describe()}")
+        self.assertEqual(sorted(set(false)), [], "blamed in some window beside the down NIC")
         diagnosis = mine[0]["diagnosis"]
         e2e.log(f"diagnosis: {diagnosis}")
         self.assertEqual(diagnosis["type"], "unreachable_rnic", diagnosis)

@@ -15,12 +15,15 @@ LINK, FROM = "p0r1-s02", "s02"
 
 class PartialLoss(e2e.FabricTestCase):
     def test_partial_loss_ranked_first_within_3_windows(self):
-        self.wait_healthy_window()
+        healthy = self.wait_healthy_window()
         t = self.inject("loss", "--link", LINK, "--percent", "5", "--from", FROM)
         bound = self.windows_after(t, 3)
         first_ranked = []
         blamed_rnics = []
+        false = []
         for snap in self.windows_until(bound, self.deadline_for(bound)):
+            false += e2e.false_verdicts(snap, {LINK} if snap.end_s > t else set(),
+                                        healthy.start_s)
             if snap.end_s <= t:
                 continue  # judged before the fault
             if snap.links and e2e.link_name(snap.links[0]) == LINK and snap.links[0]["culprit"]:
@@ -31,6 +34,7 @@ class PartialLoss(e2e.FabricTestCase):
         self.assertTrue(first_ranked, f"{LINK} (5% loss from {FROM}) not ranked first within 3 "
                                       f"windows of the injection; last: {last.describe()}")
         self.assertEqual(blamed_rnics, [], "RNICs marked anomalous for a 5% link loss")
+        self.assertEqual(sorted(set(false)), [], "blamed in some window beside the faulty link")
 
 
 if __name__ == "__main__":

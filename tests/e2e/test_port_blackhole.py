@@ -58,7 +58,7 @@ class PortBlackhole(e2e.FabricTestCase):
     def test_one_port_blackholed_link_found_no_rnic_blamed(self):
         ns = self.fab.ns(RAIL_SWITCH)
         nft(ns, "-f", "-", stdin=COUNT.format(spine=SPINE))
-        self.wait_healthy_window()
+        healthy = self.wait_healthy_window()
         port, seen = self.busiest_port(ns)
         e2e.log(f"probe packets across {LINK} by source port: {dict(sorted(seen.items()))}; "
                 f"blackholing {port}")
@@ -66,7 +66,10 @@ class PortBlackhole(e2e.FabricTestCase):
         bound = self.windows_after(t, 3)
         first_ranked = []
         blamed_rnics = []
+        false = []
         for snap in self.windows_until(bound, self.deadline_for(bound)):
+            false += e2e.false_verdicts(snap, {LINK} if snap.end_s > t else set(),
+                                        healthy.start_s)
             if snap.end_s <= t:
                 continue  # judged before the fault
             if snap.links and e2e.link_name(snap.links[0]) == LINK and snap.links[0]["culprit"]:
@@ -78,6 +81,7 @@ class PortBlackhole(e2e.FabricTestCase):
                                       f"within 3 windows; last: {last.describe()}")
         self.assertEqual(e2e.link_name(last.links[0]), LINK, last.describe())
         self.assertEqual(blamed_rnics, [], "RNICs marked anomalous for a one-port ACL")
+        self.assertEqual(sorted(set(false)), [], "blamed in some window beside the faulty link")
         mine = [i for i in last.incidents["open"]
                 if "link" in i["suspect"] and e2e.link_name(i["suspect"]) == LINK]
         self.assertTrue(mine, last.describe())
