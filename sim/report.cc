@@ -1,5 +1,6 @@
 #include "sim/report.h"
 
+#include <array>
 #include <cstdio>
 #include <set>
 
@@ -48,6 +49,15 @@ void PrintScorecard(std::ostream& out, const Scorecard& card, const std::string&
   row("precision (culprit set, per window)", Fixed(o.precision(), 3), Fixed(p.precision(), 3));
   row("recall", Fixed(o.recall(), 3), Fixed(p.recall(), 3));
   row("F1", Fixed(o.f1(), 3), Fixed(p.f1(), 3));
+  constexpr std::array<const char*, 3> kCategories{"loss", "latency", "host"};
+  for (std::size_t c = 0; c < kCategories.size(); ++c) {
+    const Counts &oc = o.by_category[c], &pc = p.by_category[c];
+    if (oc.empty() && pc.empty()) continue;
+    const std::string what = std::string("  ") + kCategories[c] + " verdicts: ";
+    row(what + "precision", Fixed(oc.precision(), 3), Fixed(pc.precision(), 3));
+    row(what + "recall", Fixed(oc.recall(), 3), Fixed(pc.recall(), 3));
+    row(what + "F1", Fixed(oc.f1(), 3), Fixed(pc.f1(), 3));
+  }
   row("top-1 accuracy (windows with a loss fault)", Fixed(o.top1(), 3), Fixed(p.top1(), 3));
   row("faults found", std::to_string(o.detected) + "/" + std::to_string(o.faults),
       std::to_string(p.detected) + "/" + std::to_string(p.faults));
@@ -93,6 +103,22 @@ void PrintWindows(std::ostream& out, const Fleet& fleet, const std::vector<Fault
   }
 }
 
+namespace {
+
+nlohmann::json CategoriesJson(const std::array<Counts, 3>& by_category) {
+  constexpr std::array<const char*, 3> kCategories{"loss", "latency", "host"};
+  nlohmann::json j = nlohmann::json::object();
+  for (std::size_t c = 0; c < kCategories.size(); ++c) {
+    const Counts& n = by_category[c];
+    j[kCategories[c]] = {{"tp", n.tp},           {"fp", n.fp},
+                         {"fn", n.fn},           {"precision", n.precision()},
+                         {"recall", n.recall()}, {"f1", n.f1()}};
+  }
+  return j;
+}
+
+}  // namespace
+
 nlohmann::json ScoreJson(const MethodScore& s) {
   return {
       {"precision", s.precision()},
@@ -109,6 +135,7 @@ nlohmann::json ScoreJson(const MethodScore& s) {
       {"tp", s.tp},
       {"fp", s.fp},
       {"fn", s.fn},
+      {"by_category", CategoriesJson(s.by_category)},
       {"calibration_named", s.named_by_confidence},
       {"calibration_right", s.right_by_confidence},
       {"calibration_confidence_sum", s.confidence_sum},

@@ -168,6 +168,7 @@ MethodScore& MethodScore::operator+=(const MethodScore& o) {
     confidence_sum[i] += o.confidence_sum[i];
   }
   for (std::size_t i = 0; i < raw_counts.size(); ++i) raw_counts[i] += o.raw_counts[i];
+  for (std::size_t i = 0; i < by_category.size(); ++i) by_category[i] += o.by_category[i];
   brier_sum += o.brier_sum;
   raw_brier_sum += o.raw_brier_sum;
   return *this;
@@ -192,13 +193,19 @@ void ScoreMethod(const std::vector<Fault>& faults, const std::vector<FaultTruth>
       dont_care.insert(truths[i].dont_care.begin(), truths[i].dont_care.end());
     }
     const Verdict& v = paper ? rec.paper : rec.ours;
+    const auto counts_of = [&](ComponentKey k) -> Counts& {
+      return s.by_category[std::min<std::size_t>(static_cast<std::size_t>(CategoryOf(k)),
+                                                 s.by_category.size() - 1)];
+    };
     for (std::size_t i = 0; i < v.named.size(); ++i) {
       const ComponentKey k = v.named[i];
       const bool right = truth.count(k) > 0;
       if (right) {
         ++s.tp;
+        ++counts_of(k).tp;
       } else if (!dont_care.count(k)) {
         ++s.fp;
+        ++counts_of(k).fp;
       }
       if (i < v.confidence.size() && (right || !dont_care.count(k))) {
         const auto bin = std::min<std::size_t>(4, static_cast<std::size_t>(v.confidence[i] * 5));
@@ -216,7 +223,9 @@ void ScoreMethod(const std::vector<Fault>& faults, const std::vector<FaultTruth>
       }
     }
     for (const ComponentKey k : truth) {
-      if (!Contains(v.named, k)) ++s.fn;
+      if (Contains(v.named, k)) continue;
+      ++s.fn;
+      ++counts_of(k).fn;
     }
     const bool loss_truth = std::any_of(truth.begin(), truth.end(), [](ComponentKey k) {
       return CategoryOf(k) == Category::kLoss;

@@ -64,8 +64,29 @@ std::vector<IncidentSpan> OurIncidents(const std::vector<analysis::Incident>& in
 // Runs of consecutive windows naming a key.
 std::vector<IncidentSpan> RunsOf(const std::vector<WindowRecord>& windows, bool paper);
 
+// Precision and recall of one set of verdicts (all of a method's, or one category's).
+struct Counts {
+  std::uint64_t tp = 0, fp = 0, fn = 0;
+  double precision() const { return tp + fp == 0 ? 1.0 : double(tp) / double(tp + fp); }
+  double recall() const { return tp + fn == 0 ? 1.0 : double(tp) / double(tp + fn); }
+  double f1() const {
+    const double p = precision(), r = recall();
+    return p + r == 0 ? 0 : 2 * p * r / (p + r);
+  }
+  bool empty() const { return tp + fp + fn == 0; }
+  Counts& operator+=(const Counts& o) {
+    tp += o.tp;
+    fp += o.fp;
+    fn += o.fn;
+    return *this;
+  }
+};
+
 struct MethodScore {
   std::uint64_t tp = 0, fp = 0, fn = 0;
+  // The same per category of verdict (loss, latency, host: Category), so a
+  // fail-slow fault's verdicts are scored apart from the drops'.
+  std::array<Counts, 3> by_category{};
   std::uint64_t top1_hits = 0, top1_windows = 0;
   std::uint64_t faults = 0, detected = 0;
   double windows_to_detect_sum = 0;
@@ -90,12 +111,9 @@ struct MethodScore {
   double brier() const;
   double raw_brier() const;
 
-  double precision() const { return tp + fp == 0 ? 1.0 : double(tp) / double(tp + fp); }
-  double recall() const { return tp + fn == 0 ? 1.0 : double(tp) / double(tp + fn); }
-  double f1() const {
-    const double p = precision(), r = recall();
-    return p + r == 0 ? 0 : 2 * p * r / (p + r);
-  }
+  double precision() const { return Counts{tp, fp, fn}.precision(); }
+  double recall() const { return Counts{tp, fp, fn}.recall(); }
+  double f1() const { return Counts{tp, fp, fn}.f1(); }
   double top1() const { return top1_windows == 0 ? 1.0 : double(top1_hits) / double(top1_windows); }
   double windows_to_detect() const {
     return detected == 0 ? 0 : windows_to_detect_sum / double(detected);

@@ -92,6 +92,39 @@ TEST_F(ScorecardTest, PrecisionRecallF1TopOneAndWindowsToDetect) {
   EXPECT_EQ(p.windows_to_detect(), 0.0);  // a mean over no detected fault
 }
 
+TEST_F(ScorecardTest, LossAndLatencyVerdictsAreScoredApart) {
+  // A link adding delay while another loses: the latency verdict is right
+  // in both windows, the loss verdict in one, and a loss verdict on the slow
+  // link is a loss false positive, not a latency hit.
+  Fault slow;
+  slow.kind = FaultKind::kLinkLatency;
+  slow.link = b_;
+  slow.added_ns = 50'000;
+  slow.start_ns = 0;
+  slow.end_ns = 2 * kWindow;
+  const std::vector<Fault> faults{LinkLoss(a_, 0, 2 * kWindow), slow};
+  const ComponentKey b_slow = LinkKey(Category::kLatency, b_);
+  const auto windows = Windows({{A, b_slow}, {B, b_slow}}, {});
+  const MethodScore o = Score(faults, windows).ours;
+  const Counts& loss = o.by_category[static_cast<std::size_t>(Category::kLoss)];
+  const Counts& latency = o.by_category[static_cast<std::size_t>(Category::kLatency)];
+  EXPECT_EQ(loss.tp, 1u);
+  EXPECT_EQ(loss.fp, 1u);
+  EXPECT_EQ(loss.fn, 1u);
+  EXPECT_DOUBLE_EQ(loss.f1(), 0.5);
+  EXPECT_EQ(latency.tp, 2u);
+  EXPECT_EQ(latency.fp + latency.fn, 0u);
+  EXPECT_DOUBLE_EQ(latency.f1(), 1.0);
+  EXPECT_TRUE(o.by_category[static_cast<std::size_t>(Category::kHost)].empty());
+  // The categories add up to the whole.
+  EXPECT_EQ(loss.tp + latency.tp, o.tp);
+  EXPECT_EQ(loss.fp + latency.fp, o.fp);
+  EXPECT_EQ(loss.fn + latency.fn, o.fn);
+  MethodScore twice = o;
+  twice += o;
+  EXPECT_EQ(twice.by_category[static_cast<std::size_t>(Category::kLatency)].tp, 4u);
+}
+
 TEST_F(ScorecardTest, F1IsTheHarmonicMean) {
   MethodScore s;
   s.tp = 3;
