@@ -26,6 +26,21 @@ std::unique_ptr<v1::AgentIngest::Stub> Connect(const std::string& address) {
   return v1::AgentIngest::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
 }
 
+// Writes every batch on one Upload stream, half-closes it and returns the acks;
+// the stream must end OK.
+std::vector<v1::UploadAck> UploadAll(v1::AgentIngest::Stub& stub,
+                                     const std::vector<v1::UploadBatch>& batches) {
+  grpc::ClientContext context;
+  auto stream = stub.Upload(&context);
+  for (const v1::UploadBatch& batch : batches) EXPECT_TRUE(stream->Write(batch));
+  EXPECT_TRUE(stream->WritesDone());
+  std::vector<v1::UploadAck> acks;
+  v1::UploadAck ack;
+  while (stream->Read(&ack)) acks.push_back(ack);
+  EXPECT_TRUE(stream->Finish().ok());
+  return acks;
+}
+
 TEST(ingest_grpc, HelloWithAnUnknownSchemaIsFailedPrecondition) {
   TempDir dir;
   SystemClock clock;
@@ -62,14 +77,7 @@ TEST(ingest_grpc, OneStreamAcksEachBatchInOrderAndABadOneHarmsNoOther) {
       MakeBatch("h2", 1, 1, 50, now),                                       // never said Hello
       MakeBatch("h1", 7, 4, 50, now + 1h),                                  // from the future
       MakeBatch("h1", 7, 5, 50, now)};
-  grpc::ClientContext context;
-  auto stream = stub->Upload(&context);
-  for (const v1::UploadBatch& batch : sent) ASSERT_TRUE(stream->Write(batch));
-  ASSERT_TRUE(stream->WritesDone());
-  std::vector<v1::UploadAck> acks;
-  v1::UploadAck ack;
-  while (stream->Read(&ack)) acks.push_back(ack);
-  EXPECT_TRUE(stream->Finish().ok());
+  const std::vector<v1::UploadAck> acks = UploadAll(*stub, sent);
 
   ASSERT_EQ(acks.size(), sent.size());
   const v1::UploadAck::Status expected[] = {
@@ -117,14 +125,7 @@ TEST(ingest_grpc, AnOversizeBatchIsRejectedInOrderWithoutParsingItsItems) {
                                              MakeBatch("h1", 7, 3, 5, now)};
   ASSERT_GT(sent[1].ByteSizeLong(), 4096u);
   ASSERT_LT(sent[2].ByteSizeLong(), 4096u);
-  grpc::ClientContext context;
-  auto stream = stub->Upload(&context);
-  for (const v1::UploadBatch& batch : sent) ASSERT_TRUE(stream->Write(batch));
-  ASSERT_TRUE(stream->WritesDone());
-  std::vector<v1::UploadAck> acks;
-  v1::UploadAck ack;
-  while (stream->Read(&ack)) acks.push_back(ack);
-  EXPECT_TRUE(stream->Finish().ok());
+  const std::vector<v1::UploadAck> acks = UploadAll(*stub, sent);
   ASSERT_EQ(acks.size(), 3u);
   EXPECT_EQ(acks[0].status(), v1::UploadAck::STATUS_ACCEPTED);
   EXPECT_EQ(acks[1].batch_seq(), 2u);
