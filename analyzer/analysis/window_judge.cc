@@ -460,7 +460,8 @@ WindowReport WindowJudge::Judge(const WindowAccumulator& w) {
   }
   flap_history_.Prune(w.start_ns());
   DropChurnShadows(w, &out.loss);
-  NameWithdrawnLinks(&out.loss);
+  NoteAvoided(&out.coverage);
+  NameWithdrawnLinks(out.coverage.avoided_switches, &out.loss);
 
   const InferenceParams slow_params{config_.min_failures, config_.background_slow, config_.min_z,
                                     config_.max_culprits};
@@ -500,7 +501,6 @@ WindowReport WindowJudge::Judge(const WindowAccumulator& w) {
 
   FlagProcessing(w, &out);
   CountCoverage(w, ix, &out);
-  NoteAvoided(&out.coverage);
   for (Localization* loc : {&out.loss, &out.latency}) {
     for (Suspect& s : loc->culprits) {
       if (s.component.kind != Component::Kind::kLink || s.component.link >= fabric_.links.size()) {
@@ -561,17 +561,18 @@ void WindowJudge::NoteAvoided(Coverage* coverage) const {
   }
 }
 
-void WindowJudge::NameWithdrawnLinks(Localization* loss) const {
+void WindowJudge::NameWithdrawnLinks(const std::vector<SwitchId>& avoided_switches,
+                                     Localization* loss) const {
   const std::vector<WithdrawnLink> gone = routes_.Withdrawn(fabric_);
   if (gone.empty()) return;
   const std::size_t switches = fabric_.switch_count;
   // Two or more withdrawn, the rest at least avoided: links are withdrawn one
   // by one as their switches' draws come in, the switch is down meanwhile.
   const UnusedSwitches withdrawn = SwitchesOf(gone);
-  const UnusedSwitches avoided = SwitchesOf(routes_.Unused(fabric_, config_.route_avoided_alpha));
   std::vector<char> down(switches, 0);
   for (SwitchId s = 0; s < switches; ++s) {
-    down[s] = withdrawn.count[s] >= 2 && avoided.all[s];
+    down[s] = withdrawn.count[s] >= 2 &&
+              std::binary_search(avoided_switches.begin(), avoided_switches.end(), s);
     if (down[s]) NameDownSwitch(s, withdrawn.worst_p[s], loss);
   }
   const auto on_down_switch = [&](LinkId l) {

@@ -55,7 +55,8 @@ class WindowJudge {
                         bool baseline_skips_rnics) const;
   void FlagProcessing(const WindowAccumulator& w, WindowReport* out) const;
   void DropChurnShadows(const WindowAccumulator& w, Localization* loss);
-  void NameWithdrawnLinks(Localization* loss) const;
+  // `avoided_switches`: the window's Coverage::avoided_switches (NoteAvoided).
+  void NameWithdrawnLinks(const std::vector<SwitchId>& avoided_switches, Localization* loss) const;
   void NameDownSwitch(SwitchId id, double p_value, Localization* loss) const;
   // By switch: every watched up-link into it (two or more) among `unused`,
   // how many of them are, and the largest p-value of those.
