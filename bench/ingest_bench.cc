@@ -35,7 +35,7 @@
 #include "analyzer/feed/analysis_feed.h"
 #include "analyzer/ingest/ingest_handler.h"
 #include "analyzer/ingest/ingest_server.h"
-#include "analyzer/main/process_tuning.h"
+#include "analyzer/ingest/process_tuning.h"
 #include "analyzer/store/group_committer.h"
 #include "analyzer/store/store.h"
 #include "bench/ingest_load.h"
@@ -180,7 +180,7 @@ bool ReadAll(int fd, void* data, std::size_t size) {
 // The agents: waits for the port, says when every stream said Hello, sends
 // its report and exits without running destructors of a forked gRPC.
 [[noreturn]] void RunClient(Args args, int port_fd, int report_fd) {
-  hostmesh::analyzer::app::TuneProcess();  // a lighter load generator, too
+  hostmesh::analyzer::ingest::TuneProcess();  // a lighter load generator, too
   int port = 0;
   if (!ReadAll(port_fd, &port, sizeof port)) _exit(1);
   args.load.address = "127.0.0.1:" + std::to_string(port);
@@ -254,7 +254,7 @@ int main(int argc, char** argv) {
     close(from_hostile[1]);
     close(stop_hostile[0]);
   }
-  hostmesh::analyzer::app::TuneProcess();  // as hostmesh-analyzer's main does
+  hostmesh::analyzer::ingest::TuneProcess();  // as hostmesh-analyzer's main does
 
   bool temporary = false;
   if (args.data_dir.empty()) {

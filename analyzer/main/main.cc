@@ -12,10 +12,10 @@
 #include <string>
 
 #include "analyzer/config/analyzer_config.h"
+#include "analyzer/ingest/process_tuning.h"
 #include "analyzer/main/analyzer_app.h"
 #include "analyzer/main/audit_store.h"
 #include "analyzer/main/check_config.h"
-#include "analyzer/main/process_tuning.h"
 #include "common/base/exit_codes.h"
 #include "common/base/logging.h"
 #include "common/base/service_notify.h"
@@ -72,7 +72,7 @@ int main(int argc, char** argv) {
   InitLogging(config.log_level);
   if (audit_store) return analyzer::app::AuditStore(config, std::cout, std::cerr);
 
-  const analyzer::app::ProcessTuning tuning = analyzer::app::TuneProcess();  // before threads
+  const analyzer::ingest::ProcessTuning tuning = analyzer::ingest::TuneProcess();  // before threads
   const int stop_fd = BlockStopSignals();  // before any thread starts
   if (stop_fd < 0) {
     std::perror("signalfd");

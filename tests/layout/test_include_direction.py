@@ -49,7 +49,6 @@ KNOWN = {
     ("sim/analyzer_side.cc", "agent/main/wiring.h"),
     ("sim/host_agent.cc", "agent/main/wiring.h"),
     ("sim/host_agent.h", "agent/main/tracing_glue.h"),
-    ("bench/ingest_bench.cc", "analyzer/main/process_tuning.h"),
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')

@@ -1,9 +1,9 @@
-#include "analyzer/main/process_tuning.h"
+#include "analyzer/ingest/process_tuning.h"
 
 #include <absl/synchronization/mutex.h>
 #include <sys/resource.h>
 
-namespace hostmesh::analyzer::app {
+namespace hostmesh::analyzer::ingest {
 
 ProcessTuning TuneProcess() {
   ProcessTuning out;
@@ -20,4 +20,4 @@ ProcessTuning TuneProcess() {
   return out;
 }
 
-}  // namespace hostmesh::analyzer::app
+}  // namespace hostmesh::analyzer::ingest

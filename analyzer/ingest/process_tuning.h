@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-namespace hostmesh::analyzer::app {
+namespace hostmesh::analyzer::ingest {
 
 struct ProcessTuning {
   std::uint64_t open_files = 0;  // the soft limit now in force
@@ -19,4 +19,4 @@ struct ProcessTuning {
 //   aid; the analyzer turns it off.
 ProcessTuning TuneProcess();
 
-}  // namespace hostmesh::analyzer::app
+}  // namespace hostmesh::analyzer::ingest
