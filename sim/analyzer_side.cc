@@ -1,7 +1,6 @@
 #include "sim/analyzer_side.h"
 
-#include "agent/main/tracing_glue.h"
-#include "agent/main/wiring.h"
+#include "agent/upload/wire_messages.h"
 #include "analyzer/analysis/topology_adapter.h"
 #include "analyzer/feed/feed_convert.h"
 #include "sim/diagnosis_side.h"
@@ -73,7 +72,7 @@ void AnalyzerSide::Ingest(std::uint32_t fleet_host, HostOutput& upload) {
   }
   records_.clear();
   for (const agent::ProbeResult& result : upload.results) {
-    records_.push_back(analyzer::app::ToProbeRecord(id, agent::app::ToProto(result)));
+    records_.push_back(analyzer::app::ToProbeRecord(id, agent::upload::ToProto(result)));
     const analysis::ProbeRecord& r = records_.back();
     if (r.send_failed && diagnosis_ != nullptr) {
       diagnosis_->AddSendFailure(id, r.src_nic, r.send_time_ns);

@@ -2,7 +2,8 @@
 
 #include <algorithm>
 
-#include "agent/main/wiring.h"
+#include "agent/upload/wire_messages.h"
+#include "agent/wiring/options_from_config.h"
 #include "common/config/value_parsers.h"
 #include "tracer/trace_engine.h"
 
@@ -19,8 +20,6 @@ std::uint64_t Mix(std::uint64_t seed, std::uint64_t a, std::uint64_t b) {
 // as the agent drains a socket (recvmmsg) or a CQ: the tracker only uses the
 // turn's time for deadlines, and the timestamps are the packets' own.
 constexpr std::int64_t kReceiveCoalesceNs = 1'000'000;
-// The tracer thread waits at least this long when nothing is due (tracing_thread.cc).
-constexpr std::int64_t kTracerMinWaitNs = 1'000'000;
 
 }  // namespace
 
@@ -68,22 +67,21 @@ void HostAgent::Start(std::int64_t at_ns) {
   boot_id_ = Mix(seed_, host_, boots_);
   clock_.Set(AtNs(std::max(at_ns, clock_.ns())));
   const MonoTime now = clock_.MonotonicNow();
-  const agent::app::CoreOptions core = agent::app::CoreOptionsFrom(config_);
+  const agent::wiring::CoreOptions core = agent::wiring::CoreOptionsFrom(config_);
   scheduler_ =
       std::make_unique<agent::Scheduler>(core.scheduler, now, Mix(seed_, host_, boots_ + 1));
   tracker_ = std::make_unique<agent::Tracker>(core.tracker, [this](const agent::ProbeResult& r) {
     if (out_ != nullptr) out_->results.push_back(r);
     // As the agent's OnResult: a lost probe brings its 5-tuple's trace forward.
-    if (r.timeout && tracer_) {
-      const auto tuple = agent::app::TraceTupleOf(config_, r.src_nic, r.dst_nic, r.src_port);
-      if (tuple && tracer_->RetraceSoon(*tuple)) {
-        tracer_wake_ = std::min(tracer_wake_, clock_.MonotonicNow());
-      }
+    if (!tracer_) return;
+    const auto tuple = trace_feed_.RetraceFor(r);
+    if (tuple && tracer_->RetraceSoon(*tuple)) {
+      tracer_wake_ = std::min(tracer_wake_, clock_.MonotonicNow());
     }
   });
   transport_ = std::make_unique<SimTransport>(host_, model_, clock_, wall_offset_ns_,
                                               Mix(seed_, host_, boots_ + 2));
-  agent::app::HelloInputs hello;
+  agent::upload::HelloInputs hello;
   hello.boot_id = boot_id_;
   hello.transport = agent::Transport::kUdp;
   hello.agent_version = "hostmesh-sim";
@@ -92,20 +90,20 @@ void HostAgent::Start(std::int64_t at_ns) {
   for (agent::NicId nic = 0; nic < config_.nics.size(); ++nic) {
     hello.capabilities.push_back(transport_->OpenNic(nic).capabilities);
   }
-  hello_ = agent::app::BuildHello(config_, hello);
+  hello_ = agent::upload::BuildHello(config_, hello);
   agent::ProberOptions options;
   options.payload_bytes = config_.probe.payload_bytes;
   options.boot_id = boot_id_;
   prober_ = std::make_unique<agent::Prober>(*scheduler_, *tracker_, *transport_, clock_, options);
   prober_wake_ = now;
-  generations_.assign(config_.nics.size(), ~std::uint64_t{0});
+  trace_feed_.Reset();
 
   if (config_.traceroute.enabled) {
     trace_clock_ = std::make_unique<VirtualClock>(now, clock_.RealtimeNow());
     trace_io_ = std::make_unique<SimTraceIo>(host_, model_, icmp_, *trace_clock_,
                                              Mix(seed_, host_, boots_ + 3));
     tracer::ContinuousConfig tracing =
-        agent::app::ContinuousConfigFrom(config_, static_cast<std::uint32_t>(boot_id_));
+        agent::wiring::ContinuousConfigFrom(config_, static_cast<std::uint32_t>(boot_id_));
     // The simulated host runs one trace at a time, each when it falls due:
     // the agent's gathering saves wake-ups, which the simulation does not
     // count, and would only move its traces by up to a second.
@@ -119,21 +117,11 @@ void HostAgent::Start(std::int64_t at_ns) {
 }
 
 void HostAgent::RefreshTraceTargets() {
-  // As the agent's HandTraceTargets: nothing to do (and nothing to copy) until
-  // a pool has rotated, which it does once a rotation period.
-  bool changed = false;
-  for (agent::NicId nic = 0; nic < config_.nics.size() && !changed; ++nic) {
-    changed = scheduler_->pool(nic).generation() != generations_[nic];
-  }
-  if (!changed) return;
-  std::vector<std::vector<std::uint16_t>> ports(config_.nics.size());
-  for (agent::NicId nic = 0; nic < config_.nics.size(); ++nic) {
-    const agent::PortPool& pool = scheduler_->pool(nic);
-    generations_[nic] = pool.generation();
-    ports[nic].assign(pool.ports().begin(), pool.ports().end());
-  }
   if (!tracer_) return;
-  tracer_->SetTargets(agent::app::TraceTargetsFrom(config_, ports));
+  std::optional<std::vector<tracer::TraceTarget>> targets =
+      trace_feed_.TargetsIfRotated(*scheduler_);
+  if (!targets) return;
+  tracer_->SetTargets(std::move(*targets));
   // As the agent's tracer thread, woken by new targets: the ports rotated in
   // are due now, not when the tracer last planned to wake (a refresh minutes
   // away), or they would go untraced until then.
@@ -162,7 +150,7 @@ void HostAgent::RunUntil(std::int64_t end_ns, HostOutput& out) {
 
     if (in_flight_ && in_flight_done_ <= next) {
       if (auto report = tracer_->OnTraceDone(*in_flight_)) {
-        agent::app::ToProto(*report, out.wire_paths.Add());
+        agent::upload::ToProto(*report, out.wire_paths.Add());
         if (out.keep_paths) out.paths.push_back(std::move(*report));
       }
       in_flight_.reset();
@@ -180,7 +168,8 @@ void HostAgent::RunUntil(std::int64_t end_ns, HostOutput& out) {
         in_flight_done_ =
             std::max(trace_clock_->MonotonicNow(), next + std::chrono::nanoseconds{1});
       } else {
-        tracer_wake_ = std::max(wake, next + std::chrono::nanoseconds{kTracerMinWaitNs});
+        tracer_wake_ =
+            std::max(wake, next + std::chrono::nanoseconds{agent::wiring::kTracerMinWait});
       }
     }
     if (prober_wake_ <= next || transport_->NextEventTime() <= next) {

@@ -16,7 +16,8 @@
 #include "agent/core/prober.h"
 #include "agent/core/scheduler.h"
 #include "agent/core/tracker.h"
-#include "agent/main/tracing_glue.h"
+#include "agent/wiring/trace_feed.h"
+#include "agent/wiring/trace_plan.h"
 #include "analyzer/analysis/types.h"
 #include "analyzer/feed/feed_convert.h"
 #include "hostmesh/v1/ingest.pb.h"
@@ -91,6 +92,7 @@ class HostAgent {
   const agent::Tracker* tracker() const { return tracker_.get(); }
 
  private:
+  // As the agent's HandTraceTargets (through the same TraceFeed).
   void RefreshTraceTargets();
 
   std::uint32_t host_;
@@ -110,12 +112,12 @@ class HostAgent {
   std::unique_ptr<SimTransport> transport_;
   std::unique_ptr<agent::Prober> prober_;
   MonoTime prober_wake_{};
-  std::vector<std::uint64_t> generations_;
 
   std::unique_ptr<VirtualClock> trace_clock_;
   std::unique_ptr<SimTraceIo> trace_io_;
   std::unique_ptr<tracer::ContinuousTracer> tracer_;
-  agent::app::PathLengthHints hints_;
+  agent::wiring::TraceFeed trace_feed_{config_};  // after config_, which it reads
+  agent::wiring::PathLengthHints hints_;
   MonoTime tracer_wake_{};
   std::optional<tracer::TraceResult> in_flight_;
   MonoTime in_flight_done_{};

@@ -69,4 +69,23 @@ struct ProbeResult {
   friend bool operator==(const ProbeResult&, const ProbeResult&) = default;
 };
 
+// One-way network latency (3)-(2) and end-host processing delay
+// ((4)-(1)) - ((3)-(2)) in seconds; false when a timestamp is missing.
+inline bool NetworkLatencySeconds(const ProbeResult& r, double* seconds) {
+  if (r.timeout || r.nic_send_ns == 0 || r.nic_recv_ns == 0) return false;
+  *seconds = static_cast<double>(r.nic_recv_ns - r.nic_send_ns) * 1e-9;
+  return true;
+}
+
+inline bool ProcessingDelaySeconds(const ProbeResult& r, double* seconds) {
+  if (r.timeout || r.app_send_ns == 0 || r.nic_send_ns == 0 || r.nic_recv_ns == 0 ||
+      r.app_recv_ns == 0) {
+    return false;
+  }
+  const std::int64_t total = r.app_recv_ns - r.app_send_ns;
+  const std::int64_t network = r.nic_recv_ns - r.nic_send_ns;
+  *seconds = static_cast<double>(total - network) * 1e-9;
+  return true;
+}
+
 }  // namespace hostmesh::agent

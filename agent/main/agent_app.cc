@@ -17,13 +17,14 @@
 #include "agent/main/debug_hooks.h"
 #include "agent/main/telemetry_metrics.h"
 #include "agent/main/telemetry_thread.h"
-#include "agent/main/tracing_glue.h"
 #include "agent/main/tracing_thread.h"
 #include "agent/main/upload_security.h"
 #include "agent/main/verbs_plugin.h"
-#include "agent/main/wiring.h"
 #include "agent/telemetry/telemetry_proto.h"
 #include "agent/udp/udp_transport.h"
+#include "agent/upload/wire_messages.h"
+#include "agent/wiring/options_from_config.h"
+#include "agent/wiring/trace_plan.h"
 #include "common/base/logging.h"
 #include "common/http/metrics_endpoint.h"
 #include "common/http/server.h"
@@ -59,8 +60,9 @@ std::uint64_t Random64(std::random_device& rd) {
 }  // namespace
 
 struct AgentApp::Core {
-  Core(const CoreOptions& options, MonoTime start, std::uint64_t seed, ProbeTransport& transport,
-       const Clock& clock, ProberOptions prober_options, Tracker::ResultSink sink)
+  Core(const wiring::CoreOptions& options, MonoTime start, std::uint64_t seed,
+       ProbeTransport& transport, const Clock& clock, ProberOptions prober_options,
+       Tracker::ResultSink sink)
       : scheduler(options.scheduler, start, seed),
         tracker(options.tracker, std::move(sink)),
         prober(scheduler, tracker, transport, clock, prober_options) {}
@@ -86,7 +88,7 @@ bool HasRdmaDevice(std::string_view name) {
 }
 
 BuiltTransport MakeTransport(const AgentConfig& config, const Clock& clock) {
-  const TransportChoice choice = ChooseTransport(config, HasRdmaDevice);
+  const wiring::TransportChoice choice = wiring::ChooseTransport(config, HasRdmaDevice);
   for (const std::string& reason : choice.reasons) Log()->info("transport: {}", reason);
   Log()->info(
       "transport: using {} for all {} NICs (one transport per process: the two cannot "
@@ -98,13 +100,13 @@ BuiltTransport MakeTransport(const AgentConfig& config, const Clock& clock) {
     std::string why;
     const VerbsPlugin* plugin = LoadVerbsPlugin(&why);
     if (plugin == nullptr) throw std::runtime_error(why);
-    VerbsPluginTransport made = plugin->make_transport(clock, VerbsOptionsFrom(config));
+    VerbsPluginTransport made = plugin->make_transport(clock, wiring::VerbsOptionsFrom(config));
     built.stats = std::move(made.stats);
     built.force_qp_error = std::move(made.force_qp_error);
     built.force_device_error = std::move(made.force_device_error);
     built.transport = std::move(made.transport);
   } else {
-    auto transport = std::make_unique<udp::UdpTransport>(clock, UdpOptionsFrom(config));
+    auto transport = std::make_unique<udp::UdpTransport>(clock, wiring::UdpOptionsFrom(config));
     udp::UdpTransport* raw = transport.get();
     // Kernel stamps are on CLOCK_REALTIME already: no fit, no fit error.
     built.stats = [raw](NicId nic) {
@@ -144,7 +146,7 @@ bool AgentApp::Start(std::string* error) {
     *error = std::string("cannot create the transport: ") + e.what();
     return false;
   }
-  const auto problems = CheckWiring(config_, built_.kind);
+  const auto problems = wiring::CheckWiring(config_, built_.kind);
   if (!problems.empty()) {
     *error = problems.front();
     start_exit_code_ = kExitConfig;  // the file must change: no restart loop
@@ -191,17 +193,17 @@ bool AgentApp::Start(std::string* error) {
     if (!trace_io) Log()->warn("traceroute off, probing without path reports: {}", why);
   }
 
-  HelloInputs hello;
+  upload::HelloInputs hello;
   hello.traceroute = trace_io != nullptr;
   hello.boot_id = boot_id_;
   hello.transport = built_.kind;
   hello.capabilities = capabilities;
   hello.agent_version = options_.version;
   hello.start_time_ns = clock_.RealtimeNow().time_since_epoch().count();
-  upload::UploaderOptions uploader_options = UploaderOptionsFrom(config_);
+  upload::UploaderOptions uploader_options = wiring::UploaderOptionsFrom(config_);
   uploader_options.jitter_seed = Random64(rd) | 1;
-  uploader_ = std::make_unique<upload::Uploader>(clock_, uploader_options,
-                                                 BuildHello(config_, hello), options_.make_channel);
+  uploader_ = std::make_unique<upload::Uploader>(
+      clock_, uploader_options, upload::BuildHello(config_, hello), options_.make_channel);
 
   RegisterUploadSecurity(registry_, config_.analyzer, config_.metrics.server);
 
@@ -214,8 +216,9 @@ bool AgentApp::Start(std::string* error) {
   metrics_->SetSourcePortRotations(rotations_);
   if (config_.traceroute.enabled) {
     tracer_ = std::make_unique<PathTracer>(
-        ContinuousConfigFrom(config_, static_cast<std::uint32_t>(rd()) | 1U), std::move(trace_io),
-        clock_, [uploader](const tracer::PathReport& r) { uploader->Append(ToProto(r)); });
+        wiring::ContinuousConfigFrom(config_, static_cast<std::uint32_t>(rd()) | 1U),
+        std::move(trace_io), clock_,
+        [uploader](const tracer::PathReport& r) { uploader->Append(upload::ToProto(r)); });
   }
   PathTracer* path_tracer = tracer_.get();
   RegisterTraceMetrics(registry_, [path_tracer] {
@@ -226,7 +229,7 @@ bool AgentApp::Start(std::string* error) {
     ProberOptions prober;
     prober.payload_bytes = config_.probe.payload_bytes;
     prober.boot_id = boot_id_;
-    CoreOptions core_options = CoreOptionsFrom(config_);
+    wiring::CoreOptions core_options = wiring::CoreOptionsFrom(config_);
     core_options.scheduler.nic_allowed_ports = std::move(source_ports);
     core_ =
         std::make_unique<Core>(core_options, clock_.MonotonicNow(), Random64(rd), *built_.transport,
@@ -366,7 +369,7 @@ void AgentApp::OnNicReopened(NicId nic) {
   metrics_->SetSourcePortRotations(rotations_);
   prepared_generations_.clear();  // a reopened NIC builds its handles anew
   if (changed) {
-    traced_generations_.clear();  // the tracer gets the new ports at once
+    trace_feed_.Reset();  // the tracer gets the new ports at once
     Log()->warn("NIC {} reopened with {} new source ports: its port pool starts over on them",
                 config_.nics[nic].name, result.source_ports.size());
   }
@@ -375,17 +378,16 @@ void AgentApp::OnNicReopened(NicId nic) {
 void AgentApp::OnResult(const ProbeResult& result) {
   metrics_->ObserveResult(result);
   results_.push_back(result);
-  if (result.timeout && tracer_ && tracer_->up()) {
-    if (const auto tuple = TraceTupleOf(config_, result.src_nic, result.dst_nic, result.src_port)) {
-      tracer_->RetraceSoon(*tuple);
-    }
+  if (tracer_ && tracer_->up()) {
+    if (const auto tuple = trace_feed_.RetraceFor(result)) tracer_->RetraceSoon(*tuple);
   }
 }
 
 void AgentApp::UploadResults() {
   if (results_.empty()) return;
-  uploader_->AppendResults(
-      results_.size(), [this](std::size_t i, v1::ProbeResult& out) { ToProto(results_[i], out); });
+  uploader_->AppendResults(results_.size(), [this](std::size_t i, v1::ProbeResult& out) {
+    upload::ToProto(results_[i], out);
+  });
   results_.clear();
 }
 
@@ -405,27 +407,16 @@ void AgentApp::PrepareSourcePorts() {
 
 bool AgentApp::HandTraceTargets() {
   if (!tracer_ || !tracer_->up()) return false;
-  const std::size_t n = config_.nics.size();
-  bool rotated = traced_generations_.size() != n;
-  for (NicId nic = 0; nic < n && !rotated; ++nic) {
-    rotated = core_->scheduler.pool(nic).generation() != traced_generations_[nic];
-  }
-  if (!rotated) return false;
-  const bool first = traced_generations_.empty();
-  std::vector<std::vector<std::uint16_t>> ports(n);
-  traced_generations_.resize(n);
-  for (NicId nic = 0; nic < n; ++nic) {
-    const PortPool& pool = core_->scheduler.pool(nic);
-    ports[nic].assign(pool.ports().begin(), pool.ports().end());
-    traced_generations_[nic] = pool.generation();
-  }
-  std::vector<tracer::TraceTarget> targets = TraceTargetsFrom(config_, ports);
+  const bool first = !trace_feed_.handed_any();
+  std::optional<std::vector<tracer::TraceTarget>> targets =
+      trace_feed_.TargetsIfRotated(core_->scheduler);
+  if (!targets) return false;
   if (first) {
     bool over = false;
-    const std::string load = DescribeTraceLoad(config_, targets.size(), &over);
+    const std::string load = wiring::DescribeTraceLoad(config_, targets->size(), &over);
     over ? Log()->warn("traceroute: {}", load) : Log()->info("traceroute: {}", load);
   }
-  tracer_->SetTargets(std::move(targets));
+  tracer_->SetTargets(std::move(*targets));
   return true;
 }
 

@@ -21,6 +21,7 @@
 #include "agent/main/error_queue_warner.h"
 #include "agent/main/transport_stats.h"
 #include "agent/upload/uploader.h"
+#include "agent/wiring/trace_feed.h"
 #include "common/base/clock.h"
 #include "common/base/exit_codes.h"
 #include "common/metrics/registry.h"
@@ -141,7 +142,7 @@ class AgentApp {
   // After uploader_ too: its deltas go there. The board outlives the thread.
   std::unique_ptr<TelemetryBoard> telemetry_board_;
   std::unique_ptr<TelemetryThread> telemetry_;
-  std::vector<std::uint64_t> traced_generations_;
+  wiring::TraceFeed trace_feed_{config_};  // after config_, which it reads
   std::vector<SourcePortRotation> rotations_;
   std::vector<std::uint64_t> prepared_generations_;
   std::unique_ptr<AgentMetrics> metrics_;

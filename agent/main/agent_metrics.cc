@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "agent/core/probe_codec.h"
-#include "agent/main/wiring.h"
 #include "common/base/proc_stats.h"
 #include "common/metrics/buckets.h"
 

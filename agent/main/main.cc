@@ -13,7 +13,7 @@
 
 #include "agent/config/agent_config.h"
 #include "agent/main/agent_app.h"
-#include "agent/main/wiring.h"
+#include "agent/wiring/options_from_config.h"
 #include "common/base/exit_codes.h"
 #include "common/base/logging.h"
 #include "common/base/service_notify.h"
@@ -65,10 +65,10 @@ int main(int argc, char** argv) {
   if (check_config) {
     // `auto` is resolved at start from the devices present; the file alone
     // is checked here, so it validates on any machine.
-    const auto problems = agent::app::CheckWiring(config, config.transport);
+    const auto problems = agent::wiring::CheckWiring(config, config.transport);
     for (const std::string& problem : problems) std::cerr << config_path << ": " << problem << "\n";
     if (!problems.empty()) return kExitConfig;
-    std::cout << agent::app::ConfigSummary(config) << "\n";
+    std::cout << agent::wiring::ConfigSummary(config) << "\n";
     return kExitOk;
   }
   if (!config.analyzer.insecure) {

@@ -4,7 +4,7 @@
 #include <atomic>
 #include <utility>
 
-#include "agent/main/tracing_glue.h"
+#include "agent/wiring/trace_plan.h"
 #include "common/base/logging.h"
 #include "common/base/thread_name.h"
 #include "tracer/trace_engine.h"
@@ -133,7 +133,7 @@ void PathTracer::PublishLocked() {
 }
 
 void PathTracer::Run() {
-  PathLengthHints hints;
+  wiring::PathLengthHints hints;
   tracer::TraceRunner runner(*io_, clock_);
   std::vector<tracer::TraceResult> done;
   bool error_logged = false;
@@ -180,8 +180,8 @@ void PathTracer::Run() {
     std::unique_lock lock(mu_);
     PublishLocked();
     if (stop_) continue;
-    const auto wait = std::clamp<std::chrono::nanoseconds>(
-        wake - clock_.MonotonicNow(), std::chrono::milliseconds{1}, kMaxIdleWait);
+    const auto wait = std::clamp<std::chrono::nanoseconds>(wake - clock_.MonotonicNow(),
+                                                           wiring::kTracerMinWait, kMaxIdleWait);
     cv_.wait_for(lock, wait, [this] {
       return stop_ || pending_targets_.has_value() || !pending_retraces_.empty();
     });

@@ -1,14 +1,18 @@
 // The pure glue between the agent and the tracer: pools -> 5-tuples,
 // config -> ContinuousConfig, PathReport -> proto, path-length hints.
-#include "agent/main/tracing_glue.h"
+#include "agent/wiring/trace_plan.h"
 
 #include <gtest/gtest.h>
 
 #include <set>
 #include <tuple>
 
-namespace hostmesh::agent::app {
+#include "agent/upload/wire_messages.h"
+
+namespace hostmesh::agent::wiring {
 namespace {
+
+using upload::ToProto;
 
 using namespace std::chrono_literals;
 using tracer::Ipv4;
@@ -153,4 +157,4 @@ TEST(tracing_glue, PathLengthHintsByPairThenAnyPair) {
 }
 
 }  // namespace
-}  // namespace hostmesh::agent::app
+}  // namespace hostmesh::agent::wiring

@@ -1,4 +1,4 @@
-#include "agent/main/wiring.h"
+#include "agent/wiring/options_from_config.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -7,7 +7,7 @@
 #include "agent/verbs/queue_sizing.h"
 #include "common/base/clock.h"
 
-namespace hostmesh::agent::app {
+namespace hostmesh::agent::wiring {
 
 CoreOptions CoreOptionsFrom(const AgentConfig& config) {
   CoreOptions out;
@@ -147,112 +147,4 @@ std::string ConfigSummary(const AgentConfig& config) {
          config.analyzer.address.ToString() + ", metrics " + config.metrics.listen.ToString();
 }
 
-v1::TimestampSource ToProto(TimestampSource source) {
-  // Same numbers by design (probe_types.h); the switch keeps that honest.
-  switch (source) {
-    case TimestampSource::kUser:
-      return v1::TIMESTAMP_SOURCE_USER;
-    case TimestampSource::kKernel:
-      return v1::TIMESTAMP_SOURCE_KERNEL;
-    case TimestampSource::kHardware:
-      return v1::TIMESTAMP_SOURCE_HARDWARE;
-    case TimestampSource::kUnspecified:
-      break;
-  }
-  return v1::TIMESTAMP_SOURCE_UNSPECIFIED;
-}
-
-v1::Transport ToProto(Transport transport) {
-  switch (transport) {
-    case Transport::kUdp:
-      return v1::TRANSPORT_UDP;
-    case Transport::kVerbs:
-      return v1::TRANSPORT_VERBS;
-    case Transport::kAuto:
-      break;
-  }
-  return v1::TRANSPORT_UNSPECIFIED;
-}
-
-v1::ProbeResult ToProto(const ProbeResult& r) {
-  v1::ProbeResult out;
-  ToProto(r, out);
-  return out;
-}
-
-void ToProto(const ProbeResult& r, v1::ProbeResult& out) {
-  out.set_src_nic(r.src_nic);
-  out.set_dst_nic(r.dst_nic);
-  out.set_src_port(r.src_port);
-  out.set_dst_port(r.dst_port);
-  out.set_sequence(r.sequence);
-  out.set_send_time_ns(r.send_time_ns);
-  out.set_app_send_ns(r.app_send_ns);
-  out.set_nic_send_ns(r.nic_send_ns);
-  out.set_nic_recv_ns(r.nic_recv_ns);
-  out.set_app_recv_ns(r.app_recv_ns);
-  out.set_send_timestamp_source(ToProto(r.send_timestamp_source));
-  out.set_recv_timestamp_source(ToProto(r.recv_timestamp_source));
-  out.set_timeout(r.timeout);
-  out.set_send_failed(r.send_failed);
-  out.set_payload_bytes(r.payload_bytes);
-  out.set_timestamp_error_ns(r.timestamp_error_ns);
-}
-
-v1::AgentHello BuildHello(const AgentConfig& config, const HelloInputs& in) {
-  v1::AgentHello hello;
-  hello.set_schema_version(v1::SCHEMA_VERSION_1);
-  hello.set_agent_id(config.agent_id);
-  hello.set_boot_id(in.boot_id);
-  hello.set_host(config.host);
-  hello.set_agent_version(in.agent_version);
-  hello.set_start_time_ns(in.start_time_ns);
-  TimestampSource best = TimestampSource::kUnspecified;
-  for (std::size_t i = 0; i < config.nics.size(); ++i) {
-    const NicConfig& nic = config.nics[i];
-    v1::Nic* out = hello.add_nics();
-    out->set_id(static_cast<std::uint32_t>(i));
-    out->set_name(nic.name);
-    out->set_rail(static_cast<std::uint32_t>(nic.rail));
-    out->set_ip(nic.ip.ToString());
-    out->set_netdev(nic.netdev);
-    out->set_transport(ToProto(in.transport));
-    if (in.transport == Transport::kVerbs) {
-      out->set_rdma_device(nic.rdma_device);
-      out->set_rdma_port(nic.rdma_port);
-      out->set_gid_index(nic.gid_index);
-    }
-    if (i < in.capabilities.size()) {
-      // The NIC delivers (2) and (3); the weaker of the two bounds the latency.
-      const NicCapabilities& caps = in.capabilities[i];
-      const TimestampSource source = std::min(caps.send_timestamps, caps.recv_timestamps);
-      out->set_timestamp_source(ToProto(source));
-      best = std::max(best, source);
-    }
-  }
-  v1::Capabilities* caps = hello.mutable_capabilities();
-  caps->set_best_timestamp_source(ToProto(best));
-  caps->set_hardware_timestamps(best == TimestampSource::kHardware);
-  caps->set_traceroute(in.traceroute);
-  caps->add_transports(ToProto(in.transport));
-  return hello;
-}
-
-bool NetworkLatencySeconds(const ProbeResult& r, double* seconds) {
-  if (r.timeout || r.nic_send_ns == 0 || r.nic_recv_ns == 0) return false;
-  *seconds = static_cast<double>(r.nic_recv_ns - r.nic_send_ns) * 1e-9;
-  return true;
-}
-
-bool ProcessingDelaySeconds(const ProbeResult& r, double* seconds) {
-  if (r.timeout || r.app_send_ns == 0 || r.nic_send_ns == 0 || r.nic_recv_ns == 0 ||
-      r.app_recv_ns == 0) {
-    return false;
-  }
-  const std::int64_t total = r.app_recv_ns - r.app_send_ns;
-  const std::int64_t network = r.nic_recv_ns - r.nic_send_ns;
-  *seconds = static_cast<double>(total - network) * 1e-9;
-  return true;
-}
-
-}  // namespace hostmesh::agent::app
+}  // namespace hostmesh::agent::wiring

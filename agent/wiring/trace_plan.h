@@ -1,25 +1,24 @@
 #pragma once
 
-// The pure half of the agent's path tracer (tracing_thread.h): config ->
-// ContinuousConfig, the scheduler's port pools -> the 5-tuples to trace,
-// tracer::PathReport -> hostmesh.v1.PathReport, and the path-length hints
-// that let a swallowed probe end a trace at once. No I/O: unit-tested as is.
+// The pure half of the agent's path tracer (agent/main/tracing_thread.h):
+// config -> ContinuousConfig, the scheduler's port pools -> the 5-tuples to
+// trace, and the path-length hints that let a swallowed probe end a trace at
+// once. No I/O: unit-tested as is.
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
 #include <utility>
-#include <optional>
 #include <vector>
 
 #include "agent/config/agent_config.h"
-#include "hostmesh/v1/ingest.pb.h"
 #include "tracer/continuous_tracer.h"
 #include "tracer/path_report.h"
 
-namespace hostmesh::agent::app {
+namespace hostmesh::agent::wiring {
 
 // How long a trace waits for each hop's reply. The last probe of every agent
 // trace reaches our own NIC, which swallows it: once the path length is known
@@ -34,6 +33,10 @@ inline constexpr std::chrono::milliseconds kTraceProbeTimeout{100};
 // minutes; a second late costs nothing). A due trace short of budget is not
 // held: the first pass goes at the budget's rate.
 inline constexpr std::chrono::seconds kTraceGather{1};
+
+// The tracer thread's shortest wait when nothing is due: a trace that falls
+// due within it starts on the next wake-up.
+inline constexpr std::chrono::milliseconds kTracerMinWait{1};
 
 tracer::ContinuousConfig ContinuousConfigFrom(const AgentConfig& config, std::uint32_t session);
 
@@ -57,11 +60,6 @@ double RefreshProbesPerSecond(std::size_t targets, std::chrono::nanoseconds refr
 // paths are refreshed less often than refresh_period.
 std::string DescribeTraceLoad(const AgentConfig& config, std::size_t targets, bool* over_budget);
 
-v1::PathReport ToProto(const tracer::PathReport& report);
-// The same into `out`, which is cleared first: a message reused batch after
-// batch keeps its hops and strings (no allocation per report).
-void ToProto(const tracer::PathReport& report, v1::PathReport* out);
-
 // Switch hops between two NICs, learned from traces that reached the
 // destination. ECMP paths of one NIC pair are equal-cost, so one trace tells
 // every port of the pair; before a pair is known, the last length seen for
@@ -83,4 +81,4 @@ class PathLengthHints {
   int last_ = 0;
 };
 
-}  // namespace hostmesh::agent::app
+}  // namespace hostmesh::agent::wiring

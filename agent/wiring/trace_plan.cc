@@ -1,4 +1,4 @@
-#include "agent/main/tracing_glue.h"
+#include "agent/wiring/trace_plan.h"
 
 #include <arpa/inet.h>
 
@@ -6,7 +6,7 @@
 #include <cstring>
 #include <optional>
 
-namespace hostmesh::agent::app {
+namespace hostmesh::agent::wiring {
 namespace {
 
 std::optional<tracer::Ipv4> V4(const config::IpAddress& ip) {
@@ -99,33 +99,6 @@ std::string DescribeTraceLoad(const AgentConfig& config, std::size_t targets, bo
   return line;
 }
 
-v1::PathReport ToProto(const tracer::PathReport& r) {
-  v1::PathReport out;
-  ToProto(r, &out);
-  return out;
-}
-
-void ToProto(const tracer::PathReport& r, v1::PathReport* out) {
-  out->Clear();
-  out->set_src_ip(r.tuple.src.ToString());
-  out->set_dst_ip(r.tuple.dst.ToString());
-  out->set_src_port(r.tuple.sport);
-  out->set_dst_port(r.tuple.dport);
-  out->set_protocol(r.tuple.protocol);
-  for (const tracer::Hop& h : r.hops) {
-    v1::Hop* hop = out->add_hops();
-    hop->set_ttl(static_cast<std::uint32_t>(h.ttl));
-    // Silent: empty, "unknown, not a drop" (ingest.proto).
-    if (!h.address.IsZero()) hop->set_address(h.address.ToString());
-    hop->set_rtt_ns(h.rtt.count());
-  }
-  out->set_reached_destination(r.reached_destination);
-  out->set_time_ns(r.time.time_since_epoch().count());
-  out->set_changed(r.changed);
-  out->set_src_nic(r.src_nic);
-  out->set_dst_nic(r.dst_nic);
-}
-
 void PathLengthHints::Learn(const tracer::TraceResult& result) {
   if (!result.reached_destination || result.hops.empty()) return;
   const int switches = static_cast<int>(result.hops.size()) - 1;
@@ -138,4 +111,4 @@ int PathLengthHints::For(const tracer::FiveTuple& tuple) const {
   return it == by_pair_.end() ? last_ : it->second;
 }
 
-}  // namespace hostmesh::agent::app
+}  // namespace hostmesh::agent::wiring

@@ -1,14 +1,19 @@
-// The agent process's pure wiring: config -> options, transport choice,
-// results -> hostmesh.v1, the hello.
-#include "agent/main/wiring.h"
-
+// The agent's pure wiring: config -> options, transport choice, and what it
+// puts on the wire (results -> hostmesh.v1, the hello).
 #include <gtest/gtest.h>
 
 #include <set>
 #include <string>
 
-namespace hostmesh::agent::app {
+#include "agent/upload/wire_messages.h"
+#include "agent/wiring/options_from_config.h"
+
+namespace hostmesh::agent::wiring {
 namespace {
+
+using upload::BuildHello;
+using upload::HelloInputs;
+using upload::ToProto;
 
 using namespace std::chrono_literals;
 
@@ -205,4 +210,4 @@ TEST(agent_wiring, SummaryIsOneLine) {
 }
 
 }  // namespace
-}  // namespace hostmesh::agent::app
+}  // namespace hostmesh::agent::wiring

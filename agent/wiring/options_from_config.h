@@ -1,8 +1,8 @@
 #pragma once
 
-// The pure half of the agent process: config -> the core's, transports' and
-// uploader's option structs, the transport choice, and the core's plain
-// structs -> hostmesh.v1 messages. No I/O, so it is unit-tested as is.
+// Config -> the core's, transports' and uploader's option structs, and the
+// transport choice: what the agent process and the simulator's hosts build
+// their parts from. No I/O, so it is unit-tested as is.
 
 #include <cstdint>
 #include <functional>
@@ -17,9 +17,8 @@
 #include "agent/udp/udp_transport.h"
 #include "agent/upload/uploader.h"
 #include "agent/verbs/verbs_transport.h"
-#include "hostmesh/v1/ingest.pb.h"
 
-namespace hostmesh::agent::app {
+namespace hostmesh::agent::wiring {
 
 struct CoreOptions {
   SchedulerOptions scheduler;
@@ -52,25 +51,4 @@ std::vector<std::string> CheckWiring(const AgentConfig& config, Transport chosen
 // One line for `--check-config`.
 std::string ConfigSummary(const AgentConfig& config);
 
-v1::TimestampSource ToProto(TimestampSource source);
-v1::Transport ToProto(Transport transport);
-v1::ProbeResult ToProto(const ProbeResult& result);
-// Into `out`, every field set (a message the batch's arena already holds).
-void ToProto(const ProbeResult& result, v1::ProbeResult& out);
-
-struct HelloInputs {
-  std::uint64_t boot_id = 0;
-  Transport transport = Transport::kUdp;
-  std::vector<NicCapabilities> capabilities;  // per NIC, from OpenNic; may be short
-  std::string agent_version;
-  std::int64_t start_time_ns = 0;
-  bool traceroute = false;  // the tracer thread runs (raw ICMP socket open)
-};
-v1::AgentHello BuildHello(const AgentConfig& config, const HelloInputs& inputs);
-
-// One-way network latency (3)-(2) and end-host processing delay
-// ((4)-(1)) - ((3)-(2)) in seconds; false when a timestamp is missing.
-bool NetworkLatencySeconds(const ProbeResult& result, double* seconds);
-bool ProcessingDelaySeconds(const ProbeResult& result, double* seconds);
-
-}  // namespace hostmesh::agent::app
+}  // namespace hostmesh::agent::wiring
