@@ -41,6 +41,9 @@ struct LoopSnapshot {
   std::uint64_t pending = 0;  // probes not decided yet
 };
 
+// A row of the per-NIC metrics table (agent_metrics.cc).
+struct NicRow;
+
 class AgentMetrics {
  public:
   // `nic_names` in NicId order; `upload` is called from the scrape thread.
@@ -63,8 +66,9 @@ class AgentMetrics {
   LoopSnapshot Read() const;
   void AddPairCounter(metrics::Registry& registry, const char* name, const char* help,
                       std::uint64_t PairCounters::*field);
-  void AddNicCounter(metrics::Registry& registry, const char* name, const char* help,
-                     std::function<double(const LoopSnapshot&, std::size_t)> value);
+  // A family of the per-NIC table (agent_metrics.cc); `row` is static.
+  void AddNicFamily(metrics::Registry& registry, const NicRow& row);
+  void AddInfoFamilies(metrics::Registry& registry);
 
   std::vector<std::string> nics_;
   // Observations not yet handed to a histogram; loop thread only.

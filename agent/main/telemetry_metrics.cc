@@ -160,20 +160,13 @@ TelemetryView TelemetryBoard::Read() const {
   return view_;
 }
 
-void RegisterTelemetryMetrics(metrics::Registry& r, std::vector<TelemetryNicLabels> nics,
-                              std::vector<std::uint32_t> pause_priorities,
-                              const TelemetryBoard& board) {
-  for (const CounterFamily& f : kCounterFamilies) {
-    AddFamily(
-        r, MetricType::kCounter, f.name, f.help, f.scope, {}, nics, board,
-        [counter = f.counter](const NicReading& reading, const std::vector<std::string>& labels,
-                              std::vector<ScrapedValue>& out) {
-          if (const auto& v = reading[counter]) Push(out, labels, static_cast<double>(*v));
-        });
-  }
+namespace {
 
-  // Kept while the port is down (value 1: DOWN) and 0 when it cannot be read,
-  // so an alert on state != 4 never loses its series.
+using Nics = std::vector<TelemetryNicLabels>;
+
+// Kept while the port is down (value 1: DOWN) and 0 when it cannot be read,
+// so an alert on state != 4 never loses its series.
+void AddLinkStateFamilies(metrics::Registry& r, const Nics& nics, const TelemetryBoard& board) {
   AddFamily(r, MetricType::kGauge, "hostmesh_agent_infiniband_state_id",
             "RDMA port state as sysfs numbers it (1 down, 2 init, 3 armed, 4 active); 0 unknown.",
             Scope::kRdma, {}, nics, board,
@@ -192,7 +185,10 @@ void RegisterTelemetryMetrics(metrics::Registry& r, std::vector<TelemetryNicLabe
               if (reading.carrier == Carrier::kUnknown) return;
               Push(out, labels, reading.carrier == Carrier::kUp ? 1 : 0);
             });
+}
 
+void AddPauseFamilies(metrics::Registry& r, const Nics& nics, const TelemetryBoard& board,
+                      const std::vector<std::uint32_t>& pause_priorities) {
   std::vector<std::pair<std::uint32_t, std::string>> priorities;
   for (std::uint32_t p : pause_priorities) {
     if (p < telemetry::kPfcPriorities) priorities.emplace_back(p, std::to_string(p));
@@ -212,7 +208,9 @@ void RegisterTelemetryMetrics(metrics::Registry& r, std::vector<TelemetryNicLabe
         "PFC pause frames received, by priority (telemetry.pause_priorities).", true);
   pause("hostmesh_agent_ethtool_pause_frames_transmitted_total",
         "PFC pause frames sent, by priority: the NIC could not drain its receive buffer.", false);
+}
 
+void AddPcieFamilies(metrics::Registry& r, const Nics& nics, const TelemetryBoard& board) {
   const auto pcie = [&](const char* name, const char* help,
                         std::uint32_t telemetry::PcieLink::*field, double scale) {
     AddFamily(r, MetricType::kGauge, name, help, Scope::kNic, {}, nics, board,
@@ -244,7 +242,10 @@ void RegisterTelemetryMetrics(metrics::Registry& r, std::vector<TelemetryNicLabe
                 }
               }
             });
+}
 
+// The NICs' names (to join telemetry with probe series) and the sampler's own health.
+void AddInfoAndHealth(metrics::Registry& r, const Nics& nics, const TelemetryBoard& board) {
   std::vector<ScrapedValue> info;
   for (const TelemetryNicLabels& n : nics) {
     info.push_back(
@@ -271,6 +272,25 @@ void RegisterTelemetryMetrics(metrics::Registry& r, std::vector<TelemetryNicLabe
   r.AddCallbackCounter("hostmesh_agent_telemetry_samples_total",
                        "Reads of every NIC's counters (one per telemetry.period).",
                        [&board] { return static_cast<double>(board.Read().stats.samples); });
+}
+
+}  // namespace
+
+void RegisterTelemetryMetrics(metrics::Registry& r, std::vector<TelemetryNicLabels> nics,
+                              std::vector<std::uint32_t> pause_priorities,
+                              const TelemetryBoard& board) {
+  for (const CounterFamily& f : kCounterFamilies) {
+    AddFamily(
+        r, MetricType::kCounter, f.name, f.help, f.scope, {}, nics, board,
+        [counter = f.counter](const NicReading& reading, const std::vector<std::string>& labels,
+                              std::vector<ScrapedValue>& out) {
+          if (const auto& v = reading[counter]) Push(out, labels, static_cast<double>(*v));
+        });
+  }
+  AddLinkStateFamilies(r, nics, board);
+  AddPauseFamilies(r, nics, board, pause_priorities);
+  AddPcieFamilies(r, nics, board);
+  AddInfoAndHealth(r, nics, board);
 }
 
 }  // namespace hostmesh::agent::app

@@ -10,6 +10,7 @@
 #include "analyzer/diagnosis/diagnose.h"
 #include "common/base/logging.h"
 #include "common/base/proc_stats.h"
+#include "common/metrics/metric_table.h"
 
 namespace hostmesh::analyzer::app {
 namespace {
@@ -35,28 +36,6 @@ Rows RowsOf(const api::ApiSnapshot& s, std::string_view scope) {
     }
   }
   return rows;
-}
-
-// A number read from the latest snapshot; 0 before the first.
-template <typename Read>
-std::function<double()> Latest(const api::SnapshotHolder& holder, Read read) {
-  return [&holder, read] {
-    const auto s = holder.Get();
-    return s ? static_cast<double>(read(*s)) : 0.0;
-  };
-}
-
-// One sample per (label value, count) of the latest snapshot's `counts`.
-metrics::ScrapeCallback LatestCounts(
-    const api::SnapshotHolder& holder,
-    std::vector<std::pair<std::string, std::uint64_t>> api::ApiSnapshot::*counts) {
-  return [&holder, counts] {
-    std::vector<ScrapedValue> out;
-    const auto s = holder.Get();
-    if (!s) return out;
-    for (const auto& [label, n] : (*s).*counts) out.push_back({{label}, static_cast<double>(n)});
-    return out;
-  };
 }
 
 void RegisterScope(metrics::Registry& registry, const api::SnapshotHolder& holder,
@@ -119,109 +98,288 @@ void RegisterScope(metrics::Registry& registry, const api::SnapshotHolder& holde
       });
 }
 
+// The readers of the tables below: each computes one family's series from
+// the latest snapshot (null before the first).
+
+std::vector<ScrapedValue> IncidentsOpen(const api::ApiSnapshot* s) {
+  using analysis::IncidentKind;
+  constexpr std::array kKinds = {IncidentKind::kRnicDown,       IncidentKind::kRnicLossy,
+                                 IncidentKind::kLinkLoss,       IncidentKind::kSwitch,
+                                 IncidentKind::kLatencyHotspot, IncidentKind::kHostProcessing,
+                                 IncidentKind::kFlapping};
+  std::vector<ScrapedValue> out;
+  for (const IncidentKind kind : kKinds) {
+    double open = 0;
+    if (s) {
+      for (const auto& inc : s->incidents) open += inc.open && inc.kind == kind ? 1 : 0;
+    }
+    out.push_back({{std::string(analysis::IncidentKindName(kind))}, open});
+  }
+  return out;
+}
+
+std::vector<ScrapedValue> IncidentsDiagnosed(const api::ApiSnapshot* s) {
+  using analyzer::diagnosis::ProblemType;
+  std::vector<ScrapedValue> out;
+  for (auto t = static_cast<int>(ProblemType::kUnclassified);
+       t <= static_cast<int>(ProblemType::kCpuOverload); ++t) {
+    const std::string type(analyzer::diagnosis::ProblemTypeName(static_cast<ProblemType>(t)));
+    double open = 0;
+    if (s) {
+      for (const auto& inc : s->incidents) open += inc.open && inc.diagnosis.type == type;
+    }
+    out.push_back({{type}, open});
+  }
+  return out;
+}
+
+std::vector<ScrapedValue> RnicsByState(const api::ApiSnapshot* s) {
+  std::array<double, 3> ours{}, paper{};
+  if (s && s->report) {
+    for (const auto& r : s->report->rnics) {
+      ours[static_cast<std::size_t>(r.state)] += 1;
+      paper[r.paper_anomalous ? 2 : 0] += 1;
+    }
+  }
+  std::vector<ScrapedValue> out;
+  for (std::size_t i = 0; i < 3; ++i) {
+    const std::string state(api::RnicStateName(static_cast<analysis::RnicState>(i)));
+    out.push_back({{"inference", state}, ours[i]});
+    if (i != 1) out.push_back({{"paper", i == 2 ? "anomalous" : "ok"}, paper[i]});
+  }
+  return out;
+}
+
+std::vector<ScrapedValue> SuspectLinks(const api::ApiSnapshot* s) {
+  std::vector<ScrapedValue> out;
+  if (!s || !s->report) return out;
+  for (const auto& [ranking, loc] :
+       {std::pair{"loss", &s->report->loss}, std::pair{"latency", &s->report->latency}}) {
+    for (const analysis::LinkRank& l : loc->links) {
+      if (!l.culprit) continue;
+      std::string name =
+          l.link < s->links().size() ? s->links()[l.link].name : "link " + std::to_string(l.link);
+      out.push_back({{std::move(name), ranking}, l.loss});
+    }
+  }
+  return out;
+}
+
+std::vector<ScrapedValue> AnomalousRnics(const api::ApiSnapshot* s) {
+  std::vector<ScrapedValue> out;
+  if (!s || !s->report) return out;
+  for (const analysis::RnicStatus& r : s->report->rnics) {
+    if (r.state == analysis::RnicState::kOk) continue;
+    const api::HostInfo* host = r.host < s->hosts().size() ? &s->hosts()[r.host] : nullptr;
+    const api::NicInfo* nic =
+        host != nullptr && r.nic < host->nics.size() ? &host->nics[r.nic] : nullptr;
+    out.push_back({{host != nullptr ? host->host : "host-" + std::to_string(r.host),
+                    nic != nullptr ? nic->name : "nic" + std::to_string(r.nic),
+                    std::to_string(nic != nullptr ? nic->rail : -1),
+                    std::string(api::RnicStateName(r.state))},
+                   r.loss});
+  }
+  return out;
+}
+
+std::vector<ScrapedValue> ResultsByOutcome(const api::ApiSnapshot* s) {
+  const analysis::AnalysisStats st = s ? s->stats : analysis::AnalysisStats{};
+  return {{{"accepted"}, static_cast<double>(st.accepted)},
+          {{"late"}, static_cast<double>(st.late)},
+          {{"future"}, static_cast<double>(st.future)},
+          {{"invalid"}, static_cast<double>(st.invalid)},
+          {{"send_failed"}, static_cast<double>(st.send_failed)}};
+}
+
+// One series per (label value, count) of the snapshot's `Counts`.
+template <std::vector<std::pair<std::string, std::uint64_t>> api::ApiSnapshot::*Counts>
+std::vector<ScrapedValue> CountsOf(const api::ApiSnapshot* s) {
+  std::vector<ScrapedValue> out;
+  if (!s) return out;
+  for (const auto& [label, n] : s->*Counts) out.push_back({{label}, static_cast<double>(n)});
+  return out;
+}
+
+std::vector<ScrapedValue> TopologyDisagreements(const api::ApiSnapshot* s) {
+  std::vector<ScrapedValue> out;
+  if (!s) return out;
+  for (const auto& [kind, n] : s->disagreeing_traces) {
+    double places = 0;
+    for (const auto& d : s->topology_disagreements()) places += d.kind == kind ? 1 : 0;
+    out.push_back({{kind}, places});
+  }
+  return out;
+}
+
+std::vector<ScrapedValue> TopologySize(const api::ApiSnapshot* s) {
+  std::vector<ScrapedValue> out;
+  if (!s || !s->inventory) return out;
+  std::vector<char> linked(s->devices().size(), 0);
+  for (const api::LinkInfo& l : s->links()) {
+    for (const api::LinkEnd* end : {&l.lower, &l.upper}) {
+      if (end->device_id < linked.size()) linked[end->device_id] = 1;
+    }
+  }
+  double switches = 0;
+  for (std::size_t d = 0; d < linked.size(); ++d) {
+    switches += linked[d] && s->devices()[d].tier != "host" ? 1 : 0;
+  }
+  out.push_back({{s->topology_source, "links"}, static_cast<double>(s->links().size())});
+  out.push_back({{s->topology_source, "switches"}, switches});
+  return out;
+}
+
+using Family = metrics::FamilyRow<api::ApiSnapshot>;
+using Value = metrics::ValueRow<api::ApiSnapshot>;
+constexpr MetricType kCounter = MetricType::kCounter;
+constexpr MetricType kGauge = MetricType::kGauge;
+
+// The analyzer's families read from the latest snapshot, beside the SLA
+// scopes (RegisterScope) and the few that read the clock or the process.
+const Family kFamilies[] = {
+    {kGauge,
+     "hostmesh_analyzer_incidents_open",
+     "Open incidents by kind.",
+     {"kind"},
+     IncidentsOpen},
+    {kGauge,
+     "hostmesh_analyzer_incidents_diagnosed",
+     "Open incidents by the problem type their diagnosis named (unclassified: none).",
+     {"type"},
+     IncidentsDiagnosed},
+    {kGauge,
+     "hostmesh_analyzer_rnics",
+     "RNICs of the latest judged window by verdict (state), paper rule beside it.",
+     {"method", "state"},
+     RnicsByState},
+    {kGauge,
+     "hostmesh_analyzer_suspect_link_ratio",
+     "Links the latest judged window blames, by ranking: loss (share of the traced probes "
+     "through the link that were lost) or latency (share that were slow). Only blamed links "
+     "have a series: a healthy fabric has none.",
+     {"link", "ranking"},
+     SuspectLinks},
+    {kGauge,
+     "hostmesh_analyzer_anomalous_rnic_loss_ratio",
+     "RNICs the latest judged window finds lossy or down, with their own loss estimate. Only "
+     "those have a series.",
+     {"host", "nic", "rail", "state"},
+     AnomalousRnics},
+    {kCounter,
+     "hostmesh_analyzer_results_total",
+     "Probe results offered to the analysis, by outcome (late: for a window already judged; "
+     "send_failed: the agent's NIC could not send it, kept out of the loss figures).",
+     {"outcome"},
+     ResultsByOutcome},
+    {kCounter,
+     "hostmesh_analyzer_feed_events_total",
+     "Stored batches on their way into the analysis, by event: batches, path reports "
+     "resolved to links or not (bad hops), cut short by a gray link (the previous path "
+     "stands) or continued by the one shortest way on, contradicting the inventory, batches "
+     "whose Hello is gone, host ids not stored, results dropped because the analysis queue "
+     "was full; without an inventory also the learner's refused traces and merged or refused "
+     "switches.",
+     {"event"},
+     CountsOf<&api::ApiSnapshot::feed_events>},
+    {kCounter,
+     "hostmesh_analyzer_topology_disagreeing_traces_total",
+     "Path reports whose answers contradict the inventory, by kind (unknown_nic, "
+     "unknown_address, unlinked_port, miscabled_nic, miscabled_link). Only with an inventory.",
+     {"kind"},
+     CountsOf<&api::ApiSnapshot::disagreeing_traces>},
+    {kGauge,
+     "hostmesh_analyzer_topology_disagreements",
+     "Places where the traced fabric contradicts the inventory, by kind: shown by two traces "
+     "or more, and by more than agree with it there (listed at "
+     "/api/v1/topology/disagreements).",
+     {"kind"},
+     TopologyDisagreements},
+    {kGauge,
+     "hostmesh_analyzer_topology_size",
+     "Links and switches of the fabric the analysis works on, from the inventory or learned "
+     "from traceroutes (source); a learned fabric grows until every link was crossed.",
+     {"source", "what"},
+     TopologySize},
+};
+
+template <typename T>
+double Number(T n) {
+  return static_cast<double>(n);
+}
+
+// Single numbers of the latest snapshot, 0 before the first.
+constexpr Value kValues[] = {
+    {kGauge, "hostmesh_analyzer_agents_known", "Agents seen since start.",
+     [](const api::ApiSnapshot& s) { return Number(s.hosts().size()); }},
+    {kGauge, "hostmesh_analyzer_agents_present",
+     "Agents that reported in the latest judged window.",
+     [](const api::ApiSnapshot& s) {
+       return Number(s.report ? s.report->present_hosts.size() : std::size_t{0});
+     }},
+    {kCounter, "hostmesh_analyzer_windows_judged_total", "Windows judged.",
+     [](const api::ApiSnapshot& s) { return Number(s.stats.windows_judged); }},
+    {kCounter, "hostmesh_analyzer_results_resolved_late_total",
+     "Results untraced when they arrived whose path was reported before their window closed.",
+     [](const api::ApiSnapshot& s) { return Number(s.stats.resolved_late); }},
+    {kCounter, "hostmesh_analyzer_results_untraced_overflow_total",
+     "Untraced results a window could not keep per 5-tuple (too many untraced 5-tuples); "
+     "they stay untraced even if their path arrives.",
+     [](const api::ApiSnapshot& s) { return Number(s.stats.untraced_overflow); }},
+    {kCounter, "hostmesh_analyzer_port_tally_untallied_probes_total",
+     "Probes through links watched for flapping and ACLs whose source port was past the "
+     "per-link port tally's cap (1024 ports); the ACL rule reads the ports tallied.",
+     [](const api::ApiSnapshot& s) { return Number(s.stats.port_probes_untallied); }},
+    {kCounter, "hostmesh_analyzer_paths_aged_out_total",
+     "Probe 5-tuples whose traced path was forgotten: neither reported nor probed for "
+     "path_ttl (their source port rotated out of the agent's pool).",
+     [](const api::ApiSnapshot& s) { return Number(s.stats.paths_aged_out); }},
+    {kCounter, "hostmesh_analyzer_paths_refused_host_cap_total",
+     "Path reports of new probe 5-tuples refused because their agent already held "
+     "max_paths_per_host traced 5-tuples (a misconfigured or hostile agent).",
+     [](const api::ApiSnapshot& s) { return Number(s.stats.paths_refused_host_cap); }},
+    {kCounter, "hostmesh_analyzer_paths_evicted_host_cap_total",
+     "Probe 5-tuples of agents at max_paths_per_host forgotten early (idle a quarter of "
+     "path_ttl) to make room.",
+     [](const api::ApiSnapshot& s) { return Number(s.stats.paths_evicted_host_cap); }},
+    {kGauge, "hostmesh_analyzer_path_table_entries",
+     "Probe 5-tuples with a known path (the live port pools, plus path_ttl of rotation).",
+     [](const api::ApiSnapshot& s) { return Number(s.stats.paths_live); }},
+    {kGauge, "hostmesh_analyzer_path_table_bytes",
+     "Memory of the path table (5-tuples, interned fabric paths).",
+     [](const api::ApiSnapshot& s) { return Number(s.stats.path_table_bytes); }},
+    {kCounter, "hostmesh_analyzer_state_write_errors_total",
+     "Window summaries and incidents that could not be stored (a restart would miss them).",
+     [](const api::ApiSnapshot& s) { return Number(s.state_write_errors); }},
+};
+
+// Series left out for repeating another's labels: counted, and warned of at
+// most every 10 minutes when the count moved.
+std::function<double()> SeriesConflicts(const metrics::Registry& registry, const Clock& clock) {
+  return [&registry, &clock, warned = std::make_shared<std::pair<std::uint64_t, MonoTime>>()] {
+    const std::uint64_t n = registry.series_conflicts();
+    const MonoTime now = clock.MonotonicNow();
+    if (n != warned->first &&
+        (warned->first == 0 || now - warned->second >= std::chrono::minutes{10})) {
+      GetLogger("analyzer")
+          ->warn(
+              "/metrics left out {} series that repeated another's labels (two agents with "
+              "one host name?); see /api/v1/rnics",
+              n - warned->first);
+      *warned = {n, now};
+    }
+    return static_cast<double>(n);
+  };
+}
+
 }  // namespace
 
 void RegisterAnalyzerMetrics(metrics::Registry& registry, const api::SnapshotHolder& holder,
                              const Clock& clock) {
   for (const char* scope : {"cluster", "rail", "host"}) RegisterScope(registry, holder, scope);
+  const auto latest = [&holder] { return holder.Get(); };
+  metrics::AddFamilyRows<api::ApiSnapshot>(registry, kFamilies, latest);
+  metrics::AddValueRows<api::ApiSnapshot>(registry, kValues, latest);
 
-  registry.AddCallbackFamily(
-      MetricType::kGauge, "hostmesh_analyzer_incidents_open", "Open incidents by kind.", {"kind"},
-      [&holder] {
-        using analysis::IncidentKind;
-        constexpr std::array kKinds = {IncidentKind::kRnicDown,       IncidentKind::kRnicLossy,
-                                       IncidentKind::kLinkLoss,       IncidentKind::kSwitch,
-                                       IncidentKind::kLatencyHotspot, IncidentKind::kHostProcessing,
-                                       IncidentKind::kFlapping};
-        std::vector<ScrapedValue> out;
-        const auto s = holder.Get();
-        for (const IncidentKind kind : kKinds) {
-          double open = 0;
-          if (s) {
-            for (const auto& inc : s->incidents) open += inc.open && inc.kind == kind ? 1 : 0;
-          }
-          out.push_back({{std::string(analysis::IncidentKindName(kind))}, open});
-        }
-        return out;
-      });
-  registry.AddCallbackFamily(
-      MetricType::kGauge, "hostmesh_analyzer_incidents_diagnosed",
-      "Open incidents by the problem type their diagnosis named (unclassified: none).", {"type"},
-      [&holder] {
-        using analyzer::diagnosis::ProblemType;
-        std::vector<ScrapedValue> out;
-        const auto s = holder.Get();
-        for (auto t = static_cast<int>(ProblemType::kUnclassified);
-             t <= static_cast<int>(ProblemType::kCpuOverload); ++t) {
-          const std::string type(analyzer::diagnosis::ProblemTypeName(static_cast<ProblemType>(t)));
-          double open = 0;
-          if (s) {
-            for (const auto& inc : s->incidents) open += inc.open && inc.diagnosis.type == type;
-          }
-          out.push_back({{type}, open});
-        }
-        return out;
-      });
-  registry.AddCallbackFamily(
-      MetricType::kGauge, "hostmesh_analyzer_rnics",
-      "RNICs of the latest judged window by verdict (state), paper rule beside it.",
-      {"method", "state"}, [&holder] {
-        std::array<double, 3> ours{}, paper{};
-        if (const auto s = holder.Get(); s && s->report) {
-          for (const auto& r : s->report->rnics) {
-            ours[static_cast<std::size_t>(r.state)] += 1;
-            paper[r.paper_anomalous ? 2 : 0] += 1;
-          }
-        }
-        std::vector<ScrapedValue> out;
-        for (std::size_t i = 0; i < 3; ++i) {
-          const std::string state(api::RnicStateName(static_cast<analysis::RnicState>(i)));
-          out.push_back({{"inference", state}, ours[i]});
-          if (i != 1) out.push_back({{"paper", i == 2 ? "anomalous" : "ok"}, paper[i]});
-        }
-        return out;
-      });
-  registry.AddCallbackFamily(
-      MetricType::kGauge, "hostmesh_analyzer_suspect_link_ratio",
-      "Links the latest judged window blames, by ranking: loss (share of the traced probes "
-      "through the link that were lost) or latency (share that were slow). Only blamed links "
-      "have a series: a healthy fabric has none.",
-      {"link", "ranking"}, [&holder] {
-        std::vector<ScrapedValue> out;
-        const auto s = holder.Get();
-        if (!s || !s->report) return out;
-        for (const auto& [ranking, loc] :
-             {std::pair{"loss", &s->report->loss}, std::pair{"latency", &s->report->latency}}) {
-          for (const analysis::LinkRank& l : loc->links) {
-            if (!l.culprit) continue;
-            std::string name = l.link < s->links().size() ? s->links()[l.link].name
-                                                          : "link " + std::to_string(l.link);
-            out.push_back({{std::move(name), ranking}, l.loss});
-          }
-        }
-        return out;
-      });
-  registry.AddCallbackFamily(
-      MetricType::kGauge, "hostmesh_analyzer_anomalous_rnic_loss_ratio",
-      "RNICs the latest judged window finds lossy or down, with their own loss estimate. Only "
-      "those have a series.",
-      {"host", "nic", "rail", "state"}, [&holder] {
-        std::vector<ScrapedValue> out;
-        const auto s = holder.Get();
-        if (!s || !s->report) return out;
-        for (const analysis::RnicStatus& r : s->report->rnics) {
-          if (r.state == analysis::RnicState::kOk) continue;
-          const api::HostInfo* host = r.host < s->hosts().size() ? &s->hosts()[r.host] : nullptr;
-          const api::NicInfo* nic =
-              host != nullptr && r.nic < host->nics.size() ? &host->nics[r.nic] : nullptr;
-          out.push_back({{host != nullptr ? host->host : "host-" + std::to_string(r.host),
-                          nic != nullptr ? nic->name : "nic" + std::to_string(r.nic),
-                          std::to_string(nic != nullptr ? nic->rail : -1),
-                          std::string(api::RnicStateName(r.state))},
-                         r.loss});
-        }
-        return out;
-      });
   registry.AddCallbackFamily(
       MetricType::kGauge, "hostmesh_analyzer_window_lag_seconds",
       "Now minus the end of the latest judged window (window + grace when healthy).", {},
@@ -237,137 +395,7 @@ void RegisterAnalyzerMetrics(metrics::Registry& registry, const api::SnapshotHol
       "hostmesh_analyzer_series_conflicts_total",
       "Series left out of /metrics because another had the same labels (two agents reporting "
       "one host name, say).",
-      [&registry, &clock, warned = std::make_shared<std::pair<std::uint64_t, MonoTime>>()] {
-        const std::uint64_t n = registry.series_conflicts();
-        const MonoTime now = clock.MonotonicNow();
-        if (n != warned->first &&
-            (warned->first == 0 || now - warned->second >= std::chrono::minutes{10})) {
-          GetLogger("analyzer")
-              ->warn(
-                  "/metrics left out {} series that repeated another's labels (two agents with "
-                  "one host name?); see /api/v1/rnics",
-                  n - warned->first);
-          *warned = {n, now};
-        }
-        return static_cast<double>(n);
-      });
-  registry.AddCallbackGauge(
-      "hostmesh_analyzer_agents_known", "Agents seen since start.",
-      Latest(holder, [](const api::ApiSnapshot& s) { return s.hosts().size(); }));
-  registry.AddCallbackGauge("hostmesh_analyzer_agents_present",
-                            "Agents that reported in the latest judged window.",
-                            Latest(holder, [](const api::ApiSnapshot& s) {
-                              return s.report ? s.report->present_hosts.size() : std::size_t{0};
-                            }));
-  registry.AddCallbackCounter(
-      "hostmesh_analyzer_windows_judged_total", "Windows judged.",
-      Latest(holder, [](const api::ApiSnapshot& s) { return s.stats.windows_judged; }));
-  registry.AddCallbackFamily(
-      MetricType::kCounter, "hostmesh_analyzer_results_total",
-      "Probe results offered to the analysis, by outcome (late: for a window already judged; "
-      "send_failed: the agent's NIC could not send it, kept out of the loss figures).",
-      {"outcome"}, [&holder] {
-        const auto s = holder.Get();
-        analysis::AnalysisStats st = s ? s->stats : analysis::AnalysisStats{};
-        return std::vector<ScrapedValue>{{{"accepted"}, static_cast<double>(st.accepted)},
-                                         {{"late"}, static_cast<double>(st.late)},
-                                         {{"future"}, static_cast<double>(st.future)},
-                                         {{"invalid"}, static_cast<double>(st.invalid)},
-                                         {{"send_failed"}, static_cast<double>(st.send_failed)}};
-      });
-  registry.AddCallbackCounter(
-      "hostmesh_analyzer_results_resolved_late_total",
-      "Results untraced when they arrived whose path was reported before their window closed.",
-      Latest(holder, [](const api::ApiSnapshot& s) { return s.stats.resolved_late; }));
-  registry.AddCallbackCounter(
-      "hostmesh_analyzer_results_untraced_overflow_total",
-      "Untraced results a window could not keep per 5-tuple (too many untraced 5-tuples); "
-      "they stay untraced even if their path arrives.",
-      Latest(holder, [](const api::ApiSnapshot& s) { return s.stats.untraced_overflow; }));
-  registry.AddCallbackCounter(
-      "hostmesh_analyzer_port_tally_untallied_probes_total",
-      "Probes through links watched for flapping and ACLs whose source port was past the "
-      "per-link port tally's cap (1024 ports); the ACL rule reads the ports tallied.",
-      Latest(holder, [](const api::ApiSnapshot& s) { return s.stats.port_probes_untallied; }));
-  registry.AddCallbackCounter(
-      "hostmesh_analyzer_paths_aged_out_total",
-      "Probe 5-tuples whose traced path was forgotten: neither reported nor probed for "
-      "path_ttl (their source port rotated out of the agent's pool).",
-      Latest(holder, [](const api::ApiSnapshot& s) { return s.stats.paths_aged_out; }));
-  registry.AddCallbackCounter(
-      "hostmesh_analyzer_paths_refused_host_cap_total",
-      "Path reports of new probe 5-tuples refused because their agent already held "
-      "max_paths_per_host traced 5-tuples (a misconfigured or hostile agent).",
-      Latest(holder, [](const api::ApiSnapshot& s) { return s.stats.paths_refused_host_cap; }));
-  registry.AddCallbackCounter(
-      "hostmesh_analyzer_paths_evicted_host_cap_total",
-      "Probe 5-tuples of agents at max_paths_per_host forgotten early (idle a quarter of "
-      "path_ttl) to make room.",
-      Latest(holder, [](const api::ApiSnapshot& s) { return s.stats.paths_evicted_host_cap; }));
-  registry.AddCallbackGauge(
-      "hostmesh_analyzer_path_table_entries",
-      "Probe 5-tuples with a known path (the live port pools, plus path_ttl of rotation).",
-      Latest(holder, [](const api::ApiSnapshot& s) { return s.stats.paths_live; }));
-  registry.AddCallbackGauge(
-      "hostmesh_analyzer_path_table_bytes",
-      "Memory of the path table (5-tuples, interned fabric paths).",
-      Latest(holder, [](const api::ApiSnapshot& s) { return s.stats.path_table_bytes; }));
-  registry.AddCallbackFamily(
-      MetricType::kCounter, "hostmesh_analyzer_feed_events_total",
-      "Stored batches on their way into the analysis, by event: batches, path reports "
-      "resolved to links or not (bad hops), cut short by a gray link (the previous path "
-      "stands) or continued by the one shortest way on, contradicting the inventory, batches whose "
-      "Hello is gone, host ids not "
-      "stored, results dropped because the analysis queue was full; without an inventory "
-      "also the learner's refused traces and merged or refused switches.",
-      {"event"}, LatestCounts(holder, &api::ApiSnapshot::feed_events));
-  registry.AddCallbackFamily(
-      MetricType::kCounter, "hostmesh_analyzer_topology_disagreeing_traces_total",
-      "Path reports whose answers contradict the inventory, by kind (unknown_nic, "
-      "unknown_address, unlinked_port, miscabled_nic, miscabled_link). Only with an inventory.",
-      {"kind"}, LatestCounts(holder, &api::ApiSnapshot::disagreeing_traces));
-  registry.AddCallbackFamily(
-      MetricType::kGauge, "hostmesh_analyzer_topology_disagreements",
-      "Places where the traced fabric contradicts the inventory, by kind: shown by two traces "
-      "or more, and by more than agree with it there (listed at "
-      "/api/v1/topology/disagreements).",
-      {"kind"}, [&holder] {
-        std::vector<ScrapedValue> out;
-        const auto s = holder.Get();
-        if (!s) return out;
-        for (const auto& [kind, n] : s->disagreeing_traces) {
-          double places = 0;
-          for (const auto& d : s->topology_disagreements()) places += d.kind == kind ? 1 : 0;
-          out.push_back({{kind}, places});
-        }
-        return out;
-      });
-  registry.AddCallbackFamily(
-      MetricType::kGauge, "hostmesh_analyzer_topology_size",
-      "Links and switches of the fabric the analysis works on, from the inventory or learned "
-      "from traceroutes (source); a learned fabric grows until every link was crossed.",
-      {"source", "what"}, [&holder] {
-        std::vector<ScrapedValue> out;
-        const auto s = holder.Get();
-        if (!s || !s->inventory) return out;
-        std::vector<char> linked(s->devices().size(), 0);
-        for (const api::LinkInfo& l : s->links()) {
-          for (const api::LinkEnd* end : {&l.lower, &l.upper}) {
-            if (end->device_id < linked.size()) linked[end->device_id] = 1;
-          }
-        }
-        double switches = 0;
-        for (std::size_t d = 0; d < linked.size(); ++d) {
-          switches += linked[d] && s->devices()[d].tier != "host" ? 1 : 0;
-        }
-        out.push_back({{s->topology_source, "links"}, static_cast<double>(s->links().size())});
-        out.push_back({{s->topology_source, "switches"}, switches});
-        return out;
-      });
-  registry.AddCallbackCounter(
-      "hostmesh_analyzer_state_write_errors_total",
-      "Window summaries and incidents that could not be stored (a restart would miss them).",
-      Latest(holder, [](const api::ApiSnapshot& s) { return s.state_write_errors; }));
+      SeriesConflicts(registry, clock));
   registry.AddCallbackCounter("hostmesh_analyzer_process_cpu_seconds_total",
                               "User and system CPU time of the analyzer process.", [] {
                                 const auto stats = ReadSelfProcStats();
