@@ -102,6 +102,29 @@ bool IncidentTracker::Observed(const Incident& inc, Category category, const Win
 }
 
 std::vector<std::uint64_t> IncidentTracker::Update(const WindowReport& report) {
+  const std::vector<Finding> findings = FindingsOf(report);
+  std::vector<std::uint64_t> touched;
+  std::vector<char> seen(incidents_.size(), 0);
+  std::vector<std::uint64_t> named;
+  for (const auto& f : findings) named.push_back(IndexKey(f.category, f.key));
+  std::sort(named.begin(), named.end());
+  CountLatencyStreaks(findings, report.start_ns);
+  for (const auto& f : findings) {
+    Incident* inc = IncidentFor(f, named, report.start_ns, seen);
+    if (!inc) continue;  // a latency finding held back until it lasts
+    seen[static_cast<std::size_t>(inc - incidents_.data())] = 1;
+    Record(f, report, *inc);
+    touched.push_back(inc->id);
+    MergeSameFault(*inc, f, named, report.end_ns, touched);
+  }
+  ResolveQuiet(report, seen, touched);
+  return touched;
+}
+
+// The window's verdicts as findings: loss and latency culprits (links,
+// RNICs), culprit switches, hosts slow to process.
+std::vector<IncidentTracker::Finding> IncidentTracker::FindingsOf(
+    const WindowReport& report) const {
   std::vector<Finding> findings;
   // RNICs the window judge reads down, sorted: looked up per RNIC finding.
   std::vector<std::uint64_t> down_rnics;
@@ -157,111 +180,121 @@ std::vector<std::uint64_t> IncidentTracker::Update(const WindowReport& report) {
     f.confidence = p.confidence;
     findings.push_back(f);
   }
+  return findings;
+}
 
-  std::vector<std::uint64_t> touched;
-  std::vector<char> seen(incidents_.size(), 0);
-  std::vector<std::uint64_t> named;
-  for (const auto& f : findings) named.push_back(IndexKey(f.category, f.key));
-  std::sort(named.begin(), named.end());
+// A latency finding's streak of windows in a row; a window without it ends it.
+void IncidentTracker::CountLatencyStreaks(const std::vector<Finding>& findings,
+                                          std::int64_t start_ns) {
   std::unordered_map<std::uint64_t, Streak> streaks;
   for (const auto& f : findings) {
     if (f.category != Category::kLatencyLink && f.category != Category::kLatencyRnic) continue;
     const std::uint64_t key = IndexKey(f.category, f.key);
     const auto before = latency_streaks_.find(key);
     streaks[key] = before == latency_streaks_.end()
-                       ? Streak{1, report.start_ns}
+                       ? Streak{1, start_ns}
                        : Streak{before->second.windows + 1, before->second.first_start_ns};
   }
-  latency_streaks_ = std::move(streaks);  // a window without it ends its streak
-  for (const auto& f : findings) {
-    Incident* inc = FindOpen(f.category, f.key);
-    if (!inc) inc = Adopt(f, named);
-    const auto streak = latency_streaks_.find(IndexKey(f.category, f.key));
-    if (!inc && streak != latency_streaks_.end() && HoldBack(f, streak->second)) continue;
-    if (!inc) {
-      Incident fresh;
-      fresh.id = next_id_++;
-      fresh.suspect = f.suspect;
-      fresh.summary =
-          Describe(f.suspect, f.category == Category::kSwitch, f.category == Category::kHost);
-      fresh.evidence.first_seen_ns = report.start_ns;
-      if (streak != latency_streaks_.end()) {
-        fresh.evidence.first_seen_ns = streak->second.first_start_ns;
-        fresh.evidence.windows = streak->second.windows - 1;  // this one is counted below
-      }
-      open_index_[IndexKey(f.category, f.key)] = incidents_.size();
-      incidents_.push_back(std::move(fresh));
-      keys_.emplace_back(f.category, f.key);
-      seen.push_back(0);
-      inc = &incidents_.back();
-    }
-    seen[static_cast<std::size_t>(inc - incidents_.data())] = 1;
-    // A component seen flapping stays a flapping incident: its quiet windows
-    // are the up phases of the same fault.
-    const bool flapping =
-        inc->kind == IncidentKind::kFlapping || (f.evidence != nullptr && f.evidence->flapping);
-    inc->kind = flapping && (f.category == Category::kLink || f.category == Category::kRnic)
-                    ? IncidentKind::kFlapping
-                    : f.kind;
-    inc->confidence = f.confidence;
-    inc->clean_windows = 0;
-    inc->unobserved_windows = 0;
-    auto& ev = inc->evidence;
-    ev.last_seen_ns = report.end_ns;
-    ++ev.windows;
-    if (f.evidence != nullptr && f.category == Category::kLink) {
-      inc->lower = f.evidence->lower;
-      inc->upper = f.evidence->upper;
-    }
-    if (f.evidence && f.suspect.kind == Component::Kind::kLink) {
-      ev.directions |=
-          f.suspect.direction == kBothWays ? (kUpward | kDownward) : f.suspect.direction;
-    }
-    if (f.evidence != nullptr && f.evidence->flapping) {
-      ev.flaps += f.evidence->flaps;
-      if (f.evidence->flap_period_s > 0) ev.flap_period_s = f.evidence->flap_period_s;
-      for (const LinkId l : f.evidence->churn_shadows) {
-        if (std::find(ev.churn_links.begin(), ev.churn_links.end(), l) == ev.churn_links.end()) {
-          ev.churn_links.push_back(l);
-        }
-      }
-    }
-    if (f.evidence) {
-      ev.failures += f.evidence->explained;
-      ev.good += f.evidence->good;
-      ev.loss = f.evidence->loss;
-      ev.routed_around = f.evidence->routed_around;
-      for (const auto& path : f.evidence->example_paths) {
-        if (ev.example_paths.size() < config_.max_example_paths) ev.example_paths.push_back(path);
-      }
-      if (f.suspect.kind == Component::Kind::kLink) {
-        const auto& ranks =
-            f.category == Category::kLink ? report.loss.links : report.latency.links;
-        for (const auto& r : ranks) {
-          if (r.link == f.suspect.link) ev.votes += r.votes;
-        }
-      }
-    }
-    if (f.category == Category::kSwitch) {
-      for (const auto& r : report.loss.switches) {
-        if (r.id != f.key) continue;
-        ev.votes += r.votes;
-        ev.loss = r.loss;
-        ev.routed_around = r.routed_around;
-      }
-    }
-    if (f.category == Category::kHost) {
-      for (const auto& p : report.processing_flags) {
-        if (p.host == f.suspect.host) {
-          ev.processing_p90_ns = p.p90_ns;
-          ev.fleet_median_p90_ns = p.fleet_median_p90_ns;
-        }
-      }
-    }
-    touched.push_back(inc->id);
-    MergeSameFault(*inc, f, named, report.end_ns, touched);
-  }
+  latency_streaks_ = std::move(streaks);
+}
 
+// The open incident of a finding's component, one it adopts (the same fault
+// seen as another component), or a new one; null while a latency finding is
+// held back.
+Incident* IncidentTracker::IncidentFor(const Finding& f, const std::vector<std::uint64_t>& named,
+                                       std::int64_t start_ns, std::vector<char>& seen) {
+  Incident* inc = FindOpen(f.category, f.key);
+  if (!inc) inc = Adopt(f, named);
+  const auto streak = latency_streaks_.find(IndexKey(f.category, f.key));
+  if (!inc && streak != latency_streaks_.end() && HoldBack(f, streak->second)) return nullptr;
+  if (!inc) {
+    Incident fresh;
+    fresh.id = next_id_++;
+    fresh.suspect = f.suspect;
+    fresh.summary =
+        Describe(f.suspect, f.category == Category::kSwitch, f.category == Category::kHost);
+    fresh.evidence.first_seen_ns = start_ns;
+    if (streak != latency_streaks_.end()) {
+      fresh.evidence.first_seen_ns = streak->second.first_start_ns;
+      fresh.evidence.windows = streak->second.windows - 1;  // this one is counted below
+    }
+    open_index_[IndexKey(f.category, f.key)] = incidents_.size();
+    incidents_.push_back(std::move(fresh));
+    keys_.emplace_back(f.category, f.key);
+    seen.push_back(0);
+    inc = &incidents_.back();
+  }
+  return inc;
+}
+
+// What this window adds to an incident's kind, confidence and evidence.
+void IncidentTracker::Record(const Finding& f, const WindowReport& report, Incident& inc) const {
+  // A component seen flapping stays a flapping incident: its quiet windows
+  // are the up phases of the same fault.
+  const bool flapping =
+      inc.kind == IncidentKind::kFlapping || (f.evidence != nullptr && f.evidence->flapping);
+  inc.kind = flapping && (f.category == Category::kLink || f.category == Category::kRnic)
+                 ? IncidentKind::kFlapping
+                 : f.kind;
+  inc.confidence = f.confidence;
+  inc.clean_windows = 0;
+  inc.unobserved_windows = 0;
+  auto& ev = inc.evidence;
+  ev.last_seen_ns = report.end_ns;
+  ++ev.windows;
+  if (f.evidence != nullptr && f.category == Category::kLink) {
+    inc.lower = f.evidence->lower;
+    inc.upper = f.evidence->upper;
+  }
+  if (f.evidence && f.suspect.kind == Component::Kind::kLink) {
+    ev.directions |= f.suspect.direction == kBothWays ? (kUpward | kDownward) : f.suspect.direction;
+  }
+  if (f.evidence != nullptr && f.evidence->flapping) {
+    ev.flaps += f.evidence->flaps;
+    if (f.evidence->flap_period_s > 0) ev.flap_period_s = f.evidence->flap_period_s;
+    for (const LinkId l : f.evidence->churn_shadows) {
+      if (std::find(ev.churn_links.begin(), ev.churn_links.end(), l) == ev.churn_links.end()) {
+        ev.churn_links.push_back(l);
+      }
+    }
+  }
+  if (f.evidence) {
+    ev.failures += f.evidence->explained;
+    ev.good += f.evidence->good;
+    ev.loss = f.evidence->loss;
+    ev.routed_around = f.evidence->routed_around;
+    for (const auto& path : f.evidence->example_paths) {
+      if (ev.example_paths.size() < config_.max_example_paths) ev.example_paths.push_back(path);
+    }
+    if (f.suspect.kind == Component::Kind::kLink) {
+      const auto& ranks = f.category == Category::kLink ? report.loss.links : report.latency.links;
+      for (const auto& r : ranks) {
+        if (r.link == f.suspect.link) ev.votes += r.votes;
+      }
+    }
+  }
+  if (f.category == Category::kSwitch) {
+    for (const auto& r : report.loss.switches) {
+      if (r.id != f.key) continue;
+      ev.votes += r.votes;
+      ev.loss = r.loss;
+      ev.routed_around = r.routed_around;
+    }
+  }
+  if (f.category == Category::kHost) {
+    for (const auto& p : report.processing_flags) {
+      if (p.host == f.suspect.host) {
+        ev.processing_p90_ns = p.p90_ns;
+        ev.fleet_median_p90_ns = p.fleet_median_p90_ns;
+      }
+    }
+  }
+}
+
+// Open incidents the window did not name: resolved after enough clean windows
+// (their component observed healthy), or enough windows unobserved.
+void IncidentTracker::ResolveQuiet(const WindowReport& report, const std::vector<char>& seen,
+                                   std::vector<std::uint64_t>& touched) {
   std::vector<std::uint64_t> observed_rnics;
   for (std::size_t i = 0; i < incidents_.size(); ++i) {
     Incident& inc = incidents_[i];
@@ -277,7 +310,6 @@ std::vector<std::uint64_t> IncidentTracker::Update(const WindowReport& report) {
     open_index_.erase(IndexKey(keys_[i].first, keys_[i].second));
     touched.push_back(inc.id);
   }
-  return touched;
 }
 
 bool IncidentTracker::HoldBack(const Finding& f, const Streak& streak) const {

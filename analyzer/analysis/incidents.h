@@ -126,6 +126,15 @@ class IncidentTracker {
     std::int64_t first_start_ns = 0;
   };
   bool HoldBack(const Finding& f, const Streak& streak) const;
+  // The phases of Update, in order.
+  std::vector<Finding> FindingsOf(const WindowReport& report) const;
+  void CountLatencyStreaks(const std::vector<Finding>& findings, std::int64_t start_ns);
+  Incident* IncidentFor(const Finding& f, const std::vector<std::uint64_t>& named,
+                        std::int64_t start_ns, std::vector<char>& seen);
+  void Record(const Finding& f, const WindowReport& report, Incident& incident) const;
+  void ResolveQuiet(const WindowReport& report, const std::vector<char>& seen,
+                    std::vector<std::uint64_t>& touched);
+
   // One fault, one incident: a switch named where one of its links was (or
   // the other way round), while that one is not named in the same window, is
   // the same fault better explained; its open incident is moved onto the new

@@ -4,6 +4,7 @@
 // (hostmesh.v1.ProbeResult / PathReport) after it has mapped agent ids to dense
 // HostIds and hop addresses to link ids (topology::PathResolver).
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -80,5 +81,19 @@ struct FabricMap {
   // rails[host][nic]: the rail of a NIC; a NIC not listed is on rail = nic id.
   std::vector<std::vector<int>> rails{};
 };
+
+// The rail of a host's NIC from the fabric map (its index where unknown).
+inline int RailOf(const FabricMap& fabric, HostId host, NicId nic) {
+  if (host < fabric.rails.size() && nic < fabric.rails[host].size()) {
+    return fabric.rails[host][nic];
+  }
+  return static_cast<int>(nic);
+}
+
+// The same, within the rails a window counts (0 .. kMaxNics-1).
+inline std::uint32_t ClampedRailOf(const FabricMap& fabric, HostId host, NicId nic) {
+  return static_cast<std::uint32_t>(
+      std::clamp(RailOf(fabric, host, nic), 0, static_cast<int>(kMaxNics) - 1));
+}
 
 }  // namespace hostmesh::analysis

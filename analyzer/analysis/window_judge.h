@@ -24,6 +24,8 @@ namespace hostmesh::analysis {
 
 SequentialParams SequentialParamsFrom(const AnalysisConfig& config);
 
+struct ComponentIndex;  // component_index.h
+
 class WindowJudge {
  public:
   WindowJudge(const AnalysisConfig& config, const FabricMap& fabric, const PathTable& paths,
@@ -37,22 +39,41 @@ class WindowJudge {
 
   WindowReport Judge(const WindowAccumulator& window);
 
-  int RailOf(HostId host, NicId nic) const {
-    if (host < fabric_.rails.size() && nic < fabric_.rails[host].size()) {
-      return fabric_.rails[host][nic];
-    }
-    return static_cast<int>(nic);
-  }
+  int RailOf(HostId host, NicId nic) const { return analysis::RailOf(fabric_, host, nic); }
 
  private:
-  // Dense numbering of the window's RNICs and NIC pairs.
-  struct Index;
-  void JudgeRnics(const WindowAccumulator& w, const Index& ix, const InferenceResult& loss,
+  // The phases of Judge, in order.
+  void NoteHosts(const WindowAccumulator& w, WindowReport* out);
+  ComponentIndex IndexOf(const WindowAccumulator& w,
+                         const std::vector<HostId>& present_hosts) const;
+  std::vector<std::vector<std::uint32_t>> SwitchParts(const ComponentIndex& ix) const;
+  void JudgeLoss(const WindowAccumulator& w, const ComponentIndex& ix, WindowReport* out);
+  void NoteFlaps(const WindowAccumulator& w, Localization* loss);
+  void JudgeLatency(const WindowAccumulator& w, const ComponentIndex& ix, WindowReport* out);
+  void NameLinkEnds(WindowReport* out) const;
+
+  void JudgeRnics(const WindowAccumulator& w, const ComponentIndex& ix, const InferenceResult& loss,
                   WindowReport* out);
-  void SplitDrops(const WindowAccumulator& w, const Index& ix, WindowReport* out) const;
-  Localization Localize(const WindowAccumulator& w, const Index& ix, const FailureGroups& groups,
-                        InferenceProblem& problem, const InferenceResult& result,
-                        bool baseline_skips_rnics) const;
+  void SplitDrops(const WindowAccumulator& w, const ComponentIndex& ix, WindowReport* out) const;
+  Localization Localize(const WindowAccumulator& w, const ComponentIndex& ix,
+                        const FailureGroups& groups, InferenceProblem& problem,
+                        const InferenceResult& result, bool baseline_skips_rnics) const;
+  // The phases of Localize.
+  void NameCulprits(const ComponentIndex& ix, const FailureGroups& groups,
+                    const InferenceProblem& problem, const InferenceResult& result,
+                    std::vector<char>& culprit, std::vector<char>& link_culprit,
+                    Localization* out) const;
+  void RankLinks(const ComponentIndex& ix, const InferenceProblem& problem,
+                 const InferenceResult& result, const std::vector<char>& link_culprit,
+                 Localization* out) const;
+  std::vector<std::uint64_t> RankByVotes(const WindowAccumulator& w, const ComponentIndex& ix,
+                                         const FailureGroups& groups,
+                                         const InferenceProblem& problem,
+                                         const InferenceResult& result,
+                                         const std::vector<char>& culprit,
+                                         bool baseline_skips_rnics, Localization* out) const;
+  void RankSwitches(const ComponentIndex& ix, const InferenceResult& result,
+                    const std::vector<std::uint64_t>& switch_votes, Localization* out) const;
   void FlagProcessing(const WindowAccumulator& w, WindowReport* out) const;
   void DropChurnShadows(const WindowAccumulator& w, Localization* loss);
   // `avoided_switches`: the window's Coverage::avoided_switches (NoteAvoided).
@@ -68,7 +89,7 @@ class WindowJudge {
   UnusedSwitches SwitchesOf(const std::vector<WithdrawnLink>& unused) const;
   void NoteAvoided(Coverage* coverage) const;
   bool ShareASwitch(LinkId a, LinkId b) const;
-  void CountCoverage(const WindowAccumulator& w, const Index& ix, WindowReport* out) const;
+  void CountCoverage(const WindowAccumulator& w, const ComponentIndex& ix, WindowReport* out) const;
   std::vector<LinkId> FullPath(HostId host, NicId src, NicId dst, MiddleId middle) const;
 
   const AnalysisConfig& config_;

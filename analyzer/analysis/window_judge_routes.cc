@@ -1,0 +1,220 @@
+// How the window judge reads routing changes: links routing withdrew, switches
+// it avoids, and the failures route churn leaves on a detour while a link
+// flaps (WindowJudge's members, apart from the judging of window.cc).
+#include <algorithm>
+#include <numeric>
+#include <unordered_set>
+
+#include "analyzer/analysis/component_index.h"
+#include "analyzer/analysis/window_judge.h"
+
+namespace hostmesh::analysis {
+
+// A withdrawn link is down whatever its probes say: they no longer cross it
+// (those that seem to are on paths traced before routing moved them). A
+// switch with two or more up-links into it withdrawn (one could be a cable)
+// and the rest avoided is down itself, or cut off: one fault, named as the
+// switch, its links not named beside it. Each is a culprit of the ranking
+// too, so the link and switch views say what the incidents say.
+WindowJudge::UnusedSwitches WindowJudge::SwitchesOf(
+    const std::vector<WithdrawnLink>& unused) const {
+  const std::size_t switches = fabric_.switch_count;
+  const std::vector<char> watched = routes_.Watched(fabric_);
+  std::vector<std::uint32_t> watched_into(switches, 0);
+  UnusedSwitches out{std::vector<char>(switches, 0), std::vector<std::uint32_t>(switches, 0),
+                     std::vector<double>(switches, 0)};
+  for (LinkId l = 0; l < watched.size(); ++l) {
+    if (watched[l] && fabric_.links[l].upper < switches) ++watched_into[fabric_.links[l].upper];
+  }
+  for (const WithdrawnLink& g : unused) {
+    const SwitchId up = fabric_.links[g.link].upper;
+    if (up >= switches) continue;
+    ++out.count[up];
+    out.worst_p[up] = std::max(out.worst_p[up], g.p_value);
+  }
+  for (SwitchId s = 0; s < switches; ++s) {
+    out.all[s] = out.count[s] >= 2 && out.count[s] == watched_into[s];
+  }
+  return out;
+}
+
+void WindowJudge::NoteAvoided(Coverage* coverage) const {
+  const std::vector<WithdrawnLink> avoided = routes_.Unused(fabric_, config_.route_avoided_alpha);
+  for (const WithdrawnLink& a : avoided) coverage->avoided.push_back(a.link);
+  std::sort(coverage->avoided.begin(), coverage->avoided.end());
+  const UnusedSwitches switches = SwitchesOf(avoided);
+  for (SwitchId s = 0; s < switches.all.size(); ++s) {
+    if (switches.all[s]) coverage->avoided_switches.push_back(s);
+  }
+}
+
+void WindowJudge::NameWithdrawnLinks(const std::vector<SwitchId>& avoided_switches,
+                                     Localization* loss) const {
+  const std::vector<WithdrawnLink> gone = routes_.Withdrawn(fabric_);
+  if (gone.empty()) return;
+  const std::size_t switches = fabric_.switch_count;
+  // Two or more withdrawn, the rest at least avoided: links are withdrawn one
+  // by one as their switches' draws come in, the switch is down meanwhile.
+  const UnusedSwitches withdrawn = SwitchesOf(gone);
+  std::vector<char> down(switches, 0);
+  for (SwitchId s = 0; s < switches; ++s) {
+    down[s] = withdrawn.count[s] >= 2 &&
+              std::binary_search(avoided_switches.begin(), avoided_switches.end(), s);
+    if (down[s]) NameDownSwitch(s, withdrawn.worst_p[s], loss);
+  }
+  const auto on_down_switch = [&](LinkId l) {
+    if (l >= fabric_.links.size()) return false;
+    const auto& ends = fabric_.links[l];
+    return (ends.lower < switches && down[ends.lower]) ||
+           (ends.upper < switches && down[ends.upper]);
+  };
+  std::erase_if(loss->culprits, [&](const Suspect& s) {
+    return s.component.kind == Component::Kind::kLink && on_down_switch(s.component.link);
+  });
+  for (LinkRank& r : loss->links) {
+    if (on_down_switch(r.link)) r.culprit = false;
+  }
+  for (const WithdrawnLink& g : gone) {
+    if (on_down_switch(g.link)) continue;
+    auto it = std::find_if(loss->culprits.begin(), loss->culprits.end(), [&](const Suspect& s) {
+      return s.component.kind == Component::Kind::kLink && s.component.link == g.link;
+    });
+    if (it == loss->culprits.end()) {
+      Suspect s;
+      s.component.link = g.link;
+      s.component.direction = kBothWays;
+      s.raw_confidence = 1.0 - g.p_value;
+      s.confidence = config_.confidence.loss.Apply(s.raw_confidence);
+      loss->culprits.push_back(std::move(s));
+      it = loss->culprits.end() - 1;
+    }
+    it->routed_around = true;
+    it->loss = 1.0;
+    auto rank = std::find_if(loss->links.begin(), loss->links.end(),
+                             [&](const LinkRank& r) { return r.link == g.link; });
+    if (rank == loss->links.end()) {
+      // Nothing crosses it any more, so nothing ranked it.
+      loss->links.push_back(LinkRank{.link = g.link, .loss = 1.0});
+      rank = loss->links.end() - 1;
+    }
+    rank->culprit = true;
+  }
+  std::stable_partition(loss->links.begin(), loss->links.end(),
+                        [](const LinkRank& r) { return r.culprit; });
+}
+
+void WindowJudge::NameDownSwitch(SwitchId id, double p_value, Localization* loss) const {
+  auto rank = std::find_if(loss->switches.begin(), loss->switches.end(),
+                           [&](const SwitchRank& r) { return r.id == id; });
+  if (rank == loss->switches.end()) {
+    loss->switches.push_back(SwitchRank{.id = id});
+    rank = loss->switches.end() - 1;
+  }
+  rank->culprit = true;
+  rank->routed_around = true;
+  rank->loss = 1.0;
+  rank->raw_confidence = std::max(rank->raw_confidence, 1.0 - p_value);
+  rank->confidence = config_.confidence.loss.Apply(rank->raw_confidence);
+  if (std::find(loss->culprit_switches.begin(), loss->culprit_switches.end(), id) ==
+      loss->culprit_switches.end()) {
+    loss->culprit_switches.push_back(id);
+  }
+  std::stable_partition(loss->switches.begin(), loss->switches.end(),
+                        [](const SwitchRank& r) { return r.culprit; });
+}
+
+// Route churn: while a flapping link is down, routing moves flows off it and
+// back, so a 5-tuple traced in one phase is probed in the other and its
+// failures land on a link of the detour, exactly while that link is down.
+// The detour need not share a switch with the flapping link: a path from
+// rail 2 to rail 4 whose spine uplink flaps is traced over another spine,
+// down into rail 4. A culprit link whose failures were (almost) all sent
+// while culprits that went down in the window (a down episode: flapping, or
+// the first down and back of a flap yet to be named) and explain more were
+// down, inside the episodes of any of them (two flaps may share a detour), is
+// a shadow: named with them, not alone. Without outcomes to compare (one of
+// the two not watched yet: the window a flap starts in, no flap verdict, no
+// timing), a weaker link sharing a switch with the one that went down is
+// held back so the next window can tell, unless it was named before that
+// one went down; a fault of its own fails outside the flaps too and is
+// named then, a window late.
+void WindowJudge::DropChurnShadows(const WindowAccumulator& w, Localization* loss) {
+  std::vector<Suspect>& culprits = loss->culprits;
+  const FlapRecorder& flaps = w.flaps();
+  // Strongest first, so a link's own standing is settled before it is
+  // weighed as the down link of weaker ones.
+  std::vector<std::size_t> order(culprits.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+    return culprits[x].explained > culprits[y].explained;
+  });
+  const auto is_link = [&](std::size_t i) {
+    return culprits[i].component.kind == Component::Kind::kLink;
+  };
+  std::vector<char> shadow(culprits.size(), 0);
+  std::vector<LinkId> downs;
+  for (std::size_t bi = 0; bi < order.size(); ++bi) {
+    const std::size_t b = order[bi];
+    if (!is_link(b)) continue;
+    const LinkId link = culprits[b].component.link;
+    const bool b_watched = flaps.Watches(link);
+    downs.clear();
+    std::optional<std::size_t> by;
+    for (std::size_t ai = 0; ai < bi; ++ai) {
+      const std::size_t a = order[ai];
+      const Suspect& down = culprits[a];
+      if (!is_link(a) || shadow[a] || down.explained <= culprits[b].explained) continue;
+      const bool unjudged = !flaps.Watches(down.component.link);
+      if (down.flaps == 0 && !down.flapping && !unjudged) continue;
+      if (!unjudged && b_watched) {
+        downs.push_back(down.component.link);
+      } else if (!by && !(unjudged && b_watched) && ShareASwitch(link, down.component.link)) {
+        by = a;
+      }
+    }
+    if (!by && !downs.empty()) {
+      const auto overlap = flaps.FailuresWhileDown(link, downs);
+      if (!overlap || overlap->inside < config_.churn_inside * overlap->failures) continue;
+      // Its shadow is shown beside the down link it overlaps most.
+      std::uint32_t most = 0;
+      for (std::size_t ai = 0; ai < bi; ++ai) {
+        const std::size_t a = order[ai];
+        if (std::find(downs.begin(), downs.end(), culprits[a].component.link) == downs.end() ||
+            !is_link(a)) {
+          continue;
+        }
+        const LinkId one[] = {culprits[a].component.link};
+        const auto o = flaps.FailuresWhileDown(link, one);
+        if (!by || (o && o->inside > most)) {
+          by = a;
+          most = o ? o->inside : 0;
+        }
+      }
+    }
+    if (!by) continue;
+    shadow[b] = 1;
+    culprits[*by].churn_shadows.push_back(link);
+  }
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < culprits.size(); ++i) {
+    if (!shadow[i]) {
+      if (kept != i) culprits[kept] = std::move(culprits[i]);  // never onto itself
+      ++kept;
+      continue;
+    }
+    const LinkId link = culprits[i].component.link;
+    for (LinkRank& r : loss->links) {
+      if (r.link == link) r.culprit = false;
+    }
+    // Its failures are the flapping link's: the evidence they gave it goes,
+    // or it would be named alone the window the flapping stops.
+    for (const std::uint64_t key :
+         {ComponentIndex::DirectedKey(link, true), ComponentIndex::DirectedKey(link, false),
+          ComponentIndex::BothWaysKey(link)}) {
+      if (EvidenceBook::Entry* e = evidence_.FindMutable(key)) *e = EvidenceBook::Entry{};
+    }
+  }
+  culprits.resize(kept);
+}
+
+}  // namespace hostmesh::analysis
