@@ -138,7 +138,30 @@ bool AgentApp::Start(std::string* error) {
   do {
     boot_id_ = Random64(rd);
   } while (boot_id_ == 0);
+  if (!BuildTransport(error)) return false;
+  OpenedNics opened;
+  if (!OpenNics(&opened, error)) return false;
+  std::unique_ptr<tracer::TraceIo> trace_io = OpenTraceIo();
+  std::vector<std::string> names;
+  for (const NicConfig& nic : config_.nics) names.push_back(nic.name);
+  StartUploadSide(opened, std::move(trace_io), names, rd);
+  if (!BuildCore(std::move(opened.source_ports), Random64(rd), error)) return false;
+  distinct_ports_.assign(config_.nics.size() * config_.nics.size(), 0);
+  Publish(true);
+  PrepareSourcePorts();
+  HandTraceTargets();
+  if (options_.serve_metrics && !ServeMetrics(names, error)) return false;
+  uploader_->Start();
+  if (tracer_) tracer_->Start();
+  if (config_.telemetry.enabled) StartTelemetry();
+  Log()->info("agent {} boot {:016x}: probing {} NICs every {} ms, analyzer {}", config_.agent_id,
+              boot_id_, config_.nics.size(),
+              std::chrono::duration_cast<std::chrono::milliseconds>(config_.probe.interval).count(),
+              config_.analyzer.address.ToString());
+  return true;
+}
 
+bool AgentApp::BuildTransport(std::string* error) {
   try {
     built_ = options_.make_transport ? options_.make_transport(config_, clock_)
                                      : MakeTransport(config_, clock_);
@@ -152,22 +175,23 @@ bool AgentApp::Start(std::string* error) {
     start_exit_code_ = kExitConfig;  // the file must change: no restart loop
     return false;
   }
-  // A NIC that does not open stays in the mesh: its own probes are send
-  // failures and the probes to it time out, which is how the analyzer learns
-  // that a NIC is broken.
-  std::vector<NicCapabilities> capabilities;
-  std::vector<TimestampSource> sources;
-  std::vector<std::vector<std::uint16_t>> source_ports;
-  std::size_t opened = 0;
+  return true;
+}
+
+// A NIC that does not open stays in the mesh: its own probes are send
+// failures and the probes to it time out, which is how the analyzer learns
+// that a NIC is broken.
+bool AgentApp::OpenNics(OpenedNics* opened, std::string* error) {
+  std::size_t ok = 0;
   for (NicId nic = 0; nic < config_.nics.size(); ++nic) {
     const OpenResult result = built_.transport->OpenNic(nic);
-    capabilities.push_back(result.capabilities);
-    source_ports.push_back(result.source_ports);
+    opened->capabilities.push_back(result.capabilities);
+    opened->source_ports.push_back(result.source_ports);
     rotations_.push_back(result.rotation);
-    sources.push_back(result.ok ? result.capabilities.recv_timestamps
-                                : TimestampSource::kUnspecified);
+    opened->sources.push_back(result.ok ? result.capabilities.recv_timestamps
+                                        : TimestampSource::kUnspecified);
     if (result.ok) {
-      ++opened;
+      ++ok;
       Log()->info("NIC {} open: {} transport, timestamps send {} receive {}, source ports by {}",
                   config_.nics[nic].name, TransportName(built_.kind),
                   SourceName(result.capabilities.send_timestamps),
@@ -178,26 +202,34 @@ bool AgentApp::Start(std::string* error) {
                   result.error);
     }
   }
-  if (opened == 0) {
+  if (ok == 0) {
     *error = "no NIC could be opened";
     return false;
   }
+  return true;
+}
 
-  // Without the raw socket the agent still probes: paths are a bonus, probes the job.
-  std::unique_ptr<tracer::TraceIo> trace_io;
-  if (config_.traceroute.enabled) {
-    std::string why;
-    trace_io = options_.make_trace_io
-                   ? options_.make_trace_io(clock_, why)
-                   : tracer::KernelTraceIo::Create(clock_, config_.probe.traffic_class, why);
-    if (!trace_io) Log()->warn("traceroute off, probing without path reports: {}", why);
-  }
+// Without the raw socket the agent still probes: paths are a bonus, probes the job.
+std::unique_ptr<tracer::TraceIo> AgentApp::OpenTraceIo() {
+  if (!config_.traceroute.enabled) return nullptr;
+  std::string why;
+  std::unique_ptr<tracer::TraceIo> trace_io =
+      options_.make_trace_io
+          ? options_.make_trace_io(clock_, why)
+          : tracer::KernelTraceIo::Create(clock_, config_.probe.traffic_class, why);
+  if (!trace_io) Log()->warn("traceroute off, probing without path reports: {}", why);
+  return trace_io;
+}
 
+// The uploader with this boot's Hello, the agent's metrics, and the tracer
+// (traceroute.enabled) whose reports go to the uploader.
+void AgentApp::StartUploadSide(const OpenedNics& opened, std::unique_ptr<tracer::TraceIo> trace_io,
+                               const std::vector<std::string>& names, std::random_device& rd) {
   upload::HelloInputs hello;
   hello.traceroute = trace_io != nullptr;
   hello.boot_id = boot_id_;
   hello.transport = built_.kind;
-  hello.capabilities = capabilities;
+  hello.capabilities = opened.capabilities;
   hello.agent_version = options_.version;
   hello.start_time_ns = clock_.RealtimeNow().time_since_epoch().count();
   upload::UploaderOptions uploader_options = wiring::UploaderOptionsFrom(config_);
@@ -207,12 +239,10 @@ bool AgentApp::Start(std::string* error) {
 
   RegisterUploadSecurity(registry_, config_.analyzer, config_.metrics.server);
 
-  std::vector<std::string> names;
-  for (const NicConfig& nic : config_.nics) names.push_back(nic.name);
   upload::Uploader* uploader = uploader_.get();
   metrics_ =
       std::make_unique<AgentMetrics>(registry_, names, [uploader] { return uploader->Counters(); });
-  metrics_->SetTimestampSources(sources);
+  metrics_->SetTimestampSources(opened.sources);
   metrics_->SetSourcePortRotations(rotations_);
   if (config_.traceroute.enabled) {
     tracer_ = std::make_unique<PathTracer>(
@@ -224,83 +254,75 @@ bool AgentApp::Start(std::string* error) {
   RegisterTraceMetrics(registry_, [path_tracer] {
     return path_tracer != nullptr ? path_tracer->Status() : TraceStatus{};
   });
+}
 
+bool AgentApp::BuildCore(std::vector<std::vector<std::uint16_t>> source_ports, std::uint64_t seed,
+                         std::string* error) {
   try {
     ProberOptions prober;
     prober.payload_bytes = config_.probe.payload_bytes;
     prober.boot_id = boot_id_;
     wiring::CoreOptions core_options = wiring::CoreOptionsFrom(config_);
     core_options.scheduler.nic_allowed_ports = std::move(source_ports);
-    core_ =
-        std::make_unique<Core>(core_options, clock_.MonotonicNow(), Random64(rd), *built_.transport,
-                               clock_, prober, [this](const ProbeResult& r) { OnResult(r); });
+    core_ = std::make_unique<Core>(core_options, clock_.MonotonicNow(), seed, *built_.transport,
+                                   clock_, prober, [this](const ProbeResult& r) { OnResult(r); });
   } catch (const std::invalid_argument& e) {
     *error = e.what();
     return false;
   }
-  distinct_ports_.assign(config_.nics.size() * config_.nics.size(), 0);
-  Publish(true);
-  PrepareSourcePorts();
-  HandTraceTargets();
+  return true;
+}
 
-  if (options_.serve_metrics) {
-    http::Router router;
-    // A scrape collects every series (about five times the text's 56 KB with
-    // 8 NICs) in the server thread's heap arena and frees it: given back at
-    // once, not kept until the next periodic trim (it was most of the agent's
-    // private memory growth between two scrapes).
-    http::MountMetrics(router, registry_, "/metrics", [] { ::malloc_trim(0); });
-    if (config_.metrics.debug_hooks) {
-      if (built_.force_qp_error) {
-        debug_hooks_ = std::make_unique<DebugHooks>(names);
-        debug_hooks_->Mount(router);
-        Log()->warn(
-            "metrics.debug_hooks is on: POST /debug/qp-error and /debug/device-error break QPs "
-            "and reopen devices (tests only)");
-      } else {
-        Log()->warn("metrics.debug_hooks: the {} transport has no hooks; none served",
-                    TransportName(built_.kind));
-      }
-    }
-    http::ServerOptions server;
-    server.listen_addresses = {config_.metrics.listen.ToString()};
-    http::ApplyHttpServerConfig(config_.metrics.server, server);
-    // One scrape every few seconds: a second worker thread would only idle
-    // (stalled connections need none).
-    server.workers = 1;
-    // Its counters' series appear at their first event: the agent's series
-    // budget has room for a healthy server's, not for every reason's zero.
-    http_stats_ =
-        std::make_unique<http::ServerStats>(registry_, http::ServerStats::Series::kOnFirstEvent);
-    server.stats = http_stats_.get();
-    // Ready once the probe loop runs (Run), until it stops sending.
-    server.ready = [this]() -> std::string {
-      return probing_.load(std::memory_order_relaxed) ? "" : "probing has not started";
-    };
-    server.log = [](std::string_view line) { Log()->warn("metrics server: {}", line); };
-    server.log_info = [](std::string_view line) { Log()->info("metrics server: {}", line); };
-    std::string why;
-    server_ = http::Server::Start(server, std::move(router), &why);
-    if (!server_) {
-      *error = "metrics: " + why;
-      return false;
-    }
-    if (!config_.metrics.server.bearer_token_file.empty() && !config_.metrics.server.tls()) {
+bool AgentApp::ServeMetrics(const std::vector<std::string>& names, std::string* error) {
+  http::Router router;
+  // A scrape collects every series (about five times the text's 56 KB with
+  // 8 NICs) in the server thread's heap arena and frees it: given back at
+  // once, not kept until the next periodic trim (it was most of the agent's
+  // private memory growth between two scrapes).
+  http::MountMetrics(router, registry_, "/metrics", [] { ::malloc_trim(0); });
+  if (config_.metrics.debug_hooks) {
+    if (built_.force_qp_error) {
+      debug_hooks_ = std::make_unique<DebugHooks>(names);
+      debug_hooks_->Mount(router);
       Log()->warn(
-          "metrics.bearer_token_file without metrics.tls: the token crosses the network in "
-          "clear text");
+          "metrics.debug_hooks is on: POST /debug/qp-error and /debug/device-error break QPs "
+          "and reopen devices (tests only)");
+    } else {
+      Log()->warn("metrics.debug_hooks: the {} transport has no hooks; none served",
+                  TransportName(built_.kind));
     }
-    Log()->info("metrics on {}://{}/metrics{}", config_.metrics.server.tls() ? "https" : "http",
-                server_->endpoints().front().ToString(),
-                config_.metrics.server.bearer_token_file.empty() ? "" : " (bearer token)");
   }
-  uploader_->Start();
-  if (tracer_) tracer_->Start();
-  if (config_.telemetry.enabled) StartTelemetry();
-  Log()->info("agent {} boot {:016x}: probing {} NICs every {} ms, analyzer {}", config_.agent_id,
-              boot_id_, config_.nics.size(),
-              std::chrono::duration_cast<std::chrono::milliseconds>(config_.probe.interval).count(),
-              config_.analyzer.address.ToString());
+  http::ServerOptions server;
+  server.listen_addresses = {config_.metrics.listen.ToString()};
+  http::ApplyHttpServerConfig(config_.metrics.server, server);
+  // One scrape every few seconds: a second worker thread would only idle
+  // (stalled connections need none).
+  server.workers = 1;
+  // Its counters' series appear at their first event: the agent's series
+  // budget has room for a healthy server's, not for every reason's zero.
+  http_stats_ =
+      std::make_unique<http::ServerStats>(registry_, http::ServerStats::Series::kOnFirstEvent);
+  server.stats = http_stats_.get();
+  // Ready once the probe loop runs (Run), until it stops sending.
+  server.ready = [this]() -> std::string {
+    return probing_.load(std::memory_order_relaxed) ? "" : "probing has not started";
+  };
+  server.log = [](std::string_view line) { Log()->warn("metrics server: {}", line); };
+  server.log_info = [](std::string_view line) { Log()->info("metrics server: {}", line); };
+  std::string why;
+  server_ = http::Server::Start(server, std::move(router), &why);
+  if (!server_) {
+    *error = "metrics: " + why;
+    return false;
+  }
+  if (!config_.metrics.server.bearer_token_file.empty() && !config_.metrics.server.tls()) {
+    Log()->warn(
+        "metrics.bearer_token_file without metrics.tls: the token crosses the network in "
+        "clear text");
+  }
+  Log()->info("metrics on {}://{}/metrics{}", config_.metrics.server.tls() ? "https" : "http",
+              server_->endpoints().front().ToString(),
+              config_.metrics.server.bearer_token_file.empty() ? "" : " (bearer token)");
   return true;
 }
 

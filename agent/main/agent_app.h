@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -111,6 +112,21 @@ class AgentApp {
 
  private:
   struct Core;
+  // What opening the NICs found, per NIC.
+  struct OpenedNics {
+    std::vector<NicCapabilities> capabilities;
+    std::vector<TimestampSource> sources;  // kUnspecified for a NIC that did not open
+    std::vector<std::vector<std::uint16_t>> source_ports;
+  };
+  // The phases of Start, in order.
+  bool BuildTransport(std::string* error);
+  bool OpenNics(OpenedNics* opened, std::string* error);
+  std::unique_ptr<tracer::TraceIo> OpenTraceIo();
+  void StartUploadSide(const OpenedNics& opened, std::unique_ptr<tracer::TraceIo> trace_io,
+                       const std::vector<std::string>& names, std::random_device& rd);
+  bool BuildCore(std::vector<std::vector<std::uint16_t>> source_ports, std::uint64_t seed,
+                 std::string* error);
+  bool ServeMetrics(const std::vector<std::string>& names, std::string* error);
   void Publish(bool coverage);
   void WarnOfErrorQueue(NicId nic, const std::optional<ErrorQueueStats>& stats, MonoTime now);
   void OnResult(const ProbeResult& result);
