@@ -33,6 +33,30 @@ AnalyzerApp::~AnalyzerApp() {
 
 bool AnalyzerApp::Start(std::string* error) {
   const auto log = GetLogger("analyzer");
+  if (!LoadInventory(error) || !OpenStore(error)) return false;
+  StartIngestHandler();
+  RegisterAnalyzerMetrics(registry_, snapshots_, clock_);
+  RegisterStoreMetrics(registry_, *store_);
+  Publish(nullptr);
+  if (!ServeHttp(error)) return false;
+  bool insecure = false;
+  if (!ServeIngest(&insecure, error)) return false;
+  ingest_listening_.store(true, std::memory_order_relaxed);
+  if (!config_.http.bearer_token_file.empty() && !config_.http.tls()) {
+    log->warn(
+        "http.bearer_token_file without http.tls: the token crosses the network in clear text");
+  }
+  next_retention_ = clock_.MonotonicNow() + options_.retention_period;
+  log->info("listening: gRPC {} ({}) HTTP {}; data {}; window {} s grace {} s", grpc_->port(),
+            insecure ? "plaintext" : "mutual TLS", http_->endpoints().front().ToString(),
+            config_.data_dir.string(),
+            std::chrono::duration<double>(config_.analysis.window).count(),
+            std::chrono::duration<double>(config_.analysis.grace).count());
+  return true;
+}
+
+bool AnalyzerApp::LoadInventory(std::string* error) {
+  const auto log = GetLogger("analyzer");
   if (!config_.inventory.empty()) {
     try {
       topology_ = topology::LoadInventoryFile(config_.inventory);
@@ -54,6 +78,12 @@ bool AnalyzerApp::Start(std::string* error) {
         "named by their addresses, and nothing checks the cabling against a plan");
   }
 
+  return true;
+}
+
+// The store and what is rebuilt from it: the feed, the state keeper, the
+// learned fabric (without an inventory), the diagnosis, the last state.
+bool AnalyzerApp::OpenStore(std::string* error) {
   store::StoreOptions store_options;
   store_options.data_dir = config_.data_dir;
   store_options.raw_retention = config_.raw_retention;
@@ -71,6 +101,10 @@ bool AnalyzerApp::Start(std::string* error) {
   if (!topology_) RestoreLearned();
   diagnosis_ = std::make_unique<DiagnosisStep>(*store_, topology_ ? &*topology_ : nullptr);
   Restore();
+  return true;
+}
+
+void AnalyzerApp::StartIngestHandler() {
   ingest_stats_ = std::make_unique<ingest::IngestStats>(registry_);
   ingest::IngestOptions ingest_options;
   ingest_options.analyzer_version = "hostmesh-analyzer " + options_.version;
@@ -88,10 +122,10 @@ bool AnalyzerApp::Start(std::string* error) {
   ingest_options.max_streams_per_connection = config_.grpc_max_streams_per_connection;
   handler_ = std::make_unique<ingest::IngestHandler>(clock_, *store_, *committer_, *ingest_stats_,
                                                      feed_.get(), ingest_options);
-  RegisterAnalyzerMetrics(registry_, snapshots_, clock_);
-  RegisterStoreMetrics(registry_, *store_);
-  Publish(nullptr);
+}
 
+bool AnalyzerApp::ServeHttp(std::string* error) {
+  const auto log = GetLogger("analyzer");
   http::Router router;
   api::MountApi(
       router, [this] { return snapshots_.Get(); }, clock_,
@@ -119,6 +153,12 @@ bool AnalyzerApp::Start(std::string* error) {
     *error = "http: " + http_error;
     return false;
   }
+  return true;
+}
+
+// The gRPC ingest server with its security, and the certificates' expiry.
+bool AnalyzerApp::ServeIngest(bool* insecure, std::string* error) {
+  const auto log = GetLogger("analyzer");
   ingest::ServerSecurity security;
   security.insecure = config_.grpc_insecure;
   security.files = config_.grpc_tls;
@@ -148,17 +188,7 @@ bool AnalyzerApp::Start(std::string* error) {
     *error = "grpc " + config_.grpc_listen.ToString() + ": " + grpc_error;
     return false;
   }
-  ingest_listening_.store(true, std::memory_order_relaxed);
-  if (!config_.http.bearer_token_file.empty() && !config_.http.tls()) {
-    log->warn(
-        "http.bearer_token_file without http.tls: the token crosses the network in clear text");
-  }
-  next_retention_ = clock_.MonotonicNow() + options_.retention_period;
-  log->info("listening: gRPC {} ({}) HTTP {}; data {}; window {} s grace {} s", grpc_->port(),
-            security.insecure ? "plaintext" : "mutual TLS", http_->endpoints().front().ToString(),
-            config_.data_dir.string(),
-            std::chrono::duration<double>(config_.analysis.window).count(),
-            std::chrono::duration<double>(config_.analysis.grace).count());
+  *insecure = security.insecure;
   return true;
 }
 

@@ -68,6 +68,12 @@ class AnalyzerApp {
   const api::SnapshotHolder& snapshots() const { return snapshots_; }
 
  private:
+  // The phases of Start, in order.
+  bool LoadInventory(std::string* error);
+  bool OpenStore(std::string* error);
+  void StartIngestHandler();
+  bool ServeHttp(std::string* error);
+  bool ServeIngest(bool* insecure, std::string* error);
   // Rebuilds host ids, incidents and unjudged windows from the store.
   void Restore();
   // Without an inventory: the fabric learned by the previous run, before the replay.
