@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <optional>
 #include <utility>
 
 namespace hostmesh::analyzer::diagnosis {
@@ -163,12 +164,23 @@ std::string PcieLinkText(const telemetry::PcieLinkState& link) {
          " at " + Speed(link.current_speed_mts) + " of " + Speed(link.max_speed_mts);
 }
 
-Diagnosis ByRules(const ProbeEvidence& p, const TelemetryEvidence& t, const DiagnosisConfig& c) {
-  const telemetry::NicCounterTotals* nic = t.nic;
-  const bool loss = p.symptom == Symptom::kLoss && p.failures > 0;
-  const std::string flaps = Moved(nic, kFlapCounters);
-  const std::string errors = Moved(nic, kCorruptionCounters);
+// What every rule reads: the probe and telemetry evidence, and what is
+// derived from them once (loss seen, the counters that moved).
+struct RuleInput {
+  const ProbeEvidence& p;
+  const TelemetryEvidence& t;
+  const DiagnosisConfig& c;
+  const telemetry::NicCounterTotals* nic;
+  bool loss;
+  std::string flaps;   // flap counters that moved (Moved)
+  std::string errors;  // corruption counters that moved
+};
 
+std::optional<Diagnosis> RuleFlapping(const RuleInput& in) {
+  const ProbeEvidence& p = in.p;
+  const telemetry::NicCounterTotals* nic = in.nic;
+  const bool loss = in.loss;
+  const std::string& flaps = in.flaps;
   const bool bounced = !flaps.empty() && Bounced(*nic);
   if (loss && (p.bursts || bounced)) {
     std::string seen;
@@ -184,11 +196,24 @@ Diagnosis ByRules(const ProbeEvidence& p, const TelemetryEvidence& t, const Diag
                     " in the window: the link or RNIC is flapping (check the cable, optic and "
                     "switch port)");
   }
+  return std::nullopt;
+}
+
+std::optional<Diagnosis> RuleCorruption(const RuleInput& in) {
+  const ProbeEvidence& p = in.p;
+  const bool loss = in.loss;
+  const std::string& errors = in.errors;
   if (loss && !errors.empty()) {
     return Make(ProblemType::kCorruption,
                 "corruption: symbol, FCS or receive errors rose with probe loss",
                 Observed(p) + "; " + errors + " in the window: likely a dirty optic or bad cable");
   }
+  return std::nullopt;
+}
+
+std::optional<Diagnosis> RulePcieDowngrade(const RuleInput& in) {
+  const ProbeEvidence& p = in.p;
+  const telemetry::NicCounterTotals* nic = in.nic;
   if (nic != nullptr && nic->pcie && nic->pcie->Downgraded()) {
     const auto sent = nic->PauseFrames(false);
     if (sent && *sent > 0) {
@@ -207,6 +232,15 @@ Diagnosis ByRules(const ProbeEvidence& p, const TelemetryEvidence& t, const Diag
                   std::move(evidence));
     }
   }
+  return std::nullopt;
+}
+
+std::optional<Diagnosis> RuleCannotSend(const RuleInput& in) {
+  const ProbeEvidence& p = in.p;
+  const DiagnosisConfig& c = in.c;
+  const telemetry::NicCounterTotals* nic = in.nic;
+  const bool loss = in.loss;
+  const std::string& flaps = in.flaps;
   if (loss && p.subject == Subject::kRnic && CannotSend(p, c)) {
     std::string evidence = Observed(p) + "; it could not send " + GroupThousands(p.send_failures) +
                            " of its " + GroupThousands(p.send_failures + p.sent) + " own probes";
@@ -223,6 +257,13 @@ Diagnosis ByRules(const ProbeEvidence& p, const TelemetryEvidence& t, const Diag
                 "failures) while probes to it were lost: it is down",
                 std::move(evidence));
   }
+  return std::nullopt;
+}
+
+std::optional<Diagnosis> RuleSilentSinceStart(const RuleInput& in) {
+  const ProbeEvidence& p = in.p;
+  const telemetry::NicCounterTotals* nic = in.nic;
+  const bool loss = in.loss;
   if (loss && p.subject == Subject::kRnic && p.failed_from_start && p.failures == p.probes &&
       nic != nullptr && PortUp(*nic)) {
     return Make(ProblemType::kUnreachableRnic,
@@ -232,6 +273,13 @@ Diagnosis ByRules(const ProbeEvidence& p, const TelemetryEvidence& t, const Diag
                     " since it first appeared with its port up and clean counters: "
                     "likely a missing route or address for the RNIC");
   }
+  return std::nullopt;
+}
+
+std::optional<Diagnosis> RuleAcl(const RuleInput& in) {
+  const ProbeEvidence& p = in.p;
+  const DiagnosisConfig& c = in.c;
+  const bool loss = in.loss;
   if (loss) {
     if (const auto confined = ConfinedToPorts(p, c)) {
       return Make(ProblemType::kAcl,
@@ -243,6 +291,14 @@ Diagnosis ByRules(const ProbeEvidence& p, const TelemetryEvidence& t, const Diag
                       "dropping those 5-tuples");
     }
   }
+  return std::nullopt;
+}
+
+std::optional<Diagnosis> RulePfcMisconfiguration(const RuleInput& in) {
+  const ProbeEvidence& p = in.p;
+  const TelemetryEvidence& t = in.t;
+  const DiagnosisConfig& c = in.c;
+  const bool loss = in.loss;
   if (loss && p.subject == Subject::kLink && p.latency_ratio >= c.congested_latency_ratio &&
       t.rail_pause_received && *t.rail_pause_received == 0) {
     return Make(ProblemType::kPfcMisconfiguration,
@@ -252,6 +308,13 @@ Diagnosis ByRules(const ProbeEvidence& p, const TelemetryEvidence& t, const Diag
                     "x its baseline) and no pause frames reached the rail's NICs: the switch "
                     "drops instead of pausing (check its PFC configuration)");
   }
+  return std::nullopt;
+}
+
+std::optional<Diagnosis> RuleEcmpCollision(const RuleInput& in) {
+  const ProbeEvidence& p = in.p;
+  const TelemetryEvidence& t = in.t;
+  const DiagnosisConfig& c = in.c;
   // Congestion by traffic in a lossless fabric pauses the senders below the
   // queue: without pause frames on the rail a slow uplink is a delay, not flows.
   if (p.subject == Subject::kLink && p.symptom == Symptom::kLatency &&
@@ -267,6 +330,12 @@ Diagnosis ByRules(const ProbeEvidence& p, const TelemetryEvidence& t, const Diag
                     GroupThousands(*t.rail_pause_received) +
                     " pause frames: likely an ECMP hash collision of large flows");
   }
+  return std::nullopt;
+}
+
+std::optional<Diagnosis> RuleCpuOverload(const RuleInput& in) {
+  const ProbeEvidence& p = in.p;
+  const DiagnosisConfig& c = in.c;
   if (p.subject == Subject::kHost && p.symptom == Symptom::kProcessingDelay &&
       p.processing_ratio >= c.processing_ratio && p.network_fine) {
     return Make(ProblemType::kCpuOverload,
@@ -276,7 +345,14 @@ Diagnosis ByRules(const ProbeEvidence& p, const TelemetryEvidence& t, const Diag
                     " with network latency and loss normal: the host's CPU is "
                     "overloaded");
   }
+  return std::nullopt;
+}
 
+Diagnosis Unclassified(const RuleInput& in) {
+  const ProbeEvidence& p = in.p;
+  const telemetry::NicCounterTotals* nic = in.nic;
+  const bool loss = in.loss;
+  const std::string& flaps = in.flaps;
   std::string evidence = Observed(p);
   if (loss && nic != nullptr && !PortUp(*nic)) {
     evidence += "; its port is down" + (flaps.empty() ? std::string() : " (" + flaps + ")");
@@ -284,6 +360,27 @@ Diagnosis ByRules(const ProbeEvidence& p, const TelemetryEvidence& t, const Diag
     evidence += nic == nullptr ? "; no NIC counters reported" : "; no NIC counter moved";
   }
   return Make(ProblemType::kUnclassified, "unclassified: no rule matched", std::move(evidence));
+}
+
+// The rules in the order they are tried: the first that matches names the
+// problem type; none matching leaves it unclassified.
+constexpr std::optional<Diagnosis> (*kRules[])(const RuleInput&) = {
+    RuleFlapping, RuleCorruption,          RulePcieDowngrade, RuleCannotSend,  RuleSilentSinceStart,
+    RuleAcl,      RulePfcMisconfiguration, RuleEcmpCollision, RuleCpuOverload,
+};
+
+Diagnosis ByRules(const ProbeEvidence& p, const TelemetryEvidence& t, const DiagnosisConfig& c) {
+  const RuleInput in{p,
+                     t,
+                     c,
+                     t.nic,
+                     p.symptom == Symptom::kLoss && p.failures > 0,
+                     Moved(t.nic, kFlapCounters),
+                     Moved(t.nic, kCorruptionCounters)};
+  for (const auto rule : kRules) {
+    if (std::optional<Diagnosis> d = rule(in)) return std::move(*d);
+  }
+  return Unclassified(in);
 }
 
 }  // namespace

@@ -70,6 +70,101 @@ void FromSuspect(const analysis::Suspect& s, ProbeEvidence& p) {
   }
 }
 
+// An RNIC or link incident (lossy, down, flapping, hot) as the window saw it.
+bool ComponentFinding(const analysis::Incident& inc, const analysis::WindowReport& report,
+                      const DiagnosisContext& ctx, bool failed_from_start,
+                      const SendFailures* send_failures, IncidentFinding& f) {
+  ProbeEvidence& p = f.probes;
+  const Component& c = inc.suspect;
+  const bool latency = inc.kind == IncidentKind::kLatencyHotspot;
+  p.symptom = latency ? Symptom::kLatency : Symptom::kLoss;
+  const analysis::Suspect* lossy = FindSuspect(report.loss, c);
+  const analysis::Suspect* hot = FindSuspect(report.latency, c);
+  if (latency ? hot == nullptr : lossy == nullptr) return false;
+  if (lossy != nullptr) FromSuspect(*lossy, p);
+  if (latency) p.probes = hot->good;
+  p.latency_ratio = LatencyRatio(hot, report);
+  if (c.kind == Component::Kind::kRnic) {
+    p.subject = Subject::kRnic;
+    if (ctx.nic_of) f.nic = ctx.nic_of(c.host, c.nic);
+    for (const analysis::RnicStatus& r : report.rnics) {
+      if (r.host != c.host || r.nic != c.nic || latency) continue;
+      p.probes = r.probes;
+      p.failures = r.timeouts;
+      p.sent = r.probes - std::min(r.probes, r.probes_to);
+    }
+    p.failed_from_start = failed_from_start;
+    if (send_failures != nullptr && !latency) {
+      const auto it = send_failures->find(RnicKey(c.host, c.nic));
+      if (it != send_failures->end()) p.send_failures = it->second;
+    }
+  } else {
+    p.subject = Subject::kLink;
+    if (ctx.link_nic) f.nic = ctx.link_nic(c.link);
+    f.rail_nics = RailNics(c.link, ctx);
+    if (latency) Uplink(c.link, report, ctx, p);
+  }
+  return true;
+}
+
+// Drops at a switch: a link-like subject whose rail NICs are the switch's.
+bool SwitchFinding(const analysis::Incident& inc, const analysis::WindowReport& report,
+                   const DiagnosisContext& ctx, IncidentFinding& f) {
+  ProbeEvidence& p = f.probes;
+  const Component& c = inc.suspect;
+  const analysis::SwitchId sw = c.link;
+  const analysis::SwitchRank* rank = nullptr;
+  for (const analysis::SwitchRank& r : report.loss.switches) {
+    if (r.id == sw && r.culprit) rank = &r;
+  }
+  if (rank == nullptr) return false;
+  p.subject = Subject::kLink;
+  p.symptom = Symptom::kLoss;
+  p.failures = inc.evidence.failures;
+  p.probes = inc.evidence.failures + inc.evidence.good;
+  if (p.failures == 0) p.failures = 1;  // blamed: it dropped something
+  if (p.probes < p.failures) p.probes = p.failures;
+  double worst = 0;
+  for (const analysis::Suspect& s : report.latency.culprits) {
+    if (s.component.kind != Component::Kind::kLink || s.component.link >= ctx.links.size()) {
+      continue;
+    }
+    const auto& ends = ctx.links[s.component.link];
+    if (ends.lower == sw || ends.upper == sw) worst = std::max(worst, LatencyRatio(&s, report));
+  }
+  p.latency_ratio = worst;
+  if (ctx.switch_nics) f.rail_nics = ctx.switch_nics(sw);
+  return true;
+}
+
+bool ProcessingFinding(const analysis::Incident& inc, const analysis::WindowReport& report,
+                       IncidentFinding& f) {
+  ProbeEvidence& p = f.probes;
+  const Component& c = inc.suspect;
+  const analysis::ProcessingFlag* flag = nullptr;
+  for (const analysis::ProcessingFlag& pf : report.processing_flags) {
+    if (pf.host == c.host) flag = &pf;
+  }
+  if (flag == nullptr) return false;
+  p.subject = Subject::kHost;
+  p.symptom = Symptom::kProcessingDelay;
+  p.probes = flag->samples;
+  p.processing_ratio = flag->p90_ns / std::max(flag->fleet_median_p90_ns, 1.0);
+  // The network is fine when the analysis blamed none of the host's RNICs.
+  p.network_fine = true;
+  for (const analysis::RnicStatus& r : report.rnics) {
+    if (r.host == c.host && r.state != analysis::RnicState::kOk) p.network_fine = false;
+  }
+  for (const analysis::Localization* loc : {&report.loss, &report.latency}) {
+    for (const analysis::Suspect& s : loc->culprits) {
+      if (s.component.kind == Component::Kind::kRnic && s.component.host == c.host) {
+        p.network_fine = false;
+      }
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 std::optional<IncidentFinding> FindingOf(const analysis::Incident& inc,
@@ -82,95 +177,24 @@ std::optional<IncidentFinding> FindingOf(const analysis::Incident& inc,
   p.name = ctx.describe ? ctx.describe(inc) : inc.summary;
   p.bursts = inc.kind == IncidentKind::kFlapping;
   p.bursts_seen = inc.evidence.flaps;
-  const Component& c = inc.suspect;
+  bool found = false;
   switch (inc.kind) {
     case IncidentKind::kRnicDown:
     case IncidentKind::kRnicLossy:
     case IncidentKind::kFlapping:
     case IncidentKind::kLinkLoss:
-    case IncidentKind::kLatencyHotspot: {
-      const bool latency = inc.kind == IncidentKind::kLatencyHotspot;
-      p.symptom = latency ? Symptom::kLatency : Symptom::kLoss;
-      const analysis::Suspect* lossy = FindSuspect(report.loss, c);
-      const analysis::Suspect* hot = FindSuspect(report.latency, c);
-      if (latency ? hot == nullptr : lossy == nullptr) return std::nullopt;
-      if (lossy != nullptr) FromSuspect(*lossy, p);
-      if (latency) p.probes = hot->good;
-      p.latency_ratio = LatencyRatio(hot, report);
-      if (c.kind == Component::Kind::kRnic) {
-        p.subject = Subject::kRnic;
-        if (ctx.nic_of) f.nic = ctx.nic_of(c.host, c.nic);
-        for (const analysis::RnicStatus& r : report.rnics) {
-          if (r.host != c.host || r.nic != c.nic || latency) continue;
-          p.probes = r.probes;
-          p.failures = r.timeouts;
-          p.sent = r.probes - std::min(r.probes, r.probes_to);
-        }
-        p.failed_from_start = failed_from_start;
-        if (send_failures != nullptr && !latency) {
-          const auto it = send_failures->find(RnicKey(c.host, c.nic));
-          if (it != send_failures->end()) p.send_failures = it->second;
-        }
-      } else {
-        p.subject = Subject::kLink;
-        if (ctx.link_nic) f.nic = ctx.link_nic(c.link);
-        f.rail_nics = RailNics(c.link, ctx);
-        if (latency) Uplink(c.link, report, ctx, p);
-      }
-      return f;
-    }
-    case IncidentKind::kSwitch: {
-      // Drops at a switch: a link-like subject whose rail NICs are the switch's.
-      const analysis::SwitchId sw = c.link;
-      const analysis::SwitchRank* rank = nullptr;
-      for (const analysis::SwitchRank& r : report.loss.switches) {
-        if (r.id == sw && r.culprit) rank = &r;
-      }
-      if (rank == nullptr) return std::nullopt;
-      p.subject = Subject::kLink;
-      p.symptom = Symptom::kLoss;
-      p.failures = inc.evidence.failures;
-      p.probes = inc.evidence.failures + inc.evidence.good;
-      if (p.failures == 0) p.failures = 1;  // blamed: it dropped something
-      if (p.probes < p.failures) p.probes = p.failures;
-      double worst = 0;
-      for (const analysis::Suspect& s : report.latency.culprits) {
-        if (s.component.kind != Component::Kind::kLink || s.component.link >= ctx.links.size()) {
-          continue;
-        }
-        const auto& ends = ctx.links[s.component.link];
-        if (ends.lower == sw || ends.upper == sw) worst = std::max(worst, LatencyRatio(&s, report));
-      }
-      p.latency_ratio = worst;
-      if (ctx.switch_nics) f.rail_nics = ctx.switch_nics(sw);
-      return f;
-    }
-    case IncidentKind::kHostProcessing: {
-      const analysis::ProcessingFlag* flag = nullptr;
-      for (const analysis::ProcessingFlag& pf : report.processing_flags) {
-        if (pf.host == c.host) flag = &pf;
-      }
-      if (flag == nullptr) return std::nullopt;
-      p.subject = Subject::kHost;
-      p.symptom = Symptom::kProcessingDelay;
-      p.probes = flag->samples;
-      p.processing_ratio = flag->p90_ns / std::max(flag->fleet_median_p90_ns, 1.0);
-      // The network is fine when the analysis blamed none of the host's RNICs.
-      p.network_fine = true;
-      for (const analysis::RnicStatus& r : report.rnics) {
-        if (r.host == c.host && r.state != analysis::RnicState::kOk) p.network_fine = false;
-      }
-      for (const analysis::Localization* loc : {&report.loss, &report.latency}) {
-        for (const analysis::Suspect& s : loc->culprits) {
-          if (s.component.kind == Component::Kind::kRnic && s.component.host == c.host) {
-            p.network_fine = false;
-          }
-        }
-      }
-      return f;
-    }
+    case IncidentKind::kLatencyHotspot:
+      found = ComponentFinding(inc, report, ctx, failed_from_start, send_failures, f);
+      break;
+    case IncidentKind::kSwitch:
+      found = SwitchFinding(inc, report, ctx, f);
+      break;
+    case IncidentKind::kHostProcessing:
+      found = ProcessingFinding(inc, report, f);
+      break;
   }
-  return std::nullopt;
+  if (!found) return std::nullopt;
+  return f;
 }
 
 analysis::IncidentDiagnosis ToIncidentDiagnosis(const Diagnosis& d,

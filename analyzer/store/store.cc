@@ -105,6 +105,58 @@ std::unique_ptr<Store> Store::Open(const Clock& clock, StoreOptions options, std
   return store;
 }
 
+// A family's compression, compaction and retention filter.
+rocksdb::ColumnFamilyOptions Store::FamilyOptions(Family f, rocksdb::CompressionType fast,
+                                                  rocksdb::CompressionType raw) {
+  rocksdb::ColumnFamilyOptions o;
+  o.compression = fast;
+  RetentionRule rule;
+  switch (f) {
+    case kTelemetry:
+      rule = {RecordTime::kKeyPrefix, options_.raw_retention, kRawBucket};
+      break;
+    case kRawResults:
+    case kPathReports:
+      o.compression = raw;
+      o.compression_opts.level = 1;  // ZSTD 1: half the CPU of 3 for 3% more bytes here
+      o.write_buffer_size = options_.raw_write_buffer_bytes;
+      if (options_.raw_fifo) {
+        // Write amplification 1: at fleet rate a levelled family would
+        // recompress every byte at each level it passes. Files go by age
+        // (ttl, on file creation time: data is no younger than its file);
+        // EnforceRetention's DeleteRange still hides older records at once.
+        // Intra-L0 compactions merge small flushes so files stay few.
+        o.compaction_style = rocksdb::kCompactionStyleFIFO;
+        o.compaction_options_fifo.max_table_files_size = std::numeric_limits<std::uint64_t>::max();
+        o.compaction_options_fifo.allow_compaction = true;
+        o.ttl = static_cast<std::uint64_t>(
+            std::chrono::ceil<std::chrono::seconds>(options_.raw_retention + kRawBucket).count());
+        o.periodic_compaction_seconds = 0;
+      }
+      rule = {RecordTime::kKeyPrefix, options_.raw_retention, kRawBucket};
+      break;
+    case kWindows:
+    case kIncidents:
+      o.compression = raw;  // written once a window, kept a month: small beats fast
+      rule = {RecordTime::kKeyPrefix, options_.summary_retention, {}};
+      break;
+    case kLedger:
+    case kHellos: {
+      // Point lookups on every batch (duplicate check): bloom filters.
+      rocksdb::BlockBasedTableOptions table;
+      table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+      o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+      rule = {RecordTime::kValuePrefix, options_.ledger_retention, {}};
+      break;
+    }
+    case kDefault:
+      return o;
+  }
+  filters_.push_back(std::make_shared<RetentionFilterFactory>(clock_, rule));
+  o.compaction_filter_factory = filters_.back();
+  return o;
+}
+
 StoreStatus Store::OpenDb() {
   std::error_code ec;
   std::filesystem::create_directories(options_.data_dir, ec);
@@ -125,60 +177,9 @@ StoreStatus Store::OpenDb() {
       options_.raw_compression == RawCompression::kSmall
           ? FirstSupported({rocksdb::kZSTD, rocksdb::kLZ4Compression, rocksdb::kSnappyCompression})
           : fast;
-  auto family_options = [&](Family f) {
-    rocksdb::ColumnFamilyOptions o;
-    o.compression = fast;
-    RetentionRule rule;
-    switch (f) {
-      case kTelemetry:
-        rule = {RecordTime::kKeyPrefix, options_.raw_retention, kRawBucket};
-        break;
-      case kRawResults:
-      case kPathReports:
-        o.compression = raw;
-        o.compression_opts.level = 1;  // ZSTD 1: half the CPU of 3 for 3% more bytes here
-        o.write_buffer_size = options_.raw_write_buffer_bytes;
-        if (options_.raw_fifo) {
-          // Write amplification 1: at fleet rate a levelled family would
-          // recompress every byte at each level it passes. Files go by age
-          // (ttl, on file creation time: data is no younger than its file);
-          // EnforceRetention's DeleteRange still hides older records at once.
-          // Intra-L0 compactions merge small flushes so files stay few.
-          o.compaction_style = rocksdb::kCompactionStyleFIFO;
-          o.compaction_options_fifo.max_table_files_size =
-              std::numeric_limits<std::uint64_t>::max();
-          o.compaction_options_fifo.allow_compaction = true;
-          o.ttl = static_cast<std::uint64_t>(
-              std::chrono::ceil<std::chrono::seconds>(options_.raw_retention + kRawBucket).count());
-          o.periodic_compaction_seconds = 0;
-        }
-        rule = {RecordTime::kKeyPrefix, options_.raw_retention, kRawBucket};
-        break;
-      case kWindows:
-      case kIncidents:
-        o.compression = raw;  // written once a window, kept a month: small beats fast
-        rule = {RecordTime::kKeyPrefix, options_.summary_retention, {}};
-        break;
-      case kLedger:
-      case kHellos: {
-        // Point lookups on every batch (duplicate check): bloom filters.
-        rocksdb::BlockBasedTableOptions table;
-        table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
-        o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
-        rule = {RecordTime::kValuePrefix, options_.ledger_retention, {}};
-        break;
-      }
-      case kDefault:
-        return o;
-    }
-    filters_.push_back(std::make_shared<RetentionFilterFactory>(clock_, rule));
-    o.compaction_filter_factory = filters_.back();
-    return o;
-  };
-
   std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
   for (int f = kDefault; f <= kTelemetry; ++f) {
-    descriptors.emplace_back(kFamilyNames[f], family_options(static_cast<Family>(f)));
+    descriptors.emplace_back(kFamilyNames[f], FamilyOptions(static_cast<Family>(f), fast, raw));
   }
   // Families a newer version added must be opened too, or RocksDB refuses.
   std::vector<std::string> existing;

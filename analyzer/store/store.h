@@ -219,6 +219,8 @@ class Store {
   };
   Store(const Clock& clock, StoreOptions options);
   StoreStatus OpenDb();
+  rocksdb::ColumnFamilyOptions FamilyOptions(Family f, rocksdb::CompressionType fast,
+                                             rocksdb::CompressionType raw);
   rocksdb::ColumnFamilyHandle* cf(Family f) const { return handles_[f]; }
   bool LedgerHas(const std::string& key) const;
   // Chunks of every agent, or of `agents` only when not null.
