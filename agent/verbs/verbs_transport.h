@@ -162,11 +162,24 @@ class VerbsTransport final : public ProbeTransport {
   struct AhBuilt;
 
   VerbsResult<std::unique_ptr<Nic>> Build(NicId id);
+  // Build's phases, in order.
+  VerbsResult<ibv_device*> FindDevice(const std::string& dev_name);
+  VerbsStatus OpenDevice(Nic& nic, ibv_device* device, const std::string& where,
+                         ibv_device_attr_ex& dev_attr, ibv_port_attr& port_attr);
+  VerbsStatus RegisterBuffers(Nic& nic, const ibv_device_attr_ex& dev_attr,
+                              const std::string& where);
+  VerbsStatus CreateQueues(Nic& nic, const ibv_device_attr_ex& dev_attr, const std::string& where);
+  VerbsStatus PostAndArm(Nic& nic, const ibv_port_attr& port_attr, const std::string& where);
+  CompletionTimestampMode SetUpClock(Nic& nic, const ibv_device_attr_ex& dev_attr,
+                                     const std::string& where);
+  VerbsStatus WatchFds(Nic& nic, const std::string& where);
   static VerbsResult<ibv_gid> CheckGid(ibv_context* ctx, const VerbsNicOptions& cfg,
                                        const ibv_port_attr& port_attr, const std::string& where);
   VerbsResult<UniqueQp> CreateUdQp(Nic& nic, std::uint32_t recv_depth, const std::string& where);
   VerbsStatus BringUpQp(ibv_qp* qp, const Nic& nic, const std::string& where);
   VerbsStatus PostReceive(Nic& nic, std::uint32_t slot);
+  int PostSend(Nic& src, const Nic& dst, ibv_qp* qp, ibv_ah* ah, std::uint32_t slot,
+               std::span<const std::uint8_t> payload, Timestamp* app_send);
   void StartAddressHandleBuilder();
   void RequestAddressHandle(Nic& src, const AddressHandleKey& key);
   void WantAddressHandles(Nic& src, std::span<const NicId> destinations);
@@ -182,6 +195,10 @@ class VerbsTransport final : public ProbeTransport {
   void SampleClock(Nic& nic);
   void DrainReadyFd();
   void PollNic(Nic& nic, std::vector<TransportEvent>& out, std::size_t budget, bool& left_work);
+  void OnSendCompletion(Nic& nic, std::uint32_t slot, const Completion& c, std::int64_t poll_ns,
+                        std::vector<TransportEvent>& out);
+  void OnReceiveCompletion(Nic& nic, std::uint32_t slot, const Completion& c, std::int64_t poll_ns,
+                           std::vector<TransportEvent>& out);
   Timestamp CompletionTime(Nic& nic, const Completion& c, std::int64_t poll_ns);
   void WakeLater();
 
