@@ -110,19 +110,10 @@ void ContinuousTracer::Dequeue(const FiveTuple& tuple, const Entry& e) {
   QueueOf(waiting_[e.new_in_pool ? 0 : 1], tuple.src).Erase(e.due, tuple);
 }
 
-std::optional<TraceRequest> ContinuousTracer::NextTrace(MonoTime& wake_at) {
-  const MonoTime now = clock_.MonotonicNow();
-  if (busy_sources_.size() >= config_.max_in_flight) {
-    // Asked again when one is done.
-    wake_at = MonoTime::max();
-    return std::nullopt;
-  }
-  // The candidates are the heads of the per-source queues that are due, in
-  // the order the pool would be: new 5-tuples first, then the most overdue
-  // refresh. A first hop whose bucket is empty must not hold up the other
-  // NICs: the next candidate is tried, except under a key already refused.
+// The heads of the per-source queues due by `now` into `due_now` (sources
+// with a trace in flight left out); returns when the next one falls due.
+MonoTime ContinuousTracer::CollectDue(MonoTime now, std::vector<Candidate>& due_now) const {
   MonoTime next_due = MonoTime::max();
-  std::vector<Candidate>& due_now = due_now_;  // scratch, kept: no allocation per call
   due_now.clear();
   for (int q = 0; q < 2; ++q) {
     for (const auto& [src, queue] : waiting_[q]) {
@@ -140,6 +131,47 @@ std::optional<TraceRequest> ContinuousTracer::NextTrace(MonoTime& wake_at) {
       }
     }
   }
+  return next_due;
+}
+
+// The request for a due entry whose budget was reserved; the entry is in
+// flight from now.
+TraceRequest ContinuousTracer::HandOut(Entry& best_entry, const FiveTuple& tuple, double reserved,
+                                       Ipv4 key, MonoTime now) {
+  Entry* best = &best_entry;
+  // Copied first: the tuple lives in the queue item that Dequeue removes.
+  TraceRequest request = config_.request_template;
+  request.tuple = tuple;
+  Dequeue(request.tuple, *best);
+  busy_sources_.push_back(request.tuple.src);
+  last_handout_ = now;
+  best->waiting_for_budget = false;
+  best->in_flight = true;
+  in_flight_entries_.emplace_back(request.tuple, best);
+  best->reserved = reserved;
+  best->budget_key = key;
+  if (best->new_in_pool) ++counters_.rotation_traces;
+  request.netdev = sources_[request.tuple.src].netdev;
+  request.generation = best->generation++;
+  request.switch_hops = best->switch_hops;
+  request.first_hop = TrustedFirstHop(request.tuple.src, now);
+  request.known_hops = KnownSwitches(*best);
+  return request;
+}
+
+std::optional<TraceRequest> ContinuousTracer::NextTrace(MonoTime& wake_at) {
+  const MonoTime now = clock_.MonotonicNow();
+  if (busy_sources_.size() >= config_.max_in_flight) {
+    // Asked again when one is done.
+    wake_at = MonoTime::max();
+    return std::nullopt;
+  }
+  // The candidates are the heads of the per-source queues that are due, in
+  // the order the pool would be: new 5-tuples first, then the most overdue
+  // refresh. A first hop whose bucket is empty must not hold up the other
+  // NICs: the next candidate is tried, except under a key already refused.
+  std::vector<Candidate>& due_now = due_now_;  // scratch, kept: no allocation per call
+  MonoTime next_due = CollectDue(now, due_now);
   std::sort(due_now.begin(), due_now.end());
   // Gathered: what falls due before the next gathered wake-up waits for it.
   // A due trace held up by the budget is not: it goes when the tokens are
@@ -178,25 +210,8 @@ std::optional<TraceRequest> ContinuousTracer::NextTrace(MonoTime& wake_at) {
     wake_at = std::min(wake_at, std::max(budget_.WhenAvailable(key, probes, now), budget_gather));
   }
   if (best == nullptr) return std::nullopt;
-  // Copied first: the tuple lives in the queue item that Dequeue removes.
-  TraceRequest request = config_.request_template;
-  request.tuple = *best_tuple;
-  Dequeue(request.tuple, *best);
-  busy_sources_.push_back(request.tuple.src);
-  last_handout_ = now;
-  best->waiting_for_budget = false;
-  best->in_flight = true;
-  in_flight_entries_.emplace_back(request.tuple, best);
-  best->reserved = reserved;
-  best->budget_key = key;
-  if (best->new_in_pool) ++counters_.rotation_traces;
-  request.netdev = sources_[request.tuple.src].netdev;
-  request.generation = best->generation++;
-  request.switch_hops = best->switch_hops;
-  request.first_hop = TrustedFirstHop(request.tuple.src, now);
-  request.known_hops = KnownSwitches(*best);
   wake_at = now;
-  return request;
+  return HandOut(*best, *best_tuple, reserved, key, now);
 }
 
 std::optional<PathReport> ContinuousTracer::OnTraceDone(const TraceResult& result) {

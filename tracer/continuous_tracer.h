@@ -167,6 +167,10 @@ class ContinuousTracer {
   // The due queue of an entry that is not in flight (keyed by its due time).
   void Enqueue(const FiveTuple& tuple, Entry& e);
   void Dequeue(const FiveTuple& tuple, const Entry& e);
+  // NextTrace's phases.
+  MonoTime CollectDue(MonoTime now, std::vector<Candidate>& due_now) const;
+  TraceRequest HandOut(Entry& best, const FiveTuple& tuple, double reserved, Ipv4 key,
+                       MonoTime now);
   Ipv4 BudgetKey(Ipv4 src) const;
   // A reservation made under the source's key before its first hop was
   // known is settled against the first hop's bucket (TraceBudget::Rekey).
