@@ -66,6 +66,41 @@ void UploadReactor::FinishRefused(grpc::Status status) {
   tarpit_.Hold([this, status = std::move(status)] { Finish(status); });
 }
 
+// What becomes of a batch read: garbage, denied, over quota, rejected item
+// by item, refused for memory, or taken into the in-flight budget to commit.
+UploadReactor::ReadVerdict UploadReactor::Judge(store::OwnedBatch& batch, std::size_t wire_bytes,
+                                                bool parsed) {
+  ReadVerdict v;
+  if (!parsed) {
+    handler_.stats().streams_garbage.Increment();
+    handler_.ChargeRefused(peer_, "", wire_bytes);  // the stream ends either way
+    v.refused = true;
+    v.failure = grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                             "a message of " + std::to_string(wire_bytes) +
+                                 " bytes on the Upload stream is not a hostmesh.v1.UploadBatch");
+  } else {
+    v.screened = handler_.Screen(batch.get(), wire_bytes, peer_);
+    if (v.screened.denied) {
+      v.refused = true;
+      v.failure = grpc::Status(grpc::StatusCode::PERMISSION_DENIED, *v.screened.denied);
+    } else if (v.screened.over_quota) {
+      v.refused = true;
+      v.failure = grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, *v.screened.over_quota);
+    } else if (!v.screened.rejected) {
+      v.bytes = MemoryBytes(batch.get(), wire_bytes);
+      v.taken = handler_.TakeInFlight(v.bytes);
+      if (!v.taken) {
+        handler_.stats().streams_overloaded.Increment();
+        v.failure = grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                                 "the analyzer holds its limit of batches not yet durable (" +
+                                     std::to_string(handler_.options().max_in_flight_bytes) +
+                                     " bytes); retry after a backoff");
+      }
+    }
+  }
+  return v;
+}
+
 void UploadReactor::OnReadDone(bool ok) {
   if (!ok) {
     std::unique_lock lock(mu_);
@@ -84,38 +119,12 @@ void UploadReactor::OnReadDone(bool ok) {
                           ? ParseHeader(read_buffer_, batch.get())
                           : Parse(read_buffer_, batch.get());
   read_buffer_.Clear();
-  IngestHandler::Screened screened;
-  std::size_t bytes = 0;  // taken from the in-flight budget
-  bool taken = false;
-  std::optional<grpc::Status> failure;
-  bool refused = false;  // for what the peer sent
-  if (!parsed) {
-    handler_.stats().streams_garbage.Increment();
-    handler_.ChargeRefused(peer_, "", wire_bytes);  // the stream ends either way
-    refused = true;
-    failure = grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                           "a message of " + std::to_string(wire_bytes) +
-                               " bytes on the Upload stream is not a hostmesh.v1.UploadBatch");
-  } else {
-    screened = handler_.Screen(batch.get(), wire_bytes, peer_);
-    if (screened.denied) {
-      refused = true;
-      failure = grpc::Status(grpc::StatusCode::PERMISSION_DENIED, *screened.denied);
-    } else if (screened.over_quota) {
-      refused = true;
-      failure = grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, *screened.over_quota);
-    } else if (!screened.rejected) {
-      bytes = MemoryBytes(batch.get(), wire_bytes);
-      taken = handler_.TakeInFlight(bytes);
-      if (!taken) {
-        handler_.stats().streams_overloaded.Increment();
-        failure = grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                               "the analyzer holds its limit of batches not yet durable (" +
-                                   std::to_string(handler_.options().max_in_flight_bytes) +
-                                   " bytes); retry after a backoff");
-      }
-    }
-  }
+  ReadVerdict verdict = Judge(batch, wire_bytes, parsed);
+  IngestHandler::Screened& screened = verdict.screened;
+  const std::size_t bytes = verdict.bytes;
+  const bool taken = verdict.taken;
+  std::optional<grpc::Status>& failure = verdict.failure;
+  const bool refused = verdict.refused;
 
   std::unique_lock lock(mu_);
   reading_ = false;

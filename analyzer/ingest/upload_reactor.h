@@ -46,6 +46,15 @@ class UploadReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grp
   void OnDone() override;
 
  private:
+  // What OnReadDone does with a batch read (Judge).
+  struct ReadVerdict {
+    IngestHandler::Screened screened;
+    std::size_t bytes = 0;  // taken from the in-flight budget
+    bool taken = false;
+    std::optional<grpc::Status> failure;
+    bool refused = false;  // for what the peer sent
+  };
+  ReadVerdict Judge(store::OwnedBatch& batch, std::size_t wire_bytes, bool parsed);
   // A batch read, its ack not yet written.
   struct Slot {
     std::optional<v1::UploadAck> ack;  // set once decided
