@@ -62,18 +62,42 @@ void PathTable::Unref(MiddleId id) {
   }
 }
 
-bool PathTable::Add(const PathRecord& path) {
+// The span of link ids and each end's NIC link; false when the path is not
+// NIC to NIC (nothing more to learn from it).
+bool PathTable::LearnNicLinks(const PathRecord& path) {
   const auto& links = path.links;
   for (LinkId l : links) {
     if (l != kUnknown) link_span_ = std::max<std::size_t>(link_span_, std::size_t{l} + 1);
   }
-  if (links.size() < 2) return false;  // not a NIC-to-NIC path: nothing to learn
+  if (links.size() < 2) return false;
   if (links.front() != kUnknown) {
     *nic_links_.Insert(std::uint64_t{path.host} * kMaxNics + path.src_nic, 0).first = links.front();
   }
   if (links.back() != kUnknown) {
     *nic_links_.Insert(std::uint64_t{path.host} * kMaxNics + path.dst_nic, 0).first = links.back();
   }
+  return true;
+}
+
+// A 5-tuple not known yet: kept unless its host is at max_per_host_.
+bool PathTable::AddNewTuple(HostId host, std::uint64_t key, std::span<const LinkId> middle) {
+  if (host_size(host) >= max_per_host_) {
+    ++refused_for_host_cap_;
+    if (crowded_.size() <= host) crowded_.resize(std::size_t{host} + 1);
+    if (!crowded_[host]) {
+      crowded_[host] = true;
+      ++crowded_count_;
+    }
+    return false;
+  }
+  const MiddleId id = Intern(middle, candidates_);
+  Store(key, id);
+  return id != kNoPath;
+}
+
+bool PathTable::Add(const PathRecord& path) {
+  const auto& links = path.links;
+  if (!LearnNicLinks(path)) return false;
   const auto middle = std::span<const LinkId>(links).subspan(1, links.size() - 2);
   // Candidates of the middle's positions, renumbered from its first link.
   candidates_.clear();
@@ -88,20 +112,7 @@ bool PathTable::Add(const PathRecord& path) {
   const MiddleId newest = churn != churn_.end() ? churn->second.newest
                           : known != nullptr    ? *known
                                                 : kNoPath;
-  if (newest == kNoPath) {
-    if (host_size(path.host) >= max_per_host_) {
-      ++refused_for_host_cap_;
-      if (crowded_.size() <= path.host) crowded_.resize(std::size_t{path.host} + 1);
-      if (!crowded_[path.host]) {
-        crowded_[path.host] = true;
-        ++crowded_count_;
-      }
-      return false;
-    }
-    const MiddleId id = Intern(middle, candidates_);
-    Store(key, id);
-    return id != kNoPath;
-  }
+  if (newest == kNoPath) return AddNewTuple(path.host, key, middle);
   if (std::find(middle.begin(), middle.end(), kUnknown) != middle.end() &&
       Refines(middles_[newest], middle, candidates_)) {
     paths_.Touch(key, tick_);

@@ -160,6 +160,9 @@ class PathTable {
   std::chrono::nanoseconds ttl() const { return std::chrono::nanoseconds{tick_ns_ * kTicksPerTtl}; }
 
  private:
+  // Add's phases.
+  bool LearnNicLinks(const PathRecord& path);
+  bool AddNewTuple(HostId host, std::uint64_t key, std::span<const LinkId> middle);
   static constexpr std::int64_t kUnheld = std::numeric_limits<std::int64_t>::max();
   struct MiddleEntry {
     std::vector<LinkId> links;
