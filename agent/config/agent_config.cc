@@ -249,15 +249,11 @@ std::string_view TransportName(Transport transport) {
 }
 
 AgentConfig ParseAgentConfig(std::string_view text, std::string_view source_name) {
-  AgentConfig cfg;
-  config::ReadYaml(text, source_name, [&](MapReader& r) { ReadAgent(r, cfg); });
-  return cfg;
+  return config::ParseConfig<AgentConfig>(text, source_name, ReadAgent);
 }
 
 AgentConfig LoadAgentConfig(const std::filesystem::path& path) {
-  AgentConfig cfg;
-  config::ReadYamlFile(path, [&](MapReader& r) { ReadAgent(r, cfg); });
-  return cfg;
+  return config::LoadConfig<AgentConfig>(path, ReadAgent);
 }
 
 }  // namespace hostmesh::agent

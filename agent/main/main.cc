@@ -19,7 +19,7 @@
 #include "common/base/service_notify.h"
 #include "common/base/stop_signals.h"
 #include "common/config/config_error.h"
-#include "common/config/load_for_main.h"
+#include "common/config/main_flags.h"
 #include "common/metrics/registry.h"
 #include "common/tls/tls_files.h"
 
@@ -47,20 +47,10 @@ int main(int argc, char** argv) {
                  "trace|debug|info|warn|error|critical|off (overrides "
                  "the config's log_level)");
   cli.set_version_flag("--version", std::string("hostmesh-agent ") + HOSTMESH_VERSION);
-  try {
-    cli.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    // --help and --version exit 0; every usage error is 2, like a bad config.
-    return cli.exit(e) == 0 ? kExitOk : kExitConfig;
-  }
-  if (config_path.empty()) {
-    std::cerr << "--config is required\n" << cli.help();
-    return kExitConfig;
-  }
-
-  std::optional<agent::AgentConfig> loaded = config::LoadForMain<agent::AgentConfig>(
-      config_path, log_level, agent::LoadAgentConfig, std::cerr);
-  if (!loaded) return kExitConfig;
+  int exit_code = kExitOk;
+  std::optional<agent::AgentConfig> loaded = config::ParseFlagsAndLoad<agent::AgentConfig>(
+      cli, argc, argv, config_path, log_level, agent::LoadAgentConfig, &exit_code);
+  if (!loaded) return exit_code;
   agent::AgentConfig config = std::move(*loaded);
   if (check_config) {
     // `auto` is resolved at start from the devices present; the file alone

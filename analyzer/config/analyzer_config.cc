@@ -183,15 +183,11 @@ void ReadAnalyzer(MapReader& r, AnalyzerConfig& cfg) {
 }  // namespace
 
 AnalyzerConfig ParseAnalyzerConfig(std::string_view text, std::string_view source_name) {
-  AnalyzerConfig cfg;
-  config::ReadYaml(text, source_name, [&](MapReader& r) { ReadAnalyzer(r, cfg); });
-  return cfg;
+  return config::ParseConfig<AnalyzerConfig>(text, source_name, ReadAnalyzer);
 }
 
 AnalyzerConfig LoadAnalyzerConfig(const std::filesystem::path& path) {
-  AnalyzerConfig cfg;
-  config::ReadYamlFile(path, [&](MapReader& r) { ReadAnalyzer(r, cfg); });
-  return cfg;
+  return config::LoadConfig<AnalyzerConfig>(path, ReadAnalyzer);
 }
 
 }  // namespace hostmesh::analyzer

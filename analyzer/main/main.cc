@@ -21,7 +21,7 @@
 #include "common/base/service_notify.h"
 #include "common/base/stop_signals.h"
 #include "common/config/config_error.h"
-#include "common/config/load_for_main.h"
+#include "common/config/main_flags.h"
 #include "common/metrics/registry.h"
 #include "common/tls/tls_files.h"
 
@@ -44,20 +44,11 @@ int main(int argc, char** argv) {
   cli.add_option("--log-level", log_level,
                  "trace|debug|info|warn|error|critical|off (overrides the config's log_level)");
   cli.set_version_flag("--version", std::string("hostmesh-analyzer ") + HOSTMESH_VERSION);
-  try {
-    cli.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    // --help/--version 0; usage errors 2 like a bad config
-    return cli.exit(e) == 0 ? kExitOk : kExitConfig;
-  }
-  if (config_path.empty()) {
-    std::cerr << "--config is required\n" << cli.help();
-    return kExitConfig;
-  }
-
-  std::optional<analyzer::AnalyzerConfig> loaded = config::LoadForMain<analyzer::AnalyzerConfig>(
-      config_path, log_level, analyzer::LoadAnalyzerConfig, std::cerr);
-  if (!loaded) return kExitConfig;
+  int exit_code = kExitOk;
+  std::optional<analyzer::AnalyzerConfig> loaded =
+      config::ParseFlagsAndLoad<analyzer::AnalyzerConfig>(cli, argc, argv, config_path, log_level,
+                                                          analyzer::LoadAnalyzerConfig, &exit_code);
+  if (!loaded) return exit_code;
   analyzer::AnalyzerConfig config = std::move(*loaded);
   if (check_config) return analyzer::app::CheckConfig(config, std::cout, std::cerr);
   if (!config.grpc_insecure) {

@@ -35,4 +35,20 @@ void ReadYaml(std::string_view text, std::string_view source_name, const MapRead
 void ReadYamlFile(const std::filesystem::path& path, const MapReader::ReadFn& read,
                   ByteSize max_bytes = kMaxConfigFileBytes);
 
+// A program's config struct from YAML text or a file, `read(reader, config)`
+// filling it: every config's Parse and Load functions.
+template <typename Config, typename Read>
+Config ParseConfig(std::string_view text, std::string_view source_name, Read read) {
+  Config config;
+  ReadYaml(text, source_name, [&](MapReader& r) { read(r, config); });
+  return config;
+}
+
+template <typename Config, typename Read>
+Config LoadConfig(const std::filesystem::path& path, Read read) {
+  Config config;
+  ReadYamlFile(path, [&](MapReader& r) { read(r, config); });
+  return config;
+}
+
 }  // namespace hostmesh::config
