@@ -80,13 +80,18 @@ analysis::HostId AnalysisFeed::HostFor(std::string_view agent_id, std::uint64_t 
 
 void AnalysisFeed::AddPath(analysis::HostId host, const v1::PathReport& report) {
   analysis::PathRecord path;
-  const PathConversion conversion = learned_
-                                        ? learned_->Convert(host, hosts_[host].host, report, path)
-                                        : ToPathRecord(host, report, *resolver_, scratch_, path);
+  // With an inventory the report is parsed once, for the resolver and the
+  // inventory checks alike.
+  ParsedTrace parsed;
+  const bool parses = !learned_ && ParseTrace(report, &parsed);
+  const PathConversion conversion =
+      learned_ ? learned_->Convert(host, hosts_[host].host, report, path)
+      : parses ? ToPathRecord(host, report, parsed, *resolver_, scratch_, path)
+               : PathConversion::kUnresolved;
   switch (conversion) {
     case PathConversion::kUnresolved:
       ++stats_.paths_unresolved;
-      if (!learned_) CheckAgainstInventory(host, report);
+      if (parses) CheckAgainstInventory(host, report, parsed);
       return;
     case PathConversion::kCutShort:
       ++stats_.paths_cut_short;
@@ -98,29 +103,20 @@ void AnalysisFeed::AddPath(analysis::HostId host, const v1::PathReport& report) 
     case PathConversion::kResolved:
       break;
   }
-  if (!learned_ && disagreements_.watching()) VouchForInventory(report);
+  if (parses && disagreements_.watching()) VouchForInventory(parsed);
   ++stats_.paths_resolved;
   queue_.paths.push_back(std::move(path));
 }
 
-void AnalysisFeed::VouchForInventory(const v1::PathReport& report) {
-  topology::Ipv4 src, dst;
-  topology::Hop hops[topology::PathResolver::kMaxHops];
-  std::size_t n = 0;
-  if (!ParseTrace(report, &src, &dst, hops, &n)) return;
-  for (const topology::Ipv4 where :
-       topology::AgreeingAddresses(src, std::span<const topology::Hop>(hops, n))) {
+void AnalysisFeed::VouchForInventory(const ParsedTrace& parsed) {
+  for (const topology::Ipv4 where : topology::AgreeingAddresses(parsed.src, parsed.trace())) {
     disagreements_.Agree(where);
   }
 }
 
-void AnalysisFeed::CheckAgainstInventory(analysis::HostId host, const v1::PathReport& report) {
-  topology::Ipv4 src, dst;
-  topology::Hop hops[topology::PathResolver::kMaxHops];
-  std::size_t n = 0;
-  if (!ParseTrace(report, &src, &dst, hops, &n)) return;
-  const auto found =
-      topology::FindDisagreement(*topology_, src, dst, std::span<const topology::Hop>(hops, n));
+void AnalysisFeed::CheckAgainstInventory(analysis::HostId host, const v1::PathReport& report,
+                                         const ParsedTrace& parsed) {
+  const auto found = topology::FindDisagreement(*topology_, parsed.src, parsed.dst, parsed.trace());
   if (!found) return;
   ++stats_.paths_disagreeing;
   const std::string& agent = hosts_[host].agent_id;

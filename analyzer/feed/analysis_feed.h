@@ -30,6 +30,7 @@
 #include "analyzer/api/api_snapshot.h"
 #include "analyzer/diagnosis/send_failures.h"
 #include "analyzer/feed/disagreement_book.h"
+#include "analyzer/feed/feed_convert.h"
 #include "analyzer/feed/learned_topology.h"
 #include "analyzer/ingest/ingest_sink.h"
 #include "analyzer/store/store.h"
@@ -125,9 +126,10 @@ class AnalysisFeed final : public ingest::IngestSink {
   analysis::HostId HostFor(std::string_view agent_id, std::uint64_t boot_id);
   void AddPath(analysis::HostId host, const v1::PathReport& report);
   // An unresolved report: what its answers say the inventory has wrong.
-  void CheckAgainstInventory(analysis::HostId host, const v1::PathReport& report);
+  void CheckAgainstInventory(analysis::HostId host, const v1::PathReport& report,
+                             const ParsedTrace& parsed);
   // A resolved one, while some place is in doubt: where it agrees.
-  void VouchForInventory(const v1::PathReport& report);
+  void VouchForInventory(const ParsedTrace& parsed);
   void AddResult(analysis::HostId host, const v1::ProbeResult& result);
   // Under analysis_mu_: warns (at most once a minute) naming the agents whose
   // path reports met max_paths_per_host since the last warning.

@@ -39,6 +39,10 @@ bool ParseTrace(const v1::PathReport& report, topology::Ipv4* src, topology::Ipv
   return true;
 }
 
+bool ParseTrace(const v1::PathReport& report, ParsedTrace* out) {
+  return ParseTrace(report, &out->src, &out->dst, out->hops, &out->count);
+}
+
 void FillPathRecord(analysis::HostId host, const v1::PathReport& report,
                     const topology::ResolvedPath& resolved, analysis::PathRecord& out) {
   out.host = host;
@@ -61,11 +65,18 @@ void FillPathRecord(analysis::HostId host, const v1::PathReport& report,
 PathConversion ToPathRecord(analysis::HostId host, const v1::PathReport& report,
                             const topology::PathResolver& resolver, topology::ResolvedPath& scratch,
                             analysis::PathRecord& out) {
-  topology::Ipv4 src, dst;
-  topology::Hop hops[topology::PathResolver::kMaxHops];
-  std::size_t n = 0;
-  if (!ParseTrace(report, &src, &dst, hops, &n)) return PathConversion::kUnresolved;
-  const std::span<const topology::Hop> trace(hops, n);
+  ParsedTrace parsed;
+  if (!ParseTrace(report, &parsed)) return PathConversion::kUnresolved;
+  return ToPathRecord(host, report, parsed, resolver, scratch, out);
+}
+
+PathConversion ToPathRecord(analysis::HostId host, const v1::PathReport& report,
+                            const ParsedTrace& parsed, const topology::PathResolver& resolver,
+                            topology::ResolvedPath& scratch, analysis::PathRecord& out) {
+  const topology::Ipv4 src = parsed.src, dst = parsed.dst;
+  const topology::Hop* hops = parsed.hops;
+  const std::size_t n = parsed.count;
+  const std::span<const topology::Hop> trace = parsed.trace();
   // As the learner reads a trace: it reached the destination when its last
   // answer is the destination's own (maybe inferred by the tracer).
   std::size_t answered = n;

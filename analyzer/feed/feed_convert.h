@@ -6,6 +6,7 @@
 // resolved onto the fabric's links, NIC rails from the agent's Hello.
 
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "analyzer/analysis/types.h"
@@ -36,6 +37,18 @@ enum class PathConversion : std::uint8_t {
 bool ParseTrace(const v1::PathReport& report, topology::Ipv4* src, topology::Ipv4* dst,
                 topology::Hop* hops, std::size_t* count);
 
+// A report's addresses parsed once, for every reader of one report (the
+// resolver, the inventory checks).
+struct ParsedTrace {
+  topology::Ipv4 src;
+  topology::Ipv4 dst;
+  topology::Hop hops[topology::PathResolver::kMaxHops];
+  std::size_t count = 0;
+  std::span<const topology::Hop> trace() const { return {hops, count}; }
+};
+// As ParseTrace above; false leaves `out` unspecified.
+bool ParseTrace(const v1::PathReport& report, ParsedTrace* out);
+
 // Beyond this many links one ambiguous position may be, its candidates are not kept.
 inline constexpr std::size_t kMaxCandidatesPerPosition = 64;
 
@@ -56,6 +69,10 @@ void FillPathRecord(analysis::HostId host, const v1::PathReport& report,
 PathConversion ToPathRecord(analysis::HostId host, const v1::PathReport& report,
                             const topology::PathResolver& resolver, topology::ResolvedPath& scratch,
                             analysis::PathRecord& out);
+// The same for a report already parsed (`parsed` is `report`'s).
+PathConversion ToPathRecord(analysis::HostId host, const v1::PathReport& report,
+                            const ParsedTrace& parsed, const topology::PathResolver& resolver,
+                            topology::ResolvedPath& scratch, analysis::PathRecord& out);
 
 // rails[nic id] from a Hello's NIC table; ids the Hello skips keep rail = id.
 std::vector<int> RailsFromHello(const v1::AgentHello& hello);
