@@ -105,6 +105,9 @@ class ProblemBuilder {
                  const ComponentIndex& ix, const FailureGroups& groups, bool slow,
                  InferenceProblem* p)
       : w_(w), paths_(paths), fabric_(fabric), ix_(ix), groups_(groups), slow_(slow), p_(p) {}
+  // fails_ and passes_ capture `this`: a copy would read the original's rates.
+  ProblemBuilder(const ProblemBuilder&) = delete;
+  ProblemBuilder& operator=(const ProblemBuilder&) = delete;
 
   void Build() {
     p_->Reset(ix_.components());
