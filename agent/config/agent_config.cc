@@ -7,6 +7,7 @@
 
 #include "common/base/names.h"
 #include "common/base/upload_limits.h"
+#include "common/config/log_level_names.h"
 #include "common/config/map_reader.h"
 #include "common/config/yaml_loader.h"
 #include "common/net/ttl.h"
@@ -16,6 +17,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using config::EnumName;
+using config::kLogLevelNames;
 using config::LowerBound;
 using config::MapReader;
 using config::Range;
@@ -24,16 +26,6 @@ constexpr std::array<EnumName<Transport>, 3> kTransportNames = {{
     {"verbs", Transport::kVerbs},
     {"udp", Transport::kUdp},
     {"auto", Transport::kAuto},
-}};
-
-constexpr std::array<EnumName<LogLevel>, 7> kLogLevelNames = {{
-    {"trace", LogLevel::kTrace},
-    {"debug", LogLevel::kDebug},
-    {"info", LogLevel::kInfo},
-    {"warn", LogLevel::kWarn},
-    {"error", LogLevel::kError},
-    {"critical", LogLevel::kCritical},
-    {"off", LogLevel::kOff},
 }};
 
 // Linux limits: IFNAMSIZ - 1 for interface names, IBV_SYSFS_NAME_MAX - 1 for RDMA devices.

@@ -5,6 +5,7 @@
 #include <string>
 #include <tuple>
 
+#include "common/config/log_level_names.h"
 #include "common/config/map_reader.h"
 #include "common/config/yaml_loader.h"
 
@@ -12,20 +13,10 @@ namespace hostmesh::analyzer {
 namespace {
 
 using namespace std::chrono_literals;
-using config::EnumName;
+using config::kLogLevelNames;
 using config::LowerBound;
 using config::MapReader;
 using config::Range;
-
-constexpr std::array<EnumName<LogLevel>, 7> kLogLevelNames = {{
-    {"trace", LogLevel::kTrace},
-    {"debug", LogLevel::kDebug},
-    {"info", LogLevel::kInfo},
-    {"warn", LogLevel::kWarn},
-    {"error", LogLevel::kError},
-    {"critical", LogLevel::kCritical},
-    {"off", LogLevel::kOff},
-}};
 
 // A confidence map: a list of {raw, p} points (analysis/confidence_calibration.h).
 // Absent keeps the default; an empty list is the identity (confidence = raw).
