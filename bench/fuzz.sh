@@ -40,6 +40,7 @@ mkdir -p "$out"
 
 run_one() {
   local target=$1
+  echo "bench/fuzz.sh: $target (up to $runs runs or ${seconds}s)..." >&2
   local corpus="$out/corpus/$target"
   mkdir -p "$corpus"
   rm -f "$out/$target-"crash-* "$out/$target-"leak-* "$out/$target-"timeout-* "$out/$target-"oom-*
@@ -50,18 +51,10 @@ run_one() {
   echo $((SECONDS - start)) >"$out/$target.seconds"
 }
 
-running=0
-for target in $targets; do
-  [ -x "$build/fuzz/${target}_fuzz" ] || { echo "bench/fuzz.sh: no target $target" >&2; exit 2; }
-  echo "bench/fuzz.sh: $target (up to $runs runs or ${seconds}s)..." >&2
-  run_one "$target" &
-  running=$((running + 1))
-  if [ "$running" -ge "$jobs" ]; then
-    wait -n
-    running=$((running - 1))
-  fi
-done
-wait
+# shellcheck source=scripts/lib/fuzz-targets.sh
+source scripts/lib/fuzz-targets.sh
+# shellcheck disable=SC2086 # $targets is a word list
+fuzz_run_targets "$build" "$jobs" run_one $targets
 
 printf '%-22s %12s %8s %8s %8s %10s %8s %8s\n' target executions exec/s cov ft corpus seconds crashes
 for target in $targets; do

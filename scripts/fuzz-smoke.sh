@@ -79,17 +79,10 @@ run_target() {
   rm -rf "$scratch"
 }
 
-running=0
-for target in $targets; do
-  [ -x "$build/fuzz/${target}_fuzz" ] || { echo "fuzz-smoke: no target $target" >&2; exit 1; }
-  run_target "$target" &
-  running=$((running + 1))
-  if [ "$running" -ge "$jobs" ]; then
-    wait -n
-    running=$((running - 1))
-  fi
-done
-wait
+# shellcheck source=scripts/lib/fuzz-targets.sh
+source scripts/lib/fuzz-targets.sh
+# shellcheck disable=SC2086 # $targets is a word list
+fuzz_run_targets "$build" "$jobs" run_target $targets
 
 failed=()
 for target in $targets; do
