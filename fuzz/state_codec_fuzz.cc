@@ -13,15 +13,10 @@
 #include "analyzer/analysis/incidents.h"
 #include "analyzer/state/state_codec.h"
 #include "fuzz/fuzz_check.h"
-#include "fuzz/protobuf_quiet.h"
+#include "fuzz/quiet_protobuf_target.h"
 
 using namespace hostmesh;
 using namespace hostmesh::analyzer;
-
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  QuietProtobuf();
-  return 0;
-}
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);

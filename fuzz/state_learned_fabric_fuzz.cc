@@ -14,15 +14,10 @@
 #include "analyzer/feed/topology_view.h"
 #include "analyzer/state/learned_fabric_codec.h"
 #include "fuzz/fuzz_check.h"
-#include "fuzz/protobuf_quiet.h"
+#include "fuzz/quiet_protobuf_target.h"
 
 using namespace hostmesh;
 using namespace hostmesh::analyzer;
-
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  QuietProtobuf();
-  return 0;
-}
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const auto fabric =

@@ -12,7 +12,7 @@
 
 #include "analyzer/store/chunk_codec.h"
 #include "fuzz/fuzz_check.h"
-#include "fuzz/protobuf_quiet.h"
+#include "fuzz/quiet_protobuf_target.h"
 #include "hostmesh/v1/ingest.pb.h"
 
 using namespace hostmesh;
@@ -42,11 +42,6 @@ void ReadChunk(std::string_view chunk) {
 }
 
 }  // namespace
-
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  QuietProtobuf();
-  return 0;
-}
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view chunk(reinterpret_cast<const char*>(data), size);

@@ -11,15 +11,10 @@
 
 #include "analyzer/store/result_codec.h"
 #include "fuzz/fuzz_check.h"
-#include "fuzz/protobuf_quiet.h"
+#include "fuzz/quiet_protobuf_target.h"
 
 using namespace hostmesh;
 using namespace hostmesh::analyzer::store;
-
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  QuietProtobuf();
-  return 0;
-}
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   ResultChunkReader reader(std::string_view(reinterpret_cast<const char*>(data), size));
