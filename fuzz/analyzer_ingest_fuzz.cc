@@ -128,7 +128,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // As an insecure analyzer: identity binding is not what this target feeds.
   const ingest::PeerIdentity anyone = ingest::PeerIdentity::Anyone();
   if (handler.Hello(hello, anyone, reply).code != ingest::HelloCode::kOk) return 0;
-  if (!handler.Screen(batch, batch.ByteSizeLong(), anyone).ok()) return 0;  // refused, with why
+  const ingest::IngestHandler::Screened screened =
+      handler.Screen(batch, batch.ByteSizeLong(), anyone);
+  if (!screened.ok()) return 0;  // refused, with why
+  FUZZ_CHECK(screened.agent != nullptr && screened.agent->hello.boot_id() == batch.boot_id());
 
   // What the committer stores must read back as the batch's items.
   const store::PreparedBatch prepared = store::Store::Prepare(batch);
@@ -146,7 +149,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   analysis::AnalysisConfig config;
   app::AnalysisFeed feed(*world->store, config, (flags & 1) != 0 ? &*world->inventory : nullptr);
-  feed.OnBatch(batch);
+  feed.OnBatch(batch, screened.agent->hello);
   analysis::IncidentTracker incidents(config);
   const std::int64_t now = world->clock.RealtimeNow().time_since_epoch().count();
   for (const std::int64_t at :

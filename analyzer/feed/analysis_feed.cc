@@ -39,7 +39,8 @@ bool AnalysisFeed::RestoreLearned(const topology::LearnedFabric& state, std::str
   return learned_->Import(state, error);
 }
 
-analysis::HostId AnalysisFeed::HostFor(std::string_view agent_id, std::uint64_t boot_id) {
+analysis::HostId AnalysisFeed::HostFor(std::string_view agent_id, std::uint64_t boot_id,
+                                       const v1::AgentHello* hello) {
   auto [it, inserted] =
       host_ids_.try_emplace(std::string(agent_id), static_cast<analysis::HostId>(hosts_.size()));
   const analysis::HostId id = it->second;
@@ -55,27 +56,34 @@ analysis::HostId AnalysisFeed::HostFor(std::string_view agent_id, std::uint64_t 
     }
   }
   if (boots_[id] == boot_id && !inserted) return id;
-  // A new boot may renumber NICs: re-read its Hello. Ingest accepted the batch,
-  // so the Hello exists; if retention dropped it meanwhile, keep the old table.
-  const std::optional<v1::AgentHello> hello = store_.GetHello(agent_id, boot_id);
-  if (!hello) {
-    ++stats_.no_hello;
-    return id;
+  // A new boot may renumber NICs. A replay reads its Hello from the store; if
+  // retention dropped it meanwhile, the old table stays.
+  std::optional<v1::AgentHello> stored;
+  if (hello == nullptr) {
+    stored = store_.GetHello(agent_id, boot_id);
+    if (!stored) {
+      ++stats_.no_hello;
+      return id;
+    }
+    hello = &*stored;
   }
   boots_[id] = boot_id;
+  TakeHello(id, *hello);
+  return id;
+}
+
+void AnalysisFeed::TakeHello(analysis::HostId id, const v1::AgentHello& hello) {
   hosts_shared_.reset();
   api::HostInfo& info = hosts_[id];
-  if (!hello->host().empty()) info.host = hello->host();
+  if (!hello.host().empty()) info.host = hello.host();
   info.nics.clear();
-  for (const v1::Nic& nic : hello->nics()) {
+  for (const v1::Nic& nic : hello.nics()) {
     if (nic.id() >= analysis::kMaxNics) continue;
     if (info.nics.size() <= nic.id()) info.nics.resize(nic.id() + 1);
     info.nics[nic.id()] = {nic.name(), nic.ip(), static_cast<int>(nic.rail())};
   }
-  if (learned_) learned_->AddHello(info.host, *hello);
-  std::vector<int> rails = RailsFromHello(*hello);
-  queue_.rails.emplace_back(id, std::move(rails));
-  return id;
+  if (learned_) learned_->AddHello(info.host, hello);
+  queue_.rails.emplace_back(id, RailsFromHello(hello));
 }
 
 void AnalysisFeed::AddPath(analysis::HostId host, const v1::PathReport& report) {
@@ -171,10 +179,10 @@ void AnalysisFeed::AddResult(analysis::HostId host, const v1::ProbeResult& p) {
   queue_.results.push_back(r);  // late/future/invalid are counted when applied
 }
 
-void AnalysisFeed::OnBatch(const v1::UploadBatch& batch) {
+void AnalysisFeed::OnBatch(const v1::UploadBatch& batch, const v1::AgentHello& hello) {
   std::lock_guard lock(mu_);
   ++stats_.batches;
-  const analysis::HostId host = HostFor(batch.agent_id(), batch.boot_id());
+  const analysis::HostId host = HostFor(batch.agent_id(), batch.boot_id(), &hello);
   // Paths first: a batch's results may be the first of a freshly traced tuple.
   for (const v1::PathReport& report : batch.paths()) AddPath(host, report);
   for (const v1::ProbeResult& p : batch.results()) AddResult(host, p);
@@ -235,7 +243,7 @@ void AnalysisFeed::Drain(std::int64_t now_ns) {
 void AnalysisFeed::ReplayPath(std::string_view agent_id, std::uint64_t boot_id,
                               const v1::PathReport& path) {
   std::lock_guard lock(mu_);
-  AddPath(HostFor(agent_id, boot_id), path);
+  AddPath(HostFor(agent_id, boot_id, nullptr), path);
 }
 
 void AnalysisFeed::ReplayResult(std::string_view agent_id, std::uint64_t boot_id,
@@ -243,7 +251,7 @@ void AnalysisFeed::ReplayResult(std::string_view agent_id, std::uint64_t boot_id
   bool drain = false;
   {
     std::lock_guard lock(mu_);
-    AddResult(HostFor(agent_id, boot_id), result);
+    AddResult(HostFor(agent_id, boot_id, nullptr), result);
     drain = queue_.results.size() >= max_queued_results_ / 2;  // a long replay never fills it
   }
   if (drain) {

@@ -6,7 +6,8 @@
 // writes, hence agents' acks, would wait that long).
 //
 // Hosts get dense ids in the order agents first upload; NIC names, IPs and
-// rails come from the agent's Hello (read from the store once per boot).
+// rails come from the agent's Hello, which ingest hands over with the batch
+// (a replay at start reads it from the store, once per boot).
 // Path reports become link lists through the topology's PathResolver when an
 // inventory is loaded; those its answers contradict are kept in a
 // DisagreementBook (logged once per place). Without an inventory the fabric is
@@ -48,7 +49,7 @@ struct FeedStats {
   // Cut short and continued by the one shortest way on (also in paths_resolved).
   std::uint64_t paths_continued = 0;
   std::uint64_t paths_disagreeing = 0;   // inventory: traces whose answers contradict it
-  std::uint64_t no_hello = 0;            // batch of an (agent, boot) whose Hello is gone
+  std::uint64_t no_hello = 0;            // replayed item of an (agent, boot) whose Hello is gone
   std::uint64_t index_write_errors = 0;  // a new host id not stored (warned)
   std::uint64_t queue_dropped = 0;       // results not analysed: the queue was full (warned)
   // Send failures the diagnosis did not get: of RNICs past the tally's cap (warned).
@@ -67,7 +68,7 @@ class AnalysisFeed final : public ingest::IngestSink {
                const topology::Topology* topology,
                std::size_t max_queued_results = kMaxQueuedResults);
 
-  void OnBatch(const v1::UploadBatch& batch) override;
+  void OnBatch(const v1::UploadBatch& batch, const v1::AgentHello& hello) override;
 
   // Restart without an inventory: the fabric the previous run learned, before
   // anything is replayed. False with *error when it does not hold together.
@@ -122,8 +123,12 @@ class AnalysisFeed final : public ingest::IngestSink {
   // not now) also the learned fabric, if it changed and is due.
   void Drain(std::int64_t now_ns = 0);
 
-  // Dense id of the agent, its NIC table refreshed from the Hello of a new boot.
-  analysis::HostId HostFor(std::string_view agent_id, std::uint64_t boot_id);
+  // Dense id of the agent, its NIC table refreshed from the Hello of a new
+  // boot: `hello`, or when null (a replay) the one in the store.
+  analysis::HostId HostFor(std::string_view agent_id, std::uint64_t boot_id,
+                           const v1::AgentHello* hello);
+  // The host's name, NICs and rails from its (new boot's) Hello.
+  void TakeHello(analysis::HostId id, const v1::AgentHello& hello);
   void AddPath(analysis::HostId host, const v1::PathReport& report);
   // An unresolved report: what its answers say the inventory has wrong.
   void CheckAgainstInventory(analysis::HostId host, const v1::PathReport& report,

@@ -109,14 +109,15 @@ IngestHandler::Screened IngestHandler::Screen(v1::UploadBatch& batch, std::size_
                      " bytes/s; retry after a backoff";
     return out;
   }
-  const std::shared_ptr<const AgentNics> agent =
+  std::shared_ptr<const KnownAgent> agent =
       batch.agent_id().empty() || batch.agent_id().size() > kMaxNameBytes
           ? nullptr
           : agents_.Find(batch.agent_id(), batch.boot_id());
-  std::optional<Rejection> rejection =
-      ValidateBatch(batch, encoded_bytes, agent.get(), clock_.RealtimeNow(), options_.limits);
+  std::optional<Rejection> rejection = ValidateBatch(
+      batch, encoded_bytes, agent ? &agent->nics : nullptr, clock_.RealtimeNow(), options_.limits);
   if (!rejection) {
     ClearStamps(batch);
+    out.agent = std::move(agent);
     return out;
   }
   if (!ChargeRefused(peer, batch.agent_id(), encoded_bytes)) {
@@ -168,16 +169,17 @@ void IngestHandler::GiveInFlight(std::size_t bytes) {
 }
 
 void IngestHandler::Commit(std::shared_ptr<store::CommitLane> lane, store::OwnedBatch batch,
-                           AckDone done) {
+                           std::shared_ptr<const KnownAgent> agent, AckDone done) {
   committer_.Submit(
       std::move(lane), std::move(batch),
-      [this, done = std::move(done)](const store::CommitReport& report, v1::UploadBatch& b) {
+      [this, agent = std::move(agent), done = std::move(done)](const store::CommitReport& report,
+                                                               v1::UploadBatch& b) {
         stats_.store_write_seconds.Observe(std::chrono::duration<double>(report.latency).count());
         v1::UploadAck ack;
         ack.set_batch_seq(b.batch_seq());
         switch (report.outcome.status) {
           case store::CommitStatus::kStored:
-            if (sink_ != nullptr) sink_->OnBatch(b);
+            if (sink_ != nullptr) sink_->OnBatch(b, agent->hello);
             stats_.batches_accepted.Increment();
             stats_.results_accepted.Increment(b.results_size());
             stats_.paths_accepted.Increment(b.paths_size());

@@ -83,9 +83,10 @@ class IngestHandler {
   HelloOutcome Hello(const v1::AgentHello& hello, const PeerIdentity& peer, v1::HelloReply& reply);
 
   struct Screened {
-    std::optional<v1::UploadAck> rejected;  // invalid: the REJECTED ack, already counted
-    std::optional<std::string> denied;      // `peer` may not send it: end the stream
-    std::optional<std::string> over_quota;  // its agent is over its byte quota: end the stream
+    std::optional<v1::UploadAck> rejected;    // invalid: the REJECTED ack, already counted
+    std::optional<std::string> denied;        // `peer` may not send it: end the stream
+    std::optional<std::string> over_quota;    // its agent is over its byte quota: end the stream
+    std::shared_ptr<const KnownAgent> agent;  // when ok: the Hello it was checked against
     bool ok() const { return !rejected && !denied && !over_quota; }
   };
   // Checks who sent a batch and validates it; of a valid batch, clears the
@@ -97,11 +98,13 @@ class IngestHandler {
   bool TakeInFlight(std::size_t bytes);
   void GiveInFlight(std::size_t bytes);
 
-  // Commits a screened batch. `done` runs on the committer thread with the
-  // ACCEPTED or DUPLICATE ack, or with nullopt and the error when the store
-  // failed (the stream must then end: resending later may work).
+  // Commits a screened batch; `agent` is its Screened::agent, handed to the
+  // sink with it. `done` runs on the committer thread with the ACCEPTED or
+  // DUPLICATE ack, or with nullopt and the error when the store failed (the
+  // stream must then end: resending later may work).
   using AckDone = std::function<void(std::optional<v1::UploadAck> ack, const std::string& error)>;
-  void Commit(std::shared_ptr<store::CommitLane> lane, store::OwnedBatch batch, AckDone done);
+  void Commit(std::shared_ptr<store::CommitLane> lane, store::OwnedBatch batch,
+              std::shared_ptr<const KnownAgent> agent, AckDone done);
 
   // An Upload stream of `peer`, counted under `key` (StreamsPerPeer::KeyOf),
   // opens: false, counted and warned of, when it already holds its limit.

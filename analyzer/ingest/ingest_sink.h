@@ -11,8 +11,9 @@ class IngestSink {
   // Once per batch, after it is durable and before its ack; never for a
   // duplicate or a rejected batch. Called from the one committer thread, in
   // commit order, so an implementation needs no locking against itself; it
-  // must be quick (the next group commit waits for it).
-  virtual void OnBatch(const v1::UploadBatch& batch) = 0;
+  // must be quick (the next group commit waits for it). `hello` is what the
+  // batch's (agent, boot) said, which ingest checked the batch against.
+  virtual void OnBatch(const v1::UploadBatch& batch, const v1::AgentHello& hello) = 0;
 };
 
 }  // namespace hostmesh::analyzer::ingest

@@ -148,7 +148,7 @@ void UploadReactor::OnReadDone(bool ok) {
   if (commit) {
     // The callback may even run inline (committer stopped): it cannot Finish.
     handler_.Commit(
-        lane_, std::move(batch),
+        lane_, std::move(batch), std::move(screened.agent),
         [this, slot, bytes](std::optional<v1::UploadAck> ack, const std::string& error) {
           OnCommitted(slot, bytes, std::move(ack), error);
         });

@@ -35,9 +35,10 @@ bool Eventually(Condition condition, std::chrono::milliseconds timeout = std::ch
 
 class RecordingSink final : public ingest::IngestSink {
  public:
-  void OnBatch(const v1::UploadBatch& batch) override {
+  void OnBatch(const v1::UploadBatch& batch, const v1::AgentHello& hello) override {
     std::lock_guard lock(mu_);
     seqs_.push_back(batch.batch_seq());
+    hellos_.push_back(hello.agent_id() + "/" + std::to_string(hello.boot_id()));
     results_ += static_cast<std::uint64_t>(batch.results_size());
   }
   std::vector<std::uint64_t> seqs() const {
@@ -48,10 +49,16 @@ class RecordingSink final : public ingest::IngestSink {
     std::lock_guard lock(mu_);
     return results_;
   }
+  // "agent/boot" of the Hello each batch came with.
+  std::vector<std::string> hellos() const {
+    std::lock_guard lock(mu_);
+    return hellos_;
+  }
 
  private:
   mutable std::mutex mu_;
   std::vector<std::uint64_t> seqs_;
+  std::vector<std::string> hellos_;
   std::uint64_t results_ = 0;
 };
 

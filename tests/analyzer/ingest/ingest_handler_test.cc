@@ -34,17 +34,17 @@ class IngestHandlerTest : public ::testing::Test {
   ~IngestHandlerTest() override { committer_->Stop(); }
 
   // Screens, and commits what passes; waits for the committer's answer.
-  v1::UploadAck Ingest(v1::UploadBatch batch) {
-    if (auto rejected =
-            handler_->Screen(batch, batch.ByteSizeLong(), PeerIdentity::Anyone()).rejected) {
-      return *rejected;
-    }
+  v1::UploadAck Ingest(v1::UploadBatch batch) { return Ingest(*handler_, std::move(batch)); }
+  static v1::UploadAck Ingest(IngestHandler& handler, v1::UploadBatch batch) {
+    IngestHandler::Screened screened =
+        handler.Screen(batch, batch.ByteSizeLong(), PeerIdentity::Anyone());
+    if (screened.rejected) return *screened.rejected;
     std::promise<v1::UploadAck> answer;
-    handler_->Commit(nullptr, batch,
-                     [&](std::optional<v1::UploadAck> ack, const std::string& error) {
-                       EXPECT_TRUE(ack) << error;
-                       answer.set_value(ack.value_or(v1::UploadAck{}));
-                     });
+    handler.Commit(nullptr, batch, std::move(screened.agent),
+                   [&](std::optional<v1::UploadAck> ack, const std::string& error) {
+                     EXPECT_TRUE(ack) << error;
+                     answer.set_value(ack.value_or(v1::UploadAck{}));
+                   });
     return answer.get_future().get();
   }
 
@@ -154,6 +154,19 @@ TEST_F(IngestHandlerTest, AHelloBeforeARestartIsStillKnown) {
   IngestHandler restarted(clock_, *store_, *committer_, stats_, nullptr, IngestOptions{});
   v1::UploadBatch batch = MakeBatch("h1", 7, 1, 10, Now());
   EXPECT_TRUE(restarted.Screen(batch, batch.ByteSizeLong(), PeerIdentity::Anyone()).ok());
+}
+
+// The analysis takes a batch's host name and NICs from the Hello that ingest
+// checked it against, so its committer thread never reads the store for one:
+// also when that Hello came before a restart and is known from the store.
+TEST_F(IngestHandlerTest, TheSinkGetsEachBatchWithTheHelloItWasCheckedAgainst) {
+  SayHello("h1", 7);
+  SayHello("h2", 3);
+  ASSERT_EQ(Ingest(MakeBatch("h1", 7, 1, 10, Now())).status(), v1::UploadAck::STATUS_ACCEPTED);
+  IngestHandler restarted(clock_, *store_, *committer_, stats_, &sink_, IngestOptions{});
+  ASSERT_EQ(Ingest(restarted, MakeBatch("h2", 3, 1, 10, Now())).status(),
+            v1::UploadAck::STATUS_ACCEPTED);
+  EXPECT_EQ(sink_.hellos(), (std::vector<std::string>{"h1/7", "h2/3"}));
 }
 
 TEST_F(IngestHandlerTest, RejectionsAreCountedByReasonAndGoodBatchesStillPass) {

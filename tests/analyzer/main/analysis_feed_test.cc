@@ -57,11 +57,10 @@ TEST(AnalysisFeed, NamesComeFromTheHelloAndASilentPathTeachesNothing) {
   v1::AgentHello hello = MakeHello("h1", 7, 4);
   hello.set_host("host-one");
   hello.mutable_nics(2)->set_ip("10.0.2.1");
-  ASSERT_TRUE(f.store->PutHello(hello).ok());
   AnalysisFeed feed(*f.store, {}, nullptr);
   v1::UploadBatch batch = MakeBatch("h1", 7, 1, 40, f.clock.RealtimeNow());
   *batch.add_paths() = Path("10.0.0.1", "10.0.1.1", 3);
-  feed.OnBatch(batch);
+  feed.OnBatch(batch, hello);
 
   const auto& hosts = *feed.Hosts();
   ASSERT_EQ(hosts.size(), 1u);
@@ -82,7 +81,7 @@ TEST(AnalysisFeed, PathsResolveThroughTheInventoryAndBadOnesAreCounted) {
       topology::BuildTopology(topology::GenerateInventory({.hosts = 2, .rails = 2, .spines = 2}));
   const std::vector<std::string> ips = HostNicIps(topo);
   ASSERT_EQ(ips.size(), 2u);
-  ASSERT_TRUE(f.store->PutHello(MakeHello("h1", 7, 2)).ok());
+  const v1::AgentHello hello = MakeHello("h1", 7, 2);
   AnalysisFeed feed(*f.store, {}, &topo);
   v1::UploadBatch batch = MakeBatch("h1", 7, 1, 0, f.clock.RealtimeNow());
   // Silent switches, then the destination's answer: ambiguous, still usable.
@@ -92,7 +91,7 @@ TEST(AnalysisFeed, PathsResolveThroughTheInventoryAndBadOnesAreCounted) {
   // No answer at all: cut short where it began, so it resolves to nothing.
   *batch.add_paths() = Path(ips[0], ips[1], 3);
   *batch.add_paths() = Path("not-an-ip", ips[1], 3);
-  feed.OnBatch(batch);
+  feed.OnBatch(batch, hello);
   EXPECT_EQ(feed.stats().paths_resolved, 1u);
   EXPECT_EQ(feed.stats().paths_cut_short, 1u);
   EXPECT_EQ(feed.stats().paths_unresolved, 1u);
@@ -103,13 +102,13 @@ TEST(AnalysisFeed, PathsResolveThroughTheInventoryAndBadOnesAreCounted) {
 // queue. A stalled loop costs results beyond the bound, counted, never memory.
 TEST(AnalysisFeed, IngestQueuesAndABoundedQueueDropsAndCounts) {
   Fixture f;
-  ASSERT_TRUE(f.store->PutHello(MakeHello("h1", 7, 4)).ok());
+  const v1::AgentHello hello = MakeHello("h1", 7, 4);
   AnalysisFeed feed(*f.store, {}, nullptr, /*max_queued_results=*/100);
-  feed.OnBatch(MakeBatch("h1", 7, 1, 60, f.clock.RealtimeNow()));
-  feed.OnBatch(MakeBatch("h1", 7, 2, 60, f.clock.RealtimeNow()));  // 40 of it over the bound
+  feed.OnBatch(MakeBatch("h1", 7, 1, 60, f.clock.RealtimeNow()), hello);
+  feed.OnBatch(MakeBatch("h1", 7, 2, 60, f.clock.RealtimeNow()), hello);  // 40 of it over the bound
   EXPECT_EQ(feed.stats().queue_dropped, 20u);
-  EXPECT_EQ(feed.analysis_stats().accepted, 100u);                 // drained
-  feed.OnBatch(MakeBatch("h1", 7, 3, 60, f.clock.RealtimeNow()));  // room again
+  EXPECT_EQ(feed.analysis_stats().accepted, 100u);                        // drained
+  feed.OnBatch(MakeBatch("h1", 7, 3, 60, f.clock.RealtimeNow()), hello);  // room again
   EXPECT_EQ(feed.analysis_stats().accepted, 160u);
   EXPECT_EQ(feed.stats().queue_dropped, 20u);
 }
@@ -123,8 +122,6 @@ TEST(AnalysisFeed, AnAgentReportingEndlessPathsHoldsItsCapAndNoOtherIsHeldBack) 
       topology::BuildTopology(topology::GenerateInventory({.hosts = 2, .rails = 2, .spines = 2}));
   const std::vector<std::string> ips = HostNicIps(topo);
   ASSERT_EQ(ips.size(), 2u);
-  ASSERT_TRUE(f.store->PutHello(MakeHello("h1", 7, 2)).ok());
-  ASSERT_TRUE(f.store->PutHello(MakeHello("h2", 8, 2)).ok());
   analysis::AnalysisConfig config;
   config.max_paths_per_host = 1'024;
   AnalysisFeed feed(*f.store, config, &topo);
@@ -138,8 +135,8 @@ TEST(AnalysisFeed, AnAgentReportingEndlessPathsHoldsItsCapAndNoOtherIsHeldBack) 
     }
     return batch;
   };
-  feed.OnBatch(reports("h1", 7, 1'100));
-  feed.OnBatch(reports("h2", 8, 10));
+  feed.OnBatch(reports("h1", 7, 1'100), MakeHello("h1", 7, 2));
+  feed.OnBatch(reports("h2", 8, 10), MakeHello("h2", 8, 2));
   feed.Advance(f.clock.RealtimeNow().time_since_epoch().count());
   EXPECT_EQ(feed.stats().paths_resolved, 1'110u);
   EXPECT_EQ(feed.analysis_stats().paths_refused_host_cap, 76u);

@@ -60,7 +60,7 @@ TEST(LearnedFeed, LearnsTheFabricAndLocalizesAGrayLinkNamedByItsAddresses) {
   Fixture f;
   AnalysisFeed feed(*f.store, Config(), nullptr);
   const std::int64_t window = Config().window.count();
-  feed.OnBatch(f.Batch(1, kT0 + 1'000'000'000, topology::kNone));
+  feed.OnBatch(f.Batch(1, kT0 + 1'000'000'000, topology::kNone), f.Hello());
   auto reports = f.Judge(feed, kT0);
   ASSERT_FALSE(reports.empty());
   EXPECT_TRUE(reports.back().loss.culprits.empty());
@@ -84,7 +84,7 @@ TEST(LearnedFeed, LearnsTheFabricAndLocalizesAGrayLinkNamedByItsAddresses) {
 
   // The rail-to-spine link p0r0-s00 eats every probe that crosses it, and the traces.
   const LinkId gray = f.Link("p0r0-s00");
-  feed.OnBatch(f.Batch(2, kT0 + window + 1'000'000'000, gray));
+  feed.OnBatch(f.Batch(2, kT0 + window + 1'000'000'000, gray), f.Hello());
   reports = f.Judge(feed, kT0 + window);
   ASSERT_FALSE(reports.empty());
   const analysis::Localization& loss = reports.back().loss;
@@ -107,7 +107,7 @@ TEST(LearnedFeed, TheLearnedFabricKeepsItsIdsOverARestartThroughTheStore) {
   std::vector<std::string> before;
   {
     AnalysisFeed feed(*f.store, Config(), nullptr);
-    feed.OnBatch(f.Batch(1, kT0 + 1'000'000'000, topology::kNone));
+    feed.OnBatch(f.Batch(1, kT0 + 1'000'000'000, topology::kNone), f.Hello());
     f.Judge(feed, kT0);
     const auto learned = feed.LearnedChangedSince(0);
     ASSERT_TRUE(learned);
@@ -126,7 +126,7 @@ TEST(LearnedFeed, TheLearnedFabricKeepsItsIdsOverARestartThroughTheStore) {
   // Traces in another order than the first run's change nothing.
   v1::UploadBatch batch = f.Batch(1, kT0 + 1'000'000'000, topology::kNone);
   std::reverse(batch.mutable_paths()->begin(), batch.mutable_paths()->end());
-  restarted.OnBatch(batch);
+  restarted.OnBatch(batch, f.Hello());
   f.Judge(restarted, kT0);
   std::uint64_t version = 0;
   EXPECT_EQ(LinkNames(*restarted.LearnedView(&version)), before);
@@ -163,7 +163,7 @@ TEST(LearnedFeed, TracesThatContradictTheInventoryAreKeptByPlaceAndCounted) {
   topology::testing::SwapUpperEnds(wrong, "p0r0-s00", "p0r1-s01");
   const topology::Topology inventory = topology::BuildTopology(wrong);
   AnalysisFeed feed(*f.store, Config(), &inventory);
-  feed.OnBatch(f.Batch(1, kT0 + 1'000'000'000, topology::kNone));
+  feed.OnBatch(f.Batch(1, kT0 + 1'000'000'000, topology::kNone), f.Hello());
 
   // Every trace crossing one of the two links, either way.
   EXPECT_EQ(feed.stats().paths_disagreeing, 4u * 3 * kPorts / 4);
@@ -208,10 +208,10 @@ TEST(LearnedFeed, TracesMixingTwoPathsDoNotMakeARightInventoryWrong) {
   for (const topology::Hop& hop : {a[0], a[1], b[2]})
     report.add_hops()->set_address(hop->ToString());
 
-  feed.OnBatch(mixed);  // the place is in doubt from now on
-  feed.OnBatch(f.Batch(2, kT0 + 1'000'000'000, topology::kNone));
+  feed.OnBatch(mixed, f.Hello());  // the place is in doubt from now on
+  feed.OnBatch(f.Batch(2, kT0 + 1'000'000'000, topology::kNone), f.Hello());
   mixed.set_batch_seq(3);
-  feed.OnBatch(mixed);
+  feed.OnBatch(mixed, f.Hello());
   EXPECT_EQ(feed.stats().paths_disagreeing, 2u);
   EXPECT_TRUE(feed.Disagreements()->empty());
 }
