@@ -94,32 +94,16 @@ FaultSet::FaultSet(const Fleet& fleet, std::vector<Fault> faults, BackgroundLoss
   }
   for (std::uint32_t i = 0; i < faults_.size(); ++i) {
     const Fault& f = faults_[i];
-    switch (f.kind) {
-      case FaultKind::kLinkLoss:
-      case FaultKind::kLinkDown:
-      case FaultKind::kLinkFlap:
-      case FaultKind::kBlackhole:
-      case FaultKind::kLinkLatency:
-      case FaultKind::kPfcMisconfig:
-      case FaultKind::kEcmpCollision:
-        if (f.link < by_link_.size()) by_link_[f.link].push_back(i);
-        any_down_ |= f.kind == FaultKind::kLinkDown || f.kind == FaultKind::kLinkFlap;
-        break;
-      case FaultKind::kRnicDown:
-      case FaultKind::kRnicLoss:
-      case FaultKind::kRnicFlap:
-      case FaultKind::kMissingRoute:
-      case FaultKind::kPcieDowngrade:
-        by_nic_[NicKey(f.host, f.nic)].push_back(i);
-        break;
-      case FaultKind::kSwitchLoss:
-        if (f.switch_id < by_switch_.size()) by_switch_[f.switch_id].push_back(i);
-        break;
-      case FaultKind::kHostProcessing:
-      case FaultKind::kHostLeave:
-      case FaultKind::kAgentRestart:
-        by_host_[f.host].push_back(i);
-        break;
+    // Indexed by what the fault is on: FaultOnLink and FaultOnNic say which kinds those are.
+    if (FaultOnLink(f.kind)) {
+      if (f.link < by_link_.size()) by_link_[f.link].push_back(i);
+      any_down_ |= f.kind == FaultKind::kLinkDown || f.kind == FaultKind::kLinkFlap;
+    } else if (FaultOnNic(f.kind)) {
+      by_nic_[NicKey(f.host, f.nic)].push_back(i);
+    } else if (f.kind == FaultKind::kSwitchLoss) {
+      if (f.switch_id < by_switch_.size()) by_switch_[f.switch_id].push_back(i);
+    } else {  // processing, leave, restart: the host's
+      by_host_[f.host].push_back(i);
     }
   }
 }
