@@ -7,7 +7,7 @@
 #include "analyzer/api/api_handlers.h"
 #include "analyzer/feed/topology_view.h"
 #include "analyzer/main/analyzer_metrics.h"
-#include "analyzer/main/telemetry_query.h"
+#include "analyzer/feed/telemetry_query.h"
 #include "analyzer/state/learned_fabric_codec.h"
 #include "common/base/logging.h"
 #include "common/config/config_error.h"

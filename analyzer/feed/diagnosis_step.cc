@@ -1,9 +1,9 @@
-#include "analyzer/main/diagnosis_step.h"
+#include "analyzer/feed/diagnosis_step.h"
 
 #include <string>
 #include <unordered_map>
 
-#include "analyzer/main/telemetry_query.h"
+#include "analyzer/feed/telemetry_query.h"
 #include "common/base/logging.h"
 
 namespace hostmesh::analyzer::app {

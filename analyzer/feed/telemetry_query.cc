@@ -1,4 +1,4 @@
-#include "analyzer/main/telemetry_query.h"
+#include "analyzer/feed/telemetry_query.h"
 
 #include <map>
 #include <optional>

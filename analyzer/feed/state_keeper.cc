@@ -1,4 +1,4 @@
-#include "analyzer/main/state_keeper.h"
+#include "analyzer/feed/state_keeper.h"
 
 #include <algorithm>
 #include <map>

@@ -2,7 +2,7 @@
 // reads the NIC telemetry of the hosts the open incidents involve, no more
 // than its cap per window (counted), and without an inventory it takes the
 // fabric context from the learned fabric.
-#include "analyzer/main/diagnosis_step.h"
+#include "analyzer/feed/diagnosis_step.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // What the analyzer stores of its judgement, against a real RocksDB: one copy
 // per incident, keyed by its last activity so retention counts from there.
-#include "analyzer/main/state_keeper.h"
+#include "analyzer/feed/state_keeper.h"
 
 #include <gtest/gtest.h>
 

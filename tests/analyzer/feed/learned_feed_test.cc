@@ -9,7 +9,7 @@
 
 #include "analyzer/feed/analysis_feed.h"
 #include "analyzer/state/learned_fabric_codec.h"
-#include "tests/analyzer/main/traced_fabric.h"
+#include "tests/analyzer/feed/traced_fabric.h"
 #include "tests/analyzer/store/temp_dir.h"
 #include "tests/topology/inventory_edits.h"
 
