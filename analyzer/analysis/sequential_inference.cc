@@ -86,13 +86,14 @@ class SequentialPass {
  public:
   SequentialPass(InferenceProblem& p, std::span<const std::uint64_t> keys,
                  std::span<const std::vector<std::uint32_t>> parts, const SequentialParams& params,
-                 EvidenceBook& book);
+                 EvidenceBook& book, std::span<const std::uint32_t> units);
 
   SequentialResult Run() {
     FailuresThrough(p_, out().failures);
     CountSurelyCrossed();
     ChooseGreedily();
     MergePartsIntoWholes();
+    PreferWholes();
     UpdateChosen();
     UpdateTheRest();
     RememberForSpread();
@@ -111,6 +112,11 @@ class SequentialPass {
   InferenceResult& out() { return result_.inference; }
   std::pair<double, double> Counts(std::uint32_t c) const { return left_.Counts(c); }
   bool HasParts(std::uint32_t c) const { return c < parts_.size() && !parts_[c].empty(); }
+  // The component standing for the thing c is part of (a link's direction:
+  // the link both ways); c itself without units.
+  std::uint32_t UnitOf(std::uint32_t c) const { return c < units_.size() ? units_[c] : c; }
+  // Whether the unit of `part` (any of its components) is chosen.
+  bool UnitChosen(std::uint32_t whole, std::uint32_t part) const;
 
   // H1: for a culprit, the rate it surely loses at (as in its recovery test:
   // against its latest estimate, inflated by the burst that named it, a quiet
@@ -131,12 +137,18 @@ class SequentialPass {
   }
 
   void CountSurelyCrossed();
-  std::pair<double, double> WithPast(std::uint32_t c) const;
-  bool Spread(std::uint32_t c) const;
+  std::pair<double, double> WithPast(std::uint32_t c, const Unexplained& left) const;
+  bool Spread(std::uint32_t c) const { return Spread(c, left_); }
+  bool Spread(std::uint32_t c, const Unexplained& left) const;
+  bool Eligible(const EvidenceBook::Entry* e, double bad, double n) const;
   bool HeldPartWaiting(std::uint32_t c) const;
   void Pick(bool full);
   void ChooseGreedily();
   void MergePartsIntoWholes();
+  void PreferWholes();
+  std::size_t ChosenUnits(std::uint32_t whole) const;
+  bool TryWhole(std::uint32_t whole);
+  bool SomePartClean(std::uint32_t whole, const Unexplained& left) const;
   void Report(std::uint32_t c, double bad, double n, const EvidenceBook::Entry& e);
   void UpdateChosen();
   void UpdateTheRest();
@@ -147,6 +159,7 @@ class SequentialPass {
   InferenceProblem& p_;
   const std::span<const std::uint64_t> keys_;
   const std::span<const std::vector<std::uint32_t>> parts_;
+  const std::span<const std::uint32_t> units_;
   const SequentialParams& params_;
   EvidenceBook& book_;
   const std::size_t n_comp_;
@@ -175,10 +188,12 @@ double Threshold(std::size_t components, const SequentialParams& params) {
 
 SequentialPass::SequentialPass(InferenceProblem& p, std::span<const std::uint64_t> keys,
                                std::span<const std::vector<std::uint32_t>> parts,
-                               const SequentialParams& params, EvidenceBook& book)
+                               const SequentialParams& params, EvidenceBook& book,
+                               std::span<const std::uint32_t> units)
     : p_(p),
       keys_(keys),
       parts_(parts),
+      units_(units),
       params_(params),
       book_(book),
       n_comp_(p.components),
@@ -214,8 +229,8 @@ void SequentialPass::CountSurelyCrossed() {
 
 // Judged on the window's counts with the past windows' (spread_decay): one
 // window of a 1% link rarely holds the failures to show them concentrated.
-std::pair<double, double> SequentialPass::WithPast(std::uint32_t c) const {
-  auto [bad, n] = Counts(c);
+std::pair<double, double> SequentialPass::WithPast(std::uint32_t c, const Unexplained& left) const {
+  auto [bad, n] = left.Counts(c);
   if (const auto* e = book_.Find(keys_[c])) {
     bad += e->past_bad;
     n += e->past_n;
@@ -229,14 +244,14 @@ std::pair<double, double> SequentialPass::WithPast(std::uint32_t c) const {
 // least half of it, each up to chance (kConcentrated). A fault on one link or
 // RNIC (or two) under a switch concentrates its loss; a lossy switch loses
 // evenly everywhere.
-bool SequentialPass::Spread(std::uint32_t c) const {
+bool SequentialPass::Spread(std::uint32_t c, const Unexplained& left) const {
   if (!HasParts(c)) return true;
-  if (Counts(c).first <= 0) return false;
-  const auto [bad, n] = WithPast(c);
+  if (left.Counts(c).first <= 0) return false;
+  const auto [bad, n] = WithPast(c, left);
   if (n <= 0 || bad <= 0) return false;
   double best_part = -1, part_bad = 0, part_n = 0;
   for (const std::uint32_t part : parts_[c]) {
-    const auto [pb, pn] = WithPast(part);
+    const auto [pb, pn] = WithPast(part, left);
     const double g = Gain(pb, pn);
     if (g > best_part) {
       best_part = g;
@@ -269,6 +284,16 @@ bool SequentialPass::HeldPartWaiting(std::uint32_t c) const {
   return false;
 }
 
+// Whether a candidate with `bad` of `n` unexplained qualifies: conclusive over
+// the windows (its CUSUM with this window reaches h) or in this window alone.
+bool SequentialPass::Eligible(const EvidenceBook::Entry* e, double bad, double n) const {
+  const double s_new =
+      std::clamp((e ? e->s : 0.0) + LogLikelihoodRatio(bad, n, q0_, H1(e, bad, n)), 0.0, cap_);
+  if (s_new >= h_) return true;
+  return bad >= params_.min_failures && bad / n >= p0_ + params_.min_loss &&
+         PoissonTail(bad, n * p0_) < window_alpha_;
+}
+
 // The strongest candidate not blamed yet, into best_ (best_strength_ stays
 // below 0 when there is none). Strength is evidence in nats; culprits of
 // earlier windows that still qualify go first, among themselves by strength.
@@ -287,18 +312,10 @@ void SequentialPass::Pick(bool full) {
     const auto [bad, n] = Counts(c);
     if (n <= 0 || bad <= 0) continue;
     const auto* e = book_.Find(keys_[c]);
-    const double s_new =
-        std::clamp((e ? e->s : 0.0) + LogLikelihoodRatio(bad, n, q0_, H1(e, bad, n)), 0.0, cap_);
-    // Eligible: conclusive over the windows (S reaches h) or in this window
-    // alone. Ranked (below) by this window's log-likelihood ratio at its own
-    // loss plus the CUSUM it brings in, not by s_new: that saturates at the
-    // cap, where a switch and its links would tie.
-    const double loss = bad / n;
-    bool eligible = s_new >= h_;
-    if (!eligible && bad >= params_.min_failures && loss >= p0_ + params_.min_loss) {
-      eligible = PoissonTail(bad, n * p0_) < window_alpha_;
-    }
-    if (!eligible) continue;
+    // Ranked (below) by this window's log-likelihood ratio at its own loss
+    // plus the CUSUM it brings in, not by its new CUSUM: that saturates at
+    // the cap, where a switch and its links would tie.
+    if (!Eligible(e, bad, n)) continue;
     // Candidates that explain the same failures tie on this window's
     // evidence (a 1% link's failures that all fell on the flows it shares
     // with a neighbour): the evidence of the windows before decides, which
@@ -367,6 +384,100 @@ void SequentialPass::MergePartsIntoWholes() {
     }
   }
   std::erase_if(chosen_, [](const Chosen& ch) { return ch.n < 0; });
+}
+
+// Parts named one by one can be their switch all along: held culprits explain
+// first (Pick), so a lossy spine whose first window looked concentrated on one
+// link kept being named link by link, each held link taking its share before
+// the spine was weighed. When two or more of a switch's parts are chosen and,
+// with the other culprits explaining first, the switch alone qualifies and
+// its loss is spread over its parts (the test Pick puts a switch to) with no
+// part clean, the switch replaces them: one fault, not several. Switches with the most chosen
+// parts are weighed first; each is weighed once.
+void SequentialPass::PreferWholes() {
+  if (chosen_.size() < 2) return;
+  std::vector<std::pair<std::size_t, std::uint32_t>> wholes;  // chosen units, whole
+  for (std::uint32_t w = 0; w < parts_.size() && w < n_comp_; ++w) {
+    if (parts_[w].empty() || blamed_[w]) continue;
+    const std::size_t named = ChosenUnits(w);
+    if (named >= 2) wholes.emplace_back(named, w);
+  }
+  std::sort(wholes.begin(), wholes.end(), [](const auto& a, const auto& b) {
+    return a.first > b.first || (a.first == b.first && a.second < b.second);
+  });
+  for (const auto& [named, w] : wholes) TryWhole(w);
+}
+
+std::size_t SequentialPass::ChosenUnits(std::uint32_t whole) const {
+  std::vector<std::uint32_t> units;
+  for (const std::uint32_t part : parts_[whole]) {
+    if (blamed_[part]) units.push_back(UnitOf(part));
+  }
+  std::sort(units.begin(), units.end());
+  return static_cast<std::size_t>(std::unique(units.begin(), units.end()) - units.begin());
+}
+
+bool SequentialPass::UnitChosen(std::uint32_t whole, std::uint32_t part) const {
+  const std::uint32_t unit = UnitOf(part);
+  for (const std::uint32_t other : parts_[whole]) {
+    if (blamed_[other] && UnitOf(other) == unit) return true;
+  }
+  return false;
+}
+
+// Whether a part of `whole` not chosen loses far less than the chosen ones:
+// more rarely than chance allows (kConcentrated). A lossy switch loses at its
+// rate on every part; a faulty link under it makes its siblings lose only on
+// the paths they share with it. On a switch of few links the spread test
+// cannot tell the two apart (a spine of four: one link's fault is on half its
+// paths, so the link loses twice the switch's rate), this test can.
+bool SequentialPass::SomePartClean(std::uint32_t whole, const Unexplained& left) const {
+  // Each unit judged by the component standing for it (a link both ways).
+  double named_bad = 0, named_n = 0;
+  for (const std::uint32_t part : parts_[whole]) {
+    if (UnitOf(part) != part || !UnitChosen(whole, part)) continue;
+    const auto [pb, pn] = WithPast(part, left);
+    named_bad += pb;
+    named_n += pn;
+  }
+  if (named_n <= 0) return false;
+  const double loss = named_bad / named_n;
+  for (const std::uint32_t part : parts_[whole]) {
+    if (UnitOf(part) != part || UnitChosen(whole, part)) continue;
+    const auto [pb, pn] = WithPast(part, left);
+    if (pn <= 0) continue;
+    // P(X <= pb) at the chosen units' rate.
+    if (1.0 - PoissonTail(std::floor(pb) + 1, loss * pn) < kConcentrated) return true;
+  }
+  return false;
+}
+
+bool SequentialPass::TryWhole(std::uint32_t whole) {
+  const auto& of = parts_[whole];
+  const auto is_part = [&](std::uint32_t c) {
+    return std::find(of.begin(), of.end(), c) != of.end();
+  };
+  if (ChosenUnits(whole) < 2) return false;  // an earlier switch took them
+  Unexplained without(p_, params_.min_traced);
+  for (const Chosen& ch : chosen_) {
+    if (!is_part(ch.c)) without.Explain(ch.c);
+  }
+  without.Recount();
+  const auto [bad, n] = without.Counts(whole);
+  if (n <= 0 || bad <= 0 || !Eligible(book_.Find(keys_[whole]), bad, n)) return false;
+  if (!Spread(whole, without) || SomePartClean(whole, without)) return false;
+  for (Chosen& ch : chosen_) {
+    if (!is_part(ch.c)) continue;
+    blamed_[ch.c] = 0;
+    ch.n = -1;
+  }
+  std::erase_if(chosen_, [](const Chosen& ch) { return ch.n < 0; });
+  chosen_.push_back({whole, bad, n, false});
+  blamed_[whole] = 1;
+  // Every path through a part crosses its switch: the switch explains them all.
+  left_.Explain(whole);
+  left_.Recount();
+  return true;
 }
 
 void SequentialPass::Report(std::uint32_t c, double bad, double n, const EvidenceBook::Entry& e) {
@@ -505,8 +616,9 @@ void SequentialPass::Score() {
 
 SequentialResult InferSequential(InferenceProblem& p, std::span<const std::uint64_t> keys,
                                  std::span<const std::vector<std::uint32_t>> parts,
-                                 const SequentialParams& params, EvidenceBook& book) {
-  return SequentialPass(p, keys, parts, params, book).Run();
+                                 const SequentialParams& params, EvidenceBook& book,
+                                 std::span<const std::uint32_t> units) {
+  return SequentialPass(p, keys, parts, params, book, units).Run();
 }
 
 }  // namespace hostmesh::analysis

@@ -183,9 +183,18 @@ struct SequentialResult {
 // Every component observed gets an entry in `book` (its past counts), not
 // only those that failed: about 100 bytes each, a few tens of MB at 10,000
 // hosts.
+//
+// Held culprits explain first, so parts of a switch named one by one would
+// keep the switch from ever being weighed: when two or more of its units are
+// chosen (units[c]: the component that stands for the thing c is part of, a
+// link's direction -> the link both ways; empty: each component its own),
+// the switch replaces them if it alone qualifies once the other culprits
+// explained theirs, its loss is spread, and no unit not chosen loses far less
+// than the chosen ones (a lossy switch loses on every part).
 SequentialResult InferSequential(InferenceProblem& problem, std::span<const std::uint64_t> keys,
                                  std::span<const std::vector<std::uint32_t>> parts,
-                                 const SequentialParams& params, EvidenceBook& book);
+                                 const SequentialParams& params, EvidenceBook& book,
+                                 std::span<const std::uint32_t> units = {});
 
 double LogLikelihoodRatio(double bad, double n, double p0, double p1);
 // The H0 rate q0 in [p0, mid) at which the log-likelihood ratio of q0 against

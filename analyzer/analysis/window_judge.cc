@@ -132,8 +132,13 @@ void WindowJudge::JudgeLoss(const WindowAccumulator& w, const ComponentIndex& ix
   BuildProblem(w, paths_, fabric_, ix, w.timeouts(), false, &loss_problem);
   std::vector<std::uint64_t> keys(ix.components());
   for (std::uint32_t c = 0; c < keys.size(); ++c) keys[c] = ix.StableKey(c);
+  // A link's directions are parts of the link both ways.
+  std::vector<std::uint32_t> units(ix.components());
+  for (std::uint32_t c = 0; c < units.size(); ++c) {
+    units[c] = ix.IsLink(c) ? ix.BothWaysComponent(ix.LinkOf(c)) : c;
+  }
   SequentialResult sequential =
-      InferSequential(loss_problem, keys, SwitchParts(ix), sequential_, evidence_);
+      InferSequential(loss_problem, keys, SwitchParts(ix), sequential_, evidence_, units);
   const InferenceResult& loss = sequential.inference;
   out->background_loss = sequential.background;
   out->evidence_threshold = sequential.threshold;

@@ -5,12 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <set>
 #include <vector>
 
 #include "sim/host_agent.h"
+#include "sim/scenario.h"
 #include "sim/simulation.h"
 #include "tests/sim/sim_test_util.h"
 
@@ -495,6 +497,40 @@ TEST(FleetRunTest, ReproducibleFromTheSeedWhateverTheThreads) {
   std::size_t named = 0;
   for (const auto& w : one.ours) named += w.size();
   EXPECT_GT(named, 0u);
+}
+
+// The lasting e2e's first phase (sim/scenarios/lasting-phase1-8x4x4.yaml) at
+// the two of its first 60 seeds where the 3% spine was named as its links for
+// the whole run: its first windows looked concentrated on one link, which was
+// named and held, and held culprits explain first, so the spine was never
+// weighed again while its other links were named one by one. Now the spine
+// replaces its links once two are named and all of them lose alike. Seed 10
+// holds the other side: the 1% link's two directions, named apart, are one
+// link, not two parts of spine s00.
+TEST(FleetRunTest, ASpineFirstNamedAsItsLinksBecomesTheSpine) {
+  for (const std::uint64_t seed : {10, 12, 19}) {
+    Scenario s = LoadScenarioFile(std::filesystem::path(HOSTMESH_SIM_SCENARIOS) /
+                                  "lasting-phase1-8x4x4.yaml");
+    s.config.seed = seed;
+    s.config.duration_ns = 300 * kSecond;
+    const Fleet fleet(s.config.shape);
+    const ComponentKey spine = SwitchKey(Category::kLoss, testing::DeviceNamed(fleet, "s01"));
+    const ComponentKey small = LinkKey(Category::kLoss, LinkNamed(fleet, "p0r0-s00"));
+    const RunDigest d = Digest(s.config);
+    ASSERT_EQ(d.ours.size(), 30u);
+    std::size_t spine_named = 0, link_named = 0;
+    for (std::size_t w = 12; w < d.ours.size(); ++w) {  // from 120 s
+      spine_named += std::count(d.ours[w].begin(), d.ours[w].end(), spine);
+      link_named += std::count(d.ours[w].begin(), d.ours[w].end(), small);
+      for (const char* other : {"s00", "p0r0"}) {
+        const ComponentKey k = SwitchKey(Category::kLoss, testing::DeviceNamed(fleet, other));
+        EXPECT_EQ(std::count(d.ours[w].begin(), d.ours[w].end(), k), 0)
+            << "seed " << seed << " window " << w << ": " << other << " named";
+      }
+    }
+    EXPECT_GE(spine_named, 16u) << "seed " << seed << ": the spine in most of 18 windows";
+    EXPECT_GE(link_named, 14u) << "seed " << seed << ": the 1% link in most of 18 windows";
+  }
 }
 
 }  // namespace
