@@ -269,12 +269,15 @@ int main(int argc, char** argv) {
       hs::Scorecard total;
       hs::DiagnosisScore diagnosis;
       nlohmann::json outcomes = nlohmann::json::array();
+      std::vector<hs::Counts> ours_each, paper_each;  // per scenario, for the intervals
       double wall = 0;
       for (const hs::Scenario& s : scenarios) {
         if (!only.empty() && s.name != only) continue;
         const hs::ScenarioOutcome outcome = RunScenario(s, "", windows, explain);
         total.ours += outcome.card.ours;
         total.paper += outcome.card.paper;
+        ours_each.push_back(outcome.card.ours.counts());
+        paper_each.push_back(outcome.card.paper.counts());
         hs::ScoreDiagnosis(fleet, s.config.faults, outcome.result.incidents,
                            s.config.analysis.window.count(), diagnosis);
         wall += outcome.result.wall_seconds;
@@ -289,15 +292,22 @@ int main(int argc, char** argv) {
           " min each, seed " + std::to_string(suite_options.seed) +
           (suite_options.every_kind ? ", every kind" : "") + " (" + std::to_string(wall) + " s)";
       hs::PrintScorecard(std::cout, total, title);
+      const hs::ScoreIntervals ours_ci = hs::BootstrapIntervals(ours_each);
+      const hs::ScoreIntervals paper_ci = hs::BootstrapIntervals(paper_each);
+      hs::PrintIntervals(std::cout, ours_ci, paper_ci);
       hs::PrintDiagnosisScore(std::cout, diagnosis);
       if (calibrate) {
         std::cout << "fitted (analyzer YAML, under thresholds:):\n";
         hs::PrintCalibrationYaml(std::cout, hs::FitCalibration(total.ours.raw_counts), 2);
       }
-      WriteJson(json_path, {{"hostmesh", hs::ScoreJson(total.ours)},
-                            {"paper", hs::ScoreJson(total.paper)},
-                            {"diagnosis", hs::DiagnosisScoreJson(diagnosis)},
-                            {"scenarios", outcomes}});
+      WriteJson(
+          json_path,
+          {{"hostmesh", hs::ScoreJson(total.ours)},
+           {"paper", hs::ScoreJson(total.paper)},
+           {"intervals",
+            {{"hostmesh", hs::IntervalsJson(ours_ci)}, {"paper", hs::IntervalsJson(paper_ci)}}},
+           {"diagnosis", hs::DiagnosisScoreJson(diagnosis)},
+           {"scenarios", outcomes}});
       return 0;
     }
   } catch (const hostmesh::config::ConfigError& e) {

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstdio>
+#include <map>
 #include <set>
 
 #include "sim/calibration_report.h"
@@ -33,7 +34,53 @@ std::vector<ComponentKey> TruthAt(const Fleet& fleet, const std::vector<Fault>& 
   return {keys.begin(), keys.end()};
 }
 
+// Per fault kind: faults found, windows named of those judged (recall), and
+// windows to the first correct verdict, hostmesh beside the paper's method.
+void PrintByKind(std::ostream& out, const MethodScore& o, const MethodScore& p) {
+  if (o.by_kind.empty()) return;
+  out << "  per fault kind (hostmesh | paper): found, recall over the windows judged, "
+         "windows to first correct verdict\n";
+  for (const auto& [kind, k] : o.by_kind) {
+    const auto it = p.by_kind.find(kind);
+    const KindScore q = it == p.by_kind.end() ? KindScore{} : it->second;
+    char buf[200];
+    std::snprintf(
+        buf, sizeof buf, "    %-16s %3llu/%-3llu %6.3f %6.2f | %3llu/%-3llu %6.3f %6.2f\n",
+        std::string(FaultKindName(kind)).c_str(), static_cast<unsigned long long>(k.detected),
+        static_cast<unsigned long long>(k.faults), k.recall(), k.windows_to_detect(),
+        static_cast<unsigned long long>(q.detected), static_cast<unsigned long long>(q.faults),
+        q.recall(), q.windows_to_detect());
+    out << buf;
+  }
+}
+
+nlohmann::json IntervalJson(const Interval& i) {
+  return nlohmann::json::array({i.lo, i.hi});
+}
+
 }  // namespace
+
+void PrintIntervals(std::ostream& out, const ScoreIntervals& ours, const ScoreIntervals& paper) {
+  out << "  95% intervals (bootstrap over " << ours.scenarios << " scenarios, " << kBootstrapRounds
+      << " rounds):\n";
+  const auto row = [&](const char* name, const Interval& o, const Interval& p) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "    %-10s hostmesh [%.3f, %.3f]   paper [%.3f, %.3f]\n", name,
+                  o.lo, o.hi, p.lo, p.hi);
+    out << buf;
+  };
+  row("precision", ours.precision, paper.precision);
+  row("recall", ours.recall, paper.recall);
+  row("F1", ours.f1, paper.f1);
+}
+
+nlohmann::json IntervalsJson(const ScoreIntervals& s) {
+  return {{"scenarios", s.scenarios},
+          {"rounds", kBootstrapRounds},
+          {"precision", IntervalJson(s.precision)},
+          {"recall", IntervalJson(s.recall)},
+          {"f1", IntervalJson(s.f1)}};
+}
 
 void PrintScorecard(std::ostream& out, const Scorecard& card, const std::string& title) {
   out << title << "\n";
@@ -67,6 +114,7 @@ void PrintScorecard(std::ostream& out, const Scorecard& card, const std::string&
       Fixed(p.false_incidents_per_khh(), 2));
   row("incidents per fault", Fixed(o.incidents_per_fault(), 2), Fixed(p.incidents_per_fault(), 2));
   row("(fault-free host-hours)", Fixed(o.fault_free_host_hours, 1), "");
+  PrintByKind(out, o, p);
   out << "  calibration of hostmesh's confidence (verdicts right / named, mean confidence):\n";
   for (std::size_t i = 0; i < o.named_by_confidence.size(); ++i) {
     if (o.named_by_confidence[i] == 0) continue;
@@ -117,6 +165,17 @@ nlohmann::json CategoriesJson(const std::array<Counts, 3>& by_category) {
   return j;
 }
 
+nlohmann::json KindsJson(const std::map<FaultKind, KindScore>& by_kind) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [kind, k] : by_kind) {
+    j[std::string(FaultKindName(kind))] = {
+        {"faults", k.faults},   {"found", k.detected},
+        {"windows", k.windows}, {"windows_named", k.windows_named},
+        {"recall", k.recall()}, {"windows_to_first_correct", k.windows_to_detect()}};
+  }
+  return j;
+}
+
 }  // namespace
 
 nlohmann::json ScoreJson(const MethodScore& s) {
@@ -136,6 +195,7 @@ nlohmann::json ScoreJson(const MethodScore& s) {
       {"fp", s.fp},
       {"fn", s.fn},
       {"by_category", CategoriesJson(s.by_category)},
+      {"by_kind", KindsJson(s.by_kind)},
       {"calibration_named", s.named_by_confidence},
       {"calibration_right", s.right_by_confidence},
       {"calibration_confidence_sum", s.confidence_sum},

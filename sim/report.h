@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/bootstrap.h"
 #include "sim/scenario.h"
 #include "sim/scorecard.h"
 
@@ -21,6 +22,9 @@ struct ScenarioOutcome {
 };
 
 void PrintScorecard(std::ostream& out, const Scorecard& card, const std::string& title);
+// A suite's 95% intervals of precision, recall and F1 (bootstrap.h).
+void PrintIntervals(std::ostream& out, const ScoreIntervals& ours, const ScoreIntervals& paper);
+nlohmann::json IntervalsJson(const ScoreIntervals& s);
 // One line per window: truth, ours, paper (for `run --windows`).
 void PrintWindows(std::ostream& out, const Fleet& fleet, const std::vector<Fault>& faults,
                   const SimResult& result);

@@ -169,118 +169,176 @@ MethodScore& MethodScore::operator+=(const MethodScore& o) {
   }
   for (std::size_t i = 0; i < raw_counts.size(); ++i) raw_counts[i] += o.raw_counts[i];
   for (std::size_t i = 0; i < by_category.size(); ++i) by_category[i] += o.by_category[i];
+  for (const auto& [kind, score] : o.by_kind) by_kind[kind] += score;
   brier_sum += o.brier_sum;
   raw_brier_sum += o.raw_brier_sum;
   return *this;
 }
 
+KindScore& KindScore::operator+=(const KindScore& o) {
+  faults += o.faults;
+  detected += o.detected;
+  windows += o.windows;
+  windows_named += o.windows_named;
+  windows_to_detect_sum += o.windows_to_detect_sum;
+  return *this;
+}
+
 namespace {
 
-void ScoreMethod(const std::vector<Fault>& faults, const std::vector<FaultTruth>& truths,
-                 const std::vector<WindowRecord>& windows, const std::vector<IncidentSpan>& spans,
-                 std::int64_t window_ns, bool paper, MethodScore& s) {
-  std::vector<char> fault_free(windows.size(), 1);
-  for (std::size_t w = 0; w < windows.size(); ++w) {
-    const WindowRecord& rec = windows[w];
-    std::set<ComponentKey> truth, dont_care;
-    for (std::size_t i = 0; i < faults.size(); ++i) {
-      if (truths[i].components.empty()) continue;
-      const std::int64_t overlap = Overlap(faults[i], rec.start_ns, rec.end_ns);
-      if (overlap <= 0) continue;
-      fault_free[w] = 0;
-      auto& into = 2 * overlap >= window_ns ? truth : dont_care;
-      into.insert(truths[i].components.begin(), truths[i].components.end());
-      dont_care.insert(truths[i].dont_care.begin(), truths[i].dont_care.end());
+// One method's score of one run, phase by phase: the windows (verdicts
+// against the truth), the faults (found, how soon, in how many incidents),
+// the incidents (opened with no fault active).
+class MethodScorer {
+ public:
+  MethodScorer(const std::vector<Fault>& faults, const std::vector<FaultTruth>& truths,
+               const std::vector<WindowRecord>& windows, std::int64_t window_ns, bool paper,
+               MethodScore& s)
+      : faults_(faults),
+        truths_(truths),
+        windows_(windows),
+        window_ns_(window_ns),
+        paper_(paper),
+        s_(s),
+        fault_free_(windows.size(), 1) {}
+
+  void Score(const std::vector<IncidentSpan>& spans) {
+    for (std::size_t w = 0; w < windows_.size(); ++w) ScoreWindow(w);
+    for (std::size_t i = 0; i < faults_.size(); ++i) {
+      if (!truths_[i].components.empty()) ScoreFault(i, spans);
     }
-    const Verdict& v = paper ? rec.paper : rec.ours;
-    const auto counts_of = [&](ComponentKey k) -> Counts& {
-      return s.by_category[std::min<std::size_t>(static_cast<std::size_t>(CategoryOf(k)),
-                                                 s.by_category.size() - 1)];
-    };
-    for (std::size_t i = 0; i < v.named.size(); ++i) {
-      const ComponentKey k = v.named[i];
-      const bool right = truth.count(k) > 0;
-      if (right) {
-        ++s.tp;
-        ++counts_of(k).tp;
-      } else if (!dont_care.count(k)) {
-        ++s.fp;
-        ++counts_of(k).fp;
-      }
-      if (i < v.confidence.size() && (right || !dont_care.count(k))) {
-        const auto bin = std::min<std::size_t>(4, static_cast<std::size_t>(v.confidence[i] * 5));
-        ++s.named_by_confidence[bin];
-        s.confidence_sum[bin] += v.confidence[i];
-        if (right) ++s.right_by_confidence[bin];
-        const double outcome = right ? 1.0 : 0.0;
-        s.brier_sum += (v.confidence[i] - outcome) * (v.confidence[i] - outcome);
-        if (i < v.raw_confidence.size()) {
-          const auto category = static_cast<std::size_t>(CategoryOf(k));
-          if (category < s.raw_counts.size())
-            s.raw_counts[category].Add(v.raw_confidence[i], right);
-          s.raw_brier_sum += (v.raw_confidence[i] - outcome) * (v.raw_confidence[i] - outcome);
-        }
-      }
-    }
-    for (const ComponentKey k : truth) {
-      if (Contains(v.named, k)) continue;
-      ++s.fn;
-      ++counts_of(k).fn;
-    }
-    const bool loss_truth = std::any_of(truth.begin(), truth.end(), [](ComponentKey k) {
-      return CategoryOf(k) == Category::kLoss;
-    });
-    if (loss_truth) {
-      ++s.top1_windows;
-      if (v.top_loss != 0 && truth.count(v.top_loss)) ++s.top1_hits;
-    }
-    if (fault_free[w]) {
-      s.fault_free_host_hours += double(rec.hosts) * double(rec.end_ns - rec.start_ns) / 3.6e12;
-    }
+    for (const IncidentSpan& span : spans) ScoreIncident(span);
   }
 
-  for (std::size_t i = 0; i < faults.size(); ++i) {
-    const Fault& f = faults[i];
-    if (truths[i].components.empty()) continue;
-    std::size_t first = windows.size();
-    bool judged = false;
-    for (std::size_t w = 0; w < windows.size(); ++w) {
-      const std::int64_t overlap = Overlap(f, windows[w].start_ns, windows[w].end_ns);
-      if (overlap <= 0) continue;
-      first = std::min(first, w);
-      judged |= 2 * overlap >= window_ns;
+ private:
+  const Verdict& VerdictOf(std::size_t w) const {
+    return paper_ ? windows_[w].paper : windows_[w].ours;
+  }
+  Counts& CountsOf(ComponentKey k) {
+    return s_.by_category[std::min<std::size_t>(static_cast<std::size_t>(CategoryOf(k)),
+                                                s_.by_category.size() - 1)];
+  }
+  void ScoreWindow(std::size_t w);
+  void ScoreNamed(const Verdict& v, const std::set<ComponentKey>& truth,
+                  const std::set<ComponentKey>& dont_care);
+  void ScoreFault(std::size_t i, const std::vector<IncidentSpan>& spans);
+  void ScoreIncident(const IncidentSpan& span);
+
+  const std::vector<Fault>& faults_;
+  const std::vector<FaultTruth>& truths_;
+  const std::vector<WindowRecord>& windows_;
+  const std::int64_t window_ns_;
+  const bool paper_;
+  MethodScore& s_;
+  std::vector<char> fault_free_;
+};
+
+void MethodScorer::ScoreWindow(std::size_t w) {
+  const WindowRecord& rec = windows_[w];
+  std::set<ComponentKey> truth, dont_care;
+  for (std::size_t i = 0; i < faults_.size(); ++i) {
+    if (truths_[i].components.empty()) continue;
+    const std::int64_t overlap = Overlap(faults_[i], rec.start_ns, rec.end_ns);
+    if (overlap <= 0) continue;
+    fault_free_[w] = 0;
+    auto& into = 2 * overlap >= window_ns_ ? truth : dont_care;
+    into.insert(truths_[i].components.begin(), truths_[i].components.end());
+    dont_care.insert(truths_[i].dont_care.begin(), truths_[i].dont_care.end());
+  }
+  const Verdict& v = VerdictOf(w);
+  ScoreNamed(v, truth, dont_care);
+  for (const ComponentKey k : truth) {
+    if (Contains(v.named, k)) continue;
+    ++s_.fn;
+    ++CountsOf(k).fn;
+  }
+  const bool loss_truth = std::any_of(
+      truth.begin(), truth.end(), [](ComponentKey k) { return CategoryOf(k) == Category::kLoss; });
+  if (loss_truth) {
+    ++s_.top1_windows;
+    if (v.top_loss != 0 && truth.count(v.top_loss)) ++s_.top1_hits;
+  }
+  if (fault_free_[w]) {
+    s_.fault_free_host_hours += double(rec.hosts) * double(rec.end_ns - rec.start_ns) / 3.6e12;
+  }
+}
+
+// Each named component right, wrong or don't care, and its confidence binned.
+void MethodScorer::ScoreNamed(const Verdict& v, const std::set<ComponentKey>& truth,
+                              const std::set<ComponentKey>& dont_care) {
+  for (std::size_t i = 0; i < v.named.size(); ++i) {
+    const ComponentKey k = v.named[i];
+    const bool right = truth.count(k) > 0;
+    if (right) {
+      ++s_.tp;
+      ++CountsOf(k).tp;
+    } else if (!dont_care.count(k)) {
+      ++s_.fp;
+      ++CountsOf(k).fp;
     }
-    if (!judged) continue;  // too short to be judged in any window
-    ++s.faults;
-    for (std::size_t w = first; w < windows.size(); ++w) {
-      if (Overlap(f, windows[w].start_ns, windows[w].end_ns) <= 0) break;
-      const Verdict& v = paper ? windows[w].paper : windows[w].ours;
-      const bool named = std::any_of(truths[i].components.begin(), truths[i].components.end(),
-                                     [&](ComponentKey k) { return Contains(v.named, k); });
-      if (named) {
-        ++s.detected;
-        s.windows_to_detect_sum += double(w - first);
-        break;
-      }
-    }
-    std::uint64_t count = 0;
-    for (const IncidentSpan& span : spans) {
-      if (!Contains(truths[i].components, span.key)) continue;
-      if (span.first_ns < f.end_ns + 2 * window_ns && span.last_ns > f.start_ns) ++count;
-    }
-    if (count > 0) {
-      s.incidents_per_fault_sum += double(count);
-      ++s.faults_with_incident;
+    if (i >= v.confidence.size() || (!right && dont_care.count(k))) continue;
+    const auto bin = std::min<std::size_t>(4, static_cast<std::size_t>(v.confidence[i] * 5));
+    ++s_.named_by_confidence[bin];
+    s_.confidence_sum[bin] += v.confidence[i];
+    if (right) ++s_.right_by_confidence[bin];
+    const double outcome = right ? 1.0 : 0.0;
+    s_.brier_sum += (v.confidence[i] - outcome) * (v.confidence[i] - outcome);
+    if (i < v.raw_confidence.size()) {
+      const auto category = static_cast<std::size_t>(CategoryOf(k));
+      if (category < s_.raw_counts.size()) s_.raw_counts[category].Add(v.raw_confidence[i], right);
+      s_.raw_brier_sum += (v.raw_confidence[i] - outcome) * (v.raw_confidence[i] - outcome);
     }
   }
+}
 
+void MethodScorer::ScoreFault(std::size_t i, const std::vector<IncidentSpan>& spans) {
+  const Fault& f = faults_[i];
+  const auto named_in = [&](std::size_t w) {
+    const Verdict& v = VerdictOf(w);
+    return std::any_of(truths_[i].components.begin(), truths_[i].components.end(),
+                       [&](ComponentKey k) { return Contains(v.named, k); });
+  };
+  std::size_t first = windows_.size();
+  KindScore kind;
+  for (std::size_t w = 0; w < windows_.size(); ++w) {
+    const std::int64_t overlap = Overlap(f, windows_[w].start_ns, windows_[w].end_ns);
+    if (overlap <= 0) continue;
+    first = std::min(first, w);
+    if (2 * overlap < window_ns_) continue;
+    ++kind.windows;
+    kind.windows_named += named_in(w);
+  }
+  if (kind.windows == 0) return;  // too short to be judged in any window
+  kind.faults = 1;
+  for (std::size_t w = first; w < windows_.size(); ++w) {
+    if (Overlap(f, windows_[w].start_ns, windows_[w].end_ns) <= 0) break;
+    if (named_in(w)) {
+      kind.detected = 1;
+      kind.windows_to_detect_sum = double(w - first);
+      break;
+    }
+  }
+  s_.faults += kind.faults;
+  s_.detected += kind.detected;
+  s_.windows_to_detect_sum += kind.windows_to_detect_sum;
+  s_.by_kind[f.kind] += kind;
+  std::uint64_t count = 0;
   for (const IncidentSpan& span : spans) {
-    ++s.incidents;
-    for (std::size_t w = 0; w < windows.size(); ++w) {
-      if (span.first_ns >= windows[w].start_ns && span.first_ns < windows[w].end_ns) {
-        if (fault_free[w]) ++s.false_incidents_fault_free;
-        break;
-      }
+    if (!Contains(truths_[i].components, span.key)) continue;
+    if (span.first_ns < f.end_ns + 2 * window_ns_ && span.last_ns > f.start_ns) ++count;
+  }
+  if (count > 0) {
+    s_.incidents_per_fault_sum += double(count);
+    ++s_.faults_with_incident;
+  }
+}
+
+void MethodScorer::ScoreIncident(const IncidentSpan& span) {
+  ++s_.incidents;
+  for (std::size_t w = 0; w < windows_.size(); ++w) {
+    if (span.first_ns >= windows_[w].start_ns && span.first_ns < windows_[w].end_ns) {
+      if (fault_free_[w]) ++s_.false_incidents_fault_free;
+      break;
     }
   }
 }
@@ -294,8 +352,8 @@ Scorecard ScoreRun(const Fleet& fleet, const std::vector<Fault>& faults,
   truths.reserve(faults.size());
   for (const Fault& f : faults) truths.push_back(TruthOf(fleet, f));
   Scorecard card;
-  ScoreMethod(faults, truths, windows, our_incidents, window_ns, false, card.ours);
-  ScoreMethod(faults, truths, windows, RunsOf(windows, true), window_ns, true, card.paper);
+  MethodScorer(faults, truths, windows, window_ns, false, card.ours).Score(our_incidents);
+  MethodScorer(faults, truths, windows, window_ns, true, card.paper).Score(RunsOf(windows, true));
   return card;
 }
 

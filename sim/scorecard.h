@@ -18,11 +18,16 @@
 //                          per 1,000 host-hours of such windows
 //  incidents per fault     distinct incidents naming a fault's component during
 //                          it (mean over the faults that got one; 1.0 is right)
+//  per fault kind          faults found, windows the fault was named in of
+//                          those it was judged in (its recall), and windows to
+//                          detect; a false verdict has no kind, so precision
+//                          is not split by kind
 // Ours' incidents are the IncidentTracker's; the paper has no incidents, so a
 // run of consecutive windows naming a component counts as one.
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -82,6 +87,18 @@ struct Counts {
   }
 };
 
+// One fault kind's detection (the scorecard's header).
+struct KindScore {
+  std::uint64_t faults = 0, detected = 0;
+  std::uint64_t windows = 0, windows_named = 0;  // judged in, and named in
+  double windows_to_detect_sum = 0;
+  double recall() const { return windows == 0 ? 1.0 : double(windows_named) / double(windows); }
+  double windows_to_detect() const {
+    return detected == 0 ? 0 : windows_to_detect_sum / double(detected);
+  }
+  KindScore& operator+=(const KindScore& o);
+};
+
 struct MethodScore {
   std::uint64_t tp = 0, fp = 0, fn = 0;
   // The same per category of verdict (loss, latency, host: Category), so a
@@ -94,6 +111,7 @@ struct MethodScore {
   double fault_free_host_hours = 0;
   double incidents_per_fault_sum = 0;
   std::uint64_t faults_with_incident = 0;
+  std::map<FaultKind, KindScore> by_kind;
   // Calibration: verdicts by the method's own (calibrated) confidence, in
   // fifths, how many of them were right, and the sum of their confidences
   // (don't-care verdicts left out): a calibrated method is right in each bin
@@ -114,6 +132,7 @@ struct MethodScore {
   double precision() const { return Counts{tp, fp, fn}.precision(); }
   double recall() const { return Counts{tp, fp, fn}.recall(); }
   double f1() const { return Counts{tp, fp, fn}.f1(); }
+  Counts counts() const { return {tp, fp, fn}; }
   double top1() const { return top1_windows == 0 ? 1.0 : double(top1_hits) / double(top1_windows); }
   double windows_to_detect() const {
     return detected == 0 ? 0 : windows_to_detect_sum / double(detected);

@@ -380,6 +380,45 @@ TEST_F(ScorecardTest, ScoresAddUp) {
   EXPECT_DOUBLE_EQ(a.false_incidents_per_khh(), 1000.0 * 2 / 3.0);
 }
 
+// Per fault kind: found, recall over the windows each fault was judged in,
+// windows to its first correct verdict; the kinds add up across runs.
+TEST_F(ScorecardTest, DetectionIsScoredPerFaultKind) {
+  Fault rnic;
+  rnic.kind = FaultKind::kRnicLoss;
+  rnic.host = 1;
+  rnic.nic = 0;
+  rnic.rate = 0.05;
+  rnic.start_ns = 0;
+  rnic.end_ns = 4 * kWindow;
+  const ComponentKey R = RnicKey(Category::kLoss, 1, 0);
+  // Link a: judged in windows 0-1, named in 1. Link b: judged in 2-3, never
+  // named. The RNIC: judged in 0-3, named in 2 and 3.
+  const std::vector<Fault> faults{LinkLoss(a_, 0, 2 * kWindow),
+                                  LinkLoss(b_, 2 * kWindow, 4 * kWindow), rnic};
+  const Scorecard card = Score(faults, Windows({{}, {A}, {R}, {R}}, {}));
+  ASSERT_EQ(card.ours.by_kind.size(), 2u);
+  const KindScore& link = card.ours.by_kind.at(FaultKind::kLinkLoss);
+  EXPECT_EQ(link.faults, 2u);
+  EXPECT_EQ(link.detected, 1u);
+  EXPECT_EQ(link.windows, 4u);
+  EXPECT_EQ(link.windows_named, 1u);
+  EXPECT_DOUBLE_EQ(link.recall(), 0.25);
+  EXPECT_DOUBLE_EQ(link.windows_to_detect(), 1.0);
+  const KindScore& nic = card.ours.by_kind.at(FaultKind::kRnicLoss);
+  EXPECT_EQ(nic.faults, 1u);
+  EXPECT_EQ(nic.detected, 1u);
+  EXPECT_DOUBLE_EQ(nic.recall(), 0.5);
+  EXPECT_DOUBLE_EQ(nic.windows_to_detect(), 2.0);
+  EXPECT_EQ(card.paper.by_kind.at(FaultKind::kLinkLoss).detected, 0u);
+  EXPECT_EQ(card.ours.faults, 3u);  // the totals are the kinds' sums
+  EXPECT_EQ(card.ours.detected, 2u);
+
+  MethodScore twice = card.ours;
+  twice += card.ours;
+  EXPECT_EQ(twice.by_kind.at(FaultKind::kLinkLoss).windows, 8u);
+  EXPECT_DOUBLE_EQ(twice.by_kind.at(FaultKind::kRnicLoss).windows_to_detect(), 2.0);
+}
+
 TEST_F(ScorecardTest, DescribeKeyNamesComponents) {
   EXPECT_EQ(DescribeKey(fleet_, A), "loss link p0r0-s00");
   EXPECT_EQ(DescribeKey(fleet_, LinkKey(Category::kLatency, b_)), "latency link p0r1-s01");
