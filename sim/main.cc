@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -103,6 +104,21 @@ void WriteJson(const std::string& path, const nlohmann::json& doc) {
   if (!out) throw std::runtime_error("cannot write " + path);
 }
 
+// suite --write-scenarios: each scenario (or only the one named) as DIR/NAME.yaml.
+int WriteScenarios(const std::vector<hs::Scenario>& scenarios, const std::string& dir,
+                   const std::string& only) {
+  std::filesystem::create_directories(dir);
+  for (const hs::Scenario& s : scenarios) {
+    if (!only.empty() && s.name != only) continue;
+    const std::filesystem::path path = std::filesystem::path(dir) / (s.name + ".yaml");
+    std::ofstream out(path);
+    out << hs::ScenarioYaml(s);
+    if (!out) throw std::runtime_error("cannot write " + path.string());
+    std::cout << path.string() << "\n";
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -151,6 +167,9 @@ int main(int argc, char** argv) {
   suite->add_flag("--windows", windows, "print truth and verdicts window by window");
   suite->add_flag("--explain", explain, "print every window's culprits with their evidence");
   suite->add_option("--only", only, "run only the scenario of this name (suite-SEED-N)");
+  std::string write_dir;
+  suite->add_option("--write-scenarios", write_dir,
+                    "write each scenario as DIR/NAME.yaml (for `run`) and run nothing");
   bool calibrate = false;
   suite->add_flag("--calibrate", calibrate,
                   "fit the analyzer's confidence maps from this suite's verdicts and print them");
@@ -265,6 +284,7 @@ int main(int argc, char** argv) {
       suite_options.duration_ns = static_cast<std::int64_t>(minutes * 60e9);
       suite_options.threads = threads;
       const auto scenarios = hs::BuildSuite(suite_options);
+      if (!write_dir.empty()) return WriteScenarios(scenarios, write_dir, only);
       const hs::Fleet fleet(suite_options.shape);
       hs::Scorecard total;
       hs::DiagnosisScore diagnosis;

@@ -224,6 +224,16 @@ void ParseFault(Reader& r, const Fleet& fleet, const YAML::Node& n, const std::s
   }
 }
 
+// The run's seed: any 64-bit integer (a suite draws them over the whole range).
+std::uint64_t Seed(Reader& r, const YAML::Node& n) {
+  if (!n) return 1;
+  const auto text = r.Text(n, "seed");
+  if (!text) return 1;
+  const auto v = config::ParseUint64(*text);
+  if (!v) r.Issue(n, "seed", "must be an integer in [0, 2^64), got \"" + *text + "\"");
+  return v.value_or(1);
+}
+
 }  // namespace
 
 Scenario ParseScenario(std::string_view text, std::string_view source_name) {
@@ -262,7 +272,7 @@ Scenario ParseScenario(std::string_view text, std::string_view source_name) {
     c.shape.aggregations = r.Int(f["aggregations"], "fabric.aggregations", 0, 0, 1024);
   }
   c.duration_ns = r.Duration(root["duration"], "duration", c.duration_ns);
-  c.seed = static_cast<std::uint64_t>(r.Number(root["seed"], "seed", 1, 0, 9e15));
+  c.seed = Seed(r, root["seed"]);
   c.hash_seed =
       static_cast<std::uint32_t>(r.Number(root["hash_seed"], "hash_seed", 0, 0, 4294967295.0));
   c.threads = r.Int(root["threads"], "threads", c.threads, 1, 256);

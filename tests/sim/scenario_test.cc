@@ -12,6 +12,7 @@
 #include <string>
 
 #include "common/config/config_error.h"
+#include "tests/sim/same_scenario.h"
 #include "tests/sim/sim_test_util.h"
 
 namespace hostmesh::sim {
@@ -170,6 +171,14 @@ TEST(ScenarioTest, AFullFileSetsEveryKey) {
   EXPECT_EQ(DescribeFault(fleet, f[7]), "blackhole p0r1-s00 down ports 50000-50100 0s-600s");
 }
 
+TEST(ScenarioTest, AFileWrittenReadsBackAsTheSameScenario) {
+  const Scenario s = ParseScenario(kFull, "full.yaml");
+  const Scenario back = ParseScenario(ScenarioYaml(s), "written.yaml");
+  EXPECT_TRUE(testing::SameScenario(back, s)) << ScenarioYaml(s);
+  EXPECT_EQ(ParseScenario("seed: 18446744073709551615\n", "max.yaml").config.seed,
+            18446744073709551615ULL);
+}
+
 TEST(ScenarioTest, DefaultsOfAnEmptyishFile) {
   const Scenario s = ParseScenario("seed: 3\n", "min.yaml");
   const SimConfig defaults;
@@ -288,6 +297,8 @@ TEST(ScenarioErrorsTest, BadValues) {
   ExpectIssue("background_loss:\n  min: 0.01\n  max: 0.001\n",
               {2, 3, "background_loss", "max must be >= min"});
   ExpectIssue("agent:\n  traceroute: maybe\n", {2, 15, "agent.traceroute", "true or false"});
+  ExpectIssue("seed: -1\n", {1, 7, "seed", "must be an integer in [0, 2^64)"});
+  ExpectIssue("seed: 18446744073709551616\n", {1, 7, "seed", "must be an integer"});
 }
 
 TEST(ScenarioErrorsTest, BadRates) {

@@ -6,7 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "sim/scorecard.h"
+#include "tests/sim/same_scenario.h"
 #include "tests/sim/sim_test_util.h"
 
 namespace hostmesh::sim {
@@ -14,25 +17,7 @@ namespace {
 
 using testing::kSecond;
 
-bool SameFault(const Fault& a, const Fault& b) {
-  return a.kind == b.kind && a.start_ns == b.start_ns && a.end_ns == b.end_ns && a.link == b.link &&
-         a.direction == b.direction && a.host == b.host && a.nic == b.nic &&
-         a.switch_id == b.switch_id && a.rate == b.rate && a.period_ns == b.period_ns &&
-         a.port_min == b.port_min && a.port_max == b.port_max && a.added_ns == b.added_ns;
-}
-
-bool SameScenario(const Scenario& a, const Scenario& b) {
-  const SimConfig &x = a.config, &y = b.config;
-  if (a.name != b.name || x.seed != y.seed || x.duration_ns != y.duration_ns ||
-      x.background.min != y.background.min || x.background.max != y.background.max ||
-      x.faults.size() != y.faults.size()) {
-    return false;
-  }
-  for (std::size_t i = 0; i < x.faults.size(); ++i) {
-    if (!SameFault(x.faults[i], y.faults[i])) return false;
-  }
-  return true;
-}
+using testing::SameScenario;
 
 SuiteOptions Options(std::uint64_t seed) {
   SuiteOptions o;
@@ -41,6 +26,22 @@ SuiteOptions Options(std::uint64_t seed) {
   o.duration_ns = 300 * kSecond;
   o.seed = seed;
   return o;
+}
+
+// suite --write-scenarios: each scenario's file reads back as the same run,
+// every fault kind included (rates and the 64-bit seed exactly).
+TEST(SuiteTest, EveryScenarioWrittenAsAFileReadsBackTheSame) {
+  SuiteOptions o = Options(3);
+  o.every_kind = true;
+  std::set<FaultKind> kinds;
+  for (const Scenario& s : BuildSuite(o)) {
+    const std::string yaml = ScenarioYaml(s);
+    const Scenario back = ParseScenario(yaml, s.name + ".yaml");
+    EXPECT_TRUE(SameScenario(back, s)) << yaml;
+    for (const Fault& f : s.config.faults) kinds.insert(f.kind);
+  }
+  EXPECT_EQ(kinds.size(), static_cast<std::size_t>(FaultKind::kEcmpCollision) + 1)
+      << "every kind written";
 }
 
 TEST(SuiteTest, ReproducibleFromTheSeed) {
