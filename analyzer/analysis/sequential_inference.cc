@@ -115,6 +115,8 @@ class SequentialPass {
   // The component standing for the thing c is part of (a link's direction:
   // the link both ways); c itself without units.
   std::uint32_t UnitOf(std::uint32_t c) const { return c < units_.size() ? units_[c] : c; }
+  // Whether the unit of `part` (any of its components) is chosen.
+  bool UnitChosen(std::uint32_t whole, std::uint32_t part) const;
 
   // H1: for a culprit, the rate it surely loses at (as in its recovery test:
   // against its latest estimate, inflated by the burst that named it, a quiet
@@ -144,10 +146,9 @@ class SequentialPass {
   void ChooseGreedily();
   void MergePartsIntoWholes();
   void PreferWholes();
-  std::vector<std::uint32_t> ChosenUnits(std::uint32_t whole) const;
+  std::size_t ChosenUnits(std::uint32_t whole) const;
   bool TryWhole(std::uint32_t whole);
-  bool SomePartClean(std::uint32_t whole, const Unexplained& left,
-                     const std::vector<std::uint32_t>& chosen_units) const;
+  bool SomePartClean(std::uint32_t whole, const Unexplained& left) const;
   void Report(std::uint32_t c, double bad, double n, const EvidenceBook::Entry& e);
   void UpdateChosen();
   void UpdateTheRest();
@@ -388,17 +389,17 @@ void SequentialPass::MergePartsIntoWholes() {
 // Parts named one by one can be their switch all along: held culprits explain
 // first (Pick), so a lossy spine whose first window looked concentrated on one
 // link kept being named link by link, each held link taking its share before
-// the spine was weighed. When two or more of a switch's units are chosen and,
-// with the other culprits explaining first, the switch alone qualifies, its
-// loss is spread over its parts (the test Pick puts a switch to) and no unit
-// is clean, the switch replaces them: one fault, not several. Switches with
-// the most chosen units are weighed first; each is weighed once.
+// the spine was weighed. When two or more of a switch's parts are chosen and,
+// with the other culprits explaining first, the switch alone qualifies and
+// its loss is spread over its parts (the test Pick puts a switch to) with no
+// part clean, the switch replaces them: one fault, not several. Switches with the most chosen
+// parts are weighed first; each is weighed once.
 void SequentialPass::PreferWholes() {
   if (chosen_.size() < 2) return;
   std::vector<std::pair<std::size_t, std::uint32_t>> wholes;  // chosen units, whole
   for (std::uint32_t w = 0; w < parts_.size() && w < n_comp_; ++w) {
     if (parts_[w].empty() || blamed_[w]) continue;
-    const std::size_t named = ChosenUnits(w).size();
+    const std::size_t named = ChosenUnits(w);
     if (named >= 2) wholes.emplace_back(named, w);
   }
   std::sort(wholes.begin(), wholes.end(), [](const auto& a, const auto& b) {
@@ -407,47 +408,46 @@ void SequentialPass::PreferWholes() {
   for (const auto& [named, w] : wholes) TryWhole(w);
 }
 
-// The units of `whole`'s chosen parts, sorted, each once.
-std::vector<std::uint32_t> SequentialPass::ChosenUnits(std::uint32_t whole) const {
+std::size_t SequentialPass::ChosenUnits(std::uint32_t whole) const {
   std::vector<std::uint32_t> units;
   for (const std::uint32_t part : parts_[whole]) {
     if (blamed_[part]) units.push_back(UnitOf(part));
   }
   std::sort(units.begin(), units.end());
-  units.erase(std::unique(units.begin(), units.end()), units.end());
-  return units;
+  return static_cast<std::size_t>(std::unique(units.begin(), units.end()) - units.begin());
 }
 
-// Whether a unit of `whole` not chosen loses far less than the chosen ones,
-// more rarely than chance allows over the units tested (kConcentrated, split
-// among them as the spread test splits it among parts: a rail switch of a
-// large pod has a thousand RNICs, and one of them falls short by chance). A
-// lossy switch loses at its rate on every part; a faulty link under it makes
-// its siblings lose only on the paths they share with it. On a switch of few
-// links the spread test cannot tell the two apart (a spine of four: one
-// link's fault is on half its paths, so the link loses twice the switch's
-// rate); this test can. Each unit is judged by the component standing for
-// it (a link both ways).
-bool SequentialPass::SomePartClean(std::uint32_t whole, const Unexplained& left,
-                                   const std::vector<std::uint32_t>& chosen_units) const {
-  double named_bad = 0, named_n = 0;
-  std::vector<std::pair<double, double>> others;  // the units not chosen: failures, probes
-  for (const std::uint32_t part : parts_[whole]) {
-    if (UnitOf(part) != part) continue;
-    const auto [pb, pn] = WithPast(part, left);
-    if (std::binary_search(chosen_units.begin(), chosen_units.end(), part)) {
-      named_bad += pb;
-      named_n += pn;
-    } else if (pn > 0) {
-      others.emplace_back(pb, pn);
-    }
+bool SequentialPass::UnitChosen(std::uint32_t whole, std::uint32_t part) const {
+  const std::uint32_t unit = UnitOf(part);
+  for (const std::uint32_t other : parts_[whole]) {
+    if (blamed_[other] && UnitOf(other) == unit) return true;
   }
-  if (named_n <= 0 || others.empty()) return false;
+  return false;
+}
+
+// Whether a part of `whole` not chosen loses far less than the chosen ones:
+// more rarely than chance allows (kConcentrated). A lossy switch loses at its
+// rate on every part; a faulty link under it makes its siblings lose only on
+// the paths they share with it. On a switch of few links the spread test
+// cannot tell the two apart (a spine of four: one link's fault is on half its
+// paths, so the link loses twice the switch's rate), this test can.
+bool SequentialPass::SomePartClean(std::uint32_t whole, const Unexplained& left) const {
+  // Each unit judged by the component standing for it (a link both ways).
+  double named_bad = 0, named_n = 0;
+  for (const std::uint32_t part : parts_[whole]) {
+    if (UnitOf(part) != part || !UnitChosen(whole, part)) continue;
+    const auto [pb, pn] = WithPast(part, left);
+    named_bad += pb;
+    named_n += pn;
+  }
+  if (named_n <= 0) return false;
   const double loss = named_bad / named_n;
-  const double chance = kConcentrated / static_cast<double>(others.size());
-  for (const auto& [pb, pn] : others) {
+  for (const std::uint32_t part : parts_[whole]) {
+    if (UnitOf(part) != part || UnitChosen(whole, part)) continue;
+    const auto [pb, pn] = WithPast(part, left);
+    if (pn <= 0) continue;
     // P(X <= pb) at the chosen units' rate.
-    if (1.0 - PoissonTail(std::floor(pb) + 1, loss * pn) < chance) return true;
+    if (1.0 - PoissonTail(std::floor(pb) + 1, loss * pn) < kConcentrated) return true;
   }
   return false;
 }
@@ -457,8 +457,7 @@ bool SequentialPass::TryWhole(std::uint32_t whole) {
   const auto is_part = [&](std::uint32_t c) {
     return std::find(of.begin(), of.end(), c) != of.end();
   };
-  const std::vector<std::uint32_t> units = ChosenUnits(whole);
-  if (units.size() < 2) return false;  // an earlier switch took them
+  if (ChosenUnits(whole) < 2) return false;  // an earlier switch took them
   Unexplained without(p_, params_.min_traced);
   for (const Chosen& ch : chosen_) {
     if (!is_part(ch.c)) without.Explain(ch.c);
@@ -466,7 +465,7 @@ bool SequentialPass::TryWhole(std::uint32_t whole) {
   without.Recount();
   const auto [bad, n] = without.Counts(whole);
   if (n <= 0 || bad <= 0 || !Eligible(book_.Find(keys_[whole]), bad, n)) return false;
-  if (!Spread(whole, without) || SomePartClean(whole, without, units)) return false;
+  if (!Spread(whole, without) || SomePartClean(whole, without)) return false;
   for (Chosen& ch : chosen_) {
     if (!is_part(ch.c)) continue;
     blamed_[ch.c] = 0;
