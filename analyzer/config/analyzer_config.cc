@@ -57,10 +57,11 @@ void ReadGrpc(MapReader& m, AnalyzerConfig& cfg) {
     cfg.grpc_agent_burst_bytes = burst.bytes;
   }
   m.Optional("max_streams_per_agent", &cfg.grpc_max_streams_per_agent, Range{0, 1024});
-  // Refused bytes: at least a batch at the size limit, so an honest agent's
-  // one refused batch never puts its certificate in debt.
+  // Refused bytes: at least a few honest batches of 80-1000 results (10 to
+  // 150 KB); a refused batch that finds the allowance clear is acked REJECTED
+  // whatever its size, so the allowance need not hold one at the size limit.
   config::ByteSize refused{cfg.grpc_refused_burst_bytes};
-  if (m.Optional("refused_burst_bytes", &refused, Range{config::MiB(8), config::GiB(64)})) {
+  if (m.Optional("refused_burst_bytes", &refused, Range{config::KiB(256), config::GiB(64)})) {
     cfg.grpc_refused_burst_bytes = refused.bytes;
   }
   config::ByteSize refused_rate{cfg.grpc_refused_bytes_per_second};

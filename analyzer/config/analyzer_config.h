@@ -35,7 +35,7 @@ struct AnalyzerConfig {
   // grpc.refused_bytes_per_second), how long a refused stream waits before
   // it ends (grpc.refusal_delay) and streams at once on one connection
   // (grpc.max_streams_per_connection): ingest_handler.h, refusal_tarpit.h.
-  std::uint64_t grpc_refused_burst_bytes = std::uint64_t{16} << 20;
+  std::uint64_t grpc_refused_burst_bytes = std::uint64_t{1} << 20;
   std::uint64_t grpc_refused_bytes_per_second = std::uint64_t{64} << 10;
   std::chrono::nanoseconds grpc_refusal_delay = std::chrono::seconds{1};
   std::uint32_t grpc_max_streams_per_connection = 16;

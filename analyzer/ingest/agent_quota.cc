@@ -28,7 +28,7 @@ void AgentQuota::ForgetFullest(MonoTime now) {
   if (buckets_.size() >= options_.max_agents && oldest != buckets_.end()) buckets_.erase(oldest);
 }
 
-bool AgentQuota::Take(std::string_view agent_id, std::size_t bytes, MonoTime now) {
+AgentQuota::Taken AgentQuota::Charge(std::string_view agent_id, std::size_t bytes, MonoTime now) {
   std::lock_guard lock(mu_);
   auto it = buckets_.find(std::string(agent_id));
   if (it == buckets_.end()) {
@@ -38,9 +38,11 @@ bool AgentQuota::Take(std::string_view agent_id, std::size_t bytes, MonoTime now
   Bucket& b = it->second;
   Refill(b, now);
   const double need = static_cast<double>(bytes);
-  const bool held = need <= b.tokens;
+  const Taken taken = b.tokens < 0       ? Taken::kAlreadyOwed
+                      : need <= b.tokens ? Taken::kHeld
+                                         : Taken::kIntoDebt;
   b.tokens -= need;
-  return held;
+  return taken;
 }
 
 bool AgentQuota::InDebt(std::string_view agent_id, MonoTime now) {

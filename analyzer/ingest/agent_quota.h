@@ -39,9 +39,16 @@ class AgentQuota {
  public:
   explicit AgentQuota(QuotaOptions options) : options_(options) {}
 
-  // Takes `bytes` from the agent's bucket; false when they were not there
-  // (the agent is over its quota: taken anyway, as debt).
-  bool Take(std::string_view agent_id, std::size_t bytes, MonoTime now);
+  // What taking `bytes` found: enough, not enough (the bucket goes into debt
+  // by this take), or a bucket already in debt before it.
+  enum class Taken { kHeld, kIntoDebt, kAlreadyOwed };
+  // Takes `bytes` from the agent's bucket, always: what was not there is debt.
+  Taken Charge(std::string_view agent_id, std::size_t bytes, MonoTime now);
+  // Charge, held or not: false when the bytes were not there (the agent is
+  // over its quota).
+  bool Take(std::string_view agent_id, std::size_t bytes, MonoTime now) {
+    return Charge(agent_id, bytes, now) == Taken::kHeld;
+  }
   // Whether the agent's bucket is in debt (a bucket never taken from is not).
   bool InDebt(std::string_view agent_id, MonoTime now);
 

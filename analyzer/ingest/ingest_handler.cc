@@ -36,10 +36,10 @@ bool IngestHandler::InDebt(const std::string& key, const PeerIdentity& peer) {
   return false;
 }
 
-bool IngestHandler::ChargeRefused(const PeerIdentity& peer, std::string_view agent_id,
-                                  std::size_t bytes) {
+AgentQuota::Taken IngestHandler::ChargeRefused(const PeerIdentity& peer, std::string_view agent_id,
+                                               std::size_t bytes) {
   const std::string key = peer.anyone() ? std::string(agent_id) : StreamsPerPeer::KeyOf(peer);
-  return refused_quota_.Take(key, bytes, clock_.MonotonicNow());
+  return refused_quota_.Charge(key, bytes, clock_.MonotonicNow());
 }
 
 bool IngestHandler::OpenStream(const std::string& key, const PeerIdentity& peer) {
@@ -120,7 +120,13 @@ IngestHandler::Screened IngestHandler::Screen(v1::UploadBatch& batch, std::size_
     out.agent = std::move(agent);
     return out;
   }
-  if (!ChargeRefused(peer, batch.agent_id(), encoded_bytes)) {
+  // A refused batch is paid for from its sender's allowance for refused
+  // bytes. One that finds the allowance clear is acked REJECTED whatever its
+  // size, so an honest agent drops it and never resends it; if it put the
+  // allowance in debt the stream ends too, and the peer's next stream waits
+  // until the debt is paid. One sent while in debt gets no ack.
+  const AgentQuota::Taken charged = ChargeRefused(peer, batch.agent_id(), encoded_bytes);
+  if (charged != AgentQuota::Taken::kHeld) {
     stats_.streams_over_quota.Increment();
     out.over_quota = "agent '" + batch.agent_id().substr(0, 64) +
                      "' sent more refused batches than it may (" +
@@ -128,7 +134,7 @@ IngestHandler::Screened IngestHandler::Screen(v1::UploadBatch& batch, std::size_
                      " bytes, refilled at " +
                      std::to_string(static_cast<std::uint64_t>(options_.refused_bytes_per_second)) +
                      " bytes/s); the last: " + rejection->message;
-    return out;
+    if (charged == AgentQuota::Taken::kAlreadyOwed) return out;
   }
   stats_.Rejected(rejection->reason).Increment();
   v1::UploadAck& ack = out.rejected.emplace();

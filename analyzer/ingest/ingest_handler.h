@@ -41,10 +41,12 @@ struct IngestOptions {
   // Bytes of batches refused (invalid, another agent's, not a batch) one
   // certificate may send beyond that: the quota is for an honest agent's
   // results (and its resend after an outage), not for bytes the analyzer
-  // throws away. Two batches at the size limit, refilled at 64 KiB/s: an
-  // honest agent's batches are refused rarely, and 100 hostile certificates
-  // then make the analyzer read 6.4 MB/s of refused bytes, not 100 MiB/s.
-  double refused_burst_bytes = 16 << 20;
+  // throws away. 1 MiB, refilled at 64 KiB/s: an honest agent's batches are
+  // refused rarely (one that finds the allowance clear is acked REJECTED
+  // whatever its size, so the agent drops it), and 100 hostile certificates
+  // make the analyzer read one message each and then 6.4 MB/s of refused
+  // bytes, not 100 MiB/s.
+  double refused_burst_bytes = 1 << 20;
   double refused_bytes_per_second = 64 << 10;
   // How long a stream refused for what its peer did waits before it ends
   // (refusal_tarpit.h).
@@ -83,9 +85,11 @@ class IngestHandler {
   HelloOutcome Hello(const v1::AgentHello& hello, const PeerIdentity& peer, v1::HelloReply& reply);
 
   struct Screened {
-    std::optional<v1::UploadAck> rejected;    // invalid: the REJECTED ack, already counted
-    std::optional<std::string> denied;        // `peer` may not send it: end the stream
-    std::optional<std::string> over_quota;    // its agent is over its byte quota: end the stream
+    std::optional<v1::UploadAck> rejected;  // invalid: the REJECTED ack, already counted
+    std::optional<std::string> denied;      // `peer` may not send it: end the stream
+    // Its agent is over its byte quota, or its certificate over its allowance
+    // for refused bytes: end the stream (after the REJECTED ack, if there is one).
+    std::optional<std::string> over_quota;
     std::shared_ptr<const KnownAgent> agent;  // when ok: the Hello it was checked against
     bool ok() const { return !rejected && !denied && !over_quota; }
   };
@@ -114,8 +118,9 @@ class IngestHandler {
   bool InDebt(const std::string& key, const PeerIdentity& peer);
   // Charges a message the analyzer refused (not a batch, another agent's, or
   // invalid) to the sender's allowance for refused bytes (refused_burst_bytes):
-  // false when it was not there (the stream must end, RESOURCE_EXHAUSTED).
-  bool ChargeRefused(const PeerIdentity& peer, std::string_view agent_id, std::size_t bytes);
+  // unless held, the stream must end (RESOURCE_EXHAUSTED).
+  AgentQuota::Taken ChargeRefused(const PeerIdentity& peer, std::string_view agent_id,
+                                  std::size_t bytes);
   void CloseStream(const std::string& key) { streams_.Close(key); }
 
   const IngestOptions& options() const { return options_; }

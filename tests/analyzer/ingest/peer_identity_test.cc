@@ -86,6 +86,21 @@ TEST(agent_quota, EveryByteReadIsPaidForAndAnAgentInDebtWaitsUntilItHasPaid) {
   EXPECT_FALSE(quota.InDebt("h2", t0));                 // h1's debt is not h2's
 }
 
+// A charge says whether it found the bucket clear: the refused-bytes
+// allowance acks a refused batch that put it in debt (however large), and
+// only one sent while already owing goes unanswered.
+TEST(agent_quota, AChargeSaysWhetherItFoundTheBucketClearOrAlreadyOwing) {
+  using Taken = AgentQuota::Taken;
+  AgentQuota quota({.bytes_per_second = 100, .burst_bytes = 1000, .max_agents = 10});
+  const MonoTime t0{};
+  EXPECT_EQ(quota.Charge("h1", 400, t0), Taken::kHeld);
+  EXPECT_EQ(quota.Charge("h1", 8000, t0), Taken::kIntoDebt);  // far past the burst
+  EXPECT_EQ(quota.Charge("h1", 1, t0), Taken::kAlreadyOwed);
+  EXPECT_EQ(quota.Charge("h1", 1, t0 + std::chrono::seconds{70}), Taken::kAlreadyOwed);
+  EXPECT_EQ(quota.Charge("h1", 1, t0 + std::chrono::seconds{75}), Taken::kHeld);  // paid
+  EXPECT_EQ(quota.Charge("h2", 2000, t0), Taken::kIntoDebt);  // a first charge past the burst
+}
+
 TEST(agent_quota, MadeUpAgentIdsCannotGrowItPastItsBound) {
   AgentQuota quota({.bytes_per_second = 100, .burst_bytes = 1000, .max_agents = 50});
   for (int i = 0; i < 10'000; ++i) {

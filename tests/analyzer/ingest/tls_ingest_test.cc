@@ -375,9 +375,11 @@ TEST(tls_ingest, OneCertificateHoldsAtMostItsLimitOfUploadStreams) {
 }
 
 // Bytes the analyzer throws away have an allowance of their own beside the
-// quota (refused_burst_bytes): past it the stream ends, and the certificate's
-// next streams are refused at their start, before a byte of them is read,
-// until the refill has paid for what was read (agent_quota_test: the paying).
+// quota (refused_burst_bytes): the batch that puts it in debt is still acked
+// REJECTED (so an honest agent drops it, whatever its size), then the stream
+// ends, and the certificate's next streams are refused at their start, before
+// a byte of them is read, until the refill has paid for what was read
+// (agent_quota_test: the paying).
 TEST(tls_ingest, ACertificateSendingRefusedBatchesPastItsAllowanceIsRefusedAtTheStart) {
   ingest::IngestOptions options;
   options.quota.bytes_per_second = 1;  // nothing refills within the test
@@ -391,8 +393,8 @@ TEST(tls_ingest, ACertificateSendingRefusedBatchesPastItsAllowanceIsRefusedAtThe
   ASSERT_TRUE(SayHello(*h2, MakeHello("h2", 8)).ok());
   const WallTime now = f.clock.RealtimeNow();
 
-  // Batches of a boot that never said Hello: each is REJECTED, until their
-  // bytes pass the allowance.
+  // Batches of a boot that never said Hello: each is REJECTED, up to the one
+  // whose bytes pass the allowance (the third); the fourth is never read.
   std::vector<v1::UploadBatch> refused;
   for (std::uint64_t seq = 1; seq <= 4; ++seq) refused.push_back(MakeBatch("h1", 99, seq, 20, now));
   ASSERT_GT(refused[0].ByteSizeLong(), 1000u);
@@ -401,7 +403,7 @@ TEST(tls_ingest, ACertificateSendingRefusedBatchesPastItsAllowanceIsRefusedAtThe
   EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << status.error_message();
   EXPECT_NE(status.error_message().find("refused batches"), std::string::npos)
       << status.error_message();
-  ASSERT_EQ(acks.size(), 2u);
+  ASSERT_EQ(acks.size(), 3u);
   for (const v1::UploadAck& ack : acks) EXPECT_EQ(ack.status(), v1::UploadAck::STATUS_REJECTED);
 
   // Its next stream ends at its start: nothing of it is read or stored.

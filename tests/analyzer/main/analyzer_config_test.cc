@@ -279,7 +279,7 @@ TEST(AnalyzerConfig, IngestIsMutualTlsUnlessInsecureIsSaid) {
   EXPECT_EQ(packaged.grpc_tls.ca, "/etc/hostmesh/tls/ca.crt");
   EXPECT_EQ(packaged.grpc_max_in_flight_bytes, std::uint64_t{1} << 30);
   EXPECT_EQ(packaged.grpc_max_streams_per_agent, 4u);
-  EXPECT_EQ(packaged.grpc_refused_burst_bytes, std::uint64_t{16} << 20);
+  EXPECT_EQ(packaged.grpc_refused_burst_bytes, std::uint64_t{1} << 20);
   EXPECT_EQ(packaged.grpc_refused_bytes_per_second, std::uint64_t{64} << 10);
   EXPECT_EQ(packaged.grpc_refusal_delay, std::chrono::seconds{1});
   EXPECT_EQ(packaged.grpc_max_streams_per_connection, 16u);
@@ -309,7 +309,7 @@ TEST(AnalyzerConfig, IngestIsMutualTlsUnlessInsecureIsSaid) {
   EXPECT_EQ(c.grpc_refused_bytes_per_second, std::uint64_t{16} << 10);
   EXPECT_EQ(c.grpc_refusal_delay, std::chrono::milliseconds{250});
   EXPECT_EQ(c.grpc_max_streams_per_connection, 4u);
-  for (const char* bad : {"grpc: {refused_burst_bytes: 1MiB}\n", "grpc: {refusal_delay: 2min}\n",
+  for (const char* bad : {"grpc: {refused_burst_bytes: 100KiB}\n", "grpc: {refusal_delay: 2min}\n",
                           "grpc: {max_streams_per_connection: 1}\n"}) {
     try {
       ParseAnalyzerConfig(bad, "a.yaml");
