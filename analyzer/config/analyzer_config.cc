@@ -57,6 +57,8 @@ void ReadGrpc(MapReader& m, AnalyzerConfig& cfg) {
     cfg.grpc_agent_burst_bytes = burst.bytes;
   }
   m.Optional("max_streams_per_agent", &cfg.grpc_max_streams_per_agent, Range{0, 1024});
+  m.Optional("stream_opens_per_minute", &cfg.grpc_stream_opens_per_minute,
+             Range<std::uint32_t>{0, 60'000});
   // Refused bytes: at least a few honest batches of 80-1000 results (10 to
   // 150 KB); a refused batch that finds the allowance clear is acked REJECTED
   // whatever its size, so the allowance need not hold one at the size limit.

@@ -31,6 +31,9 @@ struct AnalyzerConfig {
   std::uint64_t grpc_agent_burst_bytes = std::uint64_t{256} << 20;
   // Upload streams one certificate may hold open (grpc.max_streams_per_agent; 0: no limit).
   std::uint32_t grpc_max_streams_per_agent = 4;
+  // Upload streams one certificate may open a minute, beyond a burst of 8
+  // (grpc.stream_opens_per_minute; 0: no limit).
+  std::uint32_t grpc_stream_opens_per_minute = 12;
   // Bytes the analyzer refuses, per certificate (grpc.refused_burst_bytes,
   // grpc.refused_bytes_per_second), how long a refused stream waits before
   // it ends (grpc.refusal_delay) and streams at once on one connection

@@ -19,12 +19,32 @@ IngestHandler::IngestHandler(const Clock& clock, store::Store& store,
       stats_(stats),
       sink_(sink),
       options_(std::move(options)),
-      agents_(store),
+      agents_(store, options_.max_hello_memory_bytes,
+              [this](std::size_t dropped) { HellosDropped(dropped); }),
       in_flight_(options_.max_in_flight_bytes),
       quota_(options_.quota),
       refused_quota_(QuotaOptions{options_.refused_bytes_per_second, options_.refused_burst_bytes,
                                   options_.quota.max_agents}),
-      streams_(options_.max_streams_per_peer) {}
+      streams_(options_.max_streams_per_peer),
+      stream_opens_(QuotaOptions{options_.stream_opens_per_minute / 60, options_.stream_open_burst,
+                                 options_.quota.max_agents}) {}
+
+void IngestHandler::HellosDropped(std::size_t dropped) {
+  stats_.hellos_dropped.Increment(static_cast<double>(dropped));
+  const std::optional<std::uint64_t> warn = NoteWarn(hellos_warn_, dropped);
+  if (warn) {
+    spdlog::warn(
+        "ingest: {} agents' Hellos dropped from memory in the last minute to keep it within its "
+        "bound; they are read back from the store at their next batch. Made-up agent ids "
+        "(grpc.insecure), or a fleet past the bound (hostmesh_ingest_hellos_dropped_total)",
+        *warn);
+  }
+}
+
+std::optional<std::uint64_t> IngestHandler::NoteWarn(WarnThrottle& throttle, std::uint64_t n) {
+  const std::lock_guard lock(warn_mu_);
+  return throttle.Note(clock_.MonotonicNow(), n);
+}
 
 bool IngestHandler::InDebt(const std::string& key, const PeerIdentity& peer) {
   if (peer.anyone()) return false;  // no certificate to know the agents by
@@ -42,22 +62,29 @@ AgentQuota::Taken IngestHandler::ChargeRefused(const PeerIdentity& peer, std::st
   return refused_quota_.Charge(key, bytes, clock_.MonotonicNow());
 }
 
-bool IngestHandler::OpenStream(const std::string& key, const PeerIdentity& peer) {
-  if (streams_.TryOpen(key)) return true;
-  stats_.streams_refused.Increment();
-  std::optional<std::uint64_t> warn;
-  {
-    const std::lock_guard lock(warn_mu_);
-    warn = streams_warn_.Note(clock_.MonotonicNow(), 1);
+std::optional<std::string> IngestHandler::OpenStream(const std::string& key,
+                                                     const PeerIdentity& peer) {
+  std::string why;
+  if (!key.empty() && options_.stream_opens_per_minute > 0 &&
+      !stream_opens_.Take(key, 1, clock_.MonotonicNow())) {
+    why = "this certificate opens Upload streams faster than " +
+          std::to_string(static_cast<int>(options_.stream_opens_per_minute)) +
+          " a minute (grpc.stream_opens_per_minute)";
+  } else if (streams_.TryOpen(key)) {
+    return std::nullopt;
+  } else {
+    why = "this certificate already holds " + std::to_string(streams_.max_per_peer()) +
+          " Upload streams open (grpc.max_streams_per_agent)";
   }
+  stats_.streams_refused.Increment();
+  const std::optional<std::uint64_t> warn = NoteWarn(streams_warn_, 1);
   if (warn) {
     spdlog::warn(
-        "ingest: {} Upload stream(s) refused in the last minute, the latest of {}: its "
-        "certificate already holds {} streams open (grpc.max_streams_per_agent; an agent uses "
-        "one) (hostmesh_ingest_streams_refused_total)",
-        *warn, peer.Describe().substr(0, 256), streams_.max_per_peer());
+        "ingest: {} Upload stream(s) refused in the last minute, the latest of {}: {}; an agent "
+        "holds one and reopens it after a backoff (hostmesh_ingest_streams_refused_total)",
+        *warn, peer.Describe().substr(0, 256), why);
   }
-  return false;
+  return why + "; retry after a backoff";
 }
 
 HelloOutcome IngestHandler::Hello(const v1::AgentHello& hello, const PeerIdentity& peer,
@@ -148,11 +175,7 @@ void IngestHandler::ClearStamps(v1::UploadBatch& batch) {
   const std::size_t cleared = ClearContradictoryStamps(batch);
   if (cleared == 0) return;
   stats_.stamps_cleared.Increment(static_cast<double>(cleared));
-  std::optional<std::uint64_t> warn;
-  {
-    const std::lock_guard lock(warn_mu_);
-    warn = stamps_warn_.Note(clock_.MonotonicNow(), cleared);
-  }
+  const std::optional<std::uint64_t> warn = NoteWarn(stamps_warn_, cleared);
   if (warn) {
     spdlog::warn(
         "ingest: {} stamp pair(s) of probe results cleared in the last minute, the latest from "

@@ -54,10 +54,21 @@ struct IngestOptions {
   // Upload streams one certificate may hold open at once (streams_per_peer.h;
   // 0: no limit).
   std::size_t max_streams_per_peer = 4;
+  // Upload streams one certificate may open per minute, beyond a burst of
+  // stream_open_burst (0: no limit). An agent opens one per connection and
+  // backs off between failures (200 ms doubling to 30 s); a peer that makes
+  // gRPC itself end its streams (a message over gRPC's size limit, a reset),
+  // which no refusal of the analyzer's sees, is held to this rate instead of
+  // reopening at once, each stream costing a read.
+  double stream_opens_per_minute = 12;
+  double stream_open_burst = 8;
   // Streams at once on one connection (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS):
   // an agent holds an Upload stream and now and then a Hello; more are a peer
   // reopening refused ones while the refusal delay holds them.
   std::uint32_t max_streams_per_connection = 16;
+  // Memory for the Hellos of the agents that said one (agent_directory.h):
+  // about 1 KiB an agent of 8 NICs, so 64 MiB holds about 60,000 agents.
+  std::size_t max_hello_memory_bytes = std::size_t{64} << 20;
 };
 
 enum class HelloCode {
@@ -111,8 +122,9 @@ class IngestHandler {
               std::shared_ptr<const KnownAgent> agent, AckDone done);
 
   // An Upload stream of `peer`, counted under `key` (StreamsPerPeer::KeyOf),
-  // opens: false, counted and warned of, when it already holds its limit.
-  bool OpenStream(const std::string& key, const PeerIdentity& peer);
+  // opens: nullopt, or why not (counted and warned of) when its certificate
+  // already holds its limit of streams or opens them faster than its rate.
+  std::optional<std::string> OpenStream(const std::string& key, const PeerIdentity& peer);
   // Whether a new stream of `peer` must wait: its certificate or one of the
   // agents it names is in debt (agent_quota.h).
   bool InDebt(const std::string& key, const PeerIdentity& peer);
@@ -124,10 +136,16 @@ class IngestHandler {
   void CloseStream(const std::string& key) { streams_.Close(key); }
 
   const IngestOptions& options() const { return options_; }
+  // Memory the agents' Hellos take (at most options().max_hello_memory_bytes).
+  std::size_t agents_held_bytes() const { return agents_.bytes(); }
   IngestStats& stats() { return stats_; }
 
  private:
   void ClearStamps(v1::UploadBatch& batch);
+  // Counts `n` events for `throttle`: how many to warn of now, if a warning is due.
+  std::optional<std::uint64_t> NoteWarn(WarnThrottle& throttle, std::uint64_t n);
+  // The agent directory dropped Hellos to stay within its bound.
+  void HellosDropped(std::size_t dropped);
 
   const Clock& clock_;
   store::Store& store_;
@@ -140,9 +158,11 @@ class IngestHandler {
   AgentQuota quota_;
   AgentQuota refused_quota_;  // by certificate (StreamsPerPeer::KeyOf), or agent id when insecure
   StreamsPerPeer streams_;
+  AgentQuota stream_opens_;  // by certificate, in streams (stream_opens_per_minute)
   std::mutex warn_mu_;
   WarnThrottle stamps_warn_{std::chrono::minutes{1}};
   WarnThrottle streams_warn_{std::chrono::minutes{1}};
+  WarnThrottle hellos_warn_{std::chrono::minutes{1}};
 };
 
 }  // namespace hostmesh::analyzer::ingest

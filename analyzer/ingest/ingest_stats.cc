@@ -58,7 +58,13 @@ IngestStats::IngestStats(metrics::Registry& r)
       streams_refused(r.AddCounter(
           "hostmesh_ingest_streams_refused_total",
           "Upload streams refused with RESOURCE_EXHAUSTED at their start: their certificate "
-          "already held grpc.max_streams_per_agent streams open.")),
+          "already held grpc.max_streams_per_agent streams open, or opened more than "
+          "grpc.stream_opens_per_minute.")),
+      hellos_dropped(r.AddCounter(
+          "hostmesh_ingest_hellos_dropped_total",
+          "Agents' Hellos dropped from the analyzer's memory to keep it within its bound (64 MiB, "
+          "about 60,000 agents of 8 NICs): read back from the store at their next batch. Made-up "
+          "agent ids under grpc.insecure, or a fleet larger than the bound.")),
       stamps_cleared(r.AddCounter(
           "hostmesh_ingest_result_stamps_cleared_total",
           "Stamp pairs of accepted probe results (NIC send and receive, or application send "

@@ -40,6 +40,9 @@ struct IngestStats {
   // Upload streams refused at their start: their certificate already held
   // grpc.max_streams_per_agent streams open.
   prometheus::Counter& streams_refused;
+  // Agents' Hellos dropped from memory to keep it within its bound
+  // (agent_directory.h): read back from the store at their next batch.
+  prometheus::Counter& hellos_dropped;
   // Stamp pairs of accepted results cleared for reading receive before send.
   prometheus::Counter& stamps_cleared;
   prometheus::Gauge& in_flight_bytes;

@@ -36,13 +36,10 @@ UploadReactor::UploadReactor(IngestHandler& handler, RefusalTarpit& tarpit, Peer
       peer_key_(StreamsPerPeer::KeyOf(peer_)) {
   handler_.stats().streams_open.Increment();
   // Refusals before a byte is read: the agent backs off and keeps its data.
-  counted_ = handler_.OpenStream(peer_key_, peer_);
-  if (!counted_) {
-    Refuse(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                        "this certificate already holds " +
-                            std::to_string(handler_.options().max_streams_per_peer) +
-                            " Upload streams open (grpc.max_streams_per_agent); retry after a "
-                            "backoff"));
+  std::optional<std::string> refused = handler_.OpenStream(peer_key_, peer_);
+  counted_ = !refused;
+  if (refused) {
+    Refuse(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, std::move(*refused)));
     return;
   }
   // Counted while held in the tarpit: a place of its certificate's.

@@ -114,6 +114,7 @@ void AnalyzerApp::StartIngestHandler() {
   ingest_options.quota.bytes_per_second = static_cast<double>(config_.grpc_agent_bytes_per_second);
   ingest_options.quota.burst_bytes = static_cast<double>(config_.grpc_agent_burst_bytes);
   ingest_options.max_streams_per_peer = config_.grpc_max_streams_per_agent;
+  ingest_options.stream_opens_per_minute = config_.grpc_stream_opens_per_minute;
   ingest_options.refused_burst_bytes = static_cast<double>(config_.grpc_refused_burst_bytes);
   ingest_options.refused_bytes_per_second =
       static_cast<double>(config_.grpc_refused_bytes_per_second);

@@ -169,6 +169,29 @@ TEST_F(IngestHandlerTest, TheSinkGetsEachBatchWithTheHelloItWasCheckedAgainst) {
   EXPECT_EQ(sink_.hellos(), (std::vector<std::string>{"h1/7", "h2/3"}));
 }
 
+// Hellos kept in memory are bounded in bytes: a flood of made-up agent ids
+// (grpc.insecure lets anyone say Hello as anyone) pushes others out, counted,
+// and an agent pushed out is read back from the store at its next batch.
+TEST_F(IngestHandlerTest, HellosInMemoryStayWithinTheirBoundAndADroppedOneIsReadBack) {
+  IngestOptions options;
+  options.max_hello_memory_bytes = 16 << 10;  // a few dozen Hellos
+  IngestHandler bounded(clock_, *store_, *committer_, stats_, &sink_, options);
+  v1::HelloReply reply;
+  ASSERT_EQ(bounded.Hello(MakeHello("honest", 7), PeerIdentity::Anyone(), reply).code,
+            HelloCode::kOk);
+  for (int i = 0; i < 500; ++i) {
+    ASSERT_EQ(
+        bounded.Hello(MakeHello("made-up-" + std::to_string(i), 1), PeerIdentity::Anyone(), reply)
+            .code,
+        HelloCode::kOk);
+  }
+  EXPECT_GE(stats_.hellos_dropped.Value(), 400.0) << "most of 501 Hellos cannot fit in 16 KiB";
+  EXPECT_LE(bounded.agents_held_bytes(), std::size_t{16} << 10);
+  EXPECT_EQ(Ingest(bounded, MakeBatch("honest", 7, 1, 10, Now())).status(),
+            v1::UploadAck::STATUS_ACCEPTED);
+  EXPECT_EQ(sink_.hellos().back(), "honest/7") << "its Hello, read back from the store";
+}
+
 TEST_F(IngestHandlerTest, RejectionsAreCountedByReasonAndGoodBatchesStillPass) {
   SayHello("h1", 7);
   v1::UploadBatch future = MakeBatch("h1", 7, 1, 10, Now());

@@ -313,6 +313,23 @@ TEST(tls_ingest, OverTheInFlightLimitIsResourceExhausted) {
   EXPECT_EQ(analyzer.store().LastDurableBatchSeq("h1", 7), 0u);
 }
 
+// h1's next stream (carrying batch `seq`) is refused at its start for `key`,
+// nothing of it taken, while h2's certificate is not held back.
+void ExpectH1RefusedAtTheStart(Fixture& f, v1::AgentIngest::Stub& h1, v1::AgentIngest::Stub& h2,
+                               std::uint64_t seq, const std::string& key) {
+  const WallTime now = f.clock.RealtimeNow();
+  auto [refused_acks, refused] = Upload(h1, {MakeBatch("h1", 7, seq, 5, now)});
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << refused.error_message();
+  EXPECT_NE(refused.error_message().find(key), std::string::npos) << refused.error_message();
+  EXPECT_TRUE(refused_acks.empty());
+  EXPECT_EQ(f.analyzer.stats().streams_refused.Value(), 1u);
+  EXPECT_EQ(f.analyzer.store().LastDurableBatchSeq("h1", 7), seq - 1) << "nothing of it was taken";
+
+  auto [other_acks, other] = Upload(h2, {MakeBatch("h2", 8, 1, 5, now)});
+  EXPECT_TRUE(other.ok()) << "another certificate is not held back: " << other.error_message();
+  EXPECT_EQ(other_acks.size(), 1u);
+}
+
 // One certificate holds at most max_streams_per_peer Upload streams open: a
 // stolen one cannot pin the fleet's in-flight budget stream by stream. The
 // next is refused at its start with RESOURCE_EXHAUSTED; other certificates
@@ -320,6 +337,7 @@ TEST(tls_ingest, OverTheInFlightLimitIsResourceExhausted) {
 TEST(tls_ingest, OneCertificateHoldsAtMostItsLimitOfUploadStreams) {
   ingest::IngestOptions options;
   options.max_streams_per_peer = 2;
+  options.stream_opens_per_minute = 0;  // it reopens until the server has counted one out
   Fixture f(options);
   ASSERT_TRUE(f.analyzer.ok());
   auto h1 = f.As(f.pki.Issue("h1", "DNS:h1", false));
@@ -345,17 +363,7 @@ TEST(tls_ingest, OneCertificateHoldsAtMostItsLimitOfUploadStreams) {
     held.push_back(std::move(open));
   }
 
-  auto [refused_acks, refused] = Upload(*h1, {MakeBatch("h1", 7, 3, 5, now)});
-  EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << refused.error_message();
-  EXPECT_NE(refused.error_message().find("grpc.max_streams_per_agent"), std::string::npos)
-      << refused.error_message();
-  EXPECT_TRUE(refused_acks.empty());
-  EXPECT_EQ(f.analyzer.stats().streams_refused.Value(), 1u);
-  EXPECT_EQ(f.analyzer.store().LastDurableBatchSeq("h1", 7), 2u) << "nothing of it was taken";
-
-  auto [other_acks, other] = Upload(*h2, {MakeBatch("h2", 8, 1, 5, now)});
-  EXPECT_TRUE(other.ok()) << "another certificate is not held back: " << other.error_message();
-  EXPECT_EQ(other_acks.size(), 1u);
+  ExpectH1RefusedAtTheStart(f, *h1, *h2, 3, "grpc.max_streams_per_agent");
 
   held.front()->stream->WritesDone();
   EXPECT_TRUE(held.front()->stream->Finish().ok());
@@ -372,6 +380,29 @@ TEST(tls_ingest, OneCertificateHoldsAtMostItsLimitOfUploadStreams) {
   EXPECT_EQ(again_acks[0].status(), v1::UploadAck::STATUS_ACCEPTED);
   held.front()->stream->WritesDone();
   EXPECT_TRUE(held.front()->stream->Finish().ok());
+}
+
+// A certificate opens streams at a rate (a burst, then stream_opens_per_minute):
+// a peer whose streams gRPC itself ends (a message over gRPC's size limit),
+// which no refusal of the analyzer's sees, cannot reopen them at once.
+TEST(tls_ingest, ACertificateOpeningStreamsFasterThanItsRateIsRefusedAtTheStart) {
+  ingest::IngestOptions options;
+  options.stream_opens_per_minute = 1;  // nothing refills within the test
+  options.stream_open_burst = 3;
+  Fixture f(options);
+  ASSERT_TRUE(f.analyzer.ok());
+  auto h1 = f.As(f.pki.Issue("h1", "DNS:h1", false));
+  auto h2 = f.As(f.pki.Issue("h2", "DNS:h2", false));
+  ASSERT_TRUE(SayHello(*h1, MakeHello("h1", 7)).ok());
+  ASSERT_TRUE(SayHello(*h2, MakeHello("h2", 8)).ok());
+  const WallTime now = f.clock.RealtimeNow();
+
+  for (std::uint64_t seq = 1; seq <= 3; ++seq) {
+    auto [acks, status] = Upload(*h1, {MakeBatch("h1", 7, seq, 5, now)});
+    EXPECT_TRUE(status.ok()) << "stream " << seq << ": " << status.error_message();
+    ASSERT_EQ(acks.size(), 1u) << "stream " << seq;
+  }
+  ExpectH1RefusedAtTheStart(f, *h1, *h2, 4, "grpc.stream_opens_per_minute");
 }
 
 // Bytes the analyzer throws away have an allowance of their own beside the

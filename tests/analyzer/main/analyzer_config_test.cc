@@ -279,6 +279,7 @@ TEST(AnalyzerConfig, IngestIsMutualTlsUnlessInsecureIsSaid) {
   EXPECT_EQ(packaged.grpc_tls.ca, "/etc/hostmesh/tls/ca.crt");
   EXPECT_EQ(packaged.grpc_max_in_flight_bytes, std::uint64_t{1} << 30);
   EXPECT_EQ(packaged.grpc_max_streams_per_agent, 4u);
+  EXPECT_EQ(packaged.grpc_stream_opens_per_minute, 12u);
   EXPECT_EQ(packaged.grpc_refused_burst_bytes, std::uint64_t{1} << 20);
   EXPECT_EQ(packaged.grpc_refused_bytes_per_second, std::uint64_t{64} << 10);
   EXPECT_EQ(packaged.grpc_refusal_delay, std::chrono::seconds{1});
@@ -291,6 +292,7 @@ TEST(AnalyzerConfig, IngestIsMutualTlsUnlessInsecureIsSaid) {
   agent_bytes_per_second: 2MiB
   agent_burst_bytes: 1GiB
   max_streams_per_agent: 8
+  stream_opens_per_minute: 0
   refused_burst_bytes: 32MiB
   refused_bytes_per_second: 16KiB
   refusal_delay: 250ms
@@ -305,12 +307,14 @@ TEST(AnalyzerConfig, IngestIsMutualTlsUnlessInsecureIsSaid) {
   EXPECT_EQ(c.grpc_agent_bytes_per_second, std::uint64_t{2} << 20);
   EXPECT_EQ(c.grpc_agent_burst_bytes, std::uint64_t{1} << 30);
   EXPECT_EQ(c.grpc_max_streams_per_agent, 8u);
+  EXPECT_EQ(c.grpc_stream_opens_per_minute, 0u);
   EXPECT_EQ(c.grpc_refused_burst_bytes, std::uint64_t{32} << 20);
   EXPECT_EQ(c.grpc_refused_bytes_per_second, std::uint64_t{16} << 10);
   EXPECT_EQ(c.grpc_refusal_delay, std::chrono::milliseconds{250});
   EXPECT_EQ(c.grpc_max_streams_per_connection, 4u);
   for (const char* bad : {"grpc: {refused_burst_bytes: 100KiB}\n", "grpc: {refusal_delay: 2min}\n",
-                          "grpc: {max_streams_per_connection: 1}\n"}) {
+                          "grpc: {max_streams_per_connection: 1}\n",
+                          "grpc: {stream_opens_per_minute: -1}\n"}) {
     try {
       ParseAnalyzerConfig(bad, "a.yaml");
       ADD_FAILURE() << "accepted: " << bad;
