@@ -7,13 +7,18 @@
 //
 // Usage: ingest_bench [--streams N] [--batches B] [--results R] [--channels C]
 //                     [--client-threads T] [--rate R] [--in-flight W]
-//                     [--no-analysis] [--data-dir DIR] [--tls DIR [--hostile H]]
+//                     [--no-analysis] [--data-dir DIR]
+//                     [--tls DIR [--hostile H [--hostile-lead S]]]
 //   defaults: 4 streams x 300 batches x 1000 results, one connection per
 //   stream up to the file limit, closed loop (8 in flight), data in a fresh
 //   temp dir. The fleet's shape: --streams 10000 --batches 20 --results 80
 //   --rate 1 (one batch a second per agent). --tls DIR (bench/make_bench_pki.sh
 //   DIR N H): mutual TLS, a connection and certificate per stream; --hostile H
 //   adds H hostile streams with certificates of the same CA (ingest_load.h).
+//   They start with the honest batches, so the figures include the start of
+//   the attack (100 handshakes, each hostile certificate's first refused
+//   message); --hostile-lead S starts them S seconds before the honest agents
+//   connect, so the figures are of the attack in its steady state.
 #include <dirent.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -23,6 +28,7 @@
 #include <atomic>
 #include <cctype>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -52,6 +58,7 @@ struct Args {
   LoadOptions load;
   bool channels_set = false;
   bool analysis = true;
+  double hostile_lead = -1;  // seconds; below 0: the hostile streams start with the batches
   std::string data_dir;
 };
 
@@ -85,6 +92,8 @@ bool ParseArgs(int argc, char** argv, Args& args) {
       args.load.tls_dir = value;
     } else if (flag == "--hostile") {
       args.load.hostile = std::atoi(value);
+    } else if (flag == "--hostile-lead") {
+      args.hostile_lead = std::atof(value);
     } else {
       return false;
     }
@@ -203,7 +212,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: %s [--streams N] [--batches B] [--results R] [--channels C] "
                  "[--client-threads T] [--rate R] [--in-flight W] [--no-analysis] "
-                 "[--data-dir DIR] [--tls DIR [--hostile H]]\n",
+                 "[--data-dir DIR] [--tls DIR [--hostile H [--hostile-lead S]]]\n",
                  argv[0]);
     return 2;
   }
@@ -309,19 +318,26 @@ int main(int argc, char** argv) {
   }
 
   const int port = server->port();
-  if (write(to_client[1], &port, sizeof port) != static_cast<ssize_t>(sizeof port)) return 1;
   char ready = 0;
+  const auto start_hostile = [&] {
+    if (hostile_child <= 0) return true;
+    if (write(to_hostile[1], &port, sizeof port) != static_cast<ssize_t>(sizeof port) ||
+        !ReadAll(from_hostile[0], &ready, 1)) {
+      std::fprintf(stderr, "ingest_bench: the hostile streams failed to start\n");
+      return false;
+    }
+    return true;
+  };
+  if (args.hostile_lead >= 0) {
+    if (!start_hostile()) return 1;
+    std::this_thread::sleep_for(std::chrono::duration<double>(args.hostile_lead));
+  }
+  if (write(to_client[1], &port, sizeof port) != static_cast<ssize_t>(sizeof port)) return 1;
   if (!ReadAll(from_client[0], &ready, 1)) {
     std::fprintf(stderr, "ingest_bench: the load generator failed before its first batch\n");
     return 1;
   }
-  // The hostile streams start with the honest batches, not during their Hellos.
-  if (hostile_child > 0 &&
-      (write(to_hostile[1], &port, sizeof port) != static_cast<ssize_t>(sizeof port) ||
-       !ReadAll(from_hostile[0], &ready, 1))) {
-    std::fprintf(stderr, "ingest_bench: the hostile streams failed to start\n");
-    return 1;
-  }
+  if (args.hostile_lead < 0 && !start_hostile()) return 1;
   const auto threads0 = ThreadCpu();
   const double cpu0 = ProcessCpu();
   const auto t0 = std::chrono::steady_clock::now();
@@ -382,8 +398,12 @@ int main(int argc, char** argv) {
   if (args.load.hostile > 0) {
     std::printf(
         "  beside %d hostile streams (junk, oversize, forged ids) from a process of their "
-        "own, reopened 50 ms after each end\n",
-        args.load.hostile);
+        "own, reopened 50 ms after each end, %s\n",
+        args.load.hostile,
+        args.hostile_lead < 0 ? "started with the honest batches"
+                              : ("started " + std::to_string(std::lround(args.hostile_lead)) +
+                                 " s before the honest agents connect")
+                                    .c_str());
   }
   std::printf("  connect and Hello     %.3f s for all streams (TLS handshakes included)\n",
               load.hello_seconds);
