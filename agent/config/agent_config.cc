@@ -88,6 +88,7 @@ void ReadUpload(MapReader& r, UploadConfig& upload) {
              {1u, static_cast<std::uint32_t>(kMaxResultsPerBatch)});
   r.Optional("batch_max_age", &upload.batch_max_age, Range{1ms, 60s});
   r.Optional("buffer_budget", &upload.buffer_budget, {config::MiB(1), config::GiB(16)});
+  r.Optional("hello_timeout", &upload.hello_timeout, Range{1s, 10min});
   const bool initial_ok = r.Optional("backoff_initial", &upload.backoff_initial, Range{1ms, 60s});
   const bool max_ok = r.Optional("backoff_max", &upload.backoff_max, Range{1ms, 1h});
   if (initial_ok && max_ok && upload.backoff_max < upload.backoff_initial) {

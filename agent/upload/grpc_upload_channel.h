@@ -29,7 +29,7 @@ struct ChannelSecurity {
 
 struct GrpcChannelOptions {
   std::string address;  // "host:port" of the analyzer's AgentIngest service
-  std::chrono::nanoseconds hello_timeout = std::chrono::seconds{5};
+  std::chrono::nanoseconds hello_timeout = std::chrono::seconds{60};  // upload.hello_timeout
   ChannelSecurity security;
 };
 

@@ -81,6 +81,7 @@ TEST(agent_config, MinimalFileGetsEveryDefault) {
   EXPECT_EQ(cfg.upload.buffer_budget, config::MiB(64));
   EXPECT_EQ(cfg.upload.backoff_initial, 200ms);
   EXPECT_EQ(cfg.upload.backoff_max, 30s);
+  EXPECT_EQ(cfg.upload.hello_timeout, 60s);
   EXPECT_TRUE(cfg.telemetry.enabled);
   EXPECT_EQ(cfg.telemetry.period, 10s);
   EXPECT_EQ(cfg.telemetry.sysfs_root, "/sys");
@@ -136,6 +137,7 @@ upload:
   buffer_budget: 1GiB
   backoff_initial: 1s
   backoff_max: 1s
+  hello_timeout: 10s
 telemetry:
   enabled: false
   period: 1m
@@ -187,6 +189,7 @@ nics:
   EXPECT_EQ(cfg.upload.buffer_budget, config::GiB(1));
   EXPECT_EQ(cfg.upload.backoff_initial, 1s);
   EXPECT_EQ(cfg.upload.backoff_max, 1s);
+  EXPECT_EQ(cfg.upload.hello_timeout, 10s);
   EXPECT_FALSE(cfg.telemetry.enabled);
   EXPECT_EQ(cfg.telemetry.period, 1min);
   EXPECT_EQ(cfg.telemetry.sysfs_root, "/tmp/fake-sys");

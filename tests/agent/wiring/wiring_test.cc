@@ -58,7 +58,7 @@ TEST(agent_wiring, CoreOptionsFollowTheConfig) {
 }
 
 TEST(agent_wiring, TransportOptionsFollowTheConfig) {
-  const AgentConfig config = Config();
+  AgentConfig config = Config();
   const udp::UdpTransportOptions u = UdpOptionsFrom(config);
   ASSERT_EQ(u.nics.size(), 3U);
   EXPECT_EQ(u.nics[2].netdev, "nic2");
@@ -71,9 +71,11 @@ TEST(agent_wiring, TransportOptionsFollowTheConfig) {
   EXPECT_EQ(v.nics[0].rdma_device, "mlx5_0");
   EXPECT_EQ(v.nics[0].gid_index, 3);
   EXPECT_GE(v.max_payload_bytes, 64U);
+  config.upload.hello_timeout = std::chrono::seconds{7};
   const upload::UploaderOptions up = UploaderOptionsFrom(config);
   EXPECT_EQ(up.analyzer_address, "198.19.128.1:50051");
   EXPECT_EQ(up.engine.upload.batch_max_results, config.upload.batch_max_results);
+  EXPECT_EQ(up.hello_timeout, config.upload.hello_timeout);
 }
 
 TEST(agent_wiring, AutoPicksVerbsOnlyWhenEveryNicHasItsDevice) {
