@@ -8,7 +8,7 @@
 // Usage: ingest_bench [--streams N] [--batches B] [--results R] [--channels C]
 //                     [--client-threads T] [--rate R] [--in-flight W]
 //                     [--no-analysis] [--data-dir DIR]
-//                     [--tls DIR [--hostile H [--hostile-lead S]]]
+//                     [--tls DIR [--hostile H [--hostile-lead S] [--hostile-oversize-mib M]]]
 //   defaults: 4 streams x 300 batches x 1000 results, one connection per
 //   stream up to the file limit, closed loop (8 in flight), data in a fresh
 //   temp dir. The fleet's shape: --streams 10000 --batches 20 --results 80
@@ -19,6 +19,8 @@
 //   the attack (100 handshakes, each hostile certificate's first refused
 //   message); --hostile-lead S starts them S seconds before the honest agents
 //   connect, so the figures are of the attack in its steady state.
+//   --hostile-oversize-mib M: the oversize batches' size (default 8, just over
+//   the batch limit; past gRPC's 17 MiB receive limit gRPC reads them whole).
 #include <dirent.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -94,6 +96,8 @@ bool ParseArgs(int argc, char** argv, Args& args) {
       args.load.hostile = std::atoi(value);
     } else if (flag == "--hostile-lead") {
       args.hostile_lead = std::atof(value);
+    } else if (flag == "--hostile-oversize-mib") {
+      args.load.hostile_oversize_bytes = static_cast<std::size_t>(std::atof(value) * (1 << 20));
     } else {
       return false;
     }
@@ -212,7 +216,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: %s [--streams N] [--batches B] [--results R] [--channels C] "
                  "[--client-threads T] [--rate R] [--in-flight W] [--no-analysis] "
-                 "[--data-dir DIR] [--tls DIR [--hostile H [--hostile-lead S]]]\n",
+                 "[--data-dir DIR] [--tls DIR [--hostile H [--hostile-lead S] "
+                 "[--hostile-oversize-mib M]]]\n",
                  argv[0]);
     return 2;
   }
@@ -397,9 +402,9 @@ int main(int argc, char** argv) {
       args.load.tls_dir.empty() ? "" : " over mutual TLS", feed ? ", analysis feed and loop" : "");
   if (args.load.hostile > 0) {
     std::printf(
-        "  beside %d hostile streams (junk, oversize, forged ids) from a process of their "
-        "own, reopened 50 ms after each end, %s\n",
-        args.load.hostile,
+        "  beside %d hostile streams (junk, oversize batches of %.1f MiB, forged ids) from a "
+        "process of their own, reopened 50 ms after each end, %s\n",
+        args.load.hostile, static_cast<double>(args.load.hostile_oversize_bytes) / (1 << 20),
         args.hostile_lead < 0 ? "started with the honest batches"
                               : ("started " + std::to_string(std::lround(args.hostile_lead)) +
                                  " s before the honest agents connect")

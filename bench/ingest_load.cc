@@ -244,17 +244,17 @@ struct Stream final : Caller {
 // What the hostile streams send, built once and shared.
 struct HostilePayloads {
   grpc::Slice junk;      // no UploadBatch: field number 0 is not protobuf
-  grpc::Slice big_body;  // results past max_batch_bytes (8 MiB) once a header is on
+  grpc::Slice big_body;  // results past hostile_oversize_bytes once a header is on
   grpc::Slice body;      // an honest batch's results, under a forged header
 };
 
-HostilePayloads MakeHostilePayloads(const Bodies& bodies) {
+HostilePayloads MakeHostilePayloads(const Bodies& bodies, std::size_t oversize_bytes) {
   HostilePayloads p;
   p.junk = grpc::Slice(std::string(1024, '\x07'));
   const std::string body(reinterpret_cast<const char*>(bodies.slices[0].begin()),
                          bodies.slices[0].size());
   std::string big;
-  while (big.size() <= (std::size_t{8} << 20)) big += body;
+  while (big.size() <= oversize_bytes) big += body;
   p.big_body = grpc::Slice(big);
   p.body = bodies.slices[0];
   return p;
@@ -461,7 +461,7 @@ LoadReport RunLoad(const LoadOptions& options, void (*started)(void*), void* arg
   std::vector<grpc::GenericStub> stubs;
   for (auto& channel : channels) stubs.emplace_back(channel);
   for (int t = 0; t < threads; ++t) queues.push_back(std::make_unique<grpc::CompletionQueue>());
-  const HostilePayloads payloads = MakeHostilePayloads(bodies);
+  const HostilePayloads payloads = MakeHostilePayloads(bodies, options.hostile_oversize_bytes);
   // Hostile streams on a queue and thread of their own: the honest streams'
   // latency is the analyzer's, not time spent in a client thread serving them.
   HostileReport hostile_report;

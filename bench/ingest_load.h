@@ -36,6 +36,10 @@ struct LoadOptions {
   // agent's id. Each reopens its stream 50 ms after the analyzer ends it,
   // until the honest streams are done.
   int hostile = 0;
+  // The size of the hostile oversize batches: just over the analyzer's 8 MiB
+  // batch limit by default (read and refused from their header); past gRPC's
+  // own receive limit (17 MiB) gRPC reads them whole and refuses them itself.
+  std::size_t hostile_oversize_bytes = std::size_t{8} << 20;
   // With no honest streams (streams 0): the hostile ones run until a byte or
   // EOF can be read from this descriptor (ingest_bench runs them in a process
   // of their own, as attackers are other machines).
