@@ -42,7 +42,7 @@ using Seconds = std::chrono::duration<double>;
 struct Args {
   std::string tls_dir;
   int agents = 1000;
-  double hello_timeout = Seconds(upload::UploaderOptions{}.hello_timeout).count();
+  double hello_timeout = Seconds(hostmesh::agent::UploadConfig{}.hello_timeout).count();
   double wait = 300;
 };
 
@@ -162,7 +162,7 @@ int main(int argc, char** argv) {
     options.security.files = {args.tls_dir + "/bench-" + std::to_string(i) + ".crt",
                               args.tls_dir + "/client.key", args.tls_dir + "/ca.crt"};
     options.security.server_name = "hostmesh-analyzer";
-    options.hello_timeout =
+    options.engine.upload.hello_timeout =
         std::chrono::duration_cast<std::chrono::nanoseconds>(Seconds(args.hello_timeout));
     options.jitter_seed = static_cast<std::uint64_t>(i) + 1;
     hostmesh::v1::AgentHello hello =

@@ -29,7 +29,8 @@ struct ChannelSecurity {
 
 struct GrpcChannelOptions {
   std::string address;  // "host:port" of the analyzer's AgentIngest service
-  std::chrono::nanoseconds hello_timeout = std::chrono::seconds{60};  // upload.hello_timeout
+  // Set from upload.hello_timeout (UploadConfig, where its default and reason are).
+  std::chrono::nanoseconds hello_timeout = std::chrono::seconds{60};
   ChannelSecurity security;
 };
 

@@ -33,7 +33,8 @@ Uploader::Uploader(const Clock& clock, UploaderOptions options, v1::AgentHello h
     channel_ = make_channel(std::move(sink));
   } else {
     channel_ = std::make_unique<GrpcUploadChannel>(
-        GrpcChannelOptions{options_.analyzer_address, options_.hello_timeout, options_.security},
+        GrpcChannelOptions{options_.analyzer_address, options_.engine.upload.hello_timeout,
+                           options_.security},
         std::move(sink));
   }
   const std::uint64_t seed = options_.jitter_seed != 0 ? options_.jitter_seed : SeedFromDevice();

@@ -28,8 +28,7 @@ struct UploaderOptions {
   std::string analyzer_address;  // "host:port"
   ChannelSecurity security;      // mutual TLS unless security.insecure
   UploadEngineOptions engine;
-  std::chrono::nanoseconds hello_timeout = std::chrono::seconds{60};  // upload.hello_timeout
-  std::uint64_t jitter_seed = 0;                                      // 0: from std::random_device
+  std::uint64_t jitter_seed = 0;  // 0: from std::random_device
   // Budget drops are logged at warn at most this often (they come in runs).
   std::chrono::nanoseconds drop_log_interval = std::chrono::seconds{10};
 };

@@ -74,7 +74,6 @@ upload::UploaderOptions UploaderOptionsFrom(const AgentConfig& config) {
   out.security.files = config.analyzer.tls;
   out.security.server_name = config.analyzer.server_name;
   out.engine.upload = config.upload;
-  out.hello_timeout = config.upload.hello_timeout;
   return out;
 }
 

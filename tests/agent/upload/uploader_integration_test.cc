@@ -55,7 +55,7 @@ UploaderOptions Options(int port) {
   options.engine.upload.backoff_initial = 10ms;
   options.engine.upload.backoff_max = 100ms;
   options.engine.ack_timeout = 5s;
-  options.hello_timeout = 1s;
+  options.engine.upload.hello_timeout = 1s;
   options.jitter_seed = 1;
   return options;
 }

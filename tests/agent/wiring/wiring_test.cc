@@ -75,7 +75,7 @@ TEST(agent_wiring, TransportOptionsFollowTheConfig) {
   const upload::UploaderOptions up = UploaderOptionsFrom(config);
   EXPECT_EQ(up.analyzer_address, "198.19.128.1:50051");
   EXPECT_EQ(up.engine.upload.batch_max_results, config.upload.batch_max_results);
-  EXPECT_EQ(up.hello_timeout, config.upload.hello_timeout);
+  EXPECT_EQ(up.engine.upload.hello_timeout, config.upload.hello_timeout);
 }
 
 TEST(agent_wiring, AutoPicksVerbsOnlyWhenEveryNicHasItsDevice) {

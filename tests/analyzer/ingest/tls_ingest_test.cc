@@ -241,7 +241,7 @@ TEST(tls_ingest, TheAgentsUploaderDeliversOverMutualTls) {
   options.engine.upload.batch_max_age = 20ms;
   options.engine.upload.backoff_initial = 10ms;
   options.engine.upload.backoff_max = 100ms;
-  options.hello_timeout = 5s;
+  options.engine.upload.hello_timeout = 5s;
   options.jitter_seed = 1;
   agent::upload::Uploader uploader(f.clock, options, MakeHello("h003", 5));
   uploader.Start();
