@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "agent/upload/uploader.h"
+#include "analyzer/ingest/grpc_listener_watch.h"
 #include "analyzer/ingest/ingest_handler.h"
 #include "analyzer/ingest/ingest_server.h"
 #include "analyzer/store/group_committer.h"
@@ -127,6 +128,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   RaiseFileLimit();
+  ingest::WatchGrpcLog();  // counts listeners gRPC drops (at the open-files limit)
   hostmesh::SystemClock clock;
   const std::filesystem::path data_dir =
       std::filesystem::temp_directory_path() / ("hm_stampede_" + std::to_string(getpid()));
@@ -180,8 +182,11 @@ int main(int argc, char** argv) {
   for (auto& u : fleet) u->Start();
   const double start = WaitForFleet(fleet, 1, args.wait, "start");
   const FleetState started = Tally(fleet, 1);
-  std::printf("  start    all streaming after %.1f s, %llu failed attempts, %.1f s of CPU\n", start,
-              static_cast<unsigned long long>(started.failures), ProcessCpuSeconds() - cpu0);
+  std::printf(
+      "  start    all streaming after %.1f s, %llu failed attempts, %.1f s of CPU, %llu listeners "
+      "dropped by gRPC\n",
+      start, static_cast<unsigned long long>(started.failures), ProcessCpuSeconds() - cpu0,
+      static_cast<unsigned long long>(ingest::GrpcListenerFailures()));
   // Up long enough that each agent's backoff counts the connection healthy
   // (UploadEngineOptions::healthy_after) and starts again from its initial delay.
   std::this_thread::sleep_for(std::chrono::seconds{12});
@@ -198,9 +203,9 @@ int main(int argc, char** argv) {
   const FleetState back = Tally(fleet, 2);
   std::printf(
       "  restart  all streaming again after %.1f s, %llu failed attempts, %.1f s of CPU (both "
-      "ends)\n",
+      "ends), %llu listeners dropped by gRPC in all\n",
       restart, static_cast<unsigned long long>(back.failures - started.failures),
-      ProcessCpuSeconds() - cpu0);
+      ProcessCpuSeconds() - cpu0, static_cast<unsigned long long>(ingest::GrpcListenerFailures()));
   fleet.clear();
   server->Shutdown();
   committer.Stop();

@@ -38,11 +38,20 @@ std::unique_ptr<IngestServer> IngestServer::Start(IngestHandler& handler,
       return nullptr;
     }
   }
-  std::unique_ptr<IngestServer> server(
-      new IngestServer(handler, IdentityPolicy{security.insecure, security.spiffe_trust_domain}));
+  std::unique_ptr<IngestServer> server(new IngestServer(handler, security));
+  const std::size_t colon = address.rfind(':');
+  server->host_ = address.substr(0, colon == std::string::npos ? 0 : colon);
+  if (!server->Listen(address, error)) return nullptr;
+  return server;
+}
+
+bool IngestServer::Listen(const std::string& address, std::string& error) {
+  service_ = std::make_unique<IngestService>(
+      handler_, IdentityPolicy{security_.insecure, security_.spiffe_trust_domain});
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(address, Credentials(security), &server->port_);
-  builder.RegisterService(&server->service_);
+  int port = 0;
+  builder.AddListeningPort(address, Credentials(security_), &port);
+  builder.RegisterService(service_.get());
   // No bandwidth-delay probing: each probe is an HTTP/2 ping that wakes the
   // agent at the other end (its uploader's I/O thread), on every connection
   // of the fleet; batches are small enough for the default window.
@@ -57,11 +66,11 @@ std::unique_ptr<IngestServer> IngestServer::Start(IngestHandler& handler,
   // Bounds a peer reopening refused streams on one connection (refusal_tarpit.h).
   builder.AddChannelArgument(
       GRPC_ARG_MAX_CONCURRENT_STREAMS,
-      static_cast<int>(std::min<std::uint32_t>(handler.options().max_streams_per_connection,
+      static_cast<int>(std::min<std::uint32_t>(handler_.options().max_streams_per_connection,
                                                std::numeric_limits<int>::max())));
   // gRPC's own limit sits above the validator's, so an oversize batch gets a
   // REJECTED ack naming the limit instead of a broken stream.
-  const std::size_t limit = handler.options().limits.max_batch_bytes * 2 + (1 << 20);
+  const std::size_t limit = handler_.options().limits.max_batch_bytes * 2 + (1 << 20);
   builder.SetMaxReceiveMessageSize(
       static_cast<int>(std::min<std::size_t>(limit, std::numeric_limits<int>::max())));
   // gRPC's own buffers (a pending read holds up to the message limit above,
@@ -71,14 +80,16 @@ std::unique_ptr<IngestServer> IngestServer::Start(IngestHandler& handler,
   // connections; at 10,000 TLS agents and beside 100 hostile ones
   // (bench/ingest_bench) no honest stream broke.
   grpc::ResourceQuota quota("hostmesh-ingest");
-  quota.Resize(std::max(handler.options().max_in_flight_bytes, 2 * limit));
+  quota.Resize(std::max(handler_.options().max_in_flight_bytes, 2 * limit));
   builder.SetResourceQuota(quota);
-  server->server_ = builder.BuildAndStart();
-  if (!server->server_ || server->port_ == 0) {
+  server_ = builder.BuildAndStart();
+  if (!server_ || port == 0) {
+    server_.reset();
     error = "cannot listen for agents on " + address;
-    return nullptr;
+    return false;
   }
-  return server;
+  port_ = port;
+  return true;
 }
 
 IngestServer::~IngestServer() {
@@ -87,11 +98,16 @@ IngestServer::~IngestServer() {
 
 void IngestServer::Shutdown(std::chrono::nanoseconds grace) {
   if (!server_) return;
-  service_.ReleaseRefused();
+  service_->ReleaseRefused();
   server_->Shutdown(std::chrono::system_clock::now() +
                     std::chrono::duration_cast<std::chrono::system_clock::duration>(grace));
   server_->Wait();
   server_.reset();
+}
+
+bool IngestServer::Relisten(std::chrono::nanoseconds grace, std::string& error) {
+  Shutdown(grace);
+  return Listen(host_ + ":" + std::to_string(port_), error);
 }
 
 }  // namespace hostmesh::analyzer::ingest

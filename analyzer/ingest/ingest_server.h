@@ -54,11 +54,22 @@ class IngestServer {
   // The group committer must still be running.
   void Shutdown(std::chrono::nanoseconds grace = std::chrono::nanoseconds::zero());
 
- private:
-  IngestServer(IngestHandler& handler, IdentityPolicy policy)
-      : service_(handler, std::move(policy)) {}
+  // Shuts down as above and listens again on the same address and port, as a
+  // new server over the same handler (its quotas, Hellos and stream counts
+  // carry over): what brings back a listener gRPC dropped
+  // (grpc_listener_watch.h). False with `error` set when it cannot listen.
+  // Not concurrently with Shutdown.
+  bool Relisten(std::chrono::nanoseconds grace, std::string& error);
 
-  IngestService service_;
+ private:
+  IngestServer(IngestHandler& handler, const ServerSecurity& security)
+      : handler_(handler), security_(security) {}
+  bool Listen(const std::string& address, std::string& error);
+
+  IngestHandler& handler_;
+  const ServerSecurity security_;
+  std::string host_;  // of the address, for Relisten
+  std::unique_ptr<IngestService> service_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
 };

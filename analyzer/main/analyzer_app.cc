@@ -5,11 +5,13 @@
 #include <utility>
 
 #include "analyzer/api/api_handlers.h"
-#include "analyzer/feed/topology_view.h"
-#include "analyzer/main/analyzer_metrics.h"
 #include "analyzer/feed/telemetry_query.h"
+#include "analyzer/feed/topology_view.h"
+#include "analyzer/ingest/grpc_listener_watch.h"
+#include "analyzer/main/analyzer_metrics.h"
 #include "analyzer/state/learned_fabric_codec.h"
 #include "common/base/logging.h"
+#include "common/base/proc_stats.h"
 #include "common/config/config_error.h"
 #include "common/http/metrics_endpoint.h"
 #include "common/http/server_config.h"
@@ -25,7 +27,8 @@ AnalyzerApp::AnalyzerApp(AnalyzerConfig config, AnalyzerAppOptions options, cons
       clock_(clock),
       registry_(registry),
       started_(clock.RealtimeNow()),
-      incidents_(config_.analysis) {}
+      incidents_(config_.analysis),
+      listener_recovery_(options_.ingest_relisten_gap) {}
 
 AnalyzerApp::~AnalyzerApp() {
   Shutdown();
@@ -182,6 +185,11 @@ bool AnalyzerApp::ServeIngest(bool* insecure, std::string* error) {
     }
   }
   tls::RegisterCertificateExpiry(registry_, std::move(expiring));
+  listener_restarts_ = &registry_.AddCounter(
+      "hostmesh_ingest_listener_restarts_total",
+      "Ingest servers rebuilt because gRPC stopped accepting on the port (it does for good when "
+      "accept fails, as at the open-files limit): every agent reconnected. See "
+      "hostmesh_analyzer_process_open_fds.");
   std::string grpc_error;
   grpc_ =
       ingest::IngestServer::Start(*handler_, config_.grpc_listen.ToString(), security, grpc_error);
@@ -191,6 +199,28 @@ bool AnalyzerApp::ServeIngest(bool* insecure, std::string* error) {
   }
   *insecure = security.insecure;
   return true;
+}
+
+void AnalyzerApp::RelistenIngest() {
+  const auto log = GetLogger("analyzer");
+  listener_restarts_->Increment();
+  const std::optional<OpenFiles> files = ReadOpenFiles();
+  log->error(
+      "gRPC stopped accepting agents on port {} (open files: {} of {}): restarting the ingest "
+      "server; agents reconnect and resend what was not acknowledged",
+      grpc_->port(), files ? std::to_string(files->open) : "?",
+      files ? std::to_string(files->limit) : "?");
+  ingest_listening_.store(false, std::memory_order_relaxed);
+  std::string error;
+  // The same grace as a stop: agents resend whatever was not acknowledged.
+  if (!grpc_->Relisten(std::chrono::seconds{2}, error)) {
+    listener_recovery_.RebuildFailed();
+    log->critical(
+        "ingest server not restarted ({}): retrying in {} s", error,
+        std::chrono::duration_cast<std::chrono::seconds>(options_.ingest_relisten_gap).count());
+    return;
+  }
+  ingest_listening_.store(true, std::memory_order_relaxed);
 }
 
 void AnalyzerApp::Restore() {
@@ -238,6 +268,9 @@ void AnalyzerApp::SaveLearned() {
 }
 
 void AnalyzerApp::Tick() {
+  if (grpc_ && listener_recovery_.Due(ingest::GrpcListenerFailures(), clock_.MonotonicNow())) {
+    RelistenIngest();
+  }
   const std::int64_t now = clock_.RealtimeNow().time_since_epoch().count();
   std::vector<analysis::WindowReport> reports = feed_->Advance(now);
   if (!topology_) SaveLearned();  // before the reports naming its ids are stored

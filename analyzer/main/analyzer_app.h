@@ -14,11 +14,12 @@
 #include "analyzer/api/api_snapshot.h"
 #include "analyzer/config/analyzer_config.h"
 #include "analyzer/feed/analysis_feed.h"
+#include "analyzer/feed/diagnosis_step.h"
+#include "analyzer/feed/state_keeper.h"
 #include "analyzer/ingest/ingest_handler.h"
 #include "analyzer/ingest/ingest_server.h"
 #include "analyzer/ingest/ingest_stats.h"
-#include "analyzer/feed/diagnosis_step.h"
-#include "analyzer/feed/state_keeper.h"
+#include "analyzer/ingest/listener_recovery.h"
 #include "analyzer/store/group_committer.h"
 #include "analyzer/store/store.h"
 #include "common/base/clock.h"
@@ -35,6 +36,9 @@ struct AnalyzerAppOptions {
   std::chrono::nanoseconds retention_period = std::chrono::hours{1};
   // Resolved incidents stay visible in the API this long.
   std::chrono::nanoseconds resolved_visible = std::chrono::hours{24};
+  // Between two rebuilds of an ingest server whose listener gRPC dropped
+  // (listener_recovery.h).
+  std::chrono::nanoseconds ingest_relisten_gap = std::chrono::seconds{30};
   // Called at every turn of the main loop: the systemd watchdog's proof of life.
   std::function<void(MonoTime)> heartbeat;
 };
@@ -80,6 +84,9 @@ class AnalyzerApp {
   void RestoreLearned();
   // Without an inventory: the learned fabric into the store when it changed.
   void SaveLearned();
+  // gRPC dropped the ingest listener (grpc_listener_watch.h): the server is
+  // rebuilt on the same port, or retried after the recovery's gap.
+  void RelistenIngest();
   void Publish(std::shared_ptr<const analysis::WindowReport> latest);
 
   const AnalyzerConfig config_;
@@ -111,6 +118,8 @@ class AnalyzerApp {
   std::uint64_t learned_write_errors_ = 0;
   std::uint64_t untallied_seen_ = 0;  // AnalysisStats::port_probes_untallied, last window
   bool port_tally_capped_ = false;
+  ingest::ListenerRecovery listener_recovery_;
+  prometheus::Counter* listener_restarts_ = nullptr;  // declared by ServeIngest
   int start_exit_code_ = kExitFailure;
 
   api::SnapshotHolder snapshots_;

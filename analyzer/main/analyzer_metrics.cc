@@ -401,6 +401,20 @@ void RegisterAnalyzerMetrics(metrics::Registry& registry, const api::SnapshotHol
                                 const auto stats = ReadSelfProcStats();
                                 return stats ? stats->cpu_seconds : 0.0;
                               });
+  registry.AddCallbackGauge(
+      "hostmesh_analyzer_process_open_fds",
+      "Open file descriptors of the analyzer: one per agent connection, beside the store's "
+      "files. At the limit gRPC stops accepting agents (see "
+      "hostmesh_ingest_listener_restarts_total).",
+      [] {
+        const auto files = ReadOpenFiles();
+        return files ? static_cast<double>(files->open) : 0.0;
+      });
+  registry.AddCallbackGauge("hostmesh_analyzer_process_max_fds",
+                            "The analyzer's open-files limit (soft RLIMIT_NOFILE).", [] {
+                              const auto limit = OpenFilesLimit();
+                              return limit ? static_cast<double>(*limit) : 0.0;
+                            });
   registry.AddCallbackGauge("hostmesh_analyzer_process_resident_memory_bytes",
                             "Resident memory of the analyzer process.", [] {
                               const auto stats = ReadSelfProcStats();

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "analyzer/config/analyzer_config.h"
+#include "analyzer/ingest/grpc_listener_watch.h"
 #include "analyzer/ingest/process_tuning.h"
 #include "analyzer/main/analyzer_app.h"
 #include "analyzer/main/audit_store.h"
@@ -64,6 +65,7 @@ int main(int argc, char** argv) {
   if (audit_store) return analyzer::app::AuditStore(config, std::cout, std::cerr);
 
   const analyzer::ingest::ProcessTuning tuning = analyzer::ingest::TuneProcess();  // before threads
+  analyzer::ingest::WatchGrpcLog();        // before gRPC starts
   const int stop_fd = BlockStopSignals();  // before any thread starts
   if (stop_fd < 0) {
     std::perror("signalfd");

@@ -1,8 +1,10 @@
 #include "common/base/proc_stats.h"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <charconv>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -44,6 +46,28 @@ std::optional<ProcStats> ReadSelfProcStats() {
   if (!in) return std::nullopt;
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   return ParseProcStat(text, ::sysconf(_SC_CLK_TCK), ::sysconf(_SC_PAGESIZE));
+}
+
+std::optional<std::uint64_t> OpenFilesLimit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return std::nullopt;
+  return limit.rlim_cur;
+}
+
+std::optional<OpenFiles> ReadOpenFiles() {
+  const std::optional<std::uint64_t> limit = OpenFilesLimit();
+  if (!limit) return std::nullopt;
+  std::error_code ec;
+  OpenFiles out;
+  out.limit = *limit;
+  for (auto it = std::filesystem::directory_iterator("/proc/self/fd", ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    ++out.open;
+  }
+  if (ec) return std::nullopt;
+  // The iterator's own descriptor was one of them.
+  if (out.open > 0) --out.open;
+  return out;
 }
 
 }  // namespace hostmesh

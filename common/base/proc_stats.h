@@ -4,6 +4,7 @@
 // overhead is a product promise (DESIGN 1: beat 0.8% CPU and 7.7 MB RSS), and
 // the analyzer's shows on the operators' dashboards beside it.
 
+#include <cstdint>
 #include <optional>
 #include <string_view>
 
@@ -21,5 +22,15 @@ std::optional<ProcStats> ParseProcStat(std::string_view stat, long ticks_per_sec
 
 // Reads /proc/self/stat; nullopt when it cannot.
 std::optional<ProcStats> ReadSelfProcStats();
+
+// Open descriptors against the soft limit: an analyzer holds one per agent,
+// and gRPC 1.51 stops accepting for good when it runs out
+// (analyzer/ingest/grpc_listener_watch.h).
+struct OpenFiles {
+  std::uint64_t open = 0;   // entries of /proc/self/fd
+  std::uint64_t limit = 0;  // RLIMIT_NOFILE, soft
+};
+std::optional<OpenFiles> ReadOpenFiles();
+std::optional<std::uint64_t> OpenFilesLimit();
 
 }  // namespace hostmesh

@@ -102,6 +102,7 @@ class AnalyzerUnderTest {
   }
 
   store::Store& store() { return *store_; }
+  ingest::IngestServer& server() { return *server_; }
   ingest::IngestStats& stats() { return stats_; }
   RecordingSink& sink() { return sink_; }
 

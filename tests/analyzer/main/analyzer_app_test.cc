@@ -184,6 +184,9 @@ TEST(AnalyzerApp, OneNicTimingOutIsReportedDownAndMetricsPassPromtool) {
   EXPECT_NE(metrics->body.find("hostmesh_analyzer_process_resident_memory_bytes "),
             std::string::npos);
   EXPECT_NE(metrics->body.find("hostmesh_analyzer_process_cpu_seconds_total "), std::string::npos);
+  EXPECT_NE(metrics->body.find("hostmesh_analyzer_process_open_fds "), std::string::npos);
+  EXPECT_NE(metrics->body.find("hostmesh_analyzer_process_max_fds "), std::string::npos);
+  EXPECT_NE(metrics->body.find("hostmesh_ingest_listener_restarts_total 0"), std::string::npos);
   // The store's size and the path table's ageing are exported.
   EXPECT_NE(
       metrics->body.find("hostmesh_analyzer_store_bytes{family=\"raw_results\",kind=\"memtable\"}"),

@@ -1,6 +1,7 @@
 #include "common/base/proc_stats.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <string>
 
@@ -19,6 +20,19 @@ TEST(ProcStats, ParsesCpuAndRss) {
   EXPECT_FALSE(ParseProcStat("4242 (short) S 1 2", 100, 4096));
   EXPECT_FALSE(ParseProcStat("no parenthesis", 100, 4096));
   EXPECT_TRUE(ReadSelfProcStats());
+}
+
+TEST(ProcStats, OpenFilesCountsThisProcessDescriptorsAgainstItsLimit) {
+  const auto before = ReadOpenFiles();
+  ASSERT_TRUE(before);
+  const int fd = ::dup(0);
+  ASSERT_GE(fd, 0);
+  const auto during = ReadOpenFiles();
+  ::close(fd);
+  ASSERT_TRUE(during);
+  EXPECT_EQ(during->open, before->open + 1);
+  EXPECT_EQ(during->limit, OpenFilesLimit());
+  EXPECT_GT(during->limit, during->open);
 }
 
 }  // namespace
