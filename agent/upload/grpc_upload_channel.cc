@@ -10,8 +10,11 @@
 #include <grpcpp/support/async_unary_call.h>
 #include <grpcpp/support/channel_arguments.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstdint>
+#include <limits>
 #include <mutex>
 #include <string_view>
 #include <utility>
@@ -105,6 +108,30 @@ struct GrpcUploadChannel::Shared {
 // on the poller's. mu_ orders what both touch: the stream's state, and Write
 // against Finish (gRPC wants no two calls on one stream object at once, except
 // a Read beside a Write).
+grpc::ChannelArguments UploadChannelArguments(const GrpcChannelOptions& options) {
+  grpc::ChannelArguments args;
+  // A private subchannel per attempt: gRPC's shared subchannels keep their own
+  // reconnect backoff (up to 120 s), and ours must decide when to retry.
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  // No bandwidth-delay probing: a batch a second does not need a wider
+  // window, and each probe is a ping and a timer wake-up on both ends.
+  args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+  // The attempt's TCP connect and TLS handshake may take the whole Hello
+  // deadline: gRPC's own connect deadline (20 s by default) would otherwise
+  // cut it short, and after an analyzer restart 3,000 agents' handshakes
+  // queued past it, were abandoned and started again, and none got back
+  // (bench/reconnect_stampede).
+  args.SetInt(
+      GRPC_ARG_MIN_RECONNECT_BACKOFF_MS,
+      static_cast<int>(std::clamp<std::int64_t>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(options.hello_timeout).count(), 100,
+          std::numeric_limits<int>::max())));
+  if (!options.security.server_name.empty()) {
+    args.SetSslTargetNameOverride(options.security.server_name);
+  }
+  return args;
+}
+
 class GrpcUploadChannel::Connection {
  public:
   Connection(std::uint64_t id, std::shared_ptr<Shared> shared, grpc::CompletionQueue& queue)
@@ -124,17 +151,8 @@ class GrpcUploadChannel::Connection {
   void Start(const GrpcChannelOptions& options,
              const std::shared_ptr<grpc::ChannelCredentials>& credentials,
              const v1::AgentHello& hello) {
-    grpc::ChannelArguments args;
-    // A private subchannel per attempt: gRPC's shared subchannels keep their own
-    // reconnect backoff (up to 120 s), and ours must decide when to retry.
-    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-    // No bandwidth-delay probing: a batch a second does not need a wider
-    // window, and each probe is a ping and a timer wake-up on both ends.
-    args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
-    if (!options.security.server_name.empty()) {
-      args.SetSslTargetNameOverride(options.security.server_name);
-    }
-    channel_ = grpc::CreateCustomChannel(options.address, credentials, args);
+    channel_ =
+        grpc::CreateCustomChannel(options.address, credentials, UploadChannelArguments(options));
     stub_ = v1::AgentIngest::NewStub(channel_);
     hello_ = hello;
     hello_context_.set_deadline(std::chrono::system_clock::now() + options.hello_timeout);

@@ -11,6 +11,7 @@
 #include "common/tls/tls_files.h"
 
 namespace grpc {
+class ChannelArguments;
 class ChannelCredentials;
 class CompletionQueue;
 }  // namespace grpc
@@ -33,6 +34,9 @@ struct GrpcChannelOptions {
   std::chrono::nanoseconds hello_timeout = std::chrono::seconds{60};
   ChannelSecurity security;
 };
+
+// The arguments of the channel a connection attempt opens.
+grpc::ChannelArguments UploadChannelArguments(const GrpcChannelOptions& options);
 
 // UploadChannel over gRPC (mutual TLS unless insecure): Hello as a unary call, then the
 // bidirectional Upload stream, both on gRPC's asynchronous API with a
