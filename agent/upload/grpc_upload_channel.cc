@@ -192,7 +192,9 @@ class GrpcUploadChannel::Connection {
  private:
   void OnHelloDone(bool /*ok: always true for a unary Finish*/) {
     if (!hello_status_.ok()) {
-      shared_->sink(ChannelEvent::OpenFailed(id_, Describe("Hello", hello_status_)));
+      shared_->sink(ChannelEvent::OpenFailed(
+          id_, Describe("Hello", hello_status_),
+          hello_status_.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED));
     } else {
       std::lock_guard lock(mu_);
       if (!closed_) {

@@ -12,12 +12,14 @@ ChannelEvent ChannelEvent::Opened(std::uint64_t connection, v1::HelloReply reply
   return event;
 }
 
-ChannelEvent ChannelEvent::OpenFailed(std::uint64_t connection, std::string error) {
+ChannelEvent ChannelEvent::OpenFailed(std::uint64_t connection, std::string error,
+                                      bool deadline_exceeded) {
   ChannelEvent event;
   event.kind = Kind::kOpenFailed;
   event.connection = connection;
   event.ok = false;
   event.error = std::move(error);
+  event.deadline_exceeded = deadline_exceeded;
   return event;
 }
 

@@ -26,9 +26,13 @@ struct ChannelEvent {
   v1::HelloReply hello_reply;
   v1::UploadAck ack;
   std::string error;
+  // kOpenFailed: the attempt ran out of its deadline (upload.hello_timeout)
+  // rather than being refused: the analyzer is up and busy.
+  bool deadline_exceeded = false;
 
   static ChannelEvent Opened(std::uint64_t connection, v1::HelloReply reply);
-  static ChannelEvent OpenFailed(std::uint64_t connection, std::string error);
+  static ChannelEvent OpenFailed(std::uint64_t connection, std::string error,
+                                 bool deadline_exceeded = false);
   static ChannelEvent WriteDone(std::uint64_t connection, bool ok);
   static ChannelEvent Ack(std::uint64_t connection, v1::UploadAck ack);
   static ChannelEvent Closed(std::uint64_t connection, std::string error);

@@ -1,6 +1,7 @@
 #include "agent/upload/upload_engine.h"
 
 #include <algorithm>
+#include <memory>
 #include <utility>
 
 namespace hostmesh::agent::upload {
@@ -29,8 +30,10 @@ UploadEngine::UploadEngine(const Clock& clock, const UploadEngineOptions& option
       batcher_(clock, BatchIdentity{hello_.agent_id(), hello_.boot_id()},
                options.upload.batch_max_results, options.upload.batch_max_age),
       spool_(options.upload.buffer_budget.bytes),
-      backoff_(options.upload.backoff_initial, options.upload.backoff_max, options.jitter,
-               std::move(random)) {}
+      random_([shared = std::make_shared<UnitRandom>(std::move(random))] { return (*shared)(); }),
+      backoff_(options.upload.backoff_initial, options.upload.backoff_max, options.jitter, random_),
+      busy_backoff_(options.upload.hello_timeout, 16 * options.upload.hello_timeout, Jitter::kFull,
+                    random_) {}
 
 bool UploadEngine::Append(const v1::ProbeResult& result) {
   return AppendResult([&](v1::ProbeResult& out) { out = result; });
@@ -87,7 +90,7 @@ AckOutcome UploadEngine::Handle(const ChannelEvent& event) {
       ++connects_;
       break;
     case Kind::kOpenFailed:
-      if (state_ == ConnectionState::kConnecting) Fail(event.error);
+      if (state_ == ConnectionState::kConnecting) Fail(event.error, event.deadline_exceeded);
       break;
     case Kind::kWriteDone:
       if (state_ != ConnectionState::kStreaming) break;
@@ -146,7 +149,7 @@ MonoTime UploadEngine::NextWake() const {
   return next;
 }
 
-void UploadEngine::Fail(std::string error) {
+void UploadEngine::Fail(std::string error, bool busy) {
   if (state_ == ConnectionState::kConnecting) {
     ++connect_failures_;
   } else {
@@ -156,7 +159,7 @@ void UploadEngine::Fail(std::string error) {
   write_in_flight_ = false;
   last_error_ = std::move(error);
   state_ = ConnectionState::kWaiting;
-  last_retry_delay_ = backoff_.Next();
+  last_retry_delay_ = busy ? busy_backoff_.Next() : backoff_.Next();
   retry_at_ = clock_.MonotonicNow() + last_retry_delay_;
 }
 
@@ -164,6 +167,7 @@ void UploadEngine::MarkHealthy() {
   if (healthy_) return;
   healthy_ = true;
   backoff_.Reset();
+  busy_backoff_.Reset();
 }
 
 void UploadEngine::FlushPartial() {

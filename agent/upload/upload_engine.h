@@ -101,7 +101,8 @@ class UploadEngine {
 
  private:
   bool Accepted(SharedBatch closed, bool was_empty);
-  void Fail(std::string error);
+  // `busy`: the attempt ran out of its deadline (the analyzer is up and busy).
+  void Fail(std::string error, bool busy = false);
   void MarkHealthy();
   MonoTime NextWake() const;
 
@@ -112,7 +113,16 @@ class UploadEngine {
   UploadChannel& channel_;
   Batcher batcher_;
   Spool spool_;
+  UnitRandom random_;  // one sequence of draws, shared by both backoffs
   Backoff backoff_;
+  // After attempts that ran out of their deadline: the fleet's handshakes are
+  // queued at the analyzer, and retrying within a second adds to the queue.
+  // Full jitter over the deadline, doubling (up to 16 deadlines) while they
+  // keep timing out, spreads the fleet's next attempts over time: at most
+  // fleet / deadline arrive per second, then half that, until the analyzer
+  // keeps up, where every agent retrying at once would have everyone's
+  // handshake miss the deadline together (bench/reconnect_stampede).
+  Backoff busy_backoff_;
 
   ConnectionState state_ = ConnectionState::kWaiting;
   std::uint64_t connection_ = 0;  // number of the current (or last) connection

@@ -46,8 +46,8 @@ class FakeUploadChannel final : public UploadChannel {
     reply.set_last_durable_batch_seq(last_durable_seq);
     sink_(ChannelEvent::Opened(current, reply));
   }
-  void FailOpen(std::string error = "connection refused") {
-    sink_(ChannelEvent::OpenFailed(current, std::move(error)));
+  void FailOpen(std::string error = "connection refused", bool deadline_exceeded = false) {
+    sink_(ChannelEvent::OpenFailed(current, std::move(error), deadline_exceeded));
   }
   void CompleteWrite(bool ok = true) {
     write_pending = false;

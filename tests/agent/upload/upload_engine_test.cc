@@ -221,6 +221,42 @@ TEST_F(upload_engine, ConnectFailuresBackOffExponentiallyUpToTheCap) {
   EXPECT_EQ(engine_.last_error(), "connection refused");
 }
 
+// An attempt that ran out of its deadline found the analyzer up and busy (a
+// fleet's handshakes queued there): the next attempt is spread over the
+// deadline, doubling while they keep timing out, instead of 100 ms later.
+TEST_F(upload_engine, AttemptsThatRunOutOfTheirDeadlineSpreadTheNextOverItDoubling) {
+  const std::chrono::nanoseconds deadline = Options().upload.hello_timeout;
+  std::vector<std::chrono::nanoseconds> delays;
+  for (int i = 0; i < 6; ++i) {
+    engine_.Poll();
+    ASSERT_EQ(engine_.state(), ConnectionState::kConnecting);
+    channel_.FailOpen("Hello: DEADLINE_EXCEEDED", /*deadline_exceeded=*/true);
+    delays.push_back(engine_.retry_at() - clock_.MonotonicNow());
+    AdvanceToRetry();
+  }
+  const int ceilings[] = {1, 2, 4, 8, 16, 16};  // deadlines
+  for (std::size_t i = 0; i < delays.size(); ++i) {
+    EXPECT_LE(delays[i], ceilings[i] * deadline) << i;
+    EXPECT_GE(delays[i], ceilings[i] * deadline * 0.999) << i;
+  }
+  // A refusal (the analyzer is down) still retries after the usual backoff.
+  engine_.Poll();
+  channel_.FailOpen();
+  EXPECT_LE(engine_.retry_at() - clock_.MonotonicNow(), 100ms);
+  AdvanceToRetry();
+  // A healthy connection starts the busy spread from one deadline again.
+  Connect();
+  AppendBatches(1);
+  Pump();
+  channel_.Ack(1);
+  channel_.Disconnect();
+  AdvanceToRetry();
+  engine_.Poll();
+  channel_.FailOpen("Hello: DEADLINE_EXCEEDED", /*deadline_exceeded=*/true);
+  EXPECT_LE(engine_.retry_at() - clock_.MonotonicNow(), deadline);
+  EXPECT_EQ(engine_.Counters().connect_failures, 8u);
+}
+
 TEST_F(upload_engine, AnAckMakesTheConnectionHealthyAndResetsTheBackoff) {
   for (int i = 0; i < 4; ++i) {
     engine_.Poll();
