@@ -3,6 +3,7 @@
 #include <grpc/support/log.h>
 
 #include <atomic>
+#include <memory>
 #include <mutex>
 
 #include "common/base/logging.h"
@@ -16,16 +17,18 @@ std::atomic<std::uint64_t> g_listener_failures{0};
 void RouteGrpcLog(gpr_log_func_args* args) {
   const std::string_view message = args->message != nullptr ? args->message : "";
   if (SaysListenerFailed(message)) g_listener_failures.fetch_add(1, std::memory_order_relaxed);
-  static const auto log = GetLogger("grpc");
+  // Never destroyed: gRPC's threads may still log while the process exits.
+  static const auto* const logger = new std::shared_ptr<spdlog::logger>(GetLogger("grpc"));
+  spdlog::logger& log = **logger;
   switch (args->severity) {
     case GPR_LOG_SEVERITY_DEBUG:
-      log->debug("{} ({}:{})", message, args->file, args->line);
+      log.debug("{} ({}:{})", message, args->file, args->line);
       break;
     case GPR_LOG_SEVERITY_INFO:
-      log->info("{} ({}:{})", message, args->file, args->line);
+      log.info("{} ({}:{})", message, args->file, args->line);
       break;
     case GPR_LOG_SEVERITY_ERROR:
-      log->error("{} ({}:{})", message, args->file, args->line);
+      log.error("{} ({}:{})", message, args->file, args->line);
       break;
   }
 }
