@@ -204,12 +204,14 @@ bool AnalyzerApp::ServeIngest(bool* insecure, std::string* error) {
 void AnalyzerApp::RelistenIngest() {
   const auto log = GetLogger("analyzer");
   listener_restarts_->Increment();
+  // Counting needs a descriptor of its own: none left means all were in use.
   const std::optional<OpenFiles> files = ReadOpenFiles();
+  const std::optional<std::uint64_t> limit = OpenFilesLimit();
   log->error(
       "gRPC stopped accepting agents on port {} (open files: {} of {}): restarting the ingest "
       "server; agents reconnect and resend what was not acknowledged",
-      grpc_->port(), files ? std::to_string(files->open) : "?",
-      files ? std::to_string(files->limit) : "?");
+      grpc_->port(), files ? std::to_string(files->open) : "all",
+      limit ? std::to_string(*limit) : "?");
   ingest_listening_.store(false, std::memory_order_relaxed);
   std::string error;
   // The same grace as a stop: agents resend whatever was not acknowledged.

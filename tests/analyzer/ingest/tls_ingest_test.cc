@@ -102,6 +102,25 @@ std::pair<std::vector<v1::UploadAck>, grpc::Status> Upload(
   return {acks, stream->Finish()};
 }
 
+// A server rebuilt after gRPC dropped its listener (listener_recovery.h)
+// keeps mutual TLS and what each certificate may speak for.
+TEST(tls_ingest, ARebuiltServerKeepsMutualTlsAndTheHostsCertificatesName) {
+  Fixture f;
+  ASSERT_TRUE(f.analyzer.ok());
+  const TlsFiles h1 = f.pki.Issue("h1", "DNS:h1", false);
+  ASSERT_TRUE(SayHello(*f.As(h1), MakeHello("h1", 7)).ok());
+  std::string error;
+  ASSERT_TRUE(f.analyzer.server().Relisten(0s, error)) << error;
+  EXPECT_TRUE(SayHello(*f.As(h1), MakeHello("h1", 7)).ok());
+  EXPECT_EQ(SayHello(*f.As(f.pki.Issue("h2", "DNS:h2", false)), MakeHello("h1", 7)).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  grpc::SslCredentialsOptions no_certificate;
+  no_certificate.pem_root_certs = Read(h1.ca);
+  auto anonymous =
+      v1::AgentIngest::NewStub(Dial(f.analyzer.address(), grpc::SslCredentials(no_certificate)));
+  EXPECT_FALSE(SayHello(*anonymous, MakeHello("h1", 7)).ok());
+}
+
 TEST(tls_ingest, TheHostACertificateNamesUploadsAndNoOtherHostIsSpokenFor) {
   Fixture f;
   ASSERT_TRUE(f.analyzer.ok());
