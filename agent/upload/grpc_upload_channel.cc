@@ -99,15 +99,6 @@ struct GrpcUploadChannel::Shared {
   int running = 0;
 };
 
-// One connection attempt: its own grpc::Channel, the Hello call and the Upload
-// stream. Every operation it starts completes on the channel's queue, where
-// the poller thread runs its handler; the tag is the address of an Op member.
-// Destroyed only on the uploader's thread, once no operation of it is running.
-//
-// Threads: Start, Write and Close run on the uploader's thread, the handlers
-// on the poller's. mu_ orders what both touch: the stream's state, and Write
-// against Finish (gRPC wants no two calls on one stream object at once, except
-// a Read beside a Write).
 grpc::ChannelArguments UploadChannelArguments(const GrpcChannelOptions& options) {
   grpc::ChannelArguments args;
   // A private subchannel per attempt: gRPC's shared subchannels keep their own
@@ -132,6 +123,15 @@ grpc::ChannelArguments UploadChannelArguments(const GrpcChannelOptions& options)
   return args;
 }
 
+// One connection attempt: its own grpc::Channel, the Hello call and the Upload
+// stream. Every operation it starts completes on the channel's queue, where
+// the poller thread runs its handler; the tag is the address of an Op member.
+// Destroyed only on the uploader's thread, once no operation of it is running.
+//
+// Threads: Start, Write and Close run on the uploader's thread, the handlers
+// on the poller's. mu_ orders what both touch: the stream's state, and Write
+// against Finish (gRPC wants no two calls on one stream object at once, except
+// a Read beside a Write).
 class GrpcUploadChannel::Connection {
  public:
   Connection(std::uint64_t id, std::shared_ptr<Shared> shared, grpc::CompletionQueue& queue)

@@ -205,13 +205,12 @@ void AnalyzerApp::RelistenIngest() {
   const auto log = GetLogger("analyzer");
   listener_restarts_->Increment();
   // Counting needs a descriptor of its own: none left means all were in use.
-  const std::optional<OpenFiles> files = ReadOpenFiles();
+  const std::optional<std::uint64_t> open = CountOpenFiles();
   const std::optional<std::uint64_t> limit = OpenFilesLimit();
   log->error(
       "gRPC stopped accepting agents on port {} (open files: {} of {}): restarting the ingest "
       "server; agents reconnect and resend what was not acknowledged",
-      grpc_->port(), files ? std::to_string(files->open) : "all",
-      limit ? std::to_string(*limit) : "?");
+      grpc_->port(), open ? std::to_string(*open) : "all", limit ? std::to_string(*limit) : "?");
   ingest_listening_.store(false, std::memory_order_relaxed);
   std::string error;
   // The same grace as a stop: agents resend whatever was not acknowledged.

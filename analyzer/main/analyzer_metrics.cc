@@ -407,8 +407,8 @@ void RegisterAnalyzerMetrics(metrics::Registry& registry, const api::SnapshotHol
       "files. At the limit gRPC stops accepting agents (see "
       "hostmesh_ingest_listener_restarts_total).",
       [] {
-        const auto files = ReadOpenFiles();
-        return files ? static_cast<double>(files->open) : 0.0;
+        const auto open = CountOpenFiles();
+        return open ? static_cast<double>(*open) : 0.0;
       });
   registry.AddCallbackGauge("hostmesh_analyzer_process_max_fds",
                             "The analyzer's open-files limit (soft RLIMIT_NOFILE).", [] {

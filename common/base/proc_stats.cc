@@ -54,20 +54,16 @@ std::optional<std::uint64_t> OpenFilesLimit() {
   return limit.rlim_cur;
 }
 
-std::optional<OpenFiles> ReadOpenFiles() {
-  const std::optional<std::uint64_t> limit = OpenFilesLimit();
-  if (!limit) return std::nullopt;
+std::optional<std::uint64_t> CountOpenFiles() {
   std::error_code ec;
-  OpenFiles out;
-  out.limit = *limit;
+  std::uint64_t open = 0;
   for (auto it = std::filesystem::directory_iterator("/proc/self/fd", ec);
        !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
-    ++out.open;
+    ++open;
   }
   if (ec) return std::nullopt;
   // The iterator's own descriptor was one of them.
-  if (out.open > 0) --out.open;
-  return out;
+  return open > 0 ? open - 1 : 0;
 }
 
 }  // namespace hostmesh

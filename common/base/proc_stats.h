@@ -23,14 +23,11 @@ std::optional<ProcStats> ParseProcStat(std::string_view stat, long ticks_per_sec
 // Reads /proc/self/stat; nullopt when it cannot.
 std::optional<ProcStats> ReadSelfProcStats();
 
-// Open descriptors against the soft limit: an analyzer holds one per agent,
-// and gRPC 1.51 stops accepting for good when it runs out
-// (analyzer/ingest/grpc_listener_watch.h).
-struct OpenFiles {
-  std::uint64_t open = 0;   // entries of /proc/self/fd
-  std::uint64_t limit = 0;  // RLIMIT_NOFILE, soft
-};
-std::optional<OpenFiles> ReadOpenFiles();
+// Open descriptors (entries of /proc/self/fd) and the soft RLIMIT_NOFILE: an
+// analyzer holds one per agent, and gRPC 1.51 stops accepting for good when
+// it runs out (analyzer/ingest/grpc_listener_watch.h). Counting needs a
+// descriptor of its own: nullopt when none is left.
+std::optional<std::uint64_t> CountOpenFiles();
 std::optional<std::uint64_t> OpenFilesLimit();
 
 }  // namespace hostmesh

@@ -73,6 +73,15 @@ class upload_engine : public ::testing::Test {
   // Waits out the backoff in virtual time.
   void AdvanceToRetry() { clock_.AdvanceTo(engine_.retry_at()); }
 
+  // A connection that got an ack (so was healthy), then lost.
+  void AckedConnectionLost() {
+    Connect();
+    AppendBatches(1);
+    Pump();
+    channel_.Ack(1);
+    channel_.Disconnect();
+  }
+
   VirtualClock clock_;
   FakeUploadChannel channel_;
   UploadEngine engine_;
@@ -245,11 +254,7 @@ TEST_F(upload_engine, AttemptsThatRunOutOfTheirDeadlineSpreadTheNextOverItDoubli
   EXPECT_LE(engine_.retry_at() - clock_.MonotonicNow(), 100ms);
   AdvanceToRetry();
   // A healthy connection starts the busy spread from one deadline again.
-  Connect();
-  AppendBatches(1);
-  Pump();
-  channel_.Ack(1);
-  channel_.Disconnect();
+  AckedConnectionLost();
   AdvanceToRetry();
   engine_.Poll();
   channel_.FailOpen("Hello: DEADLINE_EXCEEDED", /*deadline_exceeded=*/true);
@@ -263,11 +268,7 @@ TEST_F(upload_engine, AnAckMakesTheConnectionHealthyAndResetsTheBackoff) {
     channel_.FailOpen();
     AdvanceToRetry();
   }
-  Connect();
-  AppendBatches(1);
-  Pump();
-  channel_.Ack(1);
-  channel_.Disconnect();
+  AckedConnectionLost();
   EXPECT_LE(engine_.retry_at() - clock_.MonotonicNow(), 100ms);
 }
 

@@ -3,7 +3,6 @@
 // (grpc_listener_watch.h), and the app's loop rebuilds the server on the same
 // port, so a new agent is answered again and the rebuild is counted. Waits
 // poll a condition against a deadline.
-#include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -12,31 +11,19 @@
 
 #include "analyzer/ingest/grpc_listener_watch.h"
 #include "analyzer/main/analyzer_app.h"
-#include "hostmesh/v1/ingest.grpc.pb.h"
 #include "tests/analyzer/ingest/analyzer_under_test.h"
+#include "tests/analyzer/ingest/new_agent_hello.h"
 #include "tests/analyzer/ingest/open_files_full.h"
 #include "tests/analyzer/store/temp_dir.h"
-#include "tests/analyzer/store/test_batches.h"
 #include "tests/common/http/http_test_client.h"
 
 namespace hostmesh::analyzer::app {
 namespace {
 
 using analyzer::testing::Eventually;
+using analyzer::testing::HelloAnswered;
 using analyzer::testing::OpenFilesFull;
 using namespace std::chrono_literals;
-
-// Said on a connection of its own (no subchannel shared with an earlier one).
-bool HelloAnswered(int port) {
-  grpc::ChannelArguments args;
-  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  auto stub = v1::AgentIngest::NewStub(grpc::CreateCustomChannel(
-      "127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials(), args));
-  v1::HelloReply reply;
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + 2s);
-  return stub->Hello(&context, analyzer::testing::MakeHello("h1", 7), &reply).ok();
-}
 
 TEST(AnalyzerApp, AnIngestListenerGrpcDroppedIsRebuiltOnItsPortAndCounted) {
   ingest::WatchGrpcLog();
@@ -60,7 +47,7 @@ TEST(AnalyzerApp, AnIngestListenerGrpcDroppedIsRebuiltOnItsPortAndCounted) {
   ASSERT_GE(stop_fd, 0);
   std::thread loop([&] { app.Run(stop_fd); });
   const int port = app.grpc_port();
-  ASSERT_TRUE(HelloAnswered(port));
+  ASSERT_TRUE(HelloAnswered("127.0.0.1:" + std::to_string(port), 2s));
 
   const std::uint64_t before = ingest::GrpcListenerFailures();
   {
@@ -69,7 +56,8 @@ TEST(AnalyzerApp, AnIngestListenerGrpcDroppedIsRebuiltOnItsPortAndCounted) {
     ASSERT_TRUE(Eventually([&] { return ingest::GrpcListenerFailures() > before; }, 10s))
         << "gRPC never logged a failed accept";
   }
-  EXPECT_TRUE(Eventually([&] { return HelloAnswered(port); }, 20s));
+  EXPECT_TRUE(
+      Eventually([&] { return HelloAnswered("127.0.0.1:" + std::to_string(port), 2s); }, 20s));
   EXPECT_EQ(app.grpc_port(), port);
   const auto metrics =
       http::testing::Fetch(static_cast<std::uint16_t>(app.http_port()), "GET", "/metrics");
