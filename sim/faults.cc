@@ -27,11 +27,11 @@ constexpr std::array<std::pair<FaultKind, std::string_view>, 16> kNames{{
     {FaultKind::kEcmpCollision, "ecmp_collision"},
 }};
 
-bool Matches(const Fault& f, bool up) {
+}  // namespace
+
+bool AppliesInDirection(const Fault& f, bool up) {
   return (f.direction & (up ? kUp : kDown)) != 0;
 }
-
-}  // namespace
 
 std::string_view FaultKindName(FaultKind kind) {
   for (const auto& [k, name] : kNames) {
@@ -112,7 +112,7 @@ double FaultSet::LinkFaultPass(LinkId link, bool up, std::uint16_t sport, std::i
   double pass = 1.0;
   for (const std::uint32_t i : by_link_[link]) {
     const Fault& f = faults_[i];
-    if (!f.ActiveAt(t) || !Matches(f, up)) continue;
+    if (!f.ActiveAt(t) || !AppliesInDirection(f, up)) continue;
     switch (f.kind) {
       case FaultKind::kLinkLoss:
       case FaultKind::kPfcMisconfig:
@@ -139,6 +139,11 @@ double FaultSet::SwitchFaultDrop(DeviceId sw, std::int64_t t) const {
     if (faults_[i].ActiveAt(t)) pass *= 1.0 - faults_[i].rate;
   }
   return 1.0 - pass;
+}
+
+const std::vector<std::uint32_t>* FaultSet::OnNic(std::uint32_t host, std::uint32_t nic) const {
+  const auto it = by_nic_.find(NicKey(host, nic));
+  return it == by_nic_.end() ? nullptr : &it->second;
 }
 
 double FaultSet::RnicDrop(std::uint32_t host, std::uint32_t nic, std::int64_t t) const {
@@ -176,7 +181,7 @@ std::int64_t FaultSet::LinkFaultLatency(LinkId link, bool up, std::int64_t t) co
     const Fault& f = faults_[i];
     const bool delays = f.kind == FaultKind::kLinkLatency || f.kind == FaultKind::kPfcMisconfig ||
                         f.kind == FaultKind::kEcmpCollision;
-    if (delays && f.ActiveAt(t) && Matches(f, up)) added += f.added_ns;
+    if (delays && f.ActiveAt(t) && AppliesInDirection(f, up)) added += f.added_ns;
   }
   return added;
 }

@@ -65,6 +65,8 @@ struct Fault {
   // Flapping kinds: down in the first half of each period since start.
   bool DownAt(std::int64_t t) const;
 };
+// Whether a link fault meets packets crossing its link in direction `up`.
+bool AppliesInDirection(const Fault& f, bool up);
 
 // Ambient loss: every directed link draws a rate log-uniformly in [min, max]
 // (0 and 0: none).
@@ -111,6 +113,10 @@ class FaultSet {
   void DeadLinksAt(std::int64_t t, std::vector<std::uint8_t>& dead) const;
   bool any_down_faults() const { return any_down_; }
   double background(LinkId link, bool up) const { return background_[link * 2 + (up ? 0 : 1)]; }
+  // The faults on a component, as indices into faults() (any kind, active or not).
+  const std::vector<std::uint32_t>& OnLink(LinkId link) const { return by_link_[link]; }
+  const std::vector<std::uint32_t>& OnSwitch(DeviceId sw) const { return by_switch_[sw]; }
+  const std::vector<std::uint32_t>* OnNic(std::uint32_t host, std::uint32_t nic) const;
 
  private:
   double LinkFaultPass(LinkId link, bool up, std::uint16_t sport, std::int64_t t) const;

@@ -32,6 +32,11 @@ HostAgent::HostAgent(std::uint32_t host, const PacketModel& model, const AgentSe
       wall_offset_ns_(wall_offset_ns),
       seed_(seed),
       clock_(wall_offset_ns) {
+  const std::vector<Fault>& faults = model_.faults().faults();
+  if (std::any_of(faults.begin(), faults.end(),
+                  [](const Fault& f) { return HasLossLimit(f.kind); })) {
+    exposure_.resize(faults.size());
+  }
   const FleetHost& h = model_.fleet().hosts()[host_];
   const topology::Topology& topo = model_.fleet().topology();
   config_.host = h.name;
@@ -80,7 +85,7 @@ void HostAgent::Start(std::int64_t at_ns) {
     }
   });
   transport_ = std::make_unique<SimTransport>(host_, model_, clock_, wall_offset_ns_,
-                                              Mix(seed_, host_, boots_ + 2));
+                                              Mix(seed_, host_, boots_ + 2), &exposure_);
   agent::upload::HelloInputs hello;
   hello.boot_id = boot_id_;
   hello.transport = agent::Transport::kUdp;

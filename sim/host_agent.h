@@ -90,6 +90,8 @@ class HostAgent {
   // sent, delivered and decided, so a probe's fate can be accounted for.
   const SimTransport* transport() const { return transport_.get(); }
   const agent::Tracker* tracker() const { return tracker_.get(); }
+  // Its probes that met each fault (indexed as the fault set's), over every boot.
+  const std::vector<FaultExposure>& exposure() const { return exposure_; }
 
  private:
   // As the agent's HandTraceTargets (through the same TraceFeed).
@@ -122,6 +124,7 @@ class HostAgent {
   std::optional<tracer::TraceResult> in_flight_;
   MonoTime in_flight_done_{};
   std::optional<v1::AgentHello> hello_;  // of the current boot, until handed out
+  std::vector<FaultExposure> exposure_;  // empty when no fault has a loss limit
 };
 
 }  // namespace hostmesh::sim

@@ -92,7 +92,8 @@ hs::ScenarioOutcome RunScenario(const hs::Scenario& scenario, const std::string&
     }
   }
   outcome.card = hs::ScoreRun(sim.fleet(), scenario.config.faults, outcome.result.windows,
-                              outcome.result.incidents, scenario.config.analysis.window.count());
+                              outcome.result.incidents, scenario.config.analysis.window.count(),
+                              outcome.result.limit_windows);
   if (windows) hs::PrintWindows(std::cout, sim.fleet(), scenario.config.faults, outcome.result);
   return outcome;
 }
@@ -253,7 +254,7 @@ int main(int argc, char** argv) {
           std::cout << "  fault: " << hs::DescribeFault(fleet, f) << "\n";
         }
         const hs::Scorecard card = hs::ScoreRun(fleet, config.faults, r.windows, r.incidents,
-                                                config.analysis.window.count());
+                                                config.analysis.window.count(), r.limit_windows);
         hs::PrintScorecard(std::cout, card, "scorecard");
       }
       return 0;

@@ -1,5 +1,7 @@
 #include "sim/packet_model.h"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 
 namespace hostmesh::sim {
@@ -69,6 +71,42 @@ Passage PacketModel::Cross(std::uint32_t host, std::uint32_t src_nic, std::uint3
   }
   out.delivered = true;
   return out;
+}
+
+void PacketModel::TallyExposure(std::uint32_t host, std::uint32_t src_nic, std::uint32_t dst_nic,
+                                std::span<const LinkId> links, std::size_t count, std::int64_t t,
+                                std::vector<FaultExposure>& tally) const {
+  if (tally.empty()) return;
+  std::array<std::uint32_t, 2 * kMaxPathLinks + 2> met{};
+  std::size_t n = 0;
+  const auto meet = [&](const std::vector<std::uint32_t>* on, int up) {
+    if (on == nullptr) return;
+    for (const std::uint32_t i : *on) {
+      const Fault& f = faults_.faults()[i];
+      if (!HasLossLimit(f.kind) || !f.ActiveAt(t)) continue;
+      if (up >= 0 && !AppliesInDirection(f, up != 0)) continue;
+      if (n < met.size() && std::find(met.begin(), met.begin() + n, i) == met.begin() + n) {
+        met[n++] = i;
+      }
+    }
+  };
+  meet(faults_.OnNic(host, src_nic), -1);
+  meet(faults_.OnNic(host, dst_nic), -1);
+  const std::size_t half = count / 2;
+  double pass = 1.0;  // of the background alone
+  for (std::size_t i = 0; i < count; ++i) {
+    const bool up = i < half;
+    pass *= 1.0 - faults_.background(links[i], up);
+    meet(&faults_.OnLink(links[i]), up ? 1 : 0);
+    if (i + 1 < count) {
+      meet(&faults_.OnSwitch(up ? fleet_.upper_device(links[i]) : fleet_.lower_device(links[i])),
+           -1);
+    }
+  }
+  for (std::size_t k = 0; k < n && met[k] < tally.size(); ++k) {
+    ++tally[met[k]].probes;
+    tally[met[k]].background_sum += 1.0 - pass;
+  }
 }
 
 bool PacketModel::ReplyGetsBack(std::span<const LinkId> links, std::size_t count, std::size_t hop,

@@ -14,6 +14,7 @@
 #include "sim/ecmp/fabric_router.h"
 #include "sim/faults.h"
 #include "sim/fleet.h"
+#include "sim/information_limit.h"
 
 namespace hostmesh::sim {
 
@@ -64,6 +65,13 @@ class PacketModel {
   Passage Cross(std::uint32_t host, std::uint32_t src_nic, std::uint32_t dst_nic,
                 std::span<const LinkId> links, std::size_t count, std::size_t limit,
                 std::uint16_t sport, std::int64_t t, agent::Rng& rng) const;
+
+  // Counts a probe over links[0..count) at t in `tally` (indexed as
+  // faults().faults()) for every active fault with a loss limit that it meets
+  // (information_limit.h), once each, with the background loss of its path.
+  void TallyExposure(std::uint32_t host, std::uint32_t src_nic, std::uint32_t dst_nic,
+                     std::span<const LinkId> links, std::size_t count, std::int64_t t,
+                     std::vector<FaultExposure>& tally) const;
 
   // The way back of a switch's ICMP reply from the switch after links[0..hop)
   // to the source: the reverse links, the other direction.

@@ -54,6 +54,29 @@ void PrintByKind(std::ostream& out, const MethodScore& o, const MethodScore& p) 
   }
 }
 
+// Per loss kind and rate: time to name against the information limit
+// (information_limit.h), hostmesh beside the paper's method.
+void PrintNameTimes(std::ostream& out, const MethodScore& o, const MethodScore& p) {
+  if (o.name_times.empty()) return;
+  out << "  time to name vs the limit (Wald's SPRT at hostmesh's false-alarm rate), windows from "
+         "the fault's start to the end of the window naming it, over the faults named "
+         "(hostmesh | paper):\n";
+  for (const auto& [key, k] : o.name_times) {
+    const auto it = p.name_times.find(key);
+    const NameTimeScore q = it == p.name_times.end() ? NameTimeScore{} : it->second;
+    char buf[220];
+    std::snprintf(
+        buf, sizeof buf,
+        "    %-14s %-7s %3llu/%-3llu %6.2f vs limit %5.2f (x%.2f) | %3llu/%-3llu %6.2f vs "
+        "limit %5.2f (x%.2f)\n",
+        std::string(FaultKindName(key.first)).c_str(), RateBucketName(key.second).c_str(),
+        static_cast<unsigned long long>(k.named), static_cast<unsigned long long>(k.faults),
+        k.measured(), k.limit(), k.ratio(), static_cast<unsigned long long>(q.named),
+        static_cast<unsigned long long>(q.faults), q.measured(), q.limit(), q.ratio());
+    out << buf;
+  }
+}
+
 nlohmann::json IntervalJson(const Interval& i) {
   return nlohmann::json::array({i.lo, i.hi});
 }
@@ -115,6 +138,7 @@ void PrintScorecard(std::ostream& out, const Scorecard& card, const std::string&
   row("incidents per fault", Fixed(o.incidents_per_fault(), 2), Fixed(p.incidents_per_fault(), 2));
   row("(fault-free host-hours)", Fixed(o.fault_free_host_hours, 1), "");
   PrintByKind(out, o, p);
+  PrintNameTimes(out, o, p);
   out << "  calibration of hostmesh's confidence (verdicts right / named, mean confidence):\n";
   for (std::size_t i = 0; i < o.named_by_confidence.size(); ++i) {
     if (o.named_by_confidence[i] == 0) continue;
@@ -176,6 +200,20 @@ nlohmann::json KindsJson(const std::map<FaultKind, KindScore>& by_kind) {
   return j;
 }
 
+nlohmann::json NameTimesJson(const std::map<std::pair<FaultKind, int>, NameTimeScore>& times) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& [key, k] : times) {
+    j.push_back({{"kind", std::string(FaultKindName(key.first))},
+                 {"rate", RateBucketName(key.second)},
+                 {"faults", k.faults},
+                 {"named", k.named},
+                 {"windows_to_name", k.measured()},
+                 {"limit_windows_to_name", k.limit()},
+                 {"ratio", k.ratio()}});
+  }
+  return j;
+}
+
 }  // namespace
 
 nlohmann::json ScoreJson(const MethodScore& s) {
@@ -196,6 +234,7 @@ nlohmann::json ScoreJson(const MethodScore& s) {
       {"fn", s.fn},
       {"by_category", CategoriesJson(s.by_category)},
       {"by_kind", KindsJson(s.by_kind)},
+      {"time_to_name_vs_limit", NameTimesJson(s.name_times)},
       {"calibration_named", s.named_by_confidence},
       {"calibration_right", s.right_by_confidence},
       {"calibration_confidence_sum", s.confidence_sum},

@@ -1,8 +1,11 @@
 #include "sim/scorecard.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <set>
+
+#include "sim/information_limit.h"
 
 namespace hostmesh::sim {
 namespace {
@@ -170,6 +173,7 @@ MethodScore& MethodScore::operator+=(const MethodScore& o) {
   for (std::size_t i = 0; i < raw_counts.size(); ++i) raw_counts[i] += o.raw_counts[i];
   for (std::size_t i = 0; i < by_category.size(); ++i) by_category[i] += o.by_category[i];
   for (const auto& [kind, score] : o.by_kind) by_kind[kind] += score;
+  for (const auto& [key, score] : o.name_times) name_times[key] += score;
   brier_sum += o.brier_sum;
   raw_brier_sum += o.raw_brier_sum;
   return *this;
@@ -184,6 +188,32 @@ KindScore& KindScore::operator+=(const KindScore& o) {
   return *this;
 }
 
+NameTimeScore& NameTimeScore::operator+=(const NameTimeScore& o) {
+  faults += o.faults;
+  named += o.named;
+  measured_sum += o.measured_sum;
+  limit_sum += o.limit_sum;
+  return *this;
+}
+
+int RateBucket(double rate) {
+  int bucket = 0;
+  for (const double bound : kRateBucketBounds) bucket += rate >= bound;
+  return bucket;
+}
+
+std::string RateBucketName(int bucket) {
+  const auto percent = [](double v) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%g", 100 * v);
+    return std::string(buf);
+  };
+  const int last = static_cast<int>(kRateBucketBounds.size());
+  if (bucket <= 0) return "<" + percent(kRateBucketBounds[0]) + "%";
+  if (bucket >= last) return ">=" + percent(kRateBucketBounds[last - 1]) + "%";
+  return percent(kRateBucketBounds[bucket - 1]) + "-" + percent(kRateBucketBounds[bucket]) + "%";
+}
+
 namespace {
 
 // One method's score of one run, phase by phase: the windows (verdicts
@@ -192,12 +222,13 @@ namespace {
 class MethodScorer {
  public:
   MethodScorer(const std::vector<Fault>& faults, const std::vector<FaultTruth>& truths,
-               const std::vector<WindowRecord>& windows, std::int64_t window_ns, bool paper,
-               MethodScore& s)
+               const std::vector<WindowRecord>& windows, std::int64_t window_ns,
+               const std::vector<double>& limit_windows, bool paper, MethodScore& s)
       : faults_(faults),
         truths_(truths),
         windows_(windows),
         window_ns_(window_ns),
+        limit_windows_(limit_windows),
         paper_(paper),
         s_(s),
         fault_free_(windows.size(), 1) {}
@@ -222,12 +253,15 @@ class MethodScorer {
   void ScoreNamed(const Verdict& v, const std::set<ComponentKey>& truth,
                   const std::set<ComponentKey>& dont_care);
   void ScoreFault(std::size_t i, const std::vector<IncidentSpan>& spans);
+  // named_in: the first window naming fault i, or windows_.size() for none.
+  void ScoreNameTime(std::size_t i, std::size_t named_in);
   void ScoreIncident(const IncidentSpan& span);
 
   const std::vector<Fault>& faults_;
   const std::vector<FaultTruth>& truths_;
   const std::vector<WindowRecord>& windows_;
   const std::int64_t window_ns_;
+  const std::vector<double>& limit_windows_;
   const bool paper_;
   MethodScore& s_;
   std::vector<char> fault_free_;
@@ -310,14 +344,17 @@ void MethodScorer::ScoreFault(std::size_t i, const std::vector<IncidentSpan>& sp
   }
   if (kind.windows == 0) return;  // too short to be judged in any window
   kind.faults = 1;
+  std::size_t named = windows_.size();
   for (std::size_t w = first; w < windows_.size(); ++w) {
     if (Overlap(f, windows_[w].start_ns, windows_[w].end_ns) <= 0) break;
     if (named_in(w)) {
       kind.detected = 1;
       kind.windows_to_detect_sum = double(w - first);
+      named = w;
       break;
     }
   }
+  ScoreNameTime(i, named);
   s_.faults += kind.faults;
   s_.detected += kind.detected;
   s_.windows_to_detect_sum += kind.windows_to_detect_sum;
@@ -331,6 +368,18 @@ void MethodScorer::ScoreFault(std::size_t i, const std::vector<IncidentSpan>& sp
     s_.incidents_per_fault_sum += double(count);
     ++s_.faults_with_incident;
   }
+}
+
+void MethodScorer::ScoreNameTime(std::size_t i, std::size_t named_in) {
+  const Fault& f = faults_[i];
+  if (i >= limit_windows_.size() || limit_windows_[i] < 0) return;
+  NameTimeScore& score = s_.name_times[{f.kind, RateBucket(f.rate)}];
+  ++score.faults;
+  if (named_in >= windows_.size()) return;
+  ++score.named;
+  score.measured_sum +=
+      static_cast<double>(windows_[named_in].end_ns - f.start_ns) / static_cast<double>(window_ns_);
+  score.limit_sum += LimitTimeToName(f, limit_windows_[i], window_ns_);
 }
 
 void MethodScorer::ScoreIncident(const IncidentSpan& span) {
@@ -347,13 +396,16 @@ void MethodScorer::ScoreIncident(const IncidentSpan& span) {
 
 Scorecard ScoreRun(const Fleet& fleet, const std::vector<Fault>& faults,
                    const std::vector<WindowRecord>& windows,
-                   const std::vector<IncidentSpan>& our_incidents, std::int64_t window_ns) {
+                   const std::vector<IncidentSpan>& our_incidents, std::int64_t window_ns,
+                   const std::vector<double>& limit_windows) {
   std::vector<FaultTruth> truths;
   truths.reserve(faults.size());
   for (const Fault& f : faults) truths.push_back(TruthOf(fleet, f));
   Scorecard card;
-  MethodScorer(faults, truths, windows, window_ns, false, card.ours).Score(our_incidents);
-  MethodScorer(faults, truths, windows, window_ns, true, card.paper).Score(RunsOf(windows, true));
+  MethodScorer(faults, truths, windows, window_ns, limit_windows, false, card.ours)
+      .Score(our_incidents);
+  MethodScorer(faults, truths, windows, window_ns, limit_windows, true, card.paper)
+      .Score(RunsOf(windows, true));
   return card;
 }
 

@@ -99,6 +99,24 @@ struct KindScore {
   KindScore& operator+=(const KindScore& o);
 };
 
+// Time to name against the information limit (information_limit.h): over
+// the named faults of a kind and loss-rate bucket that have a limit, the mean
+// time from the fault's start to the end of the window that first named it,
+// and the same for the reference test, in windows.
+struct NameTimeScore {
+  std::uint64_t faults = 0;                // with a limit
+  std::uint64_t named = 0;                 // of those, named
+  double measured_sum = 0, limit_sum = 0;  // over the named ones
+  double measured() const { return named == 0 ? 0 : measured_sum / double(named); }
+  double limit() const { return named == 0 ? 0 : limit_sum / double(named); }
+  double ratio() const { return limit_sum <= 0 ? 0 : measured_sum / limit_sum; }
+  NameTimeScore& operator+=(const NameTimeScore& o);
+};
+// Loss-rate buckets of the table: [0, 0.5%), [0.5%, 2%), [2%, 10%), [10%, 100%].
+inline constexpr std::array<double, 3> kRateBucketBounds{0.005, 0.02, 0.10};
+int RateBucket(double rate);
+std::string RateBucketName(int bucket);  // "0.5-2%"
+
 struct MethodScore {
   std::uint64_t tp = 0, fp = 0, fn = 0;
   // The same per category of verdict (loss, latency, host: Category), so a
@@ -112,6 +130,7 @@ struct MethodScore {
   double incidents_per_fault_sum = 0;
   std::uint64_t faults_with_incident = 0;
   std::map<FaultKind, KindScore> by_kind;
+  std::map<std::pair<FaultKind, int>, NameTimeScore> name_times;  // by kind and RateBucket
   // Calibration: verdicts by the method's own (calibrated) confidence, in
   // fifths, how many of them were right, and the sum of their confidences
   // (don't-care verdicts left out): a calibrated method is right in each bin
@@ -154,9 +173,11 @@ struct Scorecard {
   MethodScore paper;
 };
 
-// Scores one run.
+// Scores one run. `limit_windows` (SimResult's, per fault; may be empty)
+// gives the time-to-name table its references.
 Scorecard ScoreRun(const Fleet& fleet, const std::vector<Fault>& faults,
                    const std::vector<WindowRecord>& windows,
-                   const std::vector<IncidentSpan>& our_incidents, std::int64_t window_ns);
+                   const std::vector<IncidentSpan>& our_incidents, std::int64_t window_ns,
+                   const std::vector<double>& limit_windows = {});
 
 }  // namespace hostmesh::sim

@@ -6,8 +6,14 @@
 namespace hostmesh::sim {
 
 SimTransport::SimTransport(std::uint32_t host, const PacketModel& model, const HostClock& clock,
-                           std::int64_t wall_offset_ns, std::uint64_t seed)
-    : host_(host), model_(model), clock_(clock), wall_offset_ns_(wall_offset_ns), rng_(seed) {}
+                           std::int64_t wall_offset_ns, std::uint64_t seed,
+                           std::vector<FaultExposure>* exposure)
+    : host_(host),
+      model_(model),
+      clock_(clock),
+      wall_offset_ns_(wall_offset_ns),
+      rng_(seed),
+      exposure_(exposure) {}
 
 agent::OpenResult SimTransport::OpenNic(agent::NicId nic) {
   agent::OpenResult out;
@@ -39,6 +45,9 @@ agent::SendResult SimTransport::Send(const agent::ProbeOrder& order,
   const std::size_t count =
       model_.Route(host_, order.src, order.dst, order.src_port, order.dst_port, links);
   if (count == 0) return out;  // no route: lost like a drop
+  if (exposure_ != nullptr) {
+    model_.TallyExposure(host_, order.src, order.dst, links, count, t, *exposure_);
+  }
   const Passage p =
       model_.Cross(host_, order.src, order.dst, links, count, count, order.src_port, t, rng_);
   if (!p.delivered) return out;

@@ -19,8 +19,11 @@ namespace hostmesh::sim {
 
 class SimTransport final : public agent::ProbeTransport {
  public:
+  // `exposure` (the host's, kept across its agent's restarts; may be null)
+  // counts the probes it sends that meet a fault (PacketModel::TallyExposure).
   SimTransport(std::uint32_t host, const PacketModel& model, const HostClock& clock,
-               std::int64_t wall_offset_ns, std::uint64_t seed);
+               std::int64_t wall_offset_ns, std::uint64_t seed,
+               std::vector<FaultExposure>* exposure = nullptr);
 
   agent::OpenResult OpenNic(agent::NicId nic) override;
   agent::SendResult Send(const agent::ProbeOrder& order,
@@ -49,6 +52,7 @@ class SimTransport final : public agent::ProbeTransport {
   const HostClock& clock_;
   std::int64_t wall_offset_ns_;
   agent::Rng rng_;
+  std::vector<FaultExposure>* exposure_;
   std::vector<Queued> heap_;  // min-heap by at_ns
   // Enough for a turn's receives (a host's 8 NICs at 10 probes/s); more would
   // only hold memory.

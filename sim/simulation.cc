@@ -240,9 +240,30 @@ SimResult Simulation::Run(const WindowObserver& on_window, const UploadObserver&
   result.paths_unresolved = analyzer.counts().paths_unresolved;
   result.paths_continued = analyzer.counts().paths_continued;
   result.paths_cut_short = analyzer.counts().paths_cut_short;
+  result.limit_windows = LimitWindows(agents);
   result.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return result;
+}
+
+std::vector<double> Simulation::LimitWindows(
+    const std::vector<std::unique_ptr<HostAgent>>& agents) const {
+  const std::vector<Fault>& faults = faults_->faults();
+  std::vector<FaultExposure> exposure(faults.size());
+  for (const auto& a : agents) {  // in host order: the same sums whatever the threads did
+    for (std::size_t i = 0; i < a->exposure().size(); ++i) exposure[i] += a->exposure()[i];
+  }
+  std::size_t components = 2 * fleet_->link_count();
+  for (DeviceId d = 0; d < fleet_->device_count(); ++d) components += fleet_->is_switch(d);
+  for (const FleetHost& h : fleet_->hosts()) components += h.nic_ips.size();
+  LimitParams params;
+  params.alpha = AnalyzerAlpha(config_.analysis.false_alarms_per_window, components);
+  params.window_ns = config_.analysis.window.count();
+  std::vector<double> out(faults.size());
+  for (std::size_t i = 0; i < faults.size(); ++i) {
+    out[i] = EvidenceWindows(faults[i], exposure[i], params);
+  }
+  return out;
 }
 
 }  // namespace hostmesh::sim

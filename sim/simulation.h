@@ -74,6 +74,9 @@ struct SimResult {
   // their hosts (PathConverter); not in host_cpu_seconds nor analyzer_seconds.
   double convert_cpu_seconds = 0;
   std::vector<MemorySample> memory;
+  // Per fault (as SimConfig::faults): the windows of evidence the reference
+  // test needs to name it (information_limit.h); negative where it has none.
+  std::vector<double> limit_windows;
 };
 
 // Called for each judged window with the report as the analyzer made it.
@@ -95,6 +98,9 @@ class Simulation {
                 int memory_every = 0, const MemoryObserver& on_memory = {});
 
  private:
+  // The hosts' exposure to each fault, summed, as SimResult::limit_windows.
+  std::vector<double> LimitWindows(const std::vector<std::unique_ptr<HostAgent>>& agents) const;
+
   SimConfig config_;
   std::unique_ptr<Fleet> fleet_;
   std::unique_ptr<FaultSet> faults_;

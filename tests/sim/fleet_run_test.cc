@@ -396,6 +396,12 @@ TEST(FleetRunTest, TheLossyLinkIsFound) {
   }
   EXPECT_GT(d.timeouts, 100u);
   EXPECT_GT(d.last_timeouts, 0u);  // timed out after the end, still counted
+  // Its information limit: 20% of the probes through one link of 4 hosts is
+  // clear within a window; an agent restart has none.
+  ASSERT_EQ(d.result.limit_windows.size(), 2u);
+  EXPECT_GT(d.result.limit_windows[0], 0.0);
+  EXPECT_LT(d.result.limit_windows[0], 1.0);
+  EXPECT_LT(d.result.limit_windows[1], 0.0);
   EXPECT_EQ(d.after_end, 0u);
 }
 
@@ -490,6 +496,9 @@ TEST(FleetRunTest, ReproducibleFromTheSeedWhateverTheThreads) {
   EXPECT_TRUE(one == four);
   EXPECT_EQ(one.result.probes, two.result.probes);
   EXPECT_EQ(one.result.paths_resolved, two.result.paths_resolved);
+  // The information limit too: the hosts' exposure sums in host order.
+  EXPECT_EQ(one.result.limit_windows, two.result.limit_windows);
+  EXPECT_EQ(one.result.limit_windows, four.result.limit_windows);
   // ...and the seed matters.
   const RunDigest other = Digest(Faulty(8, 2));
   EXPECT_NE(one.hash, other.hash);

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <memory>
 #include <vector>
@@ -58,9 +59,10 @@ struct Probe {
 
 class PacketModelTest : public ::testing::Test {
  protected:
-  void Build(std::vector<Fault> faults, LatencyModel latency = Quiet()) {
+  void Build(std::vector<Fault> faults, LatencyModel latency = Quiet(),
+             BackgroundLoss background = {}) {
     model_.reset();
-    faults_ = std::make_unique<FaultSet>(fleet_, std::move(faults), BackgroundLoss{}, 1);
+    faults_ = std::make_unique<FaultSet>(fleet_, std::move(faults), background, 1);
     model_ = std::make_unique<PacketModel>(fleet_, *faults_, router_, latency);
   }
   // Every (host, src NIC, dst NIC) with `ports` source ports each.
@@ -199,6 +201,60 @@ TEST_F(PacketModelTest, SwitchLossHitsOnlyPathsThroughTheSwitch) {
   EXPECT_EQ(lost_other, 0u);
   const double n = static_cast<double>(through);
   EXPECT_NEAR(static_cast<double>(lost_through) / n, 0.03, 4 * std::sqrt(0.03 * 0.97 / n));
+}
+
+// The information limit's exposure: each active loss fault counts the probes
+// that meet it (a link fault in its direction only, a switch and a NIC
+// fault on any path through them), once each; other kinds, ended faults and
+// paths that miss them count nothing.
+TEST_F(PacketModelTest, ExposureCountsTheProbesThatMeetEachActiveLossFault) {
+  Fault link = Active(FaultKind::kLinkLoss);
+  link.link = LinkNamed(fleet_, "p0r1-s02");
+  link.direction = kUp;
+  link.rate = 0.01;
+  Fault spine = Active(FaultKind::kSwitchLoss);
+  spine.switch_id = DeviceNamed(fleet_, "s03");
+  spine.rate = 0.02;
+  Fault nic = Active(FaultKind::kRnicLoss);
+  nic.host = 2;
+  nic.nic = 1;
+  nic.rate = 0.05;
+  Fault ended = spine;
+  ended.end_ns = kT;  // over just before the probes
+  Fault down = Active(FaultKind::kLinkDown);
+  down.link = link.link;
+  Build({link, spine, nic, ended, down});
+  std::vector<FaultExposure> tally(5);
+  std::array<std::uint64_t, 3> expected{};
+  for (const Probe& p : Probes(16)) {
+    model_->TallyExposure(p.host, p.src, p.dst, p.links, p.count, kT, tally);
+    const int at = p.IndexOf(link.link);
+    expected[0] += at >= 0 && at < 2;
+    expected[1] += fleet_.upper_device(p.links[1]) == spine.switch_id;
+    expected[2] += p.host == nic.host && (p.src == nic.nic || p.dst == nic.nic);
+  }
+  ASSERT_GT(expected[0], 0u);
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(tally[i].probes, expected[i]) << "fault " << i;
+    EXPECT_EQ(tally[i].background_sum, 0.0) << "no background loss in this fleet";
+  }
+  EXPECT_EQ(tally[3].probes, 0u);
+  EXPECT_EQ(tally[4].probes, 0u);
+}
+
+TEST_F(PacketModelTest, ExposureCarriesTheBackgroundLossOfEachPath) {
+  Fault spine = Active(FaultKind::kSwitchLoss);
+  spine.switch_id = DeviceNamed(fleet_, "s03");
+  spine.rate = 0.02;
+  Build({spine}, Quiet(), BackgroundLoss{1e-3, 1e-3});
+  std::vector<FaultExposure> tally(1);
+  for (const Probe& p : Probes(4)) {
+    model_->TallyExposure(p.host, p.src, p.dst, p.links, p.count, kT, tally);
+  }
+  ASSERT_GT(tally[0].probes, 0u);
+  // Four links at 0.1% each: a path loses 1 - 0.999^4 of its probes.
+  EXPECT_NEAR(tally[0].background_sum / static_cast<double>(tally[0].probes),
+              1 - std::pow(0.999, 4), 1e-12);
 }
 
 TEST_F(PacketModelTest, LatencyIsHopsPlusTheFaultsAddedLatencyInItsDirection) {

@@ -45,8 +45,9 @@ class ScorecardTest : public ::testing::Test {
     return f;
   }
   Scorecard Score(const std::vector<Fault>& faults, const std::vector<WindowRecord>& windows,
-                  const std::vector<IncidentSpan>& ours = {}) const {
-    return ScoreRun(fleet_, faults, windows, ours, kWindow);
+                  const std::vector<IncidentSpan>& ours = {},
+                  const std::vector<double>& limit_windows = {}) const {
+    return ScoreRun(fleet_, faults, windows, ours, kWindow, limit_windows);
   }
 
   const Fleet fleet_{{4, 2, 2, 1, 2, 0}};
@@ -417,6 +418,40 @@ TEST_F(ScorecardTest, DetectionIsScoredPerFaultKind) {
   twice += card.ours;
   EXPECT_EQ(twice.by_kind.at(FaultKind::kLinkLoss).windows, 8u);
   EXPECT_DOUBLE_EQ(twice.by_kind.at(FaultKind::kRnicLoss).windows_to_detect(), 2.0);
+}
+
+// Time to name against the limit: per kind and rate bucket, over the named
+// faults with a limit, from the fault's start to the end of the window that
+// named it, beside the limit's time in the same terms.
+TEST_F(ScorecardTest, TimeToNameIsScoredAgainstTheLimitPerKindAndRate) {
+  Fault small = LinkLoss(a_, kWindow / 2, 6 * kWindow);  // 1%: the 0.5-2% bucket
+  small.rate = 0.01;
+  Fault big = LinkLoss(b_, 2 * kWindow, 6 * kWindow);  // 10%
+  Fault unnamed = LinkLoss(a_, 0, 6 * kWindow);
+  unnamed.link = LinkNamed(fleet_, "p0r1-s00");
+  unnamed.rate = 0.015;
+  // A named in window 2 (2.5 windows after it began), B in window 2 (its first).
+  const auto windows = Windows({{}, {}, {A, B}, {A, B}, {A, B}, {A, B}}, {});
+  const Scorecard card = Score({small, big, unnamed}, windows, {}, {1.2, 0.1, 3.0});
+  const auto& times = card.ours.name_times;
+  ASSERT_EQ(times.size(), 2u);
+  const NameTimeScore& s = times.at({FaultKind::kLinkLoss, RateBucket(0.01)});
+  EXPECT_EQ(s.faults, 2u);  // the small one and the unnamed one
+  EXPECT_EQ(s.named, 1u);
+  EXPECT_DOUBLE_EQ(s.measured(), 2.5);
+  EXPECT_DOUBLE_EQ(s.limit(), 1.5);  // 1.2 windows from 0.5: the end of window 1
+  EXPECT_DOUBLE_EQ(s.ratio(), 2.5 / 1.5);
+  const NameTimeScore& b = times.at({FaultKind::kLinkLoss, RateBucket(0.1)});
+  EXPECT_EQ(b.named, 1u);
+  EXPECT_DOUBLE_EQ(b.measured(), 1.0);
+  EXPECT_DOUBLE_EQ(b.ratio(), 1.0);
+  // Without limits (or for kinds without one) there is no table.
+  EXPECT_TRUE(Score({small, big}, windows).ours.name_times.empty());
+  EXPECT_EQ(RateBucket(0.004), 0);
+  EXPECT_EQ(RateBucket(0.005), 1);
+  EXPECT_EQ(RateBucket(1.0), 3);
+  EXPECT_EQ(RateBucketName(1), "0.5-2%");
+  EXPECT_EQ(RateBucketName(3), ">=10%");
 }
 
 TEST_F(ScorecardTest, DescribeKeyNamesComponents) {
