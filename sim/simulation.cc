@@ -261,7 +261,12 @@ std::vector<double> Simulation::LimitWindows(
   params.window_ns = config_.analysis.window.count();
   std::vector<double> out(faults.size());
   for (std::size_t i = 0; i < faults.size(); ++i) {
-    out[i] = EvidenceWindows(faults[i], exposure[i], params);
+    // Probes a window over the time it was active within the run: a fault
+    // may be given an end past it, and nothing probes there.
+    Fault within = faults[i];
+    within.start_ns = std::max<std::int64_t>(within.start_ns, 0);
+    within.end_ns = std::min(within.end_ns, config_.duration_ns);
+    out[i] = EvidenceWindows(within, exposure[i], params);
   }
   return out;
 }

@@ -402,6 +402,13 @@ TEST(FleetRunTest, TheLossyLinkIsFound) {
   EXPECT_GT(d.result.limit_windows[0], 0.0);
   EXPECT_LT(d.result.limit_windows[0], 1.0);
   EXPECT_LT(d.result.limit_windows[1], 0.0);
+  // The fault's end (3,600 s) lies past the run (100 s): its probes a window
+  // are over the time it was active within the run, as if it ended there
+  // (but for the probes of the timeout after the end, which still meet it).
+  SimConfig ending = Faulty(3, 2);
+  ending.faults[0].end_ns = ending.duration_ns;
+  const double limit = d.result.limit_windows[0];
+  EXPECT_NEAR(Simulation(ending).Run().limit_windows[0], limit, 0.05 * limit);
   EXPECT_EQ(d.after_end, 0u);
 }
 
