@@ -172,7 +172,8 @@ struct SequentialResult {
 // keys[c] is the stable id of component c of `problem`. parts[c], for a
 // component made of others (a switch: its links and RNICs), lists them: it is
 // blamed only when its loss is spread over them (its strongest part loses at
-// most 2.5 times its rate, and the rest at least half of it), so a link fault,
+// most 2.5 times its rate, the rest at least half of it, and the part alone
+// is not the likelier explanation of the counts), so a link fault,
 // or a link and an RNIC fault under one switch, are not the switch. That test
 // counts, beside this window's, what the switch and its parts had left in
 // past windows (spread_decay) once the culprits that are no switch explained
