@@ -304,7 +304,10 @@ int main(int argc, char** argv) {
         wall += outcome.result.wall_seconds;
         std::cout << s.name << " (" << outcome.result.wall_seconds << " s):";
         for (const auto& f : outcome.faults) std::cout << " [" << f << "]";
-        std::cout << "  F1 " << outcome.card.ours.f1() << " vs " << outcome.card.paper.f1() << "\n";
+        // Flushed: a suite at 10,000 hosts takes minutes a scenario, and its
+        // output is usually a file, which would hold the lines to the end.
+        std::cout << "  F1 " << outcome.card.ours.f1() << " vs " << outcome.card.paper.f1()
+                  << std::endl;
         outcomes.push_back(hs::OutcomeJson(fleet, s, outcome));
       }
       const std::string title =
