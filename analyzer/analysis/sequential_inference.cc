@@ -78,20 +78,18 @@ bool Concentrated(double part_bad, double part_n, double loss, std::size_t parts
          PoissonTail(part_bad, loss * part_n) < chance;
 }
 
-double BinomialLogLikelihood(double bad, double n, double p) {
-  p = std::clamp(p, 1e-12, 1.0 - 1e-12);
-  return bad * std::log(p) + (n - bad) * std::log1p(-p);
-}
-
 // The log-likelihood ratio of "one part loses at its own rate, the rest of
 // the switch's probes at the background p0" against "all of the switch's
 // probes lose at one rate": one free rate each, so neither is favoured for
-// having more.
+// having more. Each side against the switch's rate, on its own probes.
 double ConcentratedLikelihood(double part_bad, double part_n, double rest_bad, double rest_n,
                               double p0) {
-  const double bad = part_bad + rest_bad, n = part_n + rest_n;
-  return BinomialLogLikelihood(part_bad, part_n, part_bad / part_n) +
-         BinomialLogLikelihood(rest_bad, rest_n, p0) - BinomialLogLikelihood(bad, n, bad / n);
+  if (part_bad <= 0 || part_n <= 0) return 0.0;
+  // Below 1 (as LogLikelihoodRatio keeps its H1): a switch losing everything
+  // is spread, not a division by zero.
+  const double loss = std::min((part_bad + rest_bad) / (part_n + rest_n), 1.0 - 1e-9);
+  return LogLikelihoodRatio(part_bad, part_n, loss, part_bad / part_n) +
+         LogLikelihoodRatio(rest_bad, rest_n, loss, p0);
 }
 }  // namespace
 
