@@ -54,7 +54,10 @@
 // component brings into it: a neighbour sharing a third of a fault's flows
 // can draw all of one window's failures (three of three, about one window in
 // thirty at 1% over 450 probes) and tie with the fault on that window, but
-// not on the windows before, whose failures it had only a third of.
+// not on the windows before, whose failures it had only a third of. A fresh
+// pick whose failures a rival explains as well, with no evidence of past
+// windows to tell them apart (less than 19 to 1), is named in neither's
+// place for one window (sequential_ties.cc).
 // Evidence of a component is what
 // remains unexplained when it is judged; untraced probes count as in
 // loss_inference.h.
@@ -92,6 +95,11 @@ struct SequentialParams {
   // last ten), and taken at its one-sided lower confidence bound.
   double held_rate_decay = 0.9;
   double held_rate_confidence = 0.95;
+  // A candidate is named over a rival that explains the same failures (each
+  // takes the other's case away) only when its evidence makes it this likely
+  // against that rival (0.95: 19 to 1); otherwise neither is named in that
+  // window, once (SequentialPass::DeferTie).
+  double rival_confidence = 0.95;
   double cap_factor = 1.5;
   // The spread test's memory (a switch against its parts, below): each
   // window keeps this much of the past, about the last ten windows, which
@@ -127,6 +135,7 @@ class EvidenceBook {
     double past_n = 0;
     bool culprit = false;
     bool untraced = false;         // last chosen on untraced failures alone
+    bool deferred = false;         // tied with a rival in the last window, named by neither
     std::uint32_t windows = 0;     // windows as a culprit, in a row
     std::uint32_t unobserved = 0;  // windows in a row no probe crossed it
 

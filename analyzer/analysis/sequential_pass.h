@@ -1,0 +1,126 @@
+#pragma once
+
+// InferSequential's window pass (sequential_inference.h), split by phase:
+// picking culprits (sequential_inference.cc), weighing switches against their
+// parts (sequential_wholes.cc) and rivals that explain the same failures
+// (sequential_ties.cc). Internal to those files.
+
+#include <cstdint>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "analyzer/analysis/sequential_inference.h"
+
+namespace hostmesh::analysis::sequential_internal {
+
+// ln(components) + ln(1 / false alarms per window): the CUSUM's threshold h.
+double Threshold(std::size_t components, const SequentialParams& params);
+
+// One window of InferSequential, phase by phase over the state they share.
+class SequentialPass {
+ public:
+  SequentialPass(InferenceProblem& p, std::span<const std::uint64_t> keys,
+                 std::span<const std::vector<std::uint32_t>> parts, const SequentialParams& params,
+                 EvidenceBook& book, std::span<const std::uint32_t> units);
+
+  SequentialResult Run() {
+    FailuresThrough(p_, out().failures);
+    CountSurelyCrossed();
+    ChooseGreedily();
+    MergePartsIntoWholes();
+    PreferWholes();
+    UpdateChosen();
+    UpdateTheRest();
+    RememberForSpread();
+    UpdateBackground();
+    Score();
+    return std::move(result_);
+  }
+
+ private:
+  struct Chosen {
+    std::uint32_t c;
+    double bad, n;
+    bool untraced = false;  // on untraced failures alone
+  };
+
+  InferenceResult& out() { return result_.inference; }
+  std::pair<double, double> Counts(std::uint32_t c) const { return left_.Counts(c); }
+  bool HasParts(std::uint32_t c) const { return c < parts_.size() && !parts_[c].empty(); }
+  // The component standing for the thing c is part of (a link's direction:
+  // the link both ways); c itself without units.
+  std::uint32_t UnitOf(std::uint32_t c) const { return c < units_.size() ? units_[c] : c; }
+  // Whether the unit of `part` (any of its components) is chosen.
+  bool UnitChosen(std::uint32_t whole, std::uint32_t part) const;
+
+  // H1: for a culprit, the rate it surely loses at (as in its recovery test:
+  // against its latest estimate, inflated by the burst that named it, a quiet
+  // window or two drained its hysteresis); for the rest, halfway from p0 to
+  // this window's loss, and at least p0 + delta: a 3% fault gains evidence as
+  // a fault of its size (a damped generalized likelihood ratio), while the
+  // noise of a healthy component's windows rarely moves H1 off p0 + delta.
+  double H1(const EvidenceBook::Entry* e, double bad, double n) const {
+    if (e != nullptr && e->culprit) return std::max(p0_ + params_.min_loss, e->failing);
+    const double loss = n > 0 ? bad / n : 0.0;
+    return p0_ + std::max(params_.min_loss, (loss - p0_) / 2);
+  }
+
+  // Evidence in nats of `bad` failures in `n` probes, at their own loss rate.
+  double Gain(double bad, double n) const {
+    if (n <= 0 || bad <= 0) return 0.0;
+    return std::max(0.0, LogLikelihoodRatio(bad, n, p0_, bad / n));
+  }
+
+  void CountSurelyCrossed();
+  std::pair<double, double> WithPast(std::uint32_t c, const Unexplained& left) const;
+  bool Spread(std::uint32_t c) const { return Spread(c, left_); }
+  bool Spread(std::uint32_t c, const Unexplained& left) const;
+  bool Eligible(const EvidenceBook::Entry* e, double bad, double n) const;
+  bool HeldPartWaiting(std::uint32_t c) const;
+  void Pick(bool full);
+  bool Related(std::uint32_t a, std::uint32_t b) const;
+  std::vector<std::uint32_t> Rivals() const;
+  bool TakesCaseOf(std::uint32_t c, std::uint32_t other) const;
+  bool DeferTie();
+  void ChooseGreedily();
+  void MergePartsIntoWholes();
+  void PreferWholes();
+  std::size_t ChosenUnits(std::uint32_t whole) const;
+  bool TryWhole(std::uint32_t whole);
+  bool SomePartClean(std::uint32_t whole, const Unexplained& left) const;
+  void Report(std::uint32_t c, double bad, double n, const EvidenceBook::Entry& e);
+  void UpdateChosen();
+  void UpdateTheRest();
+  void RememberForSpread();
+  void UpdateBackground();
+  void Score();
+
+  InferenceProblem& p_;
+  const std::span<const std::uint64_t> keys_;
+  const std::span<const std::vector<std::uint32_t>> parts_;
+  const std::span<const std::uint32_t> units_;
+  const SequentialParams& params_;
+  EvidenceBook& book_;
+  const std::size_t n_comp_;
+  const double p0_;
+  const double h_;
+  const double cap_;
+  const double window_alpha_;
+  const double q0_;
+  double release_ = 0;
+  SequentialResult result_;
+  std::vector<char> blamed_;
+  // Tied with a rival in this window (DeferTie).
+  std::vector<char> deferred_;
+  Unexplained left_;
+  // Per component, the failures of paths that surely crossed it.
+  std::vector<double> surely_;
+  std::vector<Chosen> chosen_;
+  // The candidate Pick found.
+  std::uint32_t best_ = 0;
+  double best_strength_ = -1;
+  bool best_held_ = false;
+};
+
+}  // namespace hostmesh::analysis::sequential_internal
