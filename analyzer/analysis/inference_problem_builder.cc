@@ -97,6 +97,12 @@ void CandidateComponents(std::span<const LinkId> middle, std::span<const PathCan
 
 namespace {
 
+// Rounds of sharing a whole path's failures among its links by their rates
+// (ProblemBuilder::EstimateLinkRates), from a start where each link's rate is
+// its own: the first brings links that share paths at one rate to it (each
+// started with the whole path's), the next two settle what is left.
+constexpr int kShareRounds = 3;
+
 // BuildProblem's phases, sharing what they learn: the ECMP groups, the loss
 // rates of whole paths, the routes added. Scratch vectors are reused.
 class ProblemBuilder {
@@ -163,6 +169,109 @@ class ProblemBuilder {
       if (g.middle == PathTable::kNoPath || !paths_.Candidates(g.middle).empty()) continue;
       MiddleComponents(paths_.Middle(g.middle), fabric_, ix_, comps_);
       for (const std::uint32_t c : comps_) whole_failed_[c] += groups_.counts[i];
+    }
+    EstimateLinkRates();
+  }
+
+  // Pass 0's rate of a one-way link: every failure of its whole paths.
+  double CountedWhole(std::uint32_t c) const {
+    return (whole_failed_[c] + 1) / (whole_failed_[c] + whole_good_[c] + 2);
+  }
+
+  // Calls f(c) for each one-way link of a whole path that lost at least as
+  // much as every other (by CountedWhole).
+  template <typename F>
+  void ForLossiest(std::span<const LinkId> links, F&& f) const {
+    const std::size_t half = links.size() / 2;
+    double most = 0;
+    for (std::size_t k = 0; k < links.size(); ++k) {
+      if (links[k] < ix_.links)
+        most = std::max(most, CountedWhole(ix_.LinkComponent(links[k], k < half)));
+    }
+    for (std::size_t k = 0; k < links.size(); ++k) {
+      if (links[k] >= ix_.links) continue;
+      const std::uint32_t c = ix_.LinkComponent(links[k], k < half);
+      if (CountedWhole(c) >= most) f(c);
+    }
+  }
+
+  // The one-way links' loss rates, from whole paths, that share a cut-short
+  // path's probes among its candidates (fails_, passes_). Counted whole (pass
+  // 0), a link on the paths of a far lossier one carries that link's loss in
+  // its own rate: the downlinks from a spine past a rail uplink losing 21.7%
+  // (1 in 7 of their flows through it) showed 3% where their own loss was
+  // 0.1%, took half of every cut-short failure they were a candidate for,
+  // which the uplink, no candidate there, could never explain, and at 10,000
+  // hosts the seven were named beside it. So each link starts from its rate
+  // over the whole paths on which no other link lost more (its own evidence,
+  // the lossier link's taken out), and a whole path's failures are then
+  // shared among its links by those rates, the chance each caused them
+  // (rounds of EM for independent losses, which alone creep: a round takes
+  // off a borrowed rate only the share of the borrower's whole paths that do
+  // not cross the lossier link). A link with no such path keeps pass 0's,
+  // and few probes lean to the ambient rate (Shrunk).
+  void EstimateLinkRates() {
+    const std::size_t n = 2 * ix_.links;
+    std::vector<double> own_failed(n, 0), own_n(n, 0);
+    for (std::size_t m = 0; m < w_.middle_ok().size(); ++m) {
+      const std::uint64_t good = Good(m);
+      if (good == 0 || !paths_.Candidates(static_cast<MiddleId>(m)).empty()) continue;
+      ForLossiest(paths_.Middle(static_cast<MiddleId>(m)),
+                  [&](std::uint32_t c) { own_n[c] += static_cast<double>(good); });
+    }
+    // And the ambient rate of a link: each whole failure once, over every
+    // link's whole probes.
+    double failures = 0, probes = 0;
+    for (std::size_t i = 0; i < groups_.keys.size(); ++i) {
+      const GroupKey g = DecodeGroup(groups_.keys[i]);
+      if (g.middle == PathTable::kNoPath || !paths_.Candidates(g.middle).empty()) continue;
+      const auto count = static_cast<double>(groups_.counts[i]);
+      failures += count;
+      ForLossiest(paths_.Middle(g.middle), [&](std::uint32_t c) {
+        own_failed[c] += count;
+        own_n[c] += count;
+      });
+    }
+    for (std::uint32_t c = 0; c < n; ++c) probes += whole_failed_[c] + whole_good_[c];
+    ambient_ = std::max(1e-6, probes > 0 ? failures / probes : 1e-6);
+    rate_.resize(n);
+    for (std::uint32_t c = 0; c < n; ++c) {
+      rate_[c] = own_n[c] > 0 ? Shrunk(own_failed[c], own_n[c]) : CountedWhole(c);
+    }
+    for (int round = 0; round < kShareRounds; ++round) ShareWholePathFailures();
+  }
+
+  // A rate from few probes leans to the ambient one (a prior worth one
+  // failure at it): (f + 1) / (n + 2) put a floor of 1/n under links with few
+  // whole probes, several times the ambient loss, which drew cut-short
+  // failures to them. A link no whole path crossed keeps 1/2 (CountedWhole):
+  // a gray link eats its traces.
+  double Shrunk(double failed, double probes) const {
+    return (failed + 1) / (probes + 1 / ambient_);
+  }
+
+  // One round: each whole path's failures shared among its links by rate_.
+  void ShareWholePathFailures() {
+    shared_.assign(rate_.size(), 0.0);
+    for (std::size_t i = 0; i < groups_.keys.size(); ++i) {
+      const GroupKey g = DecodeGroup(groups_.keys[i]);
+      if (g.middle == PathTable::kNoPath || !paths_.Candidates(g.middle).empty()) continue;
+      const auto links = paths_.Middle(g.middle);
+      const std::size_t half = links.size() / 2;
+      double total = 0;
+      for (std::size_t k = 0; k < links.size(); ++k) {
+        if (links[k] < ix_.links) total += rate_[ix_.LinkComponent(links[k], k < half)];
+      }
+      if (total <= 0) continue;
+      for (std::size_t k = 0; k < links.size(); ++k) {
+        if (links[k] >= ix_.links) continue;
+        const std::uint32_t c = ix_.LinkComponent(links[k], k < half);
+        shared_[c] += static_cast<double>(groups_.counts[i]) * rate_[c] / total;
+      }
+    }
+    for (std::uint32_t c = 0; c < rate_.size(); ++c) {
+      const double probes = whole_failed_[c] + whole_good_[c];
+      rate_[c] = probes > 0 ? Shrunk(shared_[c], probes) : CountedWhole(c);
     }
   }
 
@@ -299,8 +408,10 @@ class ProblemBuilder {
 
   std::unordered_map<std::uint64_t, std::uint32_t> ecmp_groups_;
   std::vector<double> whole_failed_, whole_good_;
+  std::vector<double> rate_, shared_;  // per one-way link (EstimateLinkRates)
+  double ambient_ = 1e-3;
   const std::function<double(std::uint32_t)> fails_ = [this](std::uint32_t c) {
-    return (whole_failed_[c] + 1) / (whole_failed_[c] + whole_good_[c] + 2);
+    return c < rate_.size() ? rate_[c] : CountedWhole(c);
   };
   const std::function<double(std::uint32_t)> passes_ = [this](std::uint32_t c) {
     return 1 - fails_(c);

@@ -237,6 +237,50 @@ TEST(LossUntraced, ManyCutShortTracesUnderAmbientLossNameNoSpine) {
   }
 }
 
+// A rail uplink losing 21.7% one way under ambient loss of 0.1% a link, on a
+// fabric where nine in ten traces between the other rails are cut short (ICMP
+// rate limits at 10,000 hosts; sim/scenarios/scale-uplink-siblings-10000).
+// A seventh of the flows on the links down from its spine to the other rails
+// cross it, so counted whole their paths lost about 3%, thirty times their
+// own loss; the cut-short paths' ambient failures, shared among candidates
+// by those rates, landed on them, and the uplink, no candidate of those
+// paths, could not explain them: the spine and some of those downlinks were
+// named beside it in every window. Rates are each link's own now.
+TEST(LossUntraced, ALossyLinksSiblingsDoNotTakeTheCutShortFailuresOfOtherRails) {
+  const FleetShape shape{.hosts = 64, .rails = 8, .spines = 4, .ports = 16};
+  SyntheticFleet fleet(shape);
+  Analysis analysis(AnalysisConfig{}, fleet.Map());
+  const std::int64_t t0 = FleetTest::kT0;
+  constexpr std::uint32_t kRail = 3, kSpine = 2;
+  const LinkId bad = fleet.RailSpine(kRail, kSpine);
+  using Traced = SyntheticFleet::Traced;
+  fleet.TracePathsAs(analysis, t0, [](HostId h, NicId a, NicId b, std::uint32_t i) {
+    if (a == kRail || b == kRail) return Traced::kWhole;
+    return (h + i) % 10 != 0 ? Traced::kCutShort : Traced::kWhole;
+  });
+  Faults faults;
+  for (std::uint32_t r = 0; r < shape.rails; ++r) {
+    for (std::uint32_t sp = 0; sp < shape.spines; ++sp) {
+      faults.link_loss[fleet.RailSpine(r, sp)] = 0.001;
+    }
+  }
+  faults.uplink_loss[bad] = 0.217;
+  int named = 0;
+  for (int window = 0; window < 15; ++window) {
+    const std::int64_t start = t0 + window * 20 * FleetTest::kSecond;
+    fleet.ProbeInto(analysis, start, faults);
+    for (const auto& r : analysis.Advance(start + 30 * FleetTest::kSecond)) {
+      EXPECT_TRUE(r.loss.culprit_switches.empty()) << "window " << window;
+      for (const auto& c : r.loss.culprits) {
+        EXPECT_EQ(c.component.kind, Component::Kind::kLink) << "window " << window;
+        EXPECT_EQ(c.component.link, bad) << "window " << window;
+        named += c.component.link == bad;
+      }
+    }
+  }
+  EXPECT_EQ(named, 15);
+}
+
 TEST(LossUntraced, AGrayLinkThatEatsItsTraceroutesStaysTheOnlyCulprit) {
   const FleetShape shape;
   SyntheticFleet fleet(shape);

@@ -29,6 +29,7 @@ struct FleetShape {
 
 struct Faults {
   std::map<LinkId, double> link_loss{};
+  std::map<LinkId, double> uplink_loss{};  // rail-to-spine links, the way up only
   std::map<std::pair<HostId, NicId>, double> nic_loss{};
   std::set<std::pair<LinkId, std::uint16_t>> blackholes{};  // (link, source port)
   std::map<LinkId, std::int64_t> link_delay_ns{};
@@ -142,6 +143,8 @@ class SyntheticFleet {
           const auto path = PathOf(h, a, r.dst_nic, r.src_port);
           double pass = 1;
           std::int64_t delay = 0;
+          if (auto it = faults.uplink_loss.find(path[1]); it != faults.uplink_loss.end())
+            pass *= 1 - it->second;
           for (LinkId l : path) {
             if (auto it = faults.link_loss.find(l); it != faults.link_loss.end())
               pass *= 1 - it->second;
