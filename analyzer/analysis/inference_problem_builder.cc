@@ -164,11 +164,14 @@ class ProblemBuilder {
         if (whole) whole_good_[c] += static_cast<double>(good);
       }
     }
+    whole_groups_.clear();
     for (std::size_t i = 0; i < groups_.keys.size(); ++i) {
       const GroupKey g = DecodeGroup(groups_.keys[i]);
       if (g.middle == PathTable::kNoPath || !paths_.Candidates(g.middle).empty()) continue;
+      const auto count = static_cast<double>(groups_.counts[i]);
+      whole_groups_.push_back({g.middle, count});
       MiddleComponents(paths_.Middle(g.middle), fabric_, ix_, comps_);
-      for (const std::uint32_t c : comps_) whole_failed_[c] += groups_.counts[i];
+      for (const std::uint32_t c : comps_) whole_failed_[c] += count;
     }
     EstimateLinkRates();
   }
@@ -222,12 +225,9 @@ class ProblemBuilder {
     // And the ambient rate of a link: each whole failure once, over every
     // link's whole probes.
     double failures = 0, probes = 0;
-    for (std::size_t i = 0; i < groups_.keys.size(); ++i) {
-      const GroupKey g = DecodeGroup(groups_.keys[i]);
-      if (g.middle == PathTable::kNoPath || !paths_.Candidates(g.middle).empty()) continue;
-      const auto count = static_cast<double>(groups_.counts[i]);
+    for (const auto& [middle, count] : whole_groups_) {
       failures += count;
-      ForLossiest(paths_.Middle(g.middle), [&](std::uint32_t c) {
+      ForLossiest(paths_.Middle(middle), [&](std::uint32_t c) {
         own_failed[c] += count;
         own_n[c] += count;
       });
@@ -253,10 +253,8 @@ class ProblemBuilder {
   // One round: each whole path's failures shared among its links by rate_.
   void ShareWholePathFailures() {
     shared_.assign(rate_.size(), 0.0);
-    for (std::size_t i = 0; i < groups_.keys.size(); ++i) {
-      const GroupKey g = DecodeGroup(groups_.keys[i]);
-      if (g.middle == PathTable::kNoPath || !paths_.Candidates(g.middle).empty()) continue;
-      const auto links = paths_.Middle(g.middle);
+    for (const auto& [middle, count] : whole_groups_) {
+      const auto links = paths_.Middle(middle);
       const std::size_t half = links.size() / 2;
       double total = 0;
       for (std::size_t k = 0; k < links.size(); ++k) {
@@ -266,7 +264,7 @@ class ProblemBuilder {
       for (std::size_t k = 0; k < links.size(); ++k) {
         if (links[k] >= ix_.links) continue;
         const std::uint32_t c = ix_.LinkComponent(links[k], k < half);
-        shared_[c] += static_cast<double>(groups_.counts[i]) * rate_[c] / total;
+        shared_[c] += count * rate_[c] / total;
       }
     }
     for (std::uint32_t c = 0; c < rate_.size(); ++c) {
@@ -408,6 +406,12 @@ class ProblemBuilder {
 
   std::unordered_map<std::uint64_t, std::uint32_t> ecmp_groups_;
   std::vector<double> whole_failed_, whole_good_;
+  // This window's failure groups on whole paths (no candidates).
+  struct WholeGroup {
+    MiddleId middle;
+    double count;
+  };
+  std::vector<WholeGroup> whole_groups_;
   std::vector<double> rate_, shared_;  // per one-way link (EstimateLinkRates)
   double ambient_ = 1e-3;
   const std::function<double(std::uint32_t)> fails_ = [this](std::uint32_t c) {

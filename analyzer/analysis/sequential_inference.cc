@@ -144,9 +144,6 @@ void SequentialPass::Pick(bool full) {
     const auto [bad, n] = Counts(c);
     if (n <= 0 || bad <= 0) continue;
     const auto* e = book_.Find(keys_[c]);
-    // Ranked (below) by this window's log-likelihood ratio at its own loss
-    // plus the CUSUM it brings in, not by its new CUSUM: that saturates at
-    // the cap, where a switch and its links would tie.
     if (!Eligible(e, bad, n)) continue;
     // Candidates that explain the same failures tie on this window's
     // evidence (a 1% link's failures that all fell on the flows it shares
@@ -156,7 +153,7 @@ void SequentialPass::Pick(bool full) {
     const double strength =
         left_.OnUntraced(c) && !full
             ? Gain(left_.traced(c), left_.traced(c) + static_cast<double>(p_.good[c]))
-            : Gain(bad, n) + (e ? e->s : 0.0);
+            : Strength(e, bad, n);
     // Culprits of earlier windows that still qualify explain first: a
     // window's chance shape (a burst on a small fault, a neighbour losing
     // too) must not hand a held fault's failures to its switch or to a

@@ -48,6 +48,8 @@ class SequentialPass {
   InferenceResult& out() { return result_.inference; }
   std::pair<double, double> Counts(std::uint32_t c) const { return left_.Counts(c); }
   bool HasParts(std::uint32_t c) const { return c < parts_.size() && !parts_[c].empty(); }
+  // Whether `part` is one of switch `whole`'s parts.
+  bool IsPartOf(std::uint32_t whole, std::uint32_t part) const;
   // The component standing for the thing c is part of (a link's direction:
   // the link both ways); c itself without units.
   std::uint32_t UnitOf(std::uint32_t c) const { return c < units_.size() ? units_[c] : c; }
@@ -71,6 +73,12 @@ class SequentialPass {
     if (n <= 0 || bad <= 0) return 0.0;
     return std::max(0.0, LogLikelihoodRatio(bad, n, p0_, bad / n));
   }
+  // What candidates are ranked by: this window's evidence plus the CUSUM
+  // brought in (not the new CUSUM, which saturates at the cap, where a
+  // switch and its links would tie).
+  double Strength(const EvidenceBook::Entry* e, double bad, double n) const {
+    return Gain(bad, n) + (e ? e->s : 0.0);
+  }
 
   void CountSurelyCrossed();
   std::pair<double, double> WithPast(std::uint32_t c, const Unexplained& left) const;
@@ -81,6 +89,7 @@ class SequentialPass {
   void Pick(bool full);
   bool Related(std::uint32_t a, std::uint32_t b) const;
   std::vector<std::uint32_t> Rivals() const;
+  bool NoCaseLeft(std::uint32_t other, const Unexplained& left) const;
   bool TakesCaseOf(std::uint32_t c, std::uint32_t other) const;
   bool DeferTie();
   void ChooseGreedily();

@@ -6,16 +6,16 @@
 // Rivals: candidates that explain the same failures as the one picked.
 namespace hostmesh::analysis::sequential_internal {
 
+bool SequentialPass::IsPartOf(std::uint32_t whole, std::uint32_t part) const {
+  if (!HasParts(whole)) return false;
+  const auto& of = parts_[whole];
+  return std::find(of.begin(), of.end(), part) != of.end();
+}
+
 // A switch and its parts, or two components of one unit (a link's
 // directions), are weighed against each other by the spread tests, not here.
 bool SequentialPass::Related(std::uint32_t a, std::uint32_t b) const {
-  if (UnitOf(a) == UnitOf(b)) return true;
-  const auto has = [this](std::uint32_t whole, std::uint32_t part) {
-    if (!HasParts(whole)) return false;
-    const auto& of = parts_[whole];
-    return std::find(of.begin(), of.end(), part) != of.end();
-  };
-  return has(a, b) || has(b, a);
+  return UnitOf(a) == UnitOf(b) || IsPartOf(a, b) || IsPartOf(b, a);
 }
 
 // Candidates about as strong as best_ (within the odds rival_confidence asks
@@ -31,10 +31,16 @@ std::vector<std::uint32_t> SequentialPass::Rivals() const {
     if (n <= 0 || bad <= 0) continue;
     const auto* e = book_.Find(keys_[c]);
     if (e != nullptr && (e->culprit || e->deferred)) continue;
-    if (Gain(bad, n) + (e ? e->s : 0.0) < bar || Related(best_, c)) continue;
+    if (Strength(e, bad, n) < bar || Related(best_, c)) continue;
     if (Eligible(e, bad, n) && Spread(c)) rivals.push_back(c);
   }
   return rivals;
+}
+
+// Whether `other` has no case left on the failures `left` leaves it.
+bool SequentialPass::NoCaseLeft(std::uint32_t other, const Unexplained& left) const {
+  const auto [bad, n] = left.Counts(other);
+  return n <= 0 || bad <= 0 || !Eligible(book_.Find(keys_[other]), bad, n);
 }
 
 // Whether, once `c` explains its failures, `other` has no case left.
@@ -42,8 +48,7 @@ bool SequentialPass::TakesCaseOf(std::uint32_t c, std::uint32_t other) const {
   Unexplained with(left_);
   with.Explain(c);
   with.Recount();
-  const auto [bad, n] = with.Counts(other);
-  return n <= 0 || bad <= 0 || !Eligible(book_.Find(keys_[other]), bad, n);
+  return NoCaseLeft(other, with);
 }
 
 // A fresh pick with a rival that explains the same failures as well (a 5%
@@ -61,9 +66,14 @@ bool SequentialPass::DeferTie() {
   if (best_held_ || left_.OnUntraced(best_)) return false;
   const auto* e = book_.Find(keys_[best_]);
   if (e != nullptr && (e->culprit || e->deferred)) return false;
+  const std::vector<std::uint32_t> rivals = Rivals();
+  if (rivals.empty()) return false;
+  Unexplained with_best(left_);
+  with_best.Explain(best_);
+  with_best.Recount();
   std::vector<std::uint32_t> tied;
-  for (const std::uint32_t r : Rivals()) {
-    if (TakesCaseOf(best_, r) && TakesCaseOf(r, best_)) tied.push_back(r);
+  for (const std::uint32_t r : rivals) {
+    if (NoCaseLeft(r, with_best) && TakesCaseOf(r, best_)) tied.push_back(r);
   }
   if (tied.empty()) return false;
   tied.push_back(best_);

@@ -111,14 +111,11 @@ bool SequentialPass::HeldPartWaiting(std::uint32_t c) const {
 void SequentialPass::MergePartsIntoWholes() {
   for (Chosen& whole : chosen_) {
     if (!HasParts(whole.c)) continue;
-    const auto& of = parts_[whole.c];
+    const std::size_t parts = parts_[whole.c].size();
     for (Chosen& part : chosen_) {
-      if (&part == &whole || part.n <= 0 || whole.n < 0 ||
-          std::find(of.begin(), of.end(), part.c) == of.end()) {
-        continue;
-      }
+      if (&part == &whole || part.n <= 0 || whole.n < 0 || !IsPartOf(whole.c, part.c)) continue;
       const double bad = whole.bad + part.bad, n = whole.n + part.bad;
-      if (Concentrated(part.bad, part.n, bad / n, of.size())) continue;
+      if (Concentrated(part.bad, part.n, bad / n, parts)) continue;
       whole.bad = bad;
       whole.n = n;
       blamed_[part.c] = 0;
@@ -195,21 +192,17 @@ bool SequentialPass::SomePartClean(std::uint32_t whole, const Unexplained& left)
 }
 
 bool SequentialPass::TryWhole(std::uint32_t whole) {
-  const auto& of = parts_[whole];
-  const auto is_part = [&](std::uint32_t c) {
-    return std::find(of.begin(), of.end(), c) != of.end();
-  };
   if (ChosenUnits(whole) < 2) return false;  // an earlier switch took them
   Unexplained without(p_, params_.min_traced);
   for (const Chosen& ch : chosen_) {
-    if (!is_part(ch.c)) without.Explain(ch.c);
+    if (!IsPartOf(whole, ch.c)) without.Explain(ch.c);
   }
   without.Recount();
   const auto [bad, n] = without.Counts(whole);
   if (n <= 0 || bad <= 0 || !Eligible(book_.Find(keys_[whole]), bad, n)) return false;
   if (!Spread(whole, without) || SomePartClean(whole, without)) return false;
   for (Chosen& ch : chosen_) {
-    if (!is_part(ch.c)) continue;
+    if (!IsPartOf(whole, ch.c)) continue;
     blamed_[ch.c] = 0;
     ch.n = -1;
   }
