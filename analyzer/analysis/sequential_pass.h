@@ -82,6 +82,7 @@ class SequentialPass {
 
   void CountSurelyCrossed();
   std::pair<double, double> WithPast(std::uint32_t c, const Unexplained& left) const;
+  std::pair<double, double> OwnWithPast(std::uint32_t c, const Unexplained& left) const;
   bool Spread(std::uint32_t c) const { return Spread(c, left_); }
   bool Spread(std::uint32_t c, const Unexplained& left) const;
   bool Eligible(const EvidenceBook::Entry* e, double bad, double n) const;
@@ -100,6 +101,8 @@ class SequentialPass {
   bool SomePartClean(std::uint32_t whole, const Unexplained& left) const;
   void Report(std::uint32_t c, double bad, double n, const EvidenceBook::Entry& e);
   void UpdateChosen();
+  bool KinChosen(std::uint32_t c) const;
+  bool NoneLeftIsConclusive(const EvidenceBook::Entry& e, double n) const;
   void UpdateTheRest();
   void RememberForSpread();
   void UpdateBackground();

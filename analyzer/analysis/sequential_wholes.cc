@@ -49,6 +49,18 @@ std::pair<double, double> SequentialPass::WithPast(std::uint32_t c, const Unexpl
   return {bad, n};
 }
 
+// As WithPast, but a culprit's past is its rate since it was named: the
+// spread memory's past has its own failures explained away (it explained
+// them), and a held link and RNIC under one rail switch looked no lossier
+// than their clean siblings, so the switch took their place.
+std::pair<double, double> SequentialPass::OwnWithPast(std::uint32_t c,
+                                                      const Unexplained& left) const {
+  const auto* e = book_.Find(keys_[c]);
+  if (e == nullptr || !e->culprit) return WithPast(c, left);
+  auto [bad, n] = left.Counts(c);
+  return {bad + e->held_bad, n + e->held_n};
+}
+
 // A component made of parts (a switch: its links and RNICs) is blamed only
 // when its loss is spread over them: its strongest part loses at most 2.5
 // times the switch's rate, and without that part the rest still loses at
@@ -175,7 +187,7 @@ bool SequentialPass::SomePartClean(std::uint32_t whole, const Unexplained& left)
   double named_bad = 0, named_n = 0;
   for (const std::uint32_t part : parts_[whole]) {
     if (UnitOf(part) != part || !UnitChosen(whole, part)) continue;
-    const auto [pb, pn] = WithPast(part, left);
+    const auto [pb, pn] = OwnWithPast(part, left);
     named_bad += pb;
     named_n += pn;
   }
