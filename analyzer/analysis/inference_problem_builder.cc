@@ -225,11 +225,11 @@ class ProblemBuilder {
     // And the ambient rate of a link: each whole failure once, over every
     // link's whole probes.
     double failures = 0, probes = 0;
-    for (const auto& [middle, count] : whole_groups_) {
-      failures += count;
-      ForLossiest(paths_.Middle(middle), [&](std::uint32_t c) {
-        own_failed[c] += count;
-        own_n[c] += count;
+    for (const WholeGroup& g : whole_groups_) {
+      failures += g.count;
+      ForLossiest(paths_.Middle(g.middle), [&](std::uint32_t c) {
+        own_failed[c] += g.count;
+        own_n[c] += g.count;
       });
     }
     for (std::uint32_t c = 0; c < n; ++c) probes += whole_failed_[c] + whole_good_[c];
