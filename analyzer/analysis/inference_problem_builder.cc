@@ -253,8 +253,8 @@ class ProblemBuilder {
   // One round: each whole path's failures shared among its links by rate_.
   void ShareWholePathFailures() {
     shared_.assign(rate_.size(), 0.0);
-    for (const auto& [middle, count] : whole_groups_) {
-      const auto links = paths_.Middle(middle);
+    for (const WholeGroup& g : whole_groups_) {
+      const auto links = paths_.Middle(g.middle);
       const std::size_t half = links.size() / 2;
       double total = 0;
       for (std::size_t k = 0; k < links.size(); ++k) {
@@ -264,7 +264,7 @@ class ProblemBuilder {
       for (std::size_t k = 0; k < links.size(); ++k) {
         if (links[k] >= ix_.links) continue;
         const std::uint32_t c = ix_.LinkComponent(links[k], k < half);
-        shared_[c] += count * rate_[c] / total;
+        shared_[c] += g.count * rate_[c] / total;
       }
     }
     for (std::uint32_t c = 0; c < rate_.size(); ++c) {
