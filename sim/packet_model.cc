@@ -31,7 +31,8 @@ std::size_t PacketModel::Route(std::uint32_t host, std::uint32_t src_nic, std::u
   return router_.RouteNics(nics[src_nic], nics[dst_nic], sport, dport, dead_, out);
 }
 
-std::int64_t PacketModel::HopLatency(LinkId link, bool up, std::int64_t t, agent::Rng& rng) const {
+std::int64_t PacketModel::HopLatency(LinkId link, bool up, std::int64_t t, std::uint64_t packet,
+                                     agent::Rng& rng) const {
   // A cable's length is a constant of the link: a stable per-link baseline.
   const std::int64_t cable =
       latency_.cable_spread_ns > 0
@@ -42,7 +43,21 @@ std::int64_t PacketModel::HopLatency(LinkId link, bool up, std::int64_t t, agent
   if (latency_.spike_probability > 0 && Uniform01(rng) < latency_.spike_probability) {
     ns += Exponential(rng, latency_.spike_mean_ns);
   }
-  return ns + faults_.LinkLatency(link, up, t);
+  // Queues: a latency fault's, then any moving congestion's, each wandering
+  // and drawn from the packet's key, not the agent's random stream.
+  const std::uint64_t directed = 2 * std::uint64_t{link} + (up ? 0 : 1);
+  if (const std::int64_t added = faults_.LinkLatency(link, up, t); added > 0) {
+    const double level = static_cast<double>(added) * WanderFactor(latency_.queue, directed, t);
+    ns += QueueWait(latency_.queue, level, agent::Mix64(packet ^ directed));
+  }
+  if (moving_ != nullptr) {
+    std::uint64_t queue = 0;
+    if (const double level = moving_->LevelAt(link, up, t, &queue); level > 0) {
+      ns += QueueWait(latency_.queue, level * WanderFactor(latency_.queue, queue, t),
+                      agent::Mix64(packet ^ queue));
+    }
+  }
+  return ns;
 }
 
 Passage PacketModel::Cross(std::uint32_t host, std::uint32_t src_nic, std::uint32_t dst_nic,
@@ -55,6 +70,9 @@ Passage PacketModel::Cross(std::uint32_t host, std::uint32_t src_nic, std::uint3
   Passage out;
   if (pass <= u) return out;
   const std::size_t half = count / 2;
+  const std::uint64_t packet = agent::Mix64(
+      static_cast<std::uint64_t>(t) ^
+      agent::Mix64((std::uint64_t{host} << 24) ^ (std::uint64_t{src_nic} << 16) ^ sport));
   for (std::size_t i = 0; i < limit; ++i) {
     const LinkId link = links[i];
     const bool up = i < half;
@@ -66,7 +84,7 @@ Passage PacketModel::Cross(std::uint32_t host, std::uint32_t src_nic, std::uint3
       pass *= 1.0 - faults_.RnicDrop(host, dst_nic, t);
     }
     if (pass <= u) return out;
-    out.one_way_ns += HopLatency(link, up, t, rng);
+    out.one_way_ns += HopLatency(link, up, t, packet, rng);
     out.crossed = i + 1;
   }
   out.delivered = true;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "agent/core/rng.h"
+#include "sim/congestion.h"
 #include "sim/ecmp/fabric_router.h"
 #include "sim/faults.h"
 #include "sim/fleet.h"
@@ -32,6 +33,10 @@ struct LatencyModel {
   std::int64_t host_jitter_mean_ns = 1'500;
   double host_stall_probability = 0.002;  // per probe: the agent was descheduled
   std::int64_t host_stall_mean_ns = 200'000;
+  // A latency fault's delay is a congested port's queue (congestion.h), and
+  // ordinary congestion moves around the fabric.
+  QueueModel queue;
+  MovingCongestionModel moving;
 };
 
 using ecmp::kMaxPathLinks;
@@ -54,6 +59,8 @@ class PacketModel {
   // Between time slices only: the links routing avoids from now on (the
   // router's Reconverge result; null: none).
   void SetDeadLinks(const ecmp::DeadLinks* dead) { dead_ = dead; }
+  // The run's moving congestion (null: none); it must outlive the model.
+  void SetCongestion(const MovingCongestion* moving) { moving_ = moving; }
 
   // The links of this 5-tuple from NIC to NIC; 0 when unroutable.
   std::size_t Route(std::uint32_t host, std::uint32_t src_nic, std::uint32_t dst_nic,
@@ -86,13 +93,16 @@ class PacketModel {
   const FaultSet& faults() const { return faults_; }
 
  private:
-  std::int64_t HopLatency(LinkId link, bool up, std::int64_t t, agent::Rng& rng) const;
+  // `packet`: the probe's key, for the queue's hash-drawn wait.
+  std::int64_t HopLatency(LinkId link, bool up, std::int64_t t, std::uint64_t packet,
+                          agent::Rng& rng) const;
 
   const Fleet& fleet_;
   const FaultSet& faults_;
   const ecmp::FabricRouter& router_;
   LatencyModel latency_;
   const ecmp::DeadLinks* dead_ = nullptr;
+  const MovingCongestion* moving_ = nullptr;
   std::vector<std::vector<std::uint32_t>> router_nic_;  // [host][nic] -> the router's NIC index
 };
 

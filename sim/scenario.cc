@@ -236,6 +236,31 @@ std::uint64_t Seed(Reader& r, const YAML::Node& n) {
 
 }  // namespace
 
+// Moving congestion and the queue of a congested port (congestion.h).
+void ParseCongestion(Reader& r, const YAML::Node& g, LatencyModel& l) {
+  MovingCongestionModel& m = l.moving;
+  m.share = r.Number(g["share"], "congestion.share", m.share, 0, 1);
+  m.min_added_ns = r.Duration(g["min_added"], "congestion.min_added", m.min_added_ns);
+  m.max_added_ns = r.Duration(g["max_added"], "congestion.max_added", m.max_added_ns);
+  m.min_duration_ns = r.Duration(g["min_duration"], "congestion.min_duration", m.min_duration_ns);
+  m.max_duration_ns = r.Duration(g["max_duration"], "congestion.max_duration", m.max_duration_ns);
+  if (m.max_added_ns < m.min_added_ns) r.Issue(g, "congestion", "max_added must be >= min_added");
+  if (m.max_duration_ns < m.min_duration_ns) {
+    r.Issue(g, "congestion", "max_duration must be >= min_duration");
+  }
+  QueueModel& q = l.queue;
+  q.sigma = r.Number(g["wander"], "congestion.wander", q.sigma, 0, 3);
+  q.knot_ns = r.Duration(g["knot"], "congestion.knot", q.knot_ns);
+  if (q.knot_ns <= 0) r.Issue(g["knot"], "congestion.knot", "must be positive");
+  q.busy = r.Number(g["busy"], "congestion.busy", q.busy, 0.01, 1);
+  if (g["tail"]) {
+    const auto given = r.Text(g["tail"], "congestion.tail");
+    const auto on = given ? config::ParseBool(*given) : std::nullopt;
+    if (on) q.tail = *on;
+    if (given && !on) r.Issue(g["tail"], "congestion.tail", "must be true or false");
+  }
+}
+
 Scenario ParseScenario(std::string_view text, std::string_view source_name) {
   Reader r(source_name);
   YAML::Node root;
@@ -249,7 +274,7 @@ Scenario ParseScenario(std::string_view text, std::string_view source_name) {
   s.name = std::string(source_name);
   r.OnlyKeys(root, "",
              {"name", "fabric", "duration", "seed", "hash_seed", "window", "threads", "agent",
-              "background_loss", "faults"});
+              "background_loss", "congestion", "faults"});
   r.Throw();
   if (root["fabric"])
     r.OnlyKeys(root["fabric"], "fabric",
@@ -261,6 +286,11 @@ Scenario ParseScenario(std::string_view text, std::string_view source_name) {
   }
   if (root["background_loss"])
     r.OnlyKeys(root["background_loss"], "background_loss", {"min", "max"});
+  if (root["congestion"]) {
+    r.OnlyKeys(root["congestion"], "congestion",
+               {"share", "min_added", "max_added", "min_duration", "max_duration", "wander", "knot",
+                "busy", "tail"});
+  }
   if (root["name"]) s.name = r.Text(root["name"], "name").value_or(s.name);
   SimConfig& c = s.config;
   if (const auto f = root["fabric"]; f && f.IsMap()) {
@@ -303,6 +333,7 @@ Scenario ParseScenario(std::string_view text, std::string_view source_name) {
     c.background.max = r.Number(b["max"], "background_loss.max", c.background.min, 0, 1);
     if (c.background.max < c.background.min) r.Issue(b, "background_loss", "max must be >= min");
   }
+  if (const auto g = root["congestion"]; g && g.IsMap()) ParseCongestion(r, g, c.latency);
   r.Throw();
   Fleet fleet(c.shape);
   if (const auto faults = root["faults"]) {

@@ -91,6 +91,18 @@ std::string ScenarioYaml(const Scenario& s) {
   out << YAML::Key << "min" << YAML::Value << Exact(c.background.min);
   out << YAML::Key << "max" << YAML::Value << Exact(c.background.max);
   out << YAML::EndMap;
+  const LatencyModel& l = c.latency;
+  out << YAML::Key << "congestion" << YAML::Value << YAML::Flow << YAML::BeginMap;
+  out << YAML::Key << "share" << YAML::Value << Exact(l.moving.share);
+  out << YAML::Key << "min_added" << YAML::Value << Ns(l.moving.min_added_ns);
+  out << YAML::Key << "max_added" << YAML::Value << Ns(l.moving.max_added_ns);
+  out << YAML::Key << "min_duration" << YAML::Value << Ns(l.moving.min_duration_ns);
+  out << YAML::Key << "max_duration" << YAML::Value << Ns(l.moving.max_duration_ns);
+  out << YAML::Key << "wander" << YAML::Value << Exact(l.queue.sigma);
+  out << YAML::Key << "knot" << YAML::Value << Ns(l.queue.knot_ns);
+  out << YAML::Key << "busy" << YAML::Value << Exact(l.queue.busy);
+  out << YAML::Key << "tail" << YAML::Value << (l.queue.tail ? "true" : "false");
+  out << YAML::EndMap;
   out << YAML::Key << "faults" << YAML::Value << YAML::BeginSeq;
   for (const Fault& f : c.faults) EmitFault(out, fleet, f);
   out << YAML::EndSeq;

@@ -64,6 +64,11 @@ Simulation::Simulation(SimConfig config) : config_(std::move(config)) {
   router_ = std::make_unique<ecmp::FabricRouter>(
       fleet_->topology(), SwitchSeeds(*fleet_, config_.hash_seed, config_.seed));
   model_ = std::make_unique<PacketModel>(*fleet_, *faults_, *router_, config_.latency);
+  // Probes run past the end by the timeout; episodes cover that too.
+  moving_ = std::make_unique<MovingCongestion>(
+      *fleet_, config_.latency.moving,
+      config_.duration_ns + config_.agent.probe.timeout.count() + config_.slice_ns, config_.seed);
+  model_->SetCongestion(moving_.get());
 }
 
 Simulation::~Simulation() = default;

@@ -106,6 +106,7 @@ class Simulation {
   std::unique_ptr<FaultSet> faults_;
   std::unique_ptr<ecmp::FabricRouter> router_;
   std::unique_ptr<PacketModel> model_;
+  std::unique_ptr<MovingCongestion> moving_;
 };
 
 std::size_t ProcessRssBytes();

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <memory>
@@ -31,6 +32,9 @@ LatencyModel Quiet() {
   m.spike_probability = 0;
   m.host_jitter_mean_ns = 0;
   m.host_stall_probability = 0;
+  m.queue.sigma = 0;
+  m.queue.tail = false;
+  m.moving.share = 0;
   return m;
 }
 
@@ -277,6 +281,67 @@ TEST_F(PacketModelTest, LatencyIsHopsPlusTheFaultsAddedLatencyInItsDirection) {
   }
   EXPECT_GT(up, 10);
   EXPECT_GT(down, 10);
+}
+
+TEST_F(PacketModelTest, ALatencyFaultIsAQueueWhoseMeanIsItsAddedDelay) {
+  const LinkId slow = LinkNamed(fleet_, "p0r0-s01");
+  Fault f = Active(FaultKind::kLinkLatency);
+  f.link = slow;
+  f.added_ns = 50'000;
+  LatencyModel queued = Quiet();
+  queued.queue = QueueModel{};  // wandering, with its tail
+  Build({f}, queued);
+  double sum = 0, level_sum = 0;
+  int slowed = 0, waited_nothing = 0;
+  std::int64_t longest = 0;
+  for (const Probe& p : Probes(64)) {
+    const Passage out = Send(p);
+    ASSERT_TRUE(out.delivered);
+    const std::int64_t wait = out.one_way_ns - 4 * queued.per_hop_ns;
+    if (p.IndexOf(slow) < 0) {
+      EXPECT_EQ(wait, 0);  // other links: as quiet as before
+      continue;
+    }
+    ++slowed;
+    // At one instant the level is the added delay times its direction's factor.
+    const std::uint64_t directed = 2 * std::uint64_t{slow} + (p.IndexOf(slow) < 2 ? 0 : 1);
+    level_sum += 50'000 * WanderFactor(queued.queue, directed, kT);
+    sum += static_cast<double>(wait);
+    waited_nothing += wait == 0;
+    longest = std::max(longest, wait);
+  }
+  ASSERT_GT(slowed, 300);
+  const double level = level_sum / slowed;
+  EXPECT_NEAR(sum / slowed, level, 0.15 * level);
+  EXPECT_GT(waited_nothing, 0);
+  EXPECT_GT(static_cast<double>(longest), 3 * level);
+}
+
+TEST_F(PacketModelTest, QueuesDrawNothingFromTheAgentsRandomStream) {
+  // The same probes with and without queueing and moving congestion lose the
+  // same packets: delays are hash-drawn, so the loss scorecards stay the same.
+  const LinkId lossy = LinkNamed(fleet_, "p0r1-s02");
+  Fault loss = Active(FaultKind::kLinkLoss);
+  loss.link = lossy;
+  loss.rate = 0.3;
+  Fault slow = Active(FaultKind::kLinkLatency);
+  slow.link = LinkNamed(fleet_, "p0r0-s01");
+  slow.added_ns = 50'000;
+  LatencyModel queued = Quiet();
+  queued.queue = QueueModel{};
+  queued.moving.share = 0.5;
+  Build({loss, slow}, Quiet());
+  const std::vector<Probe> probes = Probes(16);
+  std::vector<bool> plain, congested;
+  rng_ = agent::Rng(5);
+  for (const Probe& p : probes) plain.push_back(Send(p).delivered);
+  Build({loss, slow}, queued);
+  const MovingCongestion moving(fleet_, queued.moving, 2 * kT, 1);
+  model_->SetCongestion(&moving);
+  rng_ = agent::Rng(5);
+  for (const Probe& p : probes) congested.push_back(Send(p).delivered);
+  EXPECT_EQ(plain, congested);
+  EXPECT_GT(std::count(plain.begin(), plain.end(), false), 10);
 }
 
 TEST_F(PacketModelTest, CableLengthIsAConstantOfTheLink) {

@@ -35,6 +35,13 @@ inline bool SameScenario(const Scenario& a, const Scenario& b) {
       p.traceroute.enabled != q.traceroute.enabled) {
     return false;
   }
+  const MovingCongestionModel &m = x.latency.moving, &n = y.latency.moving;
+  const QueueModel &u = x.latency.queue, &v = y.latency.queue;
+  if (m.share != n.share || m.min_added_ns != n.min_added_ns || m.max_added_ns != n.max_added_ns ||
+      m.min_duration_ns != n.min_duration_ns || m.max_duration_ns != n.max_duration_ns ||
+      u.sigma != v.sigma || u.knot_ns != v.knot_ns || u.busy != v.busy || u.tail != v.tail) {
+    return false;
+  }
   for (std::size_t i = 0; i < x.faults.size(); ++i) {
     if (!SameFault(x.faults[i], y.faults[i])) return false;
   }

@@ -45,6 +45,16 @@ agent:
 background_loss:
   min: 1e-5
   max: 0.001
+congestion:
+  share: 0.02
+  min_added: 2us
+  max_added: 80us
+  min_duration: 200ms
+  max_duration: 30s
+  wander: 0.25
+  knot: 2s
+  busy: 0.8
+  tail: false
 faults:
   - kind: link_loss
     link: p1r2-s01
@@ -118,6 +128,15 @@ TEST(ScenarioTest, AFullFileSetsEveryKey) {
   EXPECT_FALSE(c.agent.traceroute.enabled);
   EXPECT_EQ(c.background.min, 1e-5);
   EXPECT_EQ(c.background.max, 0.001);
+  EXPECT_EQ(c.latency.moving.share, 0.02);
+  EXPECT_EQ(c.latency.moving.min_added_ns, 2'000);
+  EXPECT_EQ(c.latency.moving.max_added_ns, 80'000);
+  EXPECT_EQ(c.latency.moving.min_duration_ns, 200'000'000);
+  EXPECT_EQ(c.latency.moving.max_duration_ns, 30 * kSecond);
+  EXPECT_EQ(c.latency.queue.sigma, 0.25);
+  EXPECT_EQ(c.latency.queue.knot_ns, 2 * kSecond);
+  EXPECT_EQ(c.latency.queue.busy, 0.8);
+  EXPECT_FALSE(c.latency.queue.tail);
 
   const Fleet fleet(c.shape);
   ASSERT_EQ(c.faults.size(), 13u);
@@ -297,6 +316,10 @@ TEST(ScenarioErrorsTest, BadValues) {
   ExpectIssue("background_loss:\n  min: 0.01\n  max: 0.001\n",
               {2, 3, "background_loss", "max must be >= min"});
   ExpectIssue("agent:\n  traceroute: maybe\n", {2, 15, "agent.traceroute", "true or false"});
+  ExpectIssue("congestion:\n  min_added: 50us\n  max_added: 5us\n",
+              {2, 3, "congestion", "max_added must be >= min_added"});
+  ExpectIssue("congestion:\n  share: 2\n", {2, 10, "congestion.share", "[0, 1]"});
+  ExpectIssue("congestion:\n  knot: 0s\n", {2, 9, "congestion.knot", "must be positive"});
   ExpectIssue("seed: -1\n", {1, 7, "seed", "must be an integer in [0, 2^64)"});
   ExpectIssue("seed: 18446744073709551616\n", {1, 7, "seed", "must be an integer"});
 }
