@@ -1,9 +1,12 @@
 #include "sim/report.h"
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <set>
+#include <vector>
 
 #include "sim/calibration_report.h"
 #include "sim/host_clock.h"
@@ -36,6 +39,29 @@ std::vector<ComponentKey> TruthAt(const Fleet& fleet, const std::vector<Fault>& 
 
 // Per fault kind: faults found, windows named of those judged (recall), and
 // windows to the first correct verdict, hostmesh beside the paper's method.
+// How well the named latency faults' added delay was estimated.
+void PrintEstimates(std::ostream& out, const MethodScore& o) {
+  bool header = false;
+  for (const auto& [kind, k] : o.by_kind) {
+    if (k.estimate_ratios.empty()) continue;
+    if (!header) {
+      out << "  added delay named / the fault's mean, in windows wholly inside it (hostmesh): "
+             "median [10th, 90th percentile], share within 30%\n";
+      header = true;
+    }
+    std::vector<double> r = k.estimate_ratios;
+    std::sort(r.begin(), r.end());
+    const auto at = [&](double q) { return r[static_cast<std::size_t>(q * double(r.size() - 1))]; };
+    const auto within =
+        std::count_if(r.begin(), r.end(), [](double x) { return std::abs(x - 1) <= 0.3; });
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "    %-16s %5.2f [%4.2f, %4.2f] %5.3f of %zu\n",
+                  std::string(FaultKindName(kind)).c_str(), at(0.5), at(0.1), at(0.9),
+                  double(within) / double(r.size()), r.size());
+    out << buf;
+  }
+}
+
 void PrintByKind(std::ostream& out, const MethodScore& o, const MethodScore& p) {
   if (o.by_kind.empty()) return;
   out << "  per fault kind (hostmesh | paper): found, recall over the windows judged, "
@@ -52,6 +78,7 @@ void PrintByKind(std::ostream& out, const MethodScore& o, const MethodScore& p) 
         q.recall(), q.windows_to_detect());
     out << buf;
   }
+  PrintEstimates(out, o);
 }
 
 // Per loss kind and rate: time to name against the information limit

@@ -185,6 +185,7 @@ KindScore& KindScore::operator+=(const KindScore& o) {
   windows += o.windows;
   windows_named += o.windows_named;
   windows_to_detect_sum += o.windows_to_detect_sum;
+  estimate_ratios.insert(estimate_ratios.end(), o.estimate_ratios.begin(), o.estimate_ratios.end());
   return *this;
 }
 
@@ -332,6 +333,15 @@ void MethodScorer::ScoreFault(std::size_t i, const std::vector<IncidentSpan>& sp
     return std::any_of(truths_[i].components.begin(), truths_[i].components.end(),
                        [&](ComponentKey k) { return Contains(v.named, k); });
   };
+  const auto estimate = [&](std::size_t w, KindScore& kind) {
+    const Verdict& v = VerdictOf(w);
+    for (std::size_t n = 0; n < v.named.size() && n < v.added_ns.size(); ++n) {
+      if (v.added_ns[n] > 0 && Contains(truths_[i].components, v.named[n])) {
+        kind.estimate_ratios.push_back(v.added_ns[n] / static_cast<double>(f.added_ns));
+        return;
+      }
+    }
+  };
   std::size_t first = windows_.size();
   KindScore kind;
   for (std::size_t w = 0; w < windows_.size(); ++w) {
@@ -341,6 +351,7 @@ void MethodScorer::ScoreFault(std::size_t i, const std::vector<IncidentSpan>& sp
     if (2 * overlap < window_ns_) continue;
     ++kind.windows;
     kind.windows_named += named_in(w);
+    if (overlap == window_ns_ && f.added_ns > 0) estimate(w, kind);
   }
   if (kind.windows == 0) return;  // too short to be judged in any window
   kind.faults = 1;

@@ -92,6 +92,10 @@ struct KindScore {
   std::uint64_t faults = 0, detected = 0;
   std::uint64_t windows = 0, windows_named = 0;  // judged in, and named in
   double windows_to_detect_sum = 0;
+  // Latency faults: in each window wholly inside the fault that named it, the
+  // verdict's added delay over the fault's configured mean (its level wanders
+  // around that mean, so a window's own mean differs from it).
+  std::vector<double> estimate_ratios;
   double recall() const { return windows == 0 ? 1.0 : double(windows_named) / double(windows); }
   double windows_to_detect() const {
     return detected == 0 ? 0 : windows_to_detect_sum / double(detected);

@@ -5,16 +5,18 @@
 namespace hostmesh::sim {
 namespace {
 
-void Add(Verdict& v, ComponentKey key, double confidence = 0, double raw = 0) {
+void Add(Verdict& v, ComponentKey key, double confidence = 0, double raw = 0, double added = 0) {
   const auto it = std::find(v.named.begin(), v.named.end(), key);
   if (it == v.named.end()) {
     v.named.push_back(key);
     v.confidence.push_back(confidence);
     v.raw_confidence.push_back(raw);
+    v.added_ns.push_back(added);
   } else {
     const auto i = static_cast<std::size_t>(it - v.named.begin());
     v.confidence[i] = std::max(v.confidence[i], confidence);
     v.raw_confidence[i] = std::max(v.raw_confidence[i], raw);
+    v.added_ns[i] = std::max(v.added_ns[i], added);
   }
 }
 
@@ -72,7 +74,8 @@ Verdict OurVerdict(const analysis::WindowReport& report, const Fleet& fleet,
     }
   }
   for (const analysis::Suspect& s : report.latency.culprits) {
-    Add(v, KeyOf(fleet, Category::kLatency, s.component, host_of), s.confidence, s.raw_confidence);
+    Add(v, KeyOf(fleet, Category::kLatency, s.component, host_of), s.confidence, s.raw_confidence,
+        s.added_latency_ns);
   }
   for (const analysis::ProcessingFlag& f : report.processing_flags) {
     Add(v, HostKey(f.host < host_of.size() ? host_of[f.host] : f.host), f.confidence,

@@ -27,6 +27,7 @@ struct Verdict {
   std::vector<ComponentKey> named;     // no duplicates
   std::vector<double> confidence;      // parallel to named: the method's own (ours only)
   std::vector<double> raw_confidence;  // parallel to named: the raw score it was calibrated from
+  std::vector<double> added_ns;        // parallel to named: a latency verdict's added delay (ours)
   ComponentKey top_loss = 0;           // 0: nothing named for loss
 };
 

@@ -71,8 +71,14 @@ struct AnalysisConfig {
   // A latency hotspot: a link whose paths' median network latency exceeds the
   // fleet's by at least this much over the link's own baseline, and by
   // hotspot_noise_z times the spread of all paths' excesses in the window
-  // (latency_hotspots.h). RoCE congestion adds tens of microseconds.
-  nanoseconds hotspot_min_excess = std::chrono::microseconds{15};
+  // (latency_hotspots.h). RoCE congestion adds tens of microseconds, and a
+  // fail-slow port worth naming adds 20 us or more on average. A queue's wait
+  // is exponential-like (none for some packets, a long tail for others), so
+  // its median is about two thirds of its mean, and its level wanders: half
+  // the smallest mean worth naming still finds it in most windows. The bar
+  // is a delay, not a count, so it holds at any fleet size; the noise term
+  // raises it where the fabric's own paths scatter more.
+  nanoseconds hotspot_min_excess = std::chrono::microseconds{10};
   double hotspot_noise_z = 4.0;
   // A hotspot opens its incident once found in this many consecutive windows.
   // Congestion that moves (incast, colliding elephant flows) and a busy

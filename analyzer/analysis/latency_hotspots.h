@@ -26,7 +26,7 @@
 namespace hostmesh::analysis {
 
 struct HotspotParams {
-  double min_excess_ns = 15'000;
+  double min_excess_ns = 10'000;  // AnalysisConfig::hotspot_min_excess
   std::uint32_t min_probes_per_path = 8;
   std::uint32_t min_paths = 2;
   double consistency = 0.75;
@@ -37,8 +37,11 @@ struct HotspotParams {
 
 struct Hotspot {
   LinkId link = kUnknown;
-  bool up = true;  // which way: climbing (rail switch to spine) or coming down
-  double excess_ns = 0;
+  bool up = true;        // which way: climbing (rail switch to spine) or coming down
+  double excess_ns = 0;  // of its paths' medians: what it is found by
+  // What it adds on average (its paths' trimmed means, at least excess_ns): a
+  // congested queue's wait has a long tail, so its median says too little.
+  double added_ns = 0;
   std::uint32_t paths = 0;  // paths through it with enough probes
   std::uint64_t probes = 0;
   double consistency = 0;  // share of its paths showing at least half its excess

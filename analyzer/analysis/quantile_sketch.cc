@@ -69,4 +69,23 @@ double QuantileSketch::Quantile(double q) const {
   return 2 * std::pow(gamma_, offset_ + static_cast<int>(counts_.size()) - 1) / (gamma_ + 1);
 }
 
+double QuantileSketch::TrimmedMean(double lo, double hi) const {
+  lo = std::clamp(lo, 0.0, 1.0);
+  hi = std::clamp(hi, lo, 1.0);
+  const double n = static_cast<double>(count_);
+  const double from = lo * n, to = hi * n;
+  if (count_ == 0 || to <= from) return 0;
+  // Ranks [from, to) as a real interval; zeros add weight, no value.
+  double seen = static_cast<double>(zeros_);
+  double sum = 0;
+  for (std::size_t i = 0; i < counts_.size() && seen < to; ++i) {
+    const double next = seen + counts_[i];
+    const double inside = std::min(next, to) - std::max(seen, from);
+    if (inside > 0)
+      sum += inside * 2 * std::pow(gamma_, offset_ + static_cast<int>(i)) / (gamma_ + 1);
+    seen = next;
+  }
+  return sum / (to - from);
+}
+
 }  // namespace hostmesh::analysis

@@ -35,6 +35,10 @@ class QuantileSketch {
 
   // The q-quantile (0 <= q <= 1); 0 when empty.
   double Quantile(double q) const;
+  // The mean of the values ranked in the [lo, hi) share of all (0 <= lo < hi
+  // <= 1), each its bucket's midpoint; 0 when empty. A mean without its
+  // tails: a queue's typical added wait, not one descheduled probe's.
+  double TrimmedMean(double lo, double hi) const;
   std::uint64_t count() const { return count_; }
   double alpha() const { return alpha_; }
   std::size_t bucket_span() const { return counts_.size(); }

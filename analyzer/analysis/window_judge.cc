@@ -193,7 +193,7 @@ void WindowJudge::JudgeLatency(const WindowAccumulator& w, const ComponentIndex&
     Suspect s;
     s.component.link = h.link;
     s.component.direction = h.up ? kUpward : kDownward;
-    s.added_latency_ns = h.excess_ns;
+    s.added_latency_ns = h.added_ns;
     s.good = h.probes;
     s.z = h.excess_ns / hot.min_excess_ns;
     s.raw_confidence = h.consistency;

@@ -65,6 +65,33 @@ TEST(QuantileSketch, NonPositiveValuesCountAsZero) {
   EXPECT_EQ(QuantileSketch{}.Quantile(0.5), 0);
 }
 
+TEST(QuantileSketch, TrimmedMeanIsTheMeanOfTheRanksBetweenItsBounds) {
+  std::mt19937_64 rng(11);
+  std::exponential_distribution<double> wait(1.0 / 20'000);  // a queue: 20 us mean
+  QuantileSketch s;
+  std::vector<double> values;
+  for (int i = 0; i < 100'000; ++i) {
+    values.push_back(wait(rng));
+    s.Add(values.back());
+  }
+  s.Add(0.0);  // a zero takes a rank and adds nothing
+  values.push_back(0.0);
+  std::sort(values.begin(), values.end());
+  for (const auto& [lo, hi] : {std::pair{0.0, 1.0}, {0.0, 0.99}, {0.1, 0.9}, {0.5, 0.51}}) {
+    const auto a = static_cast<std::size_t>(lo * static_cast<double>(values.size()));
+    const auto b = static_cast<std::size_t>(hi * static_cast<double>(values.size()));
+    double exact = 0;
+    for (std::size_t i = a; i < b; ++i) exact += values[i];
+    exact /= static_cast<double>(b - a);
+    EXPECT_NEAR(s.TrimmedMean(lo, hi), exact, s.alpha() * exact + 1.0) << lo << "-" << hi;
+  }
+  // The untrimmed mean is the queue's; trimming its top percent takes ~6% off.
+  EXPECT_NEAR(s.TrimmedMean(0, 1), 20'000, 400);
+  EXPECT_LT(s.TrimmedMean(0, 0.99), 0.97 * s.TrimmedMean(0, 1));
+  EXPECT_EQ(QuantileSketch().TrimmedMean(0, 1), 0);
+  EXPECT_EQ(s.TrimmedMean(0.5, 0.5), 0);
+}
+
 TEST(QuantileSketch, RejectsMergeOfDifferentAccuracy) {
   QuantileSketch a(0.01), b(0.02);
   EXPECT_THROW(a.Merge(b), std::invalid_argument);
