@@ -299,6 +299,12 @@ void IncidentTracker::ResolveQuiet(const WindowReport& report, const std::vector
   for (std::size_t i = 0; i < incidents_.size(); ++i) {
     Incident& inc = incidents_[i];
     if (!inc.open || seen[i]) continue;
+    // A fail-slow link under the bar but still slow: neither clean nor unseen.
+    if (keys_[i].first == Category::kLatencyLink &&
+        std::binary_search(report.coverage.slow.begin(), report.coverage.slow.end(),
+                           inc.suspect.link)) {
+      continue;
+    }
     if (Observed(inc, keys_[i].first, report, observed_rnics)) {
       inc.unobserved_windows = 0;
       if (++inc.clean_windows < config_.resolve_after_clean_windows) continue;

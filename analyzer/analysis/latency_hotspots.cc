@@ -92,36 +92,47 @@ MeasuredPaths Measure(const std::vector<QuantileSketch>& middle_latency, const P
   return out;
 }
 
+// A directed link's paths against its baseline: their median excess and the
+// share of them showing at least half of it.
+Hotspot Judge(const MeasuredPaths& m, std::uint32_t d, const LatencyBaselines& baselines,
+              std::vector<double>& excess) {
+  excess.clear();
+  std::uint64_t probes = 0;
+  for (const std::uint32_t i : m.through[d]) {
+    excess.push_back(m.paths[i].excess - baselines.Of(d));
+    probes += m.paths[i].probes;
+  }
+  const double e = Median(excess);
+  const auto consistent =
+      std::count_if(excess.begin(), excess.end(), [&](double x) { return x >= e / 2; });
+  const double share = static_cast<double>(consistent) / static_cast<double>(excess.size());
+  return {d / 2, d % 2 == 0, e, 0, static_cast<std::uint32_t>(excess.size()), probes, share};
+}
+
+// What it adds on average: its paths' trimmed means, at least its median excess.
+double Added(const MeasuredPaths& m, std::uint32_t d, const LatencyBaselines& baselines,
+             double excess_ns, std::vector<double>& added) {
+  added.clear();
+  for (const std::uint32_t i : m.through[d]) added.push_back(m.paths[i].mean - baselines.Of(d));
+  return std::max(Median(added), excess_ns);
+}
+
 // The hottest directed link not yet hot that clears the bar consistently
 // (excess_ns 0: none), with what it adds on average.
 Hotspot Hottest(const MeasuredPaths& m, const std::vector<char>& hot,
                 const LatencyBaselines& baselines, const HotspotParams& params,
                 std::uint32_t* directed) {
   Hotspot best;
-  std::vector<double> excess;
+  std::vector<double> scratch;
   for (std::uint32_t d = 0; d < m.through.size(); ++d) {
     if (hot[d] || m.through[d].size() < params.min_paths) continue;
-    excess.clear();
-    std::uint64_t probes = 0;
-    for (const std::uint32_t i : m.through[d]) {
-      excess.push_back(m.paths[i].excess - baselines.Of(d));
-      probes += m.paths[i].probes;
-    }
-    const double e = Median(excess);
-    if (e < m.bar || e <= best.excess_ns) continue;
-    const auto consistent =
-        std::count_if(excess.begin(), excess.end(), [&](double x) { return x >= e / 2; });
-    const double share = static_cast<double>(consistent) / static_cast<double>(excess.size());
-    if (share < params.consistency) continue;
-    best = {d / 2, d % 2 == 0, e, 0, static_cast<std::uint32_t>(excess.size()), probes, share};
+    const Hotspot h = Judge(m, d, baselines, scratch);
+    if (h.excess_ns < m.bar || h.excess_ns <= best.excess_ns) continue;
+    if (h.consistency < params.consistency) continue;
+    best = h;
     *directed = d;
   }
-  if (best.excess_ns <= 0) return best;
-  excess.clear();
-  for (const std::uint32_t i : m.through[*directed]) {
-    excess.push_back(m.paths[i].mean - baselines.Of(*directed));
-  }
-  best.added_ns = std::max(Median(std::move(excess)), best.excess_ns);
+  if (best.excess_ns > 0) best.added_ns = Added(m, *directed, baselines, best.excess_ns, scratch);
   return best;
 }
 
@@ -129,7 +140,8 @@ Hotspot Hottest(const MeasuredPaths& m, const std::vector<char>& hot,
 
 std::vector<Hotspot> FindHotspots(const std::vector<QuantileSketch>& middle_latency,
                                   const PathTable& paths, std::size_t links,
-                                  LatencyBaselines& baselines, const HotspotParams& params) {
+                                  LatencyBaselines& baselines, const HotspotParams& params,
+                                  std::vector<Hotspot>* slow) {
   MeasuredPaths m = Measure(middle_latency, paths, links, params);
   std::vector<Hotspot> out;
   if (m.through.empty()) return out;
@@ -147,14 +159,23 @@ std::vector<Hotspot> FindHotspots(const std::vector<QuantileSketch>& middle_late
     }
   }
   // Links not hot learn their usual excess, unless it drifts towards a hotspot
-  // (a slowly growing one must not become the baseline).
+  // (a slowly growing one must not become the baseline); those still half
+  // the bar over their baseline are slow.
   std::vector<double> excess;
   for (std::uint32_t d = 0; d < m.through.size(); ++d) {
     if (hot[d] || m.through[d].size() < params.min_paths) continue;
     excess.clear();
     for (const std::uint32_t i : m.through[d]) excess.push_back(m.paths[i].excess);
     const double e = Median(excess);
-    if (e < m.bar / 2) baselines.Learn(d, e, params.baseline_decay);
+    if (e < m.bar / 2) {
+      baselines.Learn(d, e, params.baseline_decay);
+      continue;
+    }
+    if (slow == nullptr) continue;
+    Hotspot h = Judge(m, d, baselines, excess);
+    if (h.excess_ns < m.bar / 2) continue;
+    h.added_ns = Added(m, d, baselines, h.excess_ns, excess);
+    slow->push_back(h);
   }
   return out;
 }

@@ -65,8 +65,12 @@ class LatencyBaselines {
   std::vector<std::uint16_t> windows_;  // learned in, saturating
 };
 
+// `slow` (optional): the directed links not hot whose paths are still at
+// least half the bar over their baseline, by link: a queue's level wanders,
+// so a fail-slow link has windows under the bar, and those are not clean.
 std::vector<Hotspot> FindHotspots(const std::vector<QuantileSketch>& middle_latency,
                                   const PathTable& paths, std::size_t links,
-                                  LatencyBaselines& baselines, const HotspotParams& params);
+                                  LatencyBaselines& baselines, const HotspotParams& params,
+                                  std::vector<Hotspot>* slow = nullptr);
 
 }  // namespace hostmesh::analysis

@@ -188,8 +188,12 @@ void WindowJudge::JudgeLatency(const WindowAccumulator& w, const ComponentIndex&
   hot.min_excess_ns = static_cast<double>(config_.hotspot_min_excess.count());
   hot.noise_z = config_.hotspot_noise_z;
   out->latency.culprits.clear();
-  for (const Hotspot& h :
-       FindHotspots(w.middle_latency(), paths_, ix.links, latency_baselines_, hot)) {
+  const auto name = [&](const Hotspot& h) {
+    for (Suspect& earlier : out->latency.culprits) {
+      if (earlier.component.link != h.link) continue;
+      earlier.component.direction = kBothWays;
+      return;
+    }
     Suspect s;
     s.component.link = h.link;
     s.component.direction = h.up ? kUpward : kDownward;
@@ -198,15 +202,26 @@ void WindowJudge::JudgeLatency(const WindowAccumulator& w, const ComponentIndex&
     s.z = h.excess_ns / hot.min_excess_ns;
     s.raw_confidence = h.consistency;
     s.confidence = config_.confidence.latency.Apply(s.raw_confidence);
-    bool merged = false;
-    for (Suspect& earlier : out->latency.culprits) {
-      if (earlier.component.link == h.link) {
-        earlier.component.direction = kBothWays;
-        merged = true;
-      }
-    }
-    if (!merged) out->latency.culprits.push_back(std::move(s));
+    out->latency.culprits.push_back(std::move(s));
+  };
+  std::vector<Hotspot> warm;
+  for (const Hotspot& h :
+       FindHotspots(w.middle_latency(), paths_, ix.links, latency_baselines_, hot, &warm)) {
+    name(h);
   }
+  // Hysteresis: a link named last window stays named while it is still slow
+  // (half the bar over its baseline). A congested queue's level wanders
+  // under the bar without the fault having gone; brief congestion that
+  // moves on falls under half of it.
+  for (const Hotspot& h : warm) {
+    out->coverage.slow.push_back(h.link);
+    if (std::binary_search(latency_named_.begin(), latency_named_.end(), h.link)) name(h);
+  }
+  out->coverage.slow.erase(std::unique(out->coverage.slow.begin(), out->coverage.slow.end()),
+                           out->coverage.slow.end());
+  latency_named_.clear();
+  for (const Suspect& s : out->latency.culprits) latency_named_.push_back(s.component.link);
+  std::sort(latency_named_.begin(), latency_named_.end());
   for (LinkRank& r : out->latency.links) {
     r.culprit = std::any_of(out->latency.culprits.begin(), out->latency.culprits.end(),
                             [&](const Suspect& s) { return s.component.link == r.link; });

@@ -107,6 +107,8 @@ class WindowJudge {
   FlapHistory flap_history_;
   // Every directed link's usual latency excess.
   LatencyBaselines latency_baselines_;
+  // The links named for latency in the last window, sorted (hysteresis).
+  std::vector<LinkId> latency_named_;
 };
 
 }  // namespace hostmesh::analysis

@@ -174,6 +174,9 @@ struct Coverage {
   std::vector<LinkId> avoided;
   std::vector<SwitchId> avoided_switches;
   std::vector<LinkId> never_crossed;  // of all links the fabric map knows
+  // Latency: links not hot but still at least half the hotspot bar over
+  // their baseline (sorted): not clean for a latency incident on them.
+  std::vector<LinkId> slow;
   double fraction = 0;
   std::uint64_t traced_probes = 0;
   std::uint64_t untraced_probes = 0;

@@ -165,6 +165,25 @@ TEST(IncidentHotspots, AModestHotspotBecomesAnIncidentOnlyOnceItHolds) {
   EXPECT_TRUE(tracker.all().front().open);
 }
 
+TEST(IncidentHotspots, AnOpenHotspotUnderTheBarButStillSlowIsHeldUntilItIsClean) {
+  // A congested queue's level wanders: a fail-slow link has windows under the
+  // hotspot bar, still half of it over its baseline. Those are not clean.
+  IncidentTracker tracker;
+  for (int w : {0, 1, 2}) tracker.Update(Hot(w, 20'000));
+  ASSERT_EQ(tracker.open().size(), 1u);
+  for (int w = 3; w < 23; ++w) {
+    WindowReport r = Hot(w, 0);  // link 20 crossed, not hot
+    r.coverage.slow = {20};
+    tracker.Update(r);
+    EXPECT_EQ(tracker.open().size(), 1u) << "window " << w;
+  }
+  tracker.Update(Hot(23, 20'000));  // hot again: the same incident
+  EXPECT_EQ(tracker.all().size(), 1u);
+  for (int w : {24, 25}) tracker.Update(Hot(w, 0));  // crossed, and not slow: clean
+  EXPECT_TRUE(tracker.open().empty());
+  EXPECT_EQ(tracker.all().size(), 1u);
+}
+
 TEST(IncidentHotspots, ALinkAddingMoreThanTheSlowProbeFloorIsAnIncidentAtOnce) {
   AnalysisConfig config;
   IncidentTracker tracker(config);

@@ -42,7 +42,7 @@ class HotspotFabric {
   // One window of `probes` latencies per path: the path's median plus normal
   // noise of `jitter_ns`, plus any wait.
   std::vector<Hotspot> Window(const Medians& median, std::uint32_t probes, double jitter_ns,
-                              const Wait& wait = {}) {
+                              const Wait& wait = {}, std::vector<Hotspot>* slow = nullptr) {
     std::vector<QuantileSketch> sketches(table_.middle_count());
     std::normal_distribution<double> noise(0, jitter_ns);
     for (int a = 0; a < rails_; ++a) {
@@ -58,7 +58,7 @@ class HotspotFabric {
         }
       }
     }
-    return FindHotspots(sketches, table_, links(), baselines_, params_);
+    return FindHotspots(sketches, table_, links(), baselines_, params_, slow);
   }
 
   std::mt19937& rng() { return rng_; }
@@ -159,6 +159,26 @@ TEST(LatencyHotspots, AQueuesMeanWaitIsFoundByItsMedianAndEstimatedByItsMean) {
   EXPECT_NEAR(found[0].excess_ns, 13'000, 1'500);
   // The slowest percent is left out: a little under the mean.
   EXPECT_NEAR(found[0].added_ns, 19'000, 1'500);
+}
+
+TEST(LatencyHotspots, ALinkUnderTheBarButHalfOfItOverItsBaselineIsSlowNotHot) {
+  HotspotFabric f(8, 8);
+  for (int w = 0; w < 5; ++w) ASSERT_TRUE(f.Window(Quiet(f), 40, 1'000).empty());
+  const double bar = f.params().min_excess_ns;
+  const LinkId warm = f.Uplink(4, 6);
+  std::vector<Hotspot> slow;
+  EXPECT_TRUE(f.Window(Quiet(f, warm, true, 0.7 * bar), 40, 1'000, {}, &slow).empty());
+  ASSERT_EQ(slow.size(), 1u);
+  EXPECT_EQ(slow[0].link, warm);
+  EXPECT_TRUE(slow[0].up);
+  EXPECT_NEAR(slow[0].excess_ns, 0.7 * bar, 1'000);
+  EXPECT_NEAR(slow[0].added_ns, 0.7 * bar, 1'000);
+  slow.clear();
+  EXPECT_TRUE(f.Window(Quiet(f, warm, true, 0.3 * bar), 40, 1'000, {}, &slow).empty());
+  EXPECT_TRUE(slow.empty());
+  const auto hot = f.Window(Quiet(f, warm, true, 1.5 * bar), 40, 1'000, {}, &slow);
+  ASSERT_EQ(hot.size(), 1u);
+  EXPECT_TRUE(slow.empty());  // hot, so not listed as merely slow
 }
 
 TEST(LatencyHotspots, ALinkFastInItsFirstWindowIsNoHotspotWhenItIsOrdinaryAgain) {
