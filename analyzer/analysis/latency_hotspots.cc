@@ -54,13 +54,18 @@ struct MeasuredPaths {
   double bar = 0;
 };
 
-MeasuredPaths Measure(const std::vector<QuantileSketch>& middle_latency, const PathTable& table,
+MeasuredPaths Measure(const std::vector<QuantileSketch>& middle_latency,
+                      const std::vector<std::uint32_t>& answered, const PathTable& table,
                       std::size_t links, const HotspotParams& params) {
   MeasuredPaths out;
   std::vector<double> medians, means;
   for (std::size_t m = 0; m < middle_latency.size(); ++m) {
     const QuantileSketch& s = middle_latency[m];
     if (s.count() < params.min_probes_per_path) continue;
+    if (m < answered.size() &&
+        static_cast<double>(s.count()) < params.min_traced_share * answered[m]) {
+      continue;
+    }
     PathLatency p{s.Quantile(0.5), s.TrimmedMean(0, kKeptShare), s.count(), {}};
     const auto middle = table.Middle(static_cast<MiddleId>(m));
     const std::size_t half = middle.size() / 2;
@@ -139,10 +144,11 @@ Hotspot Hottest(const MeasuredPaths& m, const std::vector<char>& hot,
 }  // namespace
 
 std::vector<Hotspot> FindHotspots(const std::vector<QuantileSketch>& middle_latency,
+                                  const std::vector<std::uint32_t>& answered,
                                   const PathTable& paths, std::size_t links,
                                   LatencyBaselines& baselines, const HotspotParams& params,
                                   std::vector<Hotspot>* slow) {
-  MeasuredPaths m = Measure(middle_latency, paths, links, params);
+  MeasuredPaths m = Measure(middle_latency, answered, paths, links, params);
   std::vector<Hotspot> out;
   if (m.through.empty()) return out;
   std::vector<char> hot(2 * links, 0);

@@ -28,6 +28,12 @@ namespace hostmesh::analysis {
 struct HotspotParams {
   double min_excess_ns = 10'000;  // AnalysisConfig::hotspot_min_excess
   std::uint32_t min_probes_per_path = 8;
+  // A path's median stands for the window only when it holds at least this
+  // share of the path's answered probes: a path traced late in the window has
+  // latencies from after its trace alone, and a few seconds of congestion
+  // that moves on can be most of them (every false latency verdict at 1,000
+  // hosts was in a run's first windows, when most paths are traced late).
+  double min_traced_share = 0.5;
   std::uint32_t min_paths = 2;
   double consistency = 0.75;
   double noise_z = 4.0;
@@ -68,7 +74,10 @@ class LatencyBaselines {
 // `slow` (optional): the directed links not hot whose paths are still at
 // least half the bar over their baseline, by link: a queue's level wanders,
 // so a fail-slow link has windows under the bar, and those are not clean.
+// `answered[m]`: path m's answered probes in the window, its late-traced ones
+// included (empty: every answered probe is in its sketch).
 std::vector<Hotspot> FindHotspots(const std::vector<QuantileSketch>& middle_latency,
+                                  const std::vector<std::uint32_t>& answered,
                                   const PathTable& paths, std::size_t links,
                                   LatencyBaselines& baselines, const HotspotParams& params,
                                   std::vector<Hotspot>* slow = nullptr);

@@ -205,8 +205,8 @@ void WindowJudge::JudgeLatency(const WindowAccumulator& w, const ComponentIndex&
     out->latency.culprits.push_back(std::move(s));
   };
   std::vector<Hotspot> warm;
-  for (const Hotspot& h :
-       FindHotspots(w.middle_latency(), paths_, ix.links, latency_baselines_, hot, &warm)) {
+  for (const Hotspot& h : FindHotspots(w.middle_latency(), w.middle_ok(), paths_, ix.links,
+                                       latency_baselines_, hot, &warm)) {
     name(h);
   }
   // Hysteresis: a link named last window stays named while it is still slow

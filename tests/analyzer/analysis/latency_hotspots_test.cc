@@ -58,10 +58,12 @@ class HotspotFabric {
         }
       }
     }
-    return FindHotspots(sketches, table_, links(), baselines_, params_, slow);
+    return FindHotspots(sketches, answered_, table_, links(), baselines_, params_, slow);
   }
 
   std::mt19937& rng() { return rng_; }
+  // Every path's answered probes in the next windows (empty: those sketched).
+  void SetAnswered(std::uint32_t probes) { answered_.assign(table_.middle_count(), probes); }
   HotspotParams& params() { return params_; }
 
  private:
@@ -72,6 +74,7 @@ class HotspotFabric {
   PathTable table_;
   LatencyBaselines baselines_;
   HotspotParams params_;
+  std::vector<std::uint32_t> answered_;
   std::mt19937 rng_{7};
 };
 
@@ -179,6 +182,18 @@ TEST(LatencyHotspots, ALinkUnderTheBarButHalfOfItOverItsBaselineIsSlowNotHot) {
   const auto hot = f.Window(Quiet(f, warm, true, 1.5 * bar), 40, 1'000, {}, &slow);
   ASSERT_EQ(hot.size(), 1u);
   EXPECT_TRUE(slow.empty());  // hot, so not listed as merely slow
+}
+
+TEST(LatencyHotspots, PathsTracedLateInTheWindowDoNotStandForIt) {
+  // Its latencies are from after its trace alone: a quarter of the window, in
+  // which a burst of congestion may have been all there was.
+  HotspotFabric f(8, 8);
+  for (int w = 0; w < 3; ++w) ASSERT_TRUE(f.Window(Quiet(f), 40, 1'000).empty());
+  const LinkId hot = f.Uplink(2, 2);
+  f.SetAnswered(160);
+  EXPECT_TRUE(f.Window(Quiet(f, hot, true, 30'000), 40, 1'000).empty());
+  f.SetAnswered(60);  // two thirds of them sketched: it counts
+  ASSERT_EQ(f.Window(Quiet(f, hot, true, 30'000), 40, 1'000).size(), 1u);
 }
 
 TEST(LatencyHotspots, ALinkFastInItsFirstWindowIsNoHotspotWhenItIsOrdinaryAgain) {
