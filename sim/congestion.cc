@@ -82,7 +82,6 @@ MovingCongestion::MovingCongestion(const Fleet& fleet, const MovingCongestionMod
     }
     offsets_[d + 1] = static_cast<std::uint32_t>(episodes_.size());
   }
-  if (!on) std::fill(offsets_.begin(), offsets_.end(), 0);
 }
 
 double MovingCongestion::LevelAt(LinkId link, bool up, std::int64_t t, std::uint64_t* queue) const {

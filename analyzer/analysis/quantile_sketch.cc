@@ -78,11 +78,12 @@ double QuantileSketch::TrimmedMean(double lo, double hi) const {
   // Ranks [from, to) as a real interval; zeros add weight, no value.
   double seen = static_cast<double>(zeros_);
   double sum = 0;
-  for (std::size_t i = 0; i < counts_.size() && seen < to; ++i) {
+  double midpoint =
+      2 * std::pow(gamma_, offset_) / (gamma_ + 1);  // of bucket i, times gamma a step
+  for (std::size_t i = 0; i < counts_.size() && seen < to; ++i, midpoint *= gamma_) {
     const double next = seen + counts_[i];
     const double inside = std::min(next, to) - std::max(seen, from);
-    if (inside > 0)
-      sum += inside * 2 * std::pow(gamma_, offset_ + static_cast<int>(i)) / (gamma_ + 1);
+    if (inside > 0) sum += inside * midpoint;
     seen = next;
   }
   return sum / (to - from);

@@ -515,6 +515,13 @@ TEST(FleetRunTest, ReproducibleFromTheSeedWhateverTheThreads) {
   EXPECT_GT(named, 0u);
 }
 
+// A shipped scenario (sim/scenarios) at another seed.
+Scenario Shipped(const char* file, std::uint64_t seed) {
+  Scenario s = LoadScenarioFile(std::filesystem::path(HOSTMESH_SIM_SCENARIOS) / file);
+  s.config.seed = seed;
+  return s;
+}
+
 // The lasting e2e's first phase (sim/scenarios/lasting-phase1-8x4x4.yaml) at
 // the two of its first 60 seeds where the 3% spine was named as its links for
 // the whole run: its first windows looked concentrated on one link, which was
@@ -525,9 +532,7 @@ TEST(FleetRunTest, ReproducibleFromTheSeedWhateverTheThreads) {
 // link, not two parts of spine s00.
 TEST(FleetRunTest, ASpineFirstNamedAsItsLinksBecomesTheSpine) {
   for (const std::uint64_t seed : {10, 12, 19}) {
-    Scenario s = LoadScenarioFile(std::filesystem::path(HOSTMESH_SIM_SCENARIOS) /
-                                  "lasting-phase1-8x4x4.yaml");
-    s.config.seed = seed;
+    Scenario s = Shipped("lasting-phase1-8x4x4.yaml", seed);
     s.config.duration_ns = 300 * kSecond;
     const Fleet fleet(s.config.shape);
     const ComponentKey spine = SwitchKey(Category::kLoss, testing::DeviceNamed(fleet, "s01"));
@@ -559,9 +564,7 @@ TEST(FleetRunTest, ASpineFirstNamedAsItsLinksBecomesTheSpine) {
 // held to the end, and never the switch.
 TEST(FleetRunTest, ASmallRnicBesideASmallLinkUnderItsRailSwitchIsOneIncidentHeld) {
   for (const std::uint64_t seed : {1, 12, 26}) {
-    Scenario s = LoadScenarioFile(std::filesystem::path(HOSTMESH_SIM_SCENARIOS) /
-                                  "small-rnic-beside-link-8x4x4.yaml");
-    s.config.seed = seed;
+    Scenario s = Shipped("small-rnic-beside-link-8x4x4.yaml", seed);
     const Fleet fleet(s.config.shape);
     const ComponentKey rnic = RnicKey(Category::kLoss, 3, 1);
     const ComponentKey link = LinkKey(Category::kLoss, LinkNamed(fleet, "p0r1-s02"));
@@ -587,9 +590,7 @@ TEST(FleetRunTest, ASmallRnicBesideASmallLinkUnderItsRailSwitchIsOneIncidentHeld
 // nearly every window with its added delay, and no incident on congestion.
 TEST(FleetRunTest, ATwentyMicrosecondFailSlowUnderMovingCongestionIsOneHeldIncident) {
   for (const std::uint64_t seed : {1, 3, 5}) {
-    Scenario s = LoadScenarioFile(std::filesystem::path(HOSTMESH_SIM_SCENARIOS) /
-                                  "fail-slow-under-moving-congestion-64.yaml");
-    s.config.seed = seed;
+    Scenario s = Shipped("fail-slow-under-moving-congestion-64.yaml", seed);
     const Fleet fleet(s.config.shape);
     const ComponentKey slow = LinkKey(Category::kLatency, LinkNamed(fleet, "p0r3-s05"));
     const SimResult r = Simulation(s.config).Run();
