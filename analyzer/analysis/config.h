@@ -44,11 +44,18 @@ struct AnalysisConfig {
   double false_alarms_per_window = 1e-4;
   double window_alpha = 1e-4;
   std::uint32_t min_failures = 3;
-  // Route churn (WindowJudge::DropChurnShadows): a culprit link beside a
-  // flapping one is its shadow when at least this share of its failures were
-  // sent while the flapping link was down. A lossy neighbour of its own fails
-  // at the flap's duty cycle (about half) inside; a shadow all but only inside.
-  double churn_inside = 0.9;
+  // Route churn (WindowJudge::ChurnOnly): a culprit link beside a flapping
+  // one is its shadow unless its failures outside the flap's down episodes
+  // are beyond chance at the background at churn_own_alpha (and a fault's
+  // excess), or outright when at least churn_inside of its failures were
+  // sent inside. 1 leaves it to the test outside: a lower share also takes
+  // for churn a fault of its own whose paths the flap's episodes cover. The
+  // test weighs a flap's shadows (every flap makes a few: 2 to 4 detour
+  // links, judged every window it lasts, 180 an hour) against a fault of its
+  // own beside a flap (rare), so its bar is well past even odds: 1e-3 takes
+  // a shadow for a fault about once in two hours of flapping.
+  double churn_inside = 1.0;
+  double churn_own_alpha = 1e-3;
   std::uint32_t max_culprits = 64;  // per window and kind
   // A link routing has withdrawn (route_watch.h): named when fresh ECMP draws
   // at its rail switch missed it so often that a link in use would have been

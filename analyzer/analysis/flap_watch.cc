@@ -111,15 +111,27 @@ std::optional<ChurnOverlap> FlapRecorder::FailuresWhileDown(LinkId failing,
   };
   ChurnOverlap o;
   for (const std::uint32_t entry : trails_[*f]) {
-    if ((entry & 1) == 0) continue;
-    ++o.failures;
+    const bool failed = (entry & 1) != 0;
+    o.failures += failed;
     const std::uint32_t ms = entry >> 1;
-    if (std::any_of(outcomes.begin(), outcomes.end(),
-                    [&](const Trail& t) { return inside(t, ms); })) {
-      ++o.inside;
+    if (std::none_of(outcomes.begin(), outcomes.end(),
+                     [&](const Trail& t) { return inside(t, ms); })) {
+      ++o.outside_probes;
+    } else {
+      ++o.inside_probes;
+      o.inside += failed;
     }
   }
   return o;
+}
+
+bool IsChurn(const ChurnOverlap& o, const ChurnTest& t) {
+  if (o.inside == 0) return false;
+  if (o.inside >= t.inside_share * o.failures) return true;
+  const double outside = o.failures - o.inside;
+  const double n = o.outside_probes;
+  const bool excess = outside >= n * (t.background + t.min_excess);
+  return !(excess && PoissonTail(outside, n * t.background) < t.own_alpha);
 }
 
 std::optional<FlapVerdict> FlapRecorder::Judge(const Trail& trail, std::int64_t window_ns) const {

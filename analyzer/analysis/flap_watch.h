@@ -62,8 +62,28 @@ struct FlapWatchList {
 // before a run of its failures and the first success after).
 struct ChurnOverlap {
   std::uint32_t failures = 0;
-  std::uint32_t inside = 0;
+  std::uint32_t inside = 0;          // failures sent inside a down episode
+  std::uint32_t inside_probes = 0;   // probes (failed or not) sent inside one
+  std::uint32_t outside_probes = 0;  // and outside every episode
 };
+
+// Whether a link's failures beside down links are their churn: all but
+// chance of them sent inside the down episodes. Churn loses between episodes
+// at the background rate; a fault of its own loses there too, at its rate. So
+// it is a fault of its own when its failures outside the episodes are beyond
+// chance at the background (own_alpha) and lose at least min_excess above it
+// (the excess the evidence test is indifferent at); or it is churn outright
+// when at least inside_share of its failures fell inside. A share alone
+// miscounts both ways: a dozen failures of churn beside two of the
+// background is 86% inside, and a neighbour of its own losing 0.5% beside a
+// flap whose episodes cover most of its probes may be 90% inside.
+struct ChurnTest {
+  double background = 0;  // the window's ambient path loss
+  double min_excess = 0;
+  double own_alpha = 0;
+  double inside_share = 1;
+};
+bool IsChurn(const ChurnOverlap& o, const ChurnTest& t);
 
 // Outcomes of one window for the watched components.
 class FlapRecorder {
@@ -79,7 +99,8 @@ class FlapRecorder {
   std::optional<FlapVerdict> JudgeLink(LinkId link, std::int64_t window_ns) const;
   bool Watches(LinkId link) const { return watch_.links.Find(link) != nullptr; }
   // Failures of `failing` sent inside a down episode of any of `down` (the
-  // watched ones); nullopt unless `failing` and at least one of `down` are watched.
+  // watched ones), and its probes sent inside and outside them; nullopt unless
+  // `failing` and at least one of `down` are watched.
   std::optional<ChurnOverlap> FailuresWhileDown(LinkId failing, std::span<const LinkId> down) const;
   // Outcomes through a watched link per source port, by port; empty when not watched.
   std::vector<PortOutcome> LinkPorts(LinkId link) const;

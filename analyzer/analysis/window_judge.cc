@@ -148,7 +148,7 @@ void WindowJudge::JudgeLoss(const WindowAccumulator& w, const ComponentIndex& ix
   out->loss = Localize(w, ix, w.timeouts(), loss_problem, loss, true);
   NoteFlaps(w, &out->loss);
   flap_history_.Prune(w.start_ns());
-  DropChurnShadows(w, &out->loss);
+  DropChurnShadows(w, out->background_loss, &out->loss);
   NoteAvoided(&out->coverage);
   NameWithdrawnLinks(out->coverage.avoided_switches, &out->loss);
 }

@@ -75,7 +75,8 @@ class WindowJudge {
   void RankSwitches(const ComponentIndex& ix, const InferenceResult& result,
                     const std::vector<std::uint64_t>& switch_votes, Localization* out) const;
   void FlagProcessing(const WindowAccumulator& w, WindowReport* out) const;
-  void DropChurnShadows(const WindowAccumulator& w, Localization* loss);
+  void DropChurnShadows(const WindowAccumulator& w, double background, Localization* loss);
+  void ForgetShadows(const std::vector<char>& shadow, Localization* loss);
   // `avoided_switches`: the window's Coverage::avoided_switches (NoteAvoided).
   void NameWithdrawnLinks(const std::vector<SwitchId>& avoided_switches, Localization* loss) const;
   void NameDownSwitch(SwitchId id, double p_value, Localization* loss) const;

@@ -138,9 +138,16 @@ void WindowJudge::NameDownSwitch(SwitchId id, double p_value, Localization* loss
 // held back so the next window can tell, unless it was named before that
 // one went down; a fault of its own fails outside the flaps too and is
 // named then, a window late.
-void WindowJudge::DropChurnShadows(const WindowAccumulator& w, Localization* loss) {
+void WindowJudge::DropChurnShadows(const WindowAccumulator& w, double background,
+                                   Localization* loss) {
   std::vector<Suspect>& culprits = loss->culprits;
   const FlapRecorder& flaps = w.flaps();
+  const ChurnTest churn{
+      .background = background,
+      .min_excess = sequential_.indifference * sequential_.min_loss,
+      .own_alpha = config_.churn_own_alpha,
+      .inside_share = config_.churn_inside,
+  };
   // Strongest first, so a link's own standing is settled before it is
   // weighed as the down link of weaker ones.
   std::vector<std::size_t> order(culprits.size());
@@ -174,7 +181,7 @@ void WindowJudge::DropChurnShadows(const WindowAccumulator& w, Localization* los
     }
     if (!by && !downs.empty()) {
       const auto overlap = flaps.FailuresWhileDown(link, downs);
-      if (!overlap || overlap->inside < config_.churn_inside * overlap->failures) continue;
+      if (!overlap || !IsChurn(*overlap, churn)) continue;
       // Its shadow is shown beside the down link it overlaps most.
       std::uint32_t most = 0;
       for (std::size_t ai = 0; ai < bi; ++ai) {
@@ -195,6 +202,12 @@ void WindowJudge::DropChurnShadows(const WindowAccumulator& w, Localization* los
     shadow[b] = 1;
     culprits[*by].churn_shadows.push_back(link);
   }
+  ForgetShadows(shadow, loss);
+}
+
+// Shadows (by culprit index) are no culprits, and keep no evidence.
+void WindowJudge::ForgetShadows(const std::vector<char>& shadow, Localization* loss) {
+  std::vector<Suspect>& culprits = loss->culprits;
   std::size_t kept = 0;
   for (std::size_t i = 0; i < culprits.size(); ++i) {
     if (!shadow[i]) {

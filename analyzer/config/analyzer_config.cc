@@ -132,6 +132,7 @@ void ReadAnalyzer(MapReader& r, AnalyzerConfig& cfg) {
     m.Optional("window_alpha", &a.window_alpha, Range{0.0, 1.0, LowerBound::kExclusive});
     m.Optional("min_failures", &a.min_failures, Range<std::uint32_t>{1, 1'000'000});
     m.Optional("churn_inside", &a.churn_inside, Range{0.0, 1.0, LowerBound::kExclusive});
+    m.Optional("churn_own_alpha", &a.churn_own_alpha, Range{0.0, 1.0, LowerBound::kExclusive});
     m.Optional("route_withdrawn_alpha", &a.route_withdrawn_alpha,
                Range{0.0, 1.0, LowerBound::kExclusive});
     m.Optional("hotspot_min_excess", &a.hotspot_min_excess, Range{0ns, 1s});

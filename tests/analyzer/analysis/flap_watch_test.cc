@@ -142,5 +142,69 @@ TEST(FlapWatch, DownOnceAndBackIsNoFlapAcrossWindows) {
   EXPECT_FALSE(history.Judge(key, again, 4 * kWindowNs, 5 * kWindowNs).flapping);
 }
 
+// Link 1 goes down for the first second of every four; link 2, beside it,
+// fails while it is down and once between. The overlap counts its failures
+// inside those episodes and its probes inside and outside them.
+TEST(FlapWatch, FailuresWhileDownCountsProbesInsideAndOutsideTheEpisodes) {
+  FlapWatchList watch;
+  watch.AddLink(1);
+  watch.AddLink(2);
+  FlapRecorder recorder(watch, 0);
+  const auto probe = [&](LinkId link, std::int64_t ms, bool failed) {
+    ProbeRecord r;
+    r.send_time_ns = ms * 1'000'000;
+    r.timeout = failed;
+    const LinkId middle[] = {link};
+    recorder.Record(r, middle);
+  };
+  for (std::int64_t ms = 0; ms < 20'000; ms += 100) {
+    const bool down = ms % 4'000 < 1'000;
+    probe(1, ms, down);
+    probe(2, ms + 50, down && ms % 200 == 0);
+  }
+  probe(2, 2'550, true);  // between episodes
+  const LinkId down[] = {1};
+  const auto o = recorder.FailuresWhileDown(2, down);
+  ASSERT_TRUE(o.has_value());
+  EXPECT_EQ(o->failures, 26u);
+  EXPECT_EQ(o->inside, 25u);
+  // Each episode's ten probes of link 2, and the one just before each
+  // episode but the first (its next outcome of link 1 is a failure): 5 x 10
+  // + 4 inside, the rest outside.
+  EXPECT_EQ(o->inside_probes, 54u);
+  EXPECT_EQ(o->outside_probes, 201u - 54u);
+  const LinkId unwatched[] = {9};
+  EXPECT_FALSE(recorder.FailuresWhileDown(2, unwatched).has_value());
+}
+
+// The churn test on counts from the simulator's fleets (p0 near 0.1% a path).
+TEST(FlapWatch, ChurnIsWhatFailsOnlyInsideTheEpisodesBeyondTheBackground) {
+  const ChurnTest t{
+      .background = 8.6e-4, .min_excess = 1.5e-3, .own_alpha = 1e-3, .inside_share = 1.0};
+  // A detour link: 13 failures inside, 2 outside over 4,500 probes, where
+  // the background makes four.
+  EXPECT_TRUE(
+      IsChurn({.failures = 15, .inside = 13, .inside_probes = 500, .outside_probes = 4'500}, t));
+  // A 1.2% fault one way beside a link that went down: 5 of 816 outside is
+  // six times the background, beyond chance.
+  EXPECT_FALSE(
+      IsChurn({.failures = 27, .inside = 22, .inside_probes = 3'500, .outside_probes = 816}, t));
+  // A 0.5% neighbour beside a flap: its own loss goes on between episodes.
+  EXPECT_FALSE(
+      IsChurn({.failures = 60, .inside = 35, .inside_probes = 1'000, .outside_probes = 5'000}, t));
+  // Beyond chance but below the excess worth a fault: the background's own
+  // spread over many probes, not a fault.
+  EXPECT_TRUE(
+      IsChurn({.failures = 90, .inside = 60, .inside_probes = 1'000, .outside_probes = 20'000}, t));
+  // Nothing inside: no churn at all, whatever the rest says.
+  EXPECT_FALSE(
+      IsChurn({.failures = 3, .inside = 0, .inside_probes = 100, .outside_probes = 4'000}, t));
+  // A share set by the operator makes churn of what falls inside enough.
+  ChurnTest share = t;
+  share.inside_share = 0.8;
+  EXPECT_TRUE(IsChurn({.failures = 27, .inside = 22, .inside_probes = 3'500, .outside_probes = 816},
+                      share));
+}
+
 }  // namespace
 }  // namespace hostmesh::analysis

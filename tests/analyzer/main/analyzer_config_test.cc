@@ -114,6 +114,7 @@ TEST(AnalyzerConfig, EveryDecisionThresholdIsTheOperators) {
   window_alpha: 1e-5
   min_failures: 5
   churn_inside: 0.95
+  churn_own_alpha: 1e-5
   route_withdrawn_alpha: 1e-9
   hotspot_min_excess: 30us
   hotspot_noise_z: 6
@@ -133,6 +134,7 @@ TEST(AnalyzerConfig, EveryDecisionThresholdIsTheOperators) {
   EXPECT_EQ(a.window_alpha, 1e-5);
   EXPECT_EQ(a.min_failures, 5u);
   EXPECT_EQ(a.churn_inside, 0.95);
+  EXPECT_EQ(a.churn_own_alpha, 1e-5);
   EXPECT_EQ(a.route_withdrawn_alpha, 1e-9);
   EXPECT_EQ(a.hotspot_min_excess, 30us);
   EXPECT_EQ(a.hotspot_noise_z, 6);
