@@ -18,7 +18,8 @@ Analysis::Analysis(AnalysisConfig config, FabricMap fabric)
 
 void Analysis::AddPath(const PathRecord& path) {
   if (path.src_nic >= kMaxNics || path.dst_nic >= kMaxNics) return;
-  routes_.AddTrace(path, paths_.Add(path), fabric_);
+  routes_.AddTrace(path, paths_.Add(path), fabric_,
+                   PathTable::Key(path.host, path.src_nic, path.dst_nic, path.src_port));
   ++stats_.paths;
 }
 
@@ -80,6 +81,7 @@ AddStatus Analysis::AddResult(const ProbeRecord& r) {
   }
   const int rail = judge_.RailOf(r.host, r.src_nic);
   const MiddleId middle = paths_.Use(r.host, r.src_nic, r.dst_nic, r.src_port);
+  routes_.AddOutcome(PathTable::Key(r.host, r.src_nic, r.dst_nic, r.src_port), !r.timeout, fabric_);
   WindowAccumulator& window = WindowFor(start);
   window.Add(r, middle, std::max(rail, 0));
   if (flap_watch_.size > 0) {
@@ -120,6 +122,7 @@ std::vector<WindowReport> Analysis::Advance(std::int64_t now_ns) {
   // Ageing may orphan fabric paths that open windows count probes under: they
   // stay readable until the newest window open now is judged.
   paths_.AdvanceTo(now_ns_);
+  routes_.Expire(now_ns_, fabric_);
   paths_.HoldOrphans(windows_.empty() ? PathTable::kNoWindow : windows_.rbegin()->first);
   const std::int64_t watermark = now_ns_ - config_.grace.count();
   std::vector<WindowReport> reports;
@@ -185,6 +188,8 @@ std::vector<WindowReport> Analysis::Advance(std::int64_t now_ns) {
   stats_.path_middles_freed = paths_.middles_freed();
   stats_.paths_live = paths_.size();
   stats_.path_table_bytes = paths_.memory_bytes();
+  stats_.route_draws_awaiting = routes_.awaiting();
+  stats_.route_draws_overflow = routes_.overflow();
   return reports;
 }
 

@@ -58,6 +58,10 @@ struct AnalysisStats {
   // Gauges as of the last Advance: 5-tuples with a path, and the path table's bytes.
   std::uint64_t paths_live = 0;
   std::uint64_t path_table_bytes = 0;
+  // Fresh draws cut short past a rail switch awaiting their 5-tuple's next
+  // outcome (route_watch.h), and those counted at once past the watch's cap.
+  std::uint64_t route_draws_awaiting = 0;
+  std::uint64_t route_draws_overflow = 0;
 };
 
 enum class AddStatus : std::uint8_t { kAccepted, kLate, kFuture, kInvalid, kSendFailed };

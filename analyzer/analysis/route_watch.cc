@@ -32,7 +32,8 @@ void RouteWatch::Use(LinkId link, SwitchId sw) {
   state_[link] = {draws_[sw], 0};
 }
 
-void RouteWatch::AddTrace(const PathRecord& path, bool fresh, const FabricMap& fabric) {
+void RouteWatch::AddTrace(const PathRecord& path, bool fresh, const FabricMap& fabric,
+                          std::uint64_t key) {
   const auto& links = path.links;
   if (links.size() < 2) return;
   const LinkId nic_link = links[0];
@@ -49,24 +50,74 @@ void RouteWatch::AddTrace(const PathRecord& path, bool fresh, const FabricMap& f
       return IsFabricLink(fabric, l) && fabric.links[l].lower == first;
     };
     const LinkId up = links[1];
-    bool drawn = up != kUnknown && up_from_first(up);
-    if (up == kUnknown) {
-      // Cut short past the rail switch: any of the listed ways may be the one.
-      for (const PathCandidate& c : path.candidates) {
-        if (c.position != 1 || !up_from_first(c.link)) continue;
-        Grow(c.link, first);
-        ++state_[c.link].maybe_since_use;
-        drawn = true;
-      }
-    }
-    if (drawn) {
+    if (up != kUnknown && up_from_first(up)) {
       if (draws_.size() <= first) draws_.resize(std::size_t{first} + 1, 0);
       ++draws_[first];
+    } else if (up == kUnknown && std::any_of(path.candidates.begin(), path.candidates.end(),
+                                             [&](const PathCandidate& c) {
+                                               return c.position == 1 && up_from_first(c.link);
+                                             })) {
+      // Cut short past the rail switch: how, its 5-tuple's next outcome says.
+      if (pending_.size() >= max_pending_) {
+        ++overflow_;
+        CountCutShort(first, fabric);
+      } else {
+        const auto [it, inserted] = pending_.try_emplace(key, Pending{first, path.time_ns});
+        if (!inserted) Settle(it->second.sw, false, fabric);  // its earlier draw: no outcome came
+        it->second = {first, path.time_ns};
+        if (pending_at_.size() <= first) pending_at_.resize(std::size_t{first} + 1, 0);
+        ++pending_at_[first];
+        pending_order_.emplace_back(path.time_ns, key);
+      }
     }
   }
   // Any crossing shows a link in use, whichever way and at whatever tier.
   for (const LinkId l : links) {
     if (IsFabricLink(fabric, l)) Use(l, fabric.links[l].lower);
+  }
+}
+
+void RouteWatch::CountCutShort(SwitchId sw, const FabricMap& fabric) {
+  if (up_links_span_ != fabric.links.size()) {
+    up_links_.assign(fabric.switch_count, {});
+    for (LinkId l = 0; l < fabric.links.size(); ++l) {
+      if (IsFabricLink(fabric, l) && fabric.links[l].lower < up_links_.size()) {
+        up_links_[fabric.links[l].lower].push_back(l);
+      }
+    }
+    up_links_span_ = fabric.links.size();
+  }
+  if (sw >= up_links_.size()) return;
+  for (const LinkId l : up_links_[sw]) {
+    Grow(l, sw);
+    ++state_[l].maybe_since_use;
+  }
+  if (draws_.size() <= sw) draws_.resize(std::size_t{sw} + 1, 0);
+  ++draws_[sw];
+}
+
+void RouteWatch::Settle(SwitchId sw, bool delivered, const FabricMap& fabric) {
+  --pending_at_[sw];
+  if (!delivered) CountCutShort(sw, fabric);
+}
+
+void RouteWatch::Resolve(std::uint64_t key, bool delivered, const FabricMap& fabric) {
+  const auto it = pending_.find(key);
+  if (it == pending_.end()) return;
+  const SwitchId sw = it->second.sw;
+  pending_.erase(it);
+  Settle(sw, delivered, fabric);
+}
+
+void RouteWatch::Expire(std::int64_t now_ns, const FabricMap& fabric) {
+  while (!pending_order_.empty() && pending_order_.front().first < now_ns - pending_ttl_ns_) {
+    const auto [time_ns, key] = pending_order_.front();
+    pending_order_.pop_front();
+    const auto it = pending_.find(key);
+    if (it == pending_.end() || it->second.time_ns != time_ns) continue;  // resolved, or newer
+    const SwitchId sw = it->second.sw;
+    pending_.erase(it);
+    Settle(sw, false, fabric);
   }
 }
 
@@ -99,8 +150,11 @@ std::vector<WithdrawnLink> RouteWatch::Unused(const FabricMap& fabric, double al
     const SwitchId sw = fabric.links[l].lower;
     if (sw >= draws_.size() || up_links[sw] < 2) continue;
     const LinkState s = l < state_.size() ? state_[l] : LinkState{};
-    const std::uint64_t n = draws_[sw] - s.draws_at_use;
-    const double p = LowerTail(s.maybe_since_use, n, 1.0 / up_links[sw]);
+    // Draws awaiting their outcome count as ones it may have picked (those
+    // from before its last use too: on the safe side).
+    const std::uint64_t waiting = sw < pending_at_.size() ? pending_at_[sw] : 0;
+    const std::uint64_t n = draws_[sw] - s.draws_at_use + waiting;
+    const double p = LowerTail(s.maybe_since_use + waiting, n, 1.0 / up_links[sw]);
     if (p >= alpha) continue;
     out.push_back({l, p});
   }

@@ -20,10 +20,26 @@
 // chance at most exp(-n KL(c/n || 1/k)) (Chernoff; (1 - 1/k)^n when c = 0).
 // A gray link's share of traces is all cut short, so it is never taken for
 // one routing avoids.
+//
+// Switches' ICMP rate limits cut traces short too, and at fleet scale most
+// of them: each switch's budget is shared by every host that traces through
+// it (1,000 answers a second among 1,000 hosts is one a host), so at 1,000
+// hosts a tenth of fresh draws was cut short past the rail switch. Past a
+// share of 1/k, c is never below what a link in use could have hidden among
+// them, and a link down was named for its first window's losses alone. But a
+// gray link eats its probes with its traces, a rate limit only the answers:
+// so a draw cut short there waits for its 5-tuple's next probe outcome.
+// Delivered, the cut said nothing of which way it went: no draw. Lost, or no
+// outcome within pending_ttl (a 5-tuple is probed every 11 s by default), it
+// is a draw any of the switch's up-links may have picked, as before; and so
+// it is while it waits, so that a gray link's first cut traces count at once.
 // Pure; not thread-safe.
 
 #include <cstdint>
+#include <deque>
 #include <span>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "analyzer/analysis/types.h"
@@ -37,12 +53,31 @@ struct WithdrawnLink {
 
 class RouteWatch {
  public:
+  static constexpr std::int64_t kDefaultPendingTtlNs = 60'000'000'000;
+  // Draws awaiting an outcome (about 70 bytes each): past it, a cut-short
+  // draw counts at once, as one any up-link may have picked.
+  static constexpr std::size_t kMaxPending = std::size_t{1} << 20;
+
   // Precondition: 0 < false_alarm < 1 (per link and decision).
-  explicit RouteWatch(double false_alarm) : false_alarm_(false_alarm) {}
+  explicit RouteWatch(double false_alarm, std::int64_t pending_ttl_ns = kDefaultPendingTtlNs,
+                      std::size_t max_pending = kMaxPending)
+      : false_alarm_(false_alarm), pending_ttl_ns_(pending_ttl_ns), max_pending_(max_pending) {}
 
   // One traced path (PathRecord::links and candidates). `fresh`: the
-  // 5-tuple's first path, or one different from the path it had.
-  void AddTrace(const PathRecord& path, bool fresh, const FabricMap& fabric);
+  // 5-tuple's first path, or one different from the path it had. `key`: the
+  // 5-tuple's (PathTable::Key), for a draw cut short past the rail switch to
+  // await its outcome.
+  void AddTrace(const PathRecord& path, bool fresh, const FabricMap& fabric, std::uint64_t key);
+  // A probe outcome of a 5-tuple (PathTable::Key); cheap when none awaits.
+  void AddOutcome(std::uint64_t key, bool delivered, const FabricMap& fabric) {
+    if (!pending_.empty()) Resolve(key, delivered, fabric);
+  }
+  // Cut-short draws traced before now - pending_ttl with no outcome yet count
+  // as draws any up-link may have picked.
+  void Expire(std::int64_t now_ns, const FabricMap& fabric);
+  std::size_t awaiting() const { return pending_.size(); }
+  // Cut-short draws counted at once because max_pending awaited already.
+  std::uint64_t overflow() const { return overflow_; }
 
   // The up-links routing does not use now, by link id.
   std::vector<WithdrawnLink> Withdrawn(const FabricMap& fabric) const {
@@ -59,13 +94,29 @@ class RouteWatch {
     std::uint64_t draws_at_use = 0;     // its switch's draws when it was last used
     std::uint64_t maybe_since_use = 0;  // draws since, cut short where it may be
   };
+  struct Pending {
+    SwitchId sw = kUnknown;
+    std::int64_t time_ns = 0;
+  };
   void Grow(LinkId link, SwitchId sw);
   void Use(LinkId link, SwitchId sw);
+  void Resolve(std::uint64_t key, bool delivered, const FabricMap& fabric);
+  void Settle(SwitchId sw, bool delivered, const FabricMap& fabric);
+  // A draw at `sw` that any of its up-links may have picked.
+  void CountCutShort(SwitchId sw, const FabricMap& fabric);
   std::vector<std::uint32_t> UpLinks(const FabricMap& fabric) const;  // by switch
 
   double false_alarm_;
+  std::int64_t pending_ttl_ns_;
+  std::size_t max_pending_;
   std::vector<std::uint64_t> draws_;  // by switch: fresh draws, ever
   std::vector<LinkState> state_;      // by link
+  std::unordered_map<std::uint64_t, Pending> pending_;
+  std::vector<std::uint64_t> pending_at_;  // by switch: draws awaiting an outcome
+  std::deque<std::pair<std::int64_t, std::uint64_t>> pending_order_;  // (time, key) as traced
+  std::vector<std::vector<LinkId>> up_links_;  // by switch, for fabric links of up_links_span_
+  std::size_t up_links_span_ = 0;
+  std::uint64_t overflow_ = 0;
 };
 
 }  // namespace hostmesh::analysis

@@ -295,6 +295,15 @@ void AnalyzerApp::Tick() {
     }
     port_tally_capped_ = untallied > untallied_seen_;
     untallied_seen_ = untallied;
+    const std::uint64_t overflow = feed_->analysis_stats().route_draws_overflow;
+    if (overflow > route_overflow_seen_) {
+      GetLogger("analyzer")
+          ->warn(
+              "route watch full: {} cut-short first traces counted without awaiting their "
+              "outcome (withdrawn links are named later)",
+              overflow - route_overflow_seen_);
+    }
+    route_overflow_seen_ = overflow;
   }
   Publish(latest_);
   if (clock_.MonotonicNow() >= next_retention_) {

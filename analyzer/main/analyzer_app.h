@@ -116,7 +116,8 @@ class AnalyzerApp {
   std::shared_ptr<const api::InventoryView> inventory_view_;  // built once; null without
   std::uint64_t learned_stored_version_ = 0;
   std::uint64_t learned_write_errors_ = 0;
-  std::uint64_t untallied_seen_ = 0;  // AnalysisStats::port_probes_untallied, last window
+  std::uint64_t untallied_seen_ = 0;       // AnalysisStats::port_probes_untallied, last window
+  std::uint64_t route_overflow_seen_ = 0;  // AnalysisStats::route_draws_overflow, last window
   bool port_tally_capped_ = false;
   ingest::ListenerRecovery listener_recovery_;
   prometheus::Counter* listener_restarts_ = nullptr;  // declared by ServeIngest

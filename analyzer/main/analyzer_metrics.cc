@@ -347,6 +347,14 @@ constexpr Value kValues[] = {
     {kGauge, "hostmesh_analyzer_path_table_bytes",
      "Memory of the path table (5-tuples, interned fabric paths).",
      [](const api::ApiSnapshot& s) { return Number(s.stats.path_table_bytes); }},
+    {kGauge, "hostmesh_analyzer_route_draws_awaiting",
+     "New probe 5-tuples whose first trace was cut short past the rail switch, awaiting "
+     "a probe outcome that tells a rate-limited trace from one a gray link ate.",
+     [](const api::ApiSnapshot& s) { return Number(s.stats.route_draws_awaiting); }},
+    {kCounter, "hostmesh_analyzer_route_draws_overflow_total",
+     "Cut-short first traces counted at once as possibly over any up-link because the "
+     "route watch's cap of awaited ones was full: withdrawn links are named later.",
+     [](const api::ApiSnapshot& s) { return Number(s.stats.route_draws_overflow); }},
     {kCounter, "hostmesh_analyzer_state_write_errors_total",
      "Window summaries and incidents that could not be stored (a restart would miss them).",
      [](const api::ApiSnapshot& s) { return Number(s.state_write_errors); }},

@@ -25,6 +25,7 @@ class RouteWatchTest : public ::testing::Test {
     p.src_nic = 0;
     p.dst_nic = 1;
     p.time_ns = ++now_;
+    p.src_port = static_cast<std::uint16_t>(now_);
     p.links = {fleet_.NicLink(h, 0), fleet_.RailSpine(0, spine), fleet_.RailSpine(1, spine),
                fleet_.NicLink(h, 1)};
     return p;
@@ -38,6 +39,14 @@ class RouteWatchTest : public ::testing::Test {
       p.candidates.push_back({2, fleet_.RailSpine(1, s)});
     }
     return p;
+  }
+  static std::uint64_t Key(const PathRecord& p) {
+    return PathTable::Key(p.host, p.src_nic, p.dst_nic, p.src_port);
+  }
+  // Adds a trace; a cut-short one's 5-tuple then gets a probe outcome.
+  void Add(const PathRecord& p, bool fresh = true, bool delivered = false) {
+    watch_.AddTrace(p, fresh, map_, Key(p));
+    watch_.AddOutcome(Key(p), delivered, map_);
   }
   bool Withdrawn(LinkId link) const {
     const auto gone = watch_.Withdrawn(map_);
@@ -55,10 +64,10 @@ TEST_F(RouteWatchTest, ALinkNoFreshDrawPicksIsWithdrawnOnceThatIsBeyondChance) {
   // 4 up-links: a link in use is missed by n draws with chance (3/4)^n, below
   // 1e-12 from n = 97 on.
   const LinkId down = fleet_.RailSpine(0, 0);
-  watch_.AddTrace(Trace(0, 0), true, map_);
-  for (int i = 0; i < 96; ++i) watch_.AddTrace(Trace(0, 1 + i % 3), true, map_);
+  Add(Trace(0, 0), true);
+  for (int i = 0; i < 96; ++i) Add(Trace(0, 1 + i % 3), true);
   EXPECT_FALSE(Withdrawn(down)) << "96 misses happen once in 1e12 draws' worth of tries";
-  watch_.AddTrace(Trace(0, 1), true, map_);
+  Add(Trace(0, 1), true);
   EXPECT_TRUE(Withdrawn(down));
   for (std::uint32_t s = 1; s < 4; ++s) EXPECT_FALSE(Withdrawn(fleet_.RailSpine(0, s)));
   EXPECT_FALSE(Withdrawn(fleet_.RailSpine(1, 0))) << "rail 1 made no draw";
@@ -66,26 +75,26 @@ TEST_F(RouteWatchTest, ALinkNoFreshDrawPicksIsWithdrawnOnceThatIsBeyondChance) {
 
 TEST_F(RouteWatchTest, ALinkBackInUseIsReleasedAtOnceAndAnyCrossingCounts) {
   const LinkId down = fleet_.RailSpine(0, 0);
-  for (int i = 0; i < 200; ++i) watch_.AddTrace(Trace(0, 1 + i % 3), true, map_);
+  for (int i = 0; i < 200; ++i) Add(Trace(0, 1 + i % 3), true);
   ASSERT_TRUE(Withdrawn(down));
   // A retrace of a known 5-tuple crossing it (no draw) shows it in use.
-  watch_.AddTrace(Trace(3, 0), false, map_);
+  Add(Trace(3, 0), false);
   EXPECT_FALSE(Withdrawn(down));
-  for (int i = 0; i < 200; ++i) watch_.AddTrace(Trace(0, 1 + i % 3), true, map_);
+  for (int i = 0; i < 200; ++i) Add(Trace(0, 1 + i % 3), true);
   ASSERT_TRUE(Withdrawn(down));
   // A trace from rail 1 down to rail 0 over it crosses it the other way.
   PathRecord back = Trace(2, 0);
   back.src_nic = 1;
   back.dst_nic = 0;
   std::reverse(back.links.begin(), back.links.end());
-  watch_.AddTrace(back, true, map_);
+  Add(back, true);
   EXPECT_FALSE(Withdrawn(down));
 }
 
 TEST_F(RouteWatchTest, ALinkInUseIsNotWithdrawnOverManyDraws) {
   for (int i = 0; i < 20000; ++i) {
     const HostId h = static_cast<HostId>(i % 8);
-    watch_.AddTrace(Trace(h, fleet_.SpineOf(h, 0, 1, static_cast<std::uint16_t>(i))), true, map_);
+    Add(Trace(h, fleet_.SpineOf(h, 0, 1, static_cast<std::uint16_t>(i))), true);
   }
   EXPECT_TRUE(watch_.Withdrawn(map_).empty());
 }
@@ -94,23 +103,75 @@ TEST_F(RouteWatchTest, AGrayLinkThatEatsItsTracesIsNotTakenForWithdrawn) {
   // Every fourth draw goes up spine 0 and is cut short there: a gray link.
   const LinkId gray = fleet_.RailSpine(0, 0);
   for (int i = 0; i < 2000; ++i) {
-    watch_.AddTrace(i % 4 == 0 ? CutShort(0) : Trace(0, 1 + i % 3), true, map_);
+    Add(i % 4 == 0 ? CutShort(0) : Trace(0, 1 + i % 3), true);
   }
   EXPECT_FALSE(Withdrawn(gray));
   // A few cut short by something else beside many that avoid it: withdrawn.
   for (int i = 0; i < 2000; ++i) {
-    watch_.AddTrace(i % 100 == 0 ? CutShort(0) : Trace(0, 1 + i % 3), true, map_);
+    Add(i % 100 == 0 ? CutShort(0) : Trace(0, 1 + i % 3), true);
   }
   EXPECT_TRUE(Withdrawn(gray));
 }
 
+// At fleet scale switches' ICMP rate limits cut a share of traces short past
+// the rail switch, more than the 1/k a link in use could hide among: every
+// third here. Their probes get through, so they say nothing of which way
+// they went, and the down link that the rest avoid is withdrawn.
+TEST_F(RouteWatchTest, DrawsCutShortWhoseProbesGetThroughAreNoDraws) {
+  const LinkId down = fleet_.RailSpine(0, 0);
+  for (int i = 0; i < 600; ++i) {
+    Add(i % 3 == 0 ? CutShort(0) : Trace(0, 1 + i % 3), true, /*delivered=*/true);
+  }
+  EXPECT_TRUE(Withdrawn(down));
+  EXPECT_EQ(watch_.awaiting(), 0u);
+}
+
+// A draw cut short counts as one the link may have picked while its outcome
+// is awaited (a gray link's first cut traces count at once), and when none
+// came within the wait.
+TEST_F(RouteWatchTest, ADrawAwaitingItsOutcomeMayHavePickedAnyUpLink) {
+  const LinkId quiet = fleet_.RailSpine(0, 0);
+  RouteWatch watch(kAlpha, /*pending_ttl_ns=*/100);
+  std::vector<std::uint64_t> cut;
+  for (int i = 0; i < 600; ++i) {
+    const PathRecord p = i % 3 == 0 ? CutShort(0) : Trace(0, 1 + i % 3);
+    watch.AddTrace(p, true, map_, Key(p));
+    if (i % 3 == 0) cut.push_back(Key(p));
+  }
+  const auto withdrawn = [&] {
+    const auto gone = watch.Withdrawn(map_);
+    return std::any_of(gone.begin(), gone.end(),
+                       [&](const WithdrawnLink& w) { return w.link == quiet; });
+  };
+  EXPECT_EQ(watch.awaiting(), 200u);
+  EXPECT_FALSE(withdrawn()) << "a gray link's share may be among those awaited";
+  watch.Expire(now_ + 1000, map_);  // no outcome came: each may have gone up it
+  EXPECT_EQ(watch.awaiting(), 0u);
+  EXPECT_FALSE(withdrawn());
+  // Outcomes after the wait change nothing.
+  for (const std::uint64_t k : cut) watch.AddOutcome(k, true, map_);
+  EXPECT_FALSE(withdrawn());
+}
+
+// Beyond its cap of draws awaiting outcomes, a cut-short draw counts at once
+// as one any up-link may have picked, and is counted as an overflow.
+TEST_F(RouteWatchTest, DrawsBeyondTheCapCountAtOnce) {
+  RouteWatch watch(kAlpha, RouteWatch::kDefaultPendingTtlNs, /*max_pending=*/10);
+  for (int i = 0; i < 30; ++i) {
+    const PathRecord p = CutShort(0);
+    watch.AddTrace(p, true, map_, Key(p));
+  }
+  EXPECT_EQ(watch.awaiting(), 10u);
+  EXPECT_EQ(watch.overflow(), 20u);
+}
+
 TEST_F(RouteWatchTest, RetracesOfKnownPathsAndSilentHopsAreNoDraws) {
   const LinkId quiet = fleet_.RailSpine(0, 0);
-  watch_.AddTrace(Trace(0, 0), true, map_);
-  for (int i = 0; i < 1000; ++i) watch_.AddTrace(Trace(0, 1), false, map_);
+  Add(Trace(0, 0), true);
+  for (int i = 0; i < 1000; ++i) Add(Trace(0, 1), false);
   PathRecord silent = Trace(0, 2);
   silent.links[1] = silent.links[2] = kUnknown;  // rate-limited spine, trace went on
-  for (int i = 0; i < 1000; ++i) watch_.AddTrace(silent, true, map_);
+  for (int i = 0; i < 1000; ++i) Add(silent, true);
   EXPECT_FALSE(Withdrawn(quiet));
 }
 
@@ -123,7 +184,8 @@ TEST_F(RouteWatchTest, ASwitchWithOneUpLinkHasNoChoiceToTest) {
     PathRecord p;
     p.links = {0, kUnknown, 2};
     p.candidates = {{1, 1}};
-    watch.AddTrace(p, true, map);
+    watch.AddTrace(p, true, map, i);
+    watch.AddOutcome(i, false, map);
   }
   EXPECT_TRUE(watch.Withdrawn(map).empty());
 }
