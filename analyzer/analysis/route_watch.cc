@@ -78,7 +78,7 @@ void RouteWatch::AddTrace(const PathRecord& path, bool fresh, const FabricMap& f
 }
 
 void RouteWatch::CountCutShort(SwitchId sw, const FabricMap& fabric) {
-  if (up_links_span_ != fabric.links.size()) {
+  if (up_links_span_ != fabric.links.size() || up_links_.size() != fabric.switch_count) {
     up_links_.assign(fabric.switch_count, {});
     for (LinkId l = 0; l < fabric.links.size(); ++l) {
       if (IsFabricLink(fabric, l) && fabric.links[l].lower < up_links_.size()) {
