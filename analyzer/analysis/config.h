@@ -44,7 +44,7 @@ struct AnalysisConfig {
   double false_alarms_per_window = 1e-4;
   double window_alpha = 1e-4;
   std::uint32_t min_failures = 3;
-  // Route churn (WindowJudge::ChurnOnly): a culprit link beside a flapping
+  // Route churn (IsChurn, flap_watch.h): a culprit link beside a flapping
   // one is its shadow unless its failures outside the flap's down episodes
   // are beyond chance at the background at churn_own_alpha (and a fault's
   // excess), or outright when at least churn_inside of its failures were
