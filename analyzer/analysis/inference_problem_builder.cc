@@ -1,6 +1,7 @@
 #include "analyzer/analysis/inference_problem_builder.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <span>
@@ -389,11 +390,56 @@ class ProblemBuilder {
         weights.assign(comps_.size(), 1.0f);
         CandidateComponents(paths_.Middle(g.middle), paths_.Candidates(g.middle), fabric_, ix_,
                             comps_, &weights, fails_);
+        if (!slow_ && paths_.Churned(g.middle)) DropWhatTheRouteKept(g.middle, middle, weights);
       } else {
         weights.assign(comps_.size(), 1.0f);
       }
       p_->AddGroup(ix_.Pair(g.host, g.src, g.dst), groups_.counts[i], traced, comps_, weights);
     }
+  }
+
+  // A lost probe of a 5-tuple whose route just moved (a churned part): what
+  // the route kept, the fabric components both its paths cross (`known`: its
+  // known links and their switches; and a switch at an end of every
+  // candidate of a position), drop out of the failure; its RNICs and the
+  // candidates where the paths differ stay. Routing moves a flow because
+  // something on the part it left went down, and the probes lost in the
+  // second before it reacted are that part's: a rail switch both paths
+  // cross, at weight 1 where the spine it left had a share, was named for
+  // them (a dead spine's first window). A fault on the kept part still loses
+  // the flow's probes before the move and after the hold, and every unmoved
+  // flow's; the flow's successes still count for it.
+  void DropWhatTheRouteKept(MiddleId m, std::vector<std::uint32_t> kept,
+                            std::vector<float>& weights) {
+    const auto candidates = paths_.Candidates(m);
+    for (std::uint32_t pos = 0; pos < paths_.Middle(m).size(); ++pos) {
+      std::array<SwitchId, 2> common{kUnknown, kUnknown};
+      bool first = true;
+      for (const PathCandidate& c : candidates) {
+        if (c.position != pos) continue;
+        if (c.link >= fabric_.links.size()) {
+          common = {kUnknown, kUnknown};
+          break;
+        }
+        const auto& ends = fabric_.links[c.link];
+        if (first) common = {ends.lower, ends.upper};
+        first = false;
+        for (SwitchId& sw : common) {
+          if (sw != ends.lower && sw != ends.upper) sw = kUnknown;
+        }
+      }
+      for (const SwitchId sw : common) {
+        if (sw < ix_.switches) kept.push_back(ix_.SwitchComponent(sw));
+      }
+    }
+    std::size_t out = 2;  // after the two RNICs
+    for (std::size_t i = 2; i < comps_.size(); ++i) {
+      if (std::find(kept.begin(), kept.end(), comps_[i]) != kept.end()) continue;
+      comps_[out] = comps_[i];
+      weights[out++] = weights[i];
+    }
+    comps_.resize(out);
+    weights.resize(out);
   }
 
   const WindowAccumulator& w_;

@@ -13,9 +13,12 @@ PathTable::PathTable(std::chrono::nanoseconds ttl, std::chrono::nanoseconds chur
 
 namespace {
 
-// The intern key: the links' bytes, then the candidates'.
-std::string MiddleKey(std::span<const LinkId> links, std::span<const PathCandidate> candidates) {
-  std::string bytes(links.size_bytes() + candidates.size_bytes(), '\0');
+// The intern key: the links' bytes, then the candidates'; a churned part's
+// has one byte more (the others are whole LinkIds and candidates, never that
+// length), so a cut-short trace with the same candidates is another part.
+std::string MiddleKey(std::span<const LinkId> links, std::span<const PathCandidate> candidates,
+                      bool churned) {
+  std::string bytes(links.size_bytes() + candidates.size_bytes() + (churned ? 1 : 0), '\0');
   if (!links.empty()) std::memcpy(bytes.data(), links.data(), links.size_bytes());
   if (!candidates.empty()) {
     std::memcpy(bytes.data() + links.size_bytes(), candidates.data(), candidates.size_bytes());
@@ -26,8 +29,8 @@ std::string MiddleKey(std::span<const LinkId> links, std::span<const PathCandida
 }  // namespace
 
 MiddleId PathTable::Intern(std::span<const LinkId> middle,
-                           std::span<const PathCandidate> candidates) {
-  std::string bytes = MiddleKey(middle, candidates);
+                           std::span<const PathCandidate> candidates, bool churned) {
+  std::string bytes = MiddleKey(middle, candidates, churned);
   const auto it = middle_ids_.find(bytes);
   if (it != middle_ids_.end()) return it->second;  // an orphan too: adopted back by Ref
   MiddleId id = kNoPath;
@@ -42,6 +45,7 @@ MiddleId PathTable::Intern(std::span<const LinkId> middle,
   }
   middles_[id].links.assign(middle.begin(), middle.end());
   middles_[id].candidates.assign(candidates.begin(), candidates.end());
+  middles_[id].churned = churned;
   middle_ids_.emplace(std::move(bytes), id);
   return id;
 }
@@ -228,7 +232,7 @@ MiddleId PathTable::Merge(MiddleId a, MiddleId b) {
     either.erase(std::unique(either.begin(), either.end()), either.end());
     for (const LinkId l : either) merged_candidates_.push_back({i, l});
   }
-  return Intern(merged_links_, merged_candidates_);
+  return Intern(merged_links_, merged_candidates_, true);
 }
 
 void PathTable::ExpireChurn() {
@@ -345,7 +349,7 @@ void PathTable::FreeOrphans(std::int64_t judged_before_ns) {
       orphans_[kept++] = id;
       continue;
     }
-    middle_ids_.erase(MiddleKey(m.links, m.candidates));
+    middle_ids_.erase(MiddleKey(m.links, m.candidates, m.churned));
     m = MiddleEntry{};
     free_ids_.push_back(id);
     ++middles_freed_;

@@ -21,10 +21,12 @@
 // flapping link moves its flows away in each down phase and back in each up
 // phase, so a trace taken in a down phase would otherwise put the failures of
 // the next down phase's first second (before routing reacts) on the detour's
-// healthy links. A failure counts against every candidate, a success against
-// none (window_judge.cc), so the flapping link, which every such flow may
-// cross, explains them. Without a further change for churn_hold the newest
-// path stands alone.
+// healthy links. A failure is shared among the candidates by their loss
+// rates, and what both paths cross drops out of it (Churned;
+// inference_problem_builder.cc): routing moved the flow away from something
+// on the part it left, so the flapping link, which every such flow may
+// cross, explains them, and not the rail switch the two paths share.
+// Without a further change for churn_hold the newest path stands alone.
 //
 // A cap per host: one agent's reports may hold at most `max_per_host`
 // 5-tuples (an honest one holds its pools: NIC pairs x pool size, plus
@@ -127,6 +129,9 @@ class PathTable {
   std::span<const LinkId> Middle(MiddleId id) const { return middles_[id].links; }
   // The links its ambiguous positions may be (positions index Middle(id)).
   std::span<const PathCandidate> Candidates(MiddleId id) const { return middles_[id].candidates; }
+  // Whether it is the merge of a 5-tuple's last two paths (route churn), not
+  // one trace's: its known positions are what the route kept.
+  bool Churned(MiddleId id) const { return middles_[id].churned; }
   // Fabric parts interned and not freed (orphans included).
   std::size_t middle_count() const { return middle_ids_.size(); }
   // The link of a NIC, learned from paths; kUnknown until one was seen.
@@ -167,6 +172,7 @@ class PathTable {
   struct MiddleEntry {
     std::vector<LinkId> links;
     std::vector<PathCandidate> candidates;
+    bool churned = false;         // Merge's (a cut-short trace with the same candidates is another)
     std::uint32_t refs = 0;       // 5-tuples whose path it is
     bool orphan_listed = false;   // in orphans_
     std::int64_t hold = kUnheld;  // orphan: freed once windows up to this start are judged
@@ -180,7 +186,8 @@ class PathTable {
     std::int64_t until_ns = 0;
   };
 
-  MiddleId Intern(std::span<const LinkId> middle, std::span<const PathCandidate> candidates);
+  MiddleId Intern(std::span<const LinkId> middle, std::span<const PathCandidate> candidates,
+                  bool churned = false);
   // The fabric part either of two may be: their links where they agree, the
   // candidates of both where they differ (none, any link, when either side
   // could be any). kNoPath when their lengths differ (not one pair of rails).

@@ -168,6 +168,17 @@ TEST(PathTable, ARouteChangeLeavesTheTupleAmbiguousBetweenItsTwoPathsForTheHold)
   EXPECT_EQ(LinksOf(table, m), (std::vector<LinkId>{kUnknown, kUnknown}));
   EXPECT_EQ(CandidatesOf(table, m),
             (std::vector<std::pair<std::uint32_t, LinkId>>{{0, 10}, {0, 12}, {1, 14}, {1, 16}}));
+  EXPECT_TRUE(table.Churned(m));
+  // A cut-short trace listing the same candidates is another part: no route
+  // moved, so what it knows it crossed counts (inference_problem_builder.cc).
+  PathRecord cut = PathVia(49160, 0);
+  cut.links[1] = cut.links[2] = kUnknown;
+  cut.candidates = {{1, 10}, {1, 12}, {2, 14}, {2, 16}};
+  EXPECT_TRUE(table.Add(cut));
+  const MiddleId cut_id = table.Lookup(0, 0, 1, 49160);
+  EXPECT_NE(cut_id, m);
+  EXPECT_EQ(CandidatesOf(table, cut_id), CandidatesOf(table, m));
+  EXPECT_FALSE(table.Churned(cut_id));
   // Back and forth within the hold: still the two, the hold renewed.
   table.AdvanceTo(kT0 + 90 * kSecond);
   EXPECT_TRUE(table.Add(PathVia(49152, 2)));
@@ -181,7 +192,7 @@ TEST(PathTable, ARouteChangeLeavesTheTupleAmbiguousBetweenItsTwoPathsForTheHold)
   // The ambiguous part and the old path are orphaned, freed once their windows are judged.
   table.HoldOrphans(PathTable::kNoWindow);
   table.FreeOrphans(kT0 + 211 * kSecond);
-  EXPECT_EQ(table.middle_count(), 1u);  // spine 2's alone: the merge and spine 0's freed
+  EXPECT_EQ(table.middle_count(), 2u);  // spine 2's and the cut one: the merge and spine 0's freed
 }
 
 TEST(PathTable, AWholeTraceOfAPartiallyKnownRouteIsNoRouteChange) {
