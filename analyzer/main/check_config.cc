@@ -29,8 +29,8 @@ int CheckConfig(const AnalyzerConfig& config, std::ostream& out, std::ostream& e
   out << "config ok: grpc " << config.grpc_listen.ToString() << ", http "
       << config.http_listen.ToString() << ", data_dir " << config.data_dir.string() << ", window "
       << config::FormatDuration(config.analysis.window) << ", grace "
-      << config::FormatDuration(config.analysis.grace) << "; inventory " << inventory
-      << "; ingest " << (config.grpc_insecure ? "plaintext (insecure)" : "mutual TLS") << "\n";
+      << config::FormatDuration(config.analysis.grace) << "; inventory " << inventory << "; ingest "
+      << (config.grpc_insecure ? "plaintext (insecure)" : "mutual TLS") << "\n";
   return kExitOk;
 }
 

@@ -314,9 +314,9 @@ TEST(AnalyzerConfig, IngestIsMutualTlsUnlessInsecureIsSaid) {
   EXPECT_EQ(c.grpc_refused_bytes_per_second, std::uint64_t{16} << 10);
   EXPECT_EQ(c.grpc_refusal_delay, std::chrono::milliseconds{250});
   EXPECT_EQ(c.grpc_max_streams_per_connection, 4u);
-  for (const char* bad : {"grpc: {refused_burst_bytes: 100KiB}\n", "grpc: {refusal_delay: 2min}\n",
-                          "grpc: {max_streams_per_connection: 1}\n",
-                          "grpc: {stream_opens_per_minute: -1}\n"}) {
+  for (const char* bad :
+       {"grpc: {refused_burst_bytes: 100KiB}\n", "grpc: {refusal_delay: 2min}\n",
+        "grpc: {max_streams_per_connection: 1}\n", "grpc: {stream_opens_per_minute: -1}\n"}) {
     try {
       ParseAnalyzerConfig(bad, "a.yaml");
       ADD_FAILURE() << "accepted: " << bad;

@@ -14,8 +14,8 @@
 
 #include "analyzer/main/analyzer_app.h"
 #include "hostmesh/v1/ingest.grpc.pb.h"
-#include "tests/analyzer/main/app_test_support.h"
 #include "tests/analyzer/feed/traced_fabric.h"
+#include "tests/analyzer/main/app_test_support.h"
 #include "tests/analyzer/store/temp_dir.h"
 #include "tests/common/http/http_test_client.h"
 #include "tests/topology/inventory_edits.h"
