@@ -399,9 +399,9 @@ class ProblemBuilder {
   }
 
   // A lost probe of a 5-tuple whose route just moved (a churned part): what
-  // the route kept, the fabric components both its paths cross (`known`: its
-  // known links and their switches; and a switch at an end of every
-  // candidate of a position), drop out of the failure; its RNICs and the
+  // the route kept, the fabric components both its paths cross (`kept`, on
+  // entry its known links and their switches; then a switch at an end of
+  // every candidate of a position), drop out of the failure; its RNICs and the
   // candidates where the paths differ stay. Routing moves a flow because
   // something on the part it left went down, and the probes lost in the
   // second before it reacted are that part's: a rail switch both paths
