@@ -1,6 +1,7 @@
 // The verbs transport's care of its NICs: NIC clock sampling, the ready fd,
 // RDMA async events, QP recovery, reopening a failed device (nic_health.h),
-// and the debug hooks that break them on purpose.
+// and the debug hooks that break them on purpose (async_event_reader.h
+// reads the events).
 #include <fcntl.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -75,52 +76,11 @@ void VerbsTransport::DrainReadyFd() {
 }
 
 void VerbsTransport::ReadAsyncEvents(Nic& nic) {
-  const MonoTime now = clock_.MonotonicNow();
-  ibv_async_event event{};
-  while (ibv_get_async_event(nic.res.context.get(), &event) == 0) {
-    AsyncEventKind kind = ClassifyAsyncEvent(event.event_type);
-    std::optional<std::uint32_t> qp;
-    switch (event.event_type) {
-      case IBV_EVENT_QP_FATAL:
-      case IBV_EVENT_QP_REQ_ERR:
-      case IBV_EVENT_QP_ACCESS_ERR:
-      case IBV_EVENT_COMM_EST:
-      case IBV_EVENT_SQ_DRAINED:
-      case IBV_EVENT_PATH_MIG:
-      case IBV_EVENT_PATH_MIG_ERR:
-      case IBV_EVENT_QP_LAST_WQE_REACHED:
-        qp = nic.QpIndex(event.element.qp);
-        break;
-      case IBV_EVENT_PORT_ACTIVE:
-      case IBV_EVENT_PORT_ERR:
-      case IBV_EVENT_LID_CHANGE:
-      case IBV_EVENT_PKEY_CHANGE:
-      case IBV_EVENT_SM_CHANGE:
-      case IBV_EVENT_CLIENT_REREGISTER:
-      case IBV_EVENT_GID_CHANGE:
-        // Another port of the device is not this NIC's business.
-        if (event.element.port_num != nic.config.port) kind = AsyncEventKind::kOther;
-        break;
-      default:
-        break;
-    }
-    if (kind == AsyncEventKind::kOther) {
-      Log()->info("nic {}: async event {}", nic.config.name, ibv_event_type_str(event.event_type));
-    } else {
-      Log()->warn("nic {}: async event {}{}", nic.config.name, ibv_event_type_str(event.event_type),
-                  kind == AsyncEventKind::kPortDown     ? ": probing from it pauses"
-                  : kind == AsyncEventKind::kPortActive ? ": probing from it resumes"
-                  : kind == AsyncEventKind::kQpFatal
-                      ? ": the QP will be reset"
-                      : ": the NIC stops sending until it is reopened");
-    }
-    nic.health->OnEvent(kind, qp, now);
-    ibv_ack_async_event(&event);
-  }
-  if (errno != EAGAIN && errno != EWOULDBLOCK) {
-    ++stats_[nic.id].async_event_errors;
-    Log()->warn("nic {}: ibv_get_async_event: {}", nic.config.name, std::strerror(errno));
-  }
+  if (!nic.async_events) return;
+  const AsyncEventScope scope{nic.config.name, nic.config.port,
+                              [&nic](std::uint32_t qp_num) { return nic.QpIndex(qp_num); }};
+  stats_[nic.id].async_event_errors +=
+      DrainAsyncEvents(*nic.async_events, scope, *nic.health, clock_.MonotonicNow());
 }
 
 void VerbsTransport::CheckQpAfterError(Nic& nic, std::uint32_t qp_index) {
@@ -228,12 +188,14 @@ std::vector<NicId> VerbsTransport::TakeReopened() {
 }
 
 std::string VerbsTransport::ForceDeviceError(NicId nic) {
-  if (!is_open(nic)) return "NIC " + std::to_string(nic) + " is not open";
-  Log()->warn(
-      "nic {}: device taken as failed (debug hook): the NIC stops sending until it is "
-      "reopened",
-      nics_[nic]->config.name);
-  health_[nic]->OnEvent(AsyncEventKind::kDeviceFatal, std::nullopt, clock_.MonotonicNow());
+  if (!is_open(nic) || !nics_[nic]->async_events) {
+    return "NIC " + std::to_string(nic) + " is not open";
+  }
+  Nic& n = *nics_[nic];
+  Log()->warn("nic {}: IBV_EVENT_DEVICE_FATAL injected into its async events (debug hook)",
+              n.config.name);
+  n.async_events->Inject(AsyncEvent{.type = IBV_EVENT_DEVICE_FATAL});
+  ReadAsyncEvents(n);
   return "";
 }
 

@@ -351,6 +351,7 @@ VerbsStatus VerbsTransport::WatchFds(Nic& nic, const std::string& where) {
   if (fcntl(async_fd, F_SETFL, fcntl(async_fd, F_GETFL) | O_NONBLOCK) != 0) {
     return ErrnoError("fcntl(O_NONBLOCK) on the async event fd" + where, errno);
   }
+  nic.async_events.emplace(nic.res.context.get());
   if (epoll_.valid()) {
     epoll_event ev{};
     ev.events = EPOLLIN;

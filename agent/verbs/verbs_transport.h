@@ -150,9 +150,10 @@ class VerbsTransport final : public ProbeTransport {
   // through its flushed completions, like any other QP error, and resets it.
   // An error message when the NIC is not open or has no such QP.
   std::string ForceQpError(NicId nic, std::uint32_t qp_index);
-  // Test-only (debug hooks): takes the NIC's device as failed, as on
-  // IBV_EVENT_DEVICE_FATAL (counted as one), so it is closed and reopened:
-  // no tool can make rxe raise the event while a process holds the device.
+  // Test-only (debug hooks): queues IBV_EVENT_DEVICE_FATAL in the NIC's async
+  // events and reads them, so the event takes the reader's path
+  // (async_event_reader.h) and the NIC is closed and reopened: no tool can
+  // make rxe raise the event while a process holds the device.
   std::string ForceDeviceError(NicId nic);
 
  private:

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "agent/verbs/address_handle_book.h"
+#include "agent/verbs/device_async_events.h"
 #include "agent/verbs/queue_sizing.h"
 #include "agent/verbs/source_port.h"
 #include "agent/verbs/verbs_transport.h"
@@ -117,15 +118,16 @@ struct VerbsTransport::Nic {
   // Async events and QP recovery; QP index 0 is res.qp, i > 0 send_qps[i - 1].
   // Points into VerbsTransport::health_, which outlives a reopen.
   NicHealth* health = nullptr;
+  std::optional<DeviceAsyncEvents> async_events;  // of res.context, from WatchFds on
   bool port_active_at_open = false;
 
   ibv_qp* QpAt(std::uint32_t index) const {
     return index == 0 ? res.qp.get() : send_qps[index - 1].get();
   }
-  std::optional<std::uint32_t> QpIndex(const ibv_qp* qp) const {
-    if (qp == res.qp.get()) return 0;
+  std::optional<std::uint32_t> QpIndex(std::uint32_t qp_num) const {
+    if (qp_num == res.qp.get()->qp_num) return 0;
     for (std::size_t i = 0; i < send_qps.size(); ++i) {
-      if (send_qps[i].get() == qp) return static_cast<std::uint32_t>(i + 1);
+      if (send_qps[i].get()->qp_num == qp_num) return static_cast<std::uint32_t>(i + 1);
     }
     return std::nullopt;
   }
