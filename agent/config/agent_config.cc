@@ -1,5 +1,8 @@
 #include "agent/config/agent_config.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <algorithm>
 #include <array>
 #include <optional>
@@ -16,6 +19,15 @@ namespace hostmesh::agent {
 namespace {
 
 using namespace std::chrono_literals;
+
+// 127.0.0.0/8 or ::1, as text ("localhost" is a name a resolver may map
+// elsewhere: refused).
+bool IsLoopback(const std::string& host) {
+  in_addr v4{};
+  if (inet_pton(AF_INET, host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6{};
+  return inet_pton(AF_INET6, host.c_str(), &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
+}
 using config::EnumName;
 using config::kLogLevelNames;
 using config::LowerBound;
@@ -212,6 +224,12 @@ void ReadAgent(MapReader& r, AgentConfig& cfg) {
   r.Map("metrics", [&](MapReader& m) {
     m.Optional("listen", &cfg.metrics.listen);
     m.Optional("debug_hooks", &cfg.metrics.debug_hooks);
+    m.Optional("debug_hooks_listen", &cfg.metrics.debug_hooks_listen);
+    if (!IsLoopback(cfg.metrics.debug_hooks_listen.host)) {
+      m.Fail("debug_hooks_listen",
+             "must be a loopback address (127.0.0.1 or ::1): the hooks are unauthenticated, got " +
+                 config::Quote(cfg.metrics.debug_hooks_listen.host));
+    }
     config::ReadHttpServerKeys(m, cfg.metrics.server);
   });
   r.Map("probe", [&](MapReader& m) { ReadProbe(m, cfg.probe); });

@@ -53,10 +53,13 @@ struct MetricsConfig {
   // an operator's curl: 64 connections, 8 from one address, leave room for
   // that and bound what a misbehaving client can hold.
   config::HttpServerConfig server{.max_connections = 64, .max_connections_per_peer = 8};
-  // Test-only fault hooks on the metrics server (POST /debug/qp-error): off
-  // in production, on in the soft-RoCE harness, whose test forces a QP into
-  // the error state no outside tool can reach.
+  // Test-only fault hooks (POST /debug/qp-error, /debug/device-error): off in
+  // production and in the packaged configs, on in the soft-RoCE harness,
+  // whose test forces a QP into the error state no outside tool can reach.
+  // Unauthenticated, so served apart from the metrics on a loopback address
+  // only (127.0.0.0/8 or ::1; the config refuses any other).
   bool debug_hooks = false;
+  config::Endpoint debug_hooks_listen{"127.0.0.1", 9101};
 };
 
 struct ProbeConfig {

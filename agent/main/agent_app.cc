@@ -131,6 +131,7 @@ AgentApp::AgentApp(AgentConfig config, AgentAppOptions options, const Clock& clo
 
 AgentApp::~AgentApp() {
   if (server_) server_->Stop();
+  if (debug_server_) debug_server_->Stop();
 }
 
 bool AgentApp::Start(std::string* error) {
@@ -280,18 +281,7 @@ bool AgentApp::ServeMetrics(const std::vector<std::string>& names, std::string* 
   // once, not kept until the next periodic trim (it was most of the agent's
   // private memory growth between two scrapes).
   http::MountMetrics(router, registry_, "/metrics", [] { ::malloc_trim(0); });
-  if (config_.metrics.debug_hooks) {
-    if (built_.force_qp_error) {
-      debug_hooks_ = std::make_unique<DebugHooks>(names);
-      debug_hooks_->Mount(router);
-      Log()->warn(
-          "metrics.debug_hooks is on: POST /debug/qp-error and /debug/device-error break QPs "
-          "and reopen devices (tests only)");
-    } else {
-      Log()->warn("metrics.debug_hooks: the {} transport has no hooks; none served",
-                  TransportName(built_.kind));
-    }
-  }
+  if (config_.metrics.debug_hooks && !ServeDebugHooks(names, error)) return false;
   http::ServerOptions server;
   server.listen_addresses = {config_.metrics.listen.ToString()};
   http::ApplyHttpServerConfig(config_.metrics.server, server);
@@ -323,6 +313,36 @@ bool AgentApp::ServeMetrics(const std::vector<std::string>& names, std::string* 
   Log()->info("metrics on {}://{}/metrics{}", config_.metrics.server.tls() ? "https" : "http",
               server_->endpoints().front().ToString(),
               config_.metrics.server.bearer_token_file.empty() ? "" : " (bearer token)");
+  return true;
+}
+
+// The test-only hooks on a server of their own, on a loopback address (the
+// config refuses another): they are unauthenticated.
+bool AgentApp::ServeDebugHooks(const std::vector<std::string>& names, std::string* error) {
+  if (!built_.force_qp_error) {
+    Log()->warn("metrics.debug_hooks: the {} transport has no hooks; none served",
+                TransportName(built_.kind));
+    return true;
+  }
+  debug_hooks_ = std::make_unique<DebugHooks>(names);
+  http::Router router;
+  debug_hooks_->Mount(router);
+  http::ServerOptions server;
+  server.listen_addresses = {config_.metrics.debug_hooks_listen.ToString()};
+  server.workers = 1;
+  server.max_connections = 4;  // one test at a time, all from loopback
+  server.max_connections_per_peer = 4;
+  server.log = [](std::string_view line) { Log()->warn("debug hooks server: {}", line); };
+  std::string why;
+  debug_server_ = http::Server::Start(server, std::move(router), &why);
+  if (!debug_server_) {
+    *error = "metrics.debug_hooks: " + why;
+    return false;
+  }
+  Log()->warn(
+      "metrics.debug_hooks is on: POST http://{}/debug/qp-error and /debug/device-error break "
+      "QPs and reopen devices (tests only)",
+      debug_server_->endpoints().front().ToString());
   return true;
 }
 
@@ -559,11 +579,18 @@ bool AgentApp::Run(int stop_fd) {
                 up.queue_depth, up.bytes_buffered);
   }
   if (server_) server_->Stop();
+  if (debug_server_) debug_server_->Stop();
   return flushed;
 }
 
 std::uint16_t AgentApp::metrics_port() const {
   return server_ && !server_->endpoints().empty() ? server_->endpoints().front().port : 0;
+}
+
+std::uint16_t AgentApp::debug_hooks_port() const {
+  return debug_server_ && !debug_server_->endpoints().empty()
+             ? debug_server_->endpoints().front().port
+             : 0;
 }
 
 }  // namespace hostmesh::agent::app

@@ -108,6 +108,8 @@ class AgentApp {
 
   // The bound metrics port (for listen port 0), 0 when not serving.
   std::uint16_t metrics_port() const;
+  // The debug hooks' server port (0 when none is served).
+  std::uint16_t debug_hooks_port() const;
   std::uint64_t boot_id() const { return boot_id_; }
 
  private:
@@ -127,6 +129,7 @@ class AgentApp {
   bool BuildCore(std::vector<std::vector<std::uint16_t>> source_ports, std::uint64_t seed,
                  std::string* error);
   bool ServeMetrics(const std::vector<std::string>& names, std::string* error);
+  bool ServeDebugHooks(const std::vector<std::string>& names, std::string* error);
   void Publish(bool coverage);
   void WarnOfErrorQueue(NicId nic, const std::optional<ErrorQueueStats>& stats, MonoTime now);
   void OnResult(const ProbeResult& result);
@@ -166,6 +169,7 @@ class AgentApp {
   std::unique_ptr<DebugHooks> debug_hooks_;        // before server_: its handlers point here
   std::unique_ptr<http::ServerStats> http_stats_;  // before server_, which counts there
   std::unique_ptr<http::Server> server_;
+  std::unique_ptr<http::Server> debug_server_;  // after debug_hooks_: its handlers point there
   // Read by /readyz on the server's thread: the probe loop is running.
   std::atomic<bool> probing_{false};
   std::vector<std::uint64_t> distinct_ports_;

@@ -51,6 +51,7 @@ TEST(agent_config, MinimalFileGetsEveryDefault) {
   EXPECT_EQ(cfg.analyzer.address, (config::Endpoint{"198.19.128.1", 50051}));
   EXPECT_EQ(cfg.metrics.listen, (config::Endpoint{"0.0.0.0", 9100}));
   EXPECT_FALSE(cfg.metrics.debug_hooks);
+  EXPECT_EQ(cfg.metrics.debug_hooks_listen, (config::Endpoint{"127.0.0.1", 9101}));
   EXPECT_FALSE(cfg.metrics.server.tls());
   EXPECT_EQ(cfg.metrics.server.tls_client_ca, "");
   EXPECT_EQ(cfg.metrics.server.bearer_token_file, "");
@@ -335,6 +336,21 @@ TEST(agent_config, MetricsServerErrorsNameKeyAndLine) {
       OnlyIssue(std::string(kMinimal) + "metrics:\n  tls: {cert: /c, key: /k, clientca: /ca}\n");
   EXPECT_EQ(issue.path, "metrics.tls.clientca");
   EXPECT_THAT(issue.message, HasSubstr("did you mean \"client_ca\""));
+}
+
+TEST(agent_config, DebugHooksListenOnLoopbackOnly) {
+  std::string yaml = std::string(kMinimal) + "metrics:\n  debug_hooks: true\n";
+  EXPECT_EQ(ParseAgentConfig(yaml + "  debug_hooks_listen: \"[::1]:0\"\n", "agent.yaml")
+                .metrics.debug_hooks_listen,
+            (config::Endpoint{"::1", 0}));
+  EXPECT_EQ(ParseAgentConfig(yaml + "  debug_hooks_listen: 127.0.0.2:9200\n", "agent.yaml")
+                .metrics.debug_hooks_listen,
+            (config::Endpoint{"127.0.0.2", 9200}));
+  for (const char* address : {"0.0.0.0:9101", "10.0.0.5:9101", "localhost:9101", "\"[::]:9101\""}) {
+    const ConfigIssue issue = OnlyIssue(yaml + "  debug_hooks_listen: " + address + "\n");
+    EXPECT_EQ(issue.path, "metrics.debug_hooks_listen") << address;
+    EXPECT_THAT(issue.message, HasSubstr("must be a loopback address")) << address;
+  }
 }
 
 TEST(agent_config, TelemetryKeysAreChecked) {
