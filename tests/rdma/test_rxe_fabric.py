@@ -15,7 +15,10 @@ software ones, no receive queue ran dry; a receive QP forced into the
 error state (the agent's debug hook: no outside tool can reach its QPs) is
 found through its flushed receives, reset to RTS, and probing to it resumes;
 a NIC whose device is taken as failed (debug hook) is closed and reopened
-with new send QPs and ports, and probing from and to it resumes."""
+with new send QPs and ports, and probing from and to it resumes. First of
+all, the C++ verbs device tests run in the guest against rxe and must pass
+(their results are in the log), and the debug hooks answer only on the
+guest's loopback."""
 
 import os
 import re
@@ -31,13 +34,23 @@ import harness  # noqa: E402
 
 sys.path.insert(0, os.path.join(harness.TESTBED_DIR, "rxe"))
 from hmfabric import layout  # noqa: E402
-from hmrxe import vm  # noqa: E402
+from hmrxe import initramfs, vm  # noqa: E402
 
 HOST = "h000"
 LINK = "p0r0-s00"
 # The guest at 50 ms (20 probes/s per NIC) keeps TCG's CPU use moderate and
 # gives the faulty link about 20 probes/s.
 INTERVAL = "50ms"
+# metrics.debug_hooks_listen's default: the guest's loopback.
+DEBUG_HOOKS_PORT = 9101
+# The verbs test binaries the guest carries, and the suites of each that
+# must run (not skip) on rxe; VerbsTransportNoDevice checks a host without
+# RDMA and skips here.
+GUEST_TESTS = {
+    "agent_verbs_verbs_transport_test": ["VerbsTransportDeviceTest"],
+    "agent_verbs_device_discovery_test": ["DeviceDiscovery"],
+}
+MAY_SKIP_IN_GUEST = ["VerbsTransportNoDevice.OpenFailsWithAClearReasonAndNothingElseBreaks"]
 
 
 def rxevm(*args: str) -> subprocess.CompletedProcess:
@@ -74,16 +87,43 @@ def agent_metrics() -> str:
     return scrape(f"http://{layout.mgmt_ip(0)}:{layout.AGENT_METRICS_PORT}/metrics")
 
 
+def guest(command: str) -> str:
+    """What a shell command in the guest printed."""
+    return rxevm("exec", HOST, command).stdout
+
+
 def debug_hook(path: str) -> str:
-    """POSTs to the agent's debug hooks (metrics.debug_hooks, on in the harness)."""
-    url = f"http://{layout.mgmt_ip(0)}:{layout.AGENT_METRICS_PORT}{path}"
-    proc = subprocess.run(["ip", "netns", "exec", layout.namespace(layout.MGMT_DEVICE,
-                                                                   harness.PREFIX),
-                           "curl", "-sf", "-m", "5", "-X", "POST", url],
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise AssertionError(f"POST {url}: curl exit {proc.returncode} {proc.stderr}")
-    return proc.stdout
+    """POSTs to the agent's debug hooks (metrics.debug_hooks, on in the
+    harness), from inside the guest: they listen on its loopback only."""
+    url = f"http://127.0.0.1:{DEBUG_HOOKS_PORT}{path}"
+    out = guest(f"wget -q -O- --post-data= '{url}' 2>&1; echo hm-rc=$?")
+    if "hm-rc=0" not in out:
+        raise AssertionError(f"POST {url} in the guest: {out}")
+    return out.replace("hm-rc=0", "")
+
+
+def run_guest_test(binary: str, timeout: float = 300) -> tuple[int, str]:
+    """Runs a test binary the guest carries (rxevm's GUEST_TESTS) in the
+    background (its pauses outlast the guest shell's idle timeout) and
+    returns its exit code and output."""
+    out = f"/tmp/{binary}.out"
+    guest(f"({initramfs.GUEST_TEST_DIR}/{binary} >{out} 2>&1; echo hm-rc=$? >>{out}) &")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        time.sleep(2)
+        text = guest(f"cat {out}")
+        m = re.search(r"^hm-rc=(\d+)$", text, re.M)
+        if m:
+            return int(m.group(1)), text
+    raise AssertionError(f"{binary} did not finish in {timeout:.0f} s in the guest: {text[-2000:]}")
+
+
+def gtest_outcomes(text: str) -> dict[str, str]:
+    """{Suite.Case: OK | FAILED | SKIPPED} from GoogleTest's console output."""
+    out = {}
+    for m in re.finditer(r"^\[\s+(OK|FAILED|SKIPPED)\s+\] (\w+\.\w+) \(", text, re.M):
+        out[m.group(2)] = m.group(1)
+    return out
 
 
 def analyzer_metrics() -> str:
@@ -130,6 +170,37 @@ class RxeFabric(e2e.FabricTestCase):
             for m in re.finditer(r"(198\.18\.\d+\.\d+)\.(\d+) > [\d.]+\.4791", proc.stdout):
                 ports.setdefault(m.group(1), set()).add(int(m.group(2)))
         return ports, tos
+
+    def test_0_verbs_device_tests_pass_in_the_guest(self):
+        # The C++ verbs device tests (two QPs with four timestamps, address
+        # handles per device port mode, a receive QP reset after an error, a
+        # NIC reopened after DEVICE_FATAL through the async reader, the device
+        # listing), run against rxe0..rxe2 beside the agent's own QPs.
+        for binary, suites in GUEST_TESTS.items():
+            with self.subTest(binary=binary):
+                rc, text = run_guest_test(binary)
+                outcomes = gtest_outcomes(text)
+                e2e.log(f"guest {binary}: exit {rc}; " + "; ".join(
+                    f"{name} {result}" for name, result in sorted(outcomes.items())))
+                for line in text.splitlines():
+                    if line.startswith("[   INFO   ]"):
+                        e2e.log(f"guest {binary}: {line}")
+                failed = [n for n, r in outcomes.items() if r == "FAILED"]
+                skipped = [n for n, r in outcomes.items()
+                           if r == "SKIPPED" and n not in MAY_SKIP_IN_GUEST]
+                self.assertEqual(failed, [], text[-6000:])
+                self.assertEqual(skipped, [], text[-6000:])
+                self.assertEqual(rc, 0, text[-6000:])
+                for suite in suites:
+                    ran = [n for n, r in outcomes.items() if n.startswith(suite + ".") and r == "OK"]
+                    self.assertGreaterEqual(len(ran), 1, f"no {suite} test passed: {outcomes}")
+        # The hooks are not on the metrics port, which the network reaches.
+        url = f"http://{layout.mgmt_ip(0)}:{layout.AGENT_METRICS_PORT}/debug/qp-error?nic=nic2"
+        proc = subprocess.run(["ip", "netns", "exec", layout.namespace(layout.MGMT_DEVICE,
+                                                                       harness.PREFIX),
+                               "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-m", "5",
+                               "-X", "POST", url], capture_output=True, text=True)
+        self.assertEqual(proc.stdout, "404", f"POST {url} from the network")
 
     def test_1_auto_picks_verbs_and_rotates_by_qp(self):
         deadline = time.time() + 60

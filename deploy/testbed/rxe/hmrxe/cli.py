@@ -20,6 +20,11 @@ RXE_IPV4_GID_INDEX = 1
 
 
 GUEST_TLS_DIR = "etc/hostmesh/tls"
+# The verbs device tests (build tree paths) the guest carries for tests/rdma,
+# which runs them against its rxe devices; the image goes without them when
+# the build has no tests.
+GUEST_TESTS = ["tests/agent/verbs/agent_verbs_verbs_transport_test",
+               "tests/agent/verbs/agent_verbs_device_discovery_test"]
 
 
 def verbs_agent_config(lay, host: str, transport: str) -> dict:
@@ -31,7 +36,8 @@ def verbs_agent_config(lay, host: str, transport: str) -> dict:
         "server_name": pki.ANALYZER_DNS})
     config["transport"] = transport
     # POST /debug/qp-error: the test forces a QP into the error state, which
-    # no tool outside the agent's process can do to its QPs.
+    # no tool outside the agent's process can do to its QPs. The hooks listen
+    # on the guest's loopback (127.0.0.1:9101): `rxevm exec` reaches them.
     config.setdefault("metrics", {})["debug_hooks"] = True
     for r, nic in enumerate(config["nics"]):
         nic.update(rdma_device=f"rxe{r}", gid_index=RXE_IPV4_GID_INDEX)
@@ -43,16 +49,25 @@ def base_image(build_dir: str) -> tuple[str, str]:
     kver = initramfs.kernel_version()
     agent = os.path.join(build_dir, "agent", "main", "hostmesh-agent")
     out = os.path.join(state.STATE_ROOT, "rxe-base.cpio")
-    inputs = [agent, initramfs.verbs_module(agent), INIT_SCRIPT, initramfs.__file__]
-    if not os.path.exists(out) or os.path.getmtime(out) < max(os.path.getmtime(p) for p in inputs):
+    tests = [p for p in (os.path.join(build_dir, t) for t in GUEST_TESTS) if os.path.exists(p)]
+    inputs = [agent, initramfs.verbs_module(agent), INIT_SCRIPT, initramfs.__file__, *tests]
+    stamp = out + ".tests"  # which tests went in: a build that gained them rebuilds it
+    stale = not os.path.exists(out) or not os.path.exists(stamp) or \
+        os.path.getmtime(out) < max(os.path.getmtime(p) for p in inputs)
+    if not stale:
+        with open(stamp) as f:
+            stale = f.read() != "\n".join(tests)
+    if stale:
         os.makedirs(state.STATE_ROOT, exist_ok=True)
         t0 = time.monotonic()
         tmp = f"{out}.{os.getpid()}.new"  # two fabrics may build at once
-        info = initramfs.build_base(tmp, agent, INIT_SCRIPT, kver)
+        info = initramfs.build_base(tmp, agent, INIT_SCRIPT, kver, tests)
         os.replace(tmp, out)
+        with open(stamp, "w") as f:
+            f.write("\n".join(tests))
         print(f"rxevm: initramfs {out}: {info['bytes'] / 2**20:.1f} MiB, {info['modules']} "
-              f"modules, {info['libraries']} libraries, {time.monotonic() - t0:.1f}s",
-              file=sys.stderr)
+              f"modules, {info['libraries']} libraries, {info['tests']} test binaries, "
+              f"{time.monotonic() - t0:.1f}s", file=sys.stderr)
     return f"/boot/vmlinuz-{kver}", out
 
 

@@ -25,7 +25,7 @@ RDMA_FILES = [f"{LIBDIR}/libibverbs/librxe-rdmav34.so", "/etc/libibverbs.d/rxe.d
 BUSYBOX = "/bin/busybox"
 APPLETS = ["sh", "mount", "insmod", "mkdir", "cat", "echo", "sleep", "ls", "poweroff", "reboot",
            "ps", "kill", "grep", "seq", "tr", "cut", "head", "free", "date", "uname", "env",
-           "ifconfig", "sysctl", "dmesg", "nc", "wc"]
+           "ifconfig", "sysctl", "dmesg", "nc", "wc", "wget"]
 
 
 class Missing(RuntimeError):
@@ -136,10 +136,17 @@ def verbs_module(agent: str) -> str:
     return os.path.join(os.path.dirname(agent), "hostmesh-agent-verbs.so")
 
 
-def build_base(out: str, agent: str, init_script: str, kver: str) -> dict:
-    """The shared part of every guest. Returns what went in, for the log."""
+# Where the guest keeps the verbs test binaries (tests/rdma runs them there).
+GUEST_TEST_DIR = "/usr/libexec/hostmesh-tests"
+
+
+def build_base(out: str, agent: str, init_script: str, kver: str,
+               tests: list[str] | None = None) -> dict:
+    """The shared part of every guest: `tests` are test binaries of the build
+    tree, copied to GUEST_TEST_DIR. Returns what went in, for the log."""
+    tests = tests or []
     module = verbs_module(agent)
-    for path in [BUSYBOX, *PROGRAMS, *RDMA_FILES, agent, module]:
+    for path in [BUSYBOX, *PROGRAMS, *RDMA_FILES, agent, module, *tests]:
         if not os.path.exists(path):
             raise Missing(f"{path} is missing (busybox-static, iproute2, rdma-core, "
                           "ibverbs-providers, ibverbs-utils, or build the agent)")
@@ -153,7 +160,7 @@ def build_base(out: str, agent: str, init_script: str, kver: str) -> dict:
     with open(init_script, "rb") as f:
         archive.file("init", f.read(), 0o755)
     libs: set[str] = set()
-    for prog in [*PROGRAMS, agent, module]:
+    for prog in [*PROGRAMS, agent, module, *tests]:
         libs.update(shared_libraries(prog))
     libs.update(shared_libraries(RDMA_FILES[0]))
     for lib in sorted(libs):
@@ -167,11 +174,14 @@ def build_base(out: str, agent: str, init_script: str, kver: str) -> dict:
     archive.copy(stripped, "/usr/bin/hostmesh-agent")
     subprocess.run(["objcopy", "--strip-debug", module, stripped], check=True)
     archive.copy(stripped, "/usr/lib/hostmesh/hostmesh-agent-verbs.so")
+    for test in tests:
+        subprocess.run(["objcopy", "--strip-debug", test, stripped], check=True)
+        archive.copy(stripped, f"{GUEST_TEST_DIR}/{os.path.basename(test)}")
     os.unlink(stripped)
     for i, path in enumerate(mods):
         archive.copy(path, f"/lib/modules/{i:02d}-{os.path.basename(path)}")
     archive.close()
-    return {"kernel": kver, "modules": len(mods), "libraries": len(libs),
+    return {"kernel": kver, "modules": len(mods), "libraries": len(libs), "tests": len(tests),
             "bytes": os.path.getsize(out)}
 
 

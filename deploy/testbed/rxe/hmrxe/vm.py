@@ -70,6 +70,9 @@ def attach_taps(lay: L.Layout, h: int) -> list[tuple[str, str]]:
     taps = []
     for i, (ifname, m) in enumerate(ports):
         br, tap = f"br{i}", f"tap{i}"
+        # A VM booted again on the same fabric (after `stop`) takes new ones.
+        for old in (tap, br):
+            subprocess.run(["ip", "-n", ns, "link", "del", old], capture_output=True)
         _netns(ns, "addr", "flush", "dev", ifname)
         _netns(ns, "link", "add", br, "type", "bridge", "forward_delay", "0")
         _netns(ns, "link", "set", ifname, "master", br)
@@ -97,6 +100,8 @@ def boot(lay: L.Layout, h: int, kernel: str, base_cpio: str, files: dict[str, st
     os.unlink(vm_cpio + ".conf")
     taps = attach_taps(lay, h)
     console = os.path.join(d, f"{host}.console")
+    if os.path.exists(console):  # a boot before this one said "ready" in it
+        os.unlink(console)
     argv = ["ip", "netns", "exec", lay.ns(host), QEMU, "-accel", "tcg", "-machine", "q35",
             "-cpu", "max", "-smp", "1", "-m", str(mem_mb), "-nodefaults", "-no-user-config",
             "-display", "none", "-monitor", "none", "-serial", f"file:{console}", "-no-reboot",
