@@ -192,7 +192,8 @@ class RxeFabric(e2e.FabricTestCase):
                 self.assertEqual(skipped, [], text[-6000:])
                 self.assertEqual(rc, 0, text[-6000:])
                 for suite in suites:
-                    ran = [n for n, r in outcomes.items() if n.startswith(suite + ".") and r == "OK"]
+                    ran = [n for n, r in outcomes.items()
+                           if n.startswith(suite + ".") and r == "OK"]
                     self.assertGreaterEqual(len(ran), 1, f"no {suite} test passed: {outcomes}")
         # The hooks are not on the metrics port, which the network reaches.
         url = f"http://{layout.mgmt_ip(0)}:{layout.AGENT_METRICS_PORT}/debug/qp-error?nic=nic2"
