@@ -94,6 +94,7 @@ TEST_F(AgentTestbed, ProbesEveryPairUploadsAndExitsCleanly) {
   EXPECT_GE(results.size(), 400U);
   std::map<std::pair<std::uint32_t, std::uint32_t>, int> per_pair;
   std::map<std::pair<std::uint32_t, std::uint64_t>, int> per_sequence;
+  std::vector<std::int64_t> networks;
   for (const v1::ProbeResult& r : results) {
     ++per_pair[{r.src_nic(), r.dst_nic()}];
     ++per_sequence[{r.src_nic(), r.sequence()}];
@@ -103,13 +104,21 @@ TEST_F(AgentTestbed, ProbesEveryPairUploadsAndExitsCleanly) {
     EXPECT_EQ(r.recv_timestamp_source(), v1::TIMESTAMP_SOURCE_KERNEL) << r.ShortDebugString();
     const std::int64_t network = r.nic_recv_ns() - r.nic_send_ns();
     const std::int64_t total = r.app_recv_ns() - r.app_send_ns();
-    // veths through four namespaces: microseconds, well under 10 ms even on a busy CI box.
+    // Each probe: after it left, and within the probe timeout (500 ms, the
+    // testbed's): a slower one is a timeout, not a result. A busy machine may
+    // hold one packet in a softirq for milliseconds; the median is below.
     EXPECT_GT(network, 0) << r.ShortDebugString();
-    EXPECT_LT(network, 10'000'000) << r.ShortDebugString();
+    EXPECT_LT(network, 500'000'000) << r.ShortDebugString();
+    networks.push_back(network);
     EXPECT_GE(total, network) << r.ShortDebugString();
     EXPECT_GE(r.src_port(), 49152U);
     EXPECT_EQ(r.dst_port(), 4791U);
   }
+  // veths through four namespaces: tens of microseconds; 10 ms is headroom
+  // for a loaded 2-core machine (the figures are bench/'s to measure).
+  ASSERT_FALSE(networks.empty());
+  std::nth_element(networks.begin(), networks.begin() + networks.size() / 2, networks.end());
+  EXPECT_LT(networks[networks.size() / 2], 10'000'000);
   EXPECT_EQ(per_pair.size(), 12U);
   for (const auto& [key, count] : per_sequence) {
     EXPECT_EQ(count, 1) << "NIC " << key.first << " sequence " << key.second;
@@ -360,6 +369,7 @@ TEST_F(AgentTestbed, GraySpineLinkTimesOutExactlyTheFiveTuplesOverIt) {
   std::size_t timeouts = 0;
   std::set<FiveTuple> crossing_tuples;
   std::map<std::pair<std::uint32_t, std::uint64_t>, int> per_sequence;
+  std::vector<std::int64_t> networks;
   for (const v1::ProbeResult& r : results) {
     const FiveTuple t = tuple_of(r);
     const bool over = crosses->at(t);
