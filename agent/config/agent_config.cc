@@ -110,7 +110,64 @@ void ReadUpload(MapReader& r, UploadConfig& upload) {
   }
 }
 
-void ReadTelemetry(MapReader& r, TelemetryConfig& telemetry) {
+// Whether some NIC has `device` as its netdev (`netdev`) or rdma_device (`rdma`).
+bool SomeNicHas(const std::vector<NicConfig>& nics, const std::string& device, bool netdev,
+                bool rdma) {
+  return std::any_of(nics.begin(), nics.end(), [&](const NicConfig& nic) {
+    return (netdev && nic.netdev == device) || (rdma && nic.rdma_device == device);
+  });
+}
+
+// Why `rule` names no device of the configured NICs, or nullopt: an entry
+// that matches nothing is a typo that would leave the reads going on.
+std::optional<std::string> CheckExcludeDevice(const telemetry::ExcludeRule& rule,
+                                              const std::vector<NicConfig>& nics) {
+  using telemetry::ExcludeWhat;
+  if (rule.device.empty()) return std::nullopt;
+  switch (rule.what) {
+    case ExcludeWhat::kPortCounter:
+      if (SomeNicHas(nics, rule.device, false, true)) return std::nullopt;
+      return "port counters belong to an RDMA device, and " + rule.device +
+             " is not the rdma_device of any NIC";
+    case ExcludeWhat::kEthtoolStat:
+    case ExcludeWhat::kEthtool:
+      if (SomeNicHas(nics, rule.device, true, false)) return std::nullopt;
+      return "ethtool statistics belong to a netdev, and " + rule.device +
+             " is not the netdev of any NIC";
+    case ExcludeWhat::kDevice:
+    case ExcludeWhat::kPcie:
+      break;
+  }
+  if (SomeNicHas(nics, rule.device, true, true)) return std::nullopt;
+  return rule.device + " is not the netdev or rdma_device of any NIC";
+}
+
+// telemetry.exclude: a list of strings, each checked on its own.
+void ReadTelemetryExclude(MapReader& r, const std::vector<NicConfig>& nics,
+                          std::vector<telemetry::ExcludeRule>& exclude) {
+  std::vector<std::string> entries;
+  if (!r.Optional("exclude", &entries)) return;
+  for (const std::string& text : entries) {
+    std::string why;
+    std::optional<telemetry::ExcludeRule> rule = telemetry::ParseExcludeRule(text, &why);
+    if (!rule) {
+      r.Fail("exclude", "entry " + config::Quote(text) + ": " + why);
+      continue;
+    }
+    if (auto bad = CheckExcludeDevice(*rule, nics)) {
+      r.Fail("exclude", "entry " + config::Quote(text) + ": " + *bad);
+      continue;
+    }
+    if (std::find(exclude.begin(), exclude.end(), *rule) != exclude.end()) {
+      r.Fail("exclude", "entry " + config::Quote(text) + " is listed twice");
+      continue;
+    }
+    exclude.push_back(std::move(*rule));
+  }
+}
+
+// After the NICs: the exclusion list names their devices.
+void ReadTelemetry(MapReader& r, const std::vector<NicConfig>& nics, TelemetryConfig& telemetry) {
   r.Optional("enabled", &telemetry.enabled);
   r.Optional("period", &telemetry.period, Range{1s, 1h});
   if (r.Optional("sysfs_root", &telemetry.sysfs_root) && telemetry.sysfs_root.front() != '/') {
@@ -118,6 +175,7 @@ void ReadTelemetry(MapReader& r, TelemetryConfig& telemetry) {
   }
   r.Optional("ethtool", &telemetry.ethtool);
   r.Optional("upload", &telemetry.upload);
+  ReadTelemetryExclude(r, nics, telemetry.exclude);
   if (r.Optional("pause_priorities", &telemetry.pause_priorities)) {
     std::vector<std::uint32_t> seen;
     for (std::uint32_t p : telemetry.pause_priorities) {
@@ -236,7 +294,6 @@ void ReadAgent(MapReader& r, AgentConfig& cfg) {
   r.Map("ports", [&](MapReader& m) { ReadPorts(m, cfg.ports); });
   r.Map("traceroute", [&](MapReader& m) { ReadTraceroute(m, cfg.traceroute); });
   r.Map("upload", [&](MapReader& m) { ReadUpload(m, cfg.upload); });
-  r.Map("telemetry", [&](MapReader& m) { ReadTelemetry(m, cfg.telemetry); });
 
   NicUniqueness unique;
   size_t listed = 0;
@@ -248,6 +305,7 @@ void ReadAgent(MapReader& r, AgentConfig& cfg) {
     r.Fail("nics", "must list at least 2 NICs (probes run between the NICs of one host), got " +
                        std::to_string(listed));
   }
+  r.Map("telemetry", [&](MapReader& m) { ReadTelemetry(m, cfg.nics, cfg.telemetry); });
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "agent/telemetry/telemetry_exclude.h"
 #include "common/base/logging.h"
 #include "common/config/http_server_config.h"
 #include "common/config/value_types.h"
@@ -123,6 +124,10 @@ struct TelemetryConfig {
   // each); the upload carries every priority the driver counts. 3 is the
   // usual RoCE lossless class.
   std::vector<std::uint32_t> pause_priorities = {3};
+  // Devices and counters never read (agent/telemetry/telemetry_exclude.h has
+  // the syntax): for firmware that logs an access error per read. Each
+  // device named is some NIC's netdev or rdma_device; probes are unaffected.
+  std::vector<telemetry::ExcludeRule> exclude;
 };
 
 struct AgentConfig {

@@ -356,8 +356,11 @@ void AgentApp::StartTelemetry() {
   }
   std::unique_ptr<telemetry::EthtoolStatsSource> ethtool;
   if (cfg.ethtool) ethtool = std::make_unique<telemetry::IoctlEthtoolStats>();
-  auto collector = std::make_unique<telemetry::TelemetryCollector>(cfg.sysfs_root, std::move(nics),
-                                                                   ethtool.get());
+  telemetry::CollectorOptions options;
+  options.period = cfg.period;
+  options.exclude = telemetry::TelemetryExclude(cfg.exclude);
+  auto collector = std::make_unique<telemetry::TelemetryCollector>(
+      cfg.sysfs_root, std::move(nics), ethtool.get(), std::move(options));
   telemetry_board_ = std::make_unique<TelemetryBoard>();
   RegisterTelemetryMetrics(registry_, std::move(labels), cfg.pause_priorities, *telemetry_board_);
   TelemetryThread::DeltaSink sink;
@@ -371,9 +374,13 @@ void AgentApp::StartTelemetry() {
       std::make_unique<TelemetryThread>(clock_, cfg.period, std::move(ethtool),
                                         std::move(collector), *telemetry_board_, std::move(sink));
   telemetry_->Start();
-  Log()->info("telemetry: reading {} NICs every {} s from {}{}{}", config_.nics.size(),
+  std::string excluded;
+  for (const telemetry::ExcludeRule& rule : cfg.exclude) {
+    excluded += (excluded.empty() ? "; never reading " : ", ") + telemetry::ToString(rule);
+  }
+  Log()->info("telemetry: reading {} NICs every {} s from {}{}{}{}", config_.nics.size(),
               std::chrono::duration<double>(cfg.period).count(), cfg.sysfs_root,
-              cfg.ethtool ? " and ethtool" : "", cfg.upload ? ", uploading deltas" : "");
+              cfg.ethtool ? " and ethtool" : "", cfg.upload ? ", uploading deltas" : "", excluded);
 }
 
 void AgentApp::RunDebugHooks() {

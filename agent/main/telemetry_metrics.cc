@@ -259,7 +259,7 @@ void AddInfoAndHealth(metrics::Registry& r, const Nics& nics, const TelemetryBoa
   r.AddCallbackFamily(
       MetricType::kCounter, "hostmesh_agent_telemetry_read_failures_total",
       "NIC values that could not be read (missing device, unreadable file, "
-      "ethtool error), by source.",
+      "ethtool error), by source; each failure backs the value off.",
       {"source"}, [&board] {
         const TelemetryView view = board.Read();
         std::vector<ScrapedValue> out;
@@ -272,6 +272,31 @@ void AddInfoAndHealth(metrics::Registry& r, const Nics& nics, const TelemetryBoa
   r.AddCallbackCounter("hostmesh_agent_telemetry_samples_total",
                        "Reads of every NIC's counters (one per telemetry.period).",
                        [&board] { return static_cast<double>(board.Read().stats.samples); });
+}
+
+// Values whose reads failed wait out a back-off (telemetry_collector.h).
+// Both series appear with the first failed read, so a healthy agent spends
+// none of its series budget on them.
+void AddBackoffFamilies(metrics::Registry& r, const TelemetryBoard& board) {
+  using Field = std::uint64_t telemetry::TelemetryStats::*;
+  const auto family = [&](MetricType type, const char* name, const char* help, Field field) {
+    r.AddCallbackFamily(type, name, help, {}, [&board, field] {
+      const TelemetryView view = board.Read();
+      std::vector<ScrapedValue> out;
+      bool failed = false;
+      for (std::uint64_t f : view.stats.failures) failed = failed || f > 0;
+      if (failed) out.push_back({{}, static_cast<double>(view.stats.*field)});
+      return out;
+    });
+  };
+  family(MetricType::kGauge, "hostmesh_agent_telemetry_backed_off_values",
+         "NIC values (counter files, devices, ethtool statistics) whose last read failed, not "
+         "read again until their back-off expires (a period, doubling up to an hour).",
+         &telemetry::TelemetryStats::backed_off);
+  family(MetricType::kCounter, "hostmesh_agent_telemetry_skipped_reads_total",
+         "Reads of NIC values held back because their back-off after a failed read had not "
+         "expired.",
+         &telemetry::TelemetryStats::skipped_reads);
 }
 
 }  // namespace
@@ -291,6 +316,7 @@ void RegisterTelemetryMetrics(metrics::Registry& r, std::vector<TelemetryNicLabe
   AddPauseFamilies(r, nics, board, pause_priorities);
   AddPcieFamilies(r, nics, board);
   AddInfoAndHealth(r, nics, board);
+  AddBackoffFamilies(r, board);
 }
 
 }  // namespace hostmesh::agent::app

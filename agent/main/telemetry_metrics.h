@@ -15,7 +15,8 @@
 // gauges exist for every RDMA NIC, 0 while the state cannot be read.
 //
 // Cardinality with 8 NICs and pause_priorities [3]: at most 33 series per
-// NIC plus 5 (tests/agent/main/telemetry_metrics_test.cc counts them).
+// NIC plus 5 (tests/agent/main/telemetry_metrics_test.cc counts them), and 2
+// more (the back-off gauge and counter) once a read has failed.
 
 #include <cstdint>
 #include <mutex>

@@ -1,5 +1,6 @@
 #include "agent/main/telemetry_thread.h"
 
+#include <optional>
 #include <utility>
 
 #include "common/base/thread_name.h"
@@ -39,14 +40,19 @@ void TelemetryThread::Stop() {
 }
 
 void TelemetryThread::SampleOnce() {
-  telemetry::TelemetrySample sample =
-      collector_->Sample(clock_.RealtimeNow().time_since_epoch().count());
+  SampleAt(clock_.MonotonicNow());
+}
+
+void TelemetryThread::SampleAt(MonoTime now) {
+  std::optional<telemetry::TelemetrySample> sample =
+      collector_->Sample(now, clock_.RealtimeNow().time_since_epoch().count());
+  if (!sample) return;  // within a period of the last read
   if (sink_) {
-    for (std::size_t nic = 0; nic < sample.deltas.size(); ++nic) {
-      if (sample.deltas[nic]) sink_(static_cast<std::uint32_t>(nic), *sample.deltas[nic]);
+    for (std::size_t nic = 0; nic < sample->deltas.size(); ++nic) {
+      if (sample->deltas[nic]) sink_(static_cast<std::uint32_t>(nic), *sample->deltas[nic]);
     }
   }
-  board_.Publish(std::move(sample.readings), collector_->stats());
+  board_.Publish(std::move(sample->readings), collector_->stats());
 }
 
 void TelemetryThread::Run() {
@@ -54,7 +60,12 @@ void TelemetryThread::Run() {
   std::unique_lock lock(mu_);
   while (!stop_) {
     lock.unlock();
-    SampleOnce();
+    // The scheduled time rather than the wake-up time: wake-ups are late by
+    // a varying few ms, and the collector refuses a read sooner than one
+    // period after the last, so a later-than-usual wake-up followed by a
+    // prompt one must not cost a sample. (steady_clock is CLOCK_MONOTONIC,
+    // the production clock's monotonic time.)
+    SampleAt(std::chrono::time_point_cast<std::chrono::nanoseconds>(next));
     lock.lock();
     // Fixed rate, not fixed delay: the deltas cover the period whatever a read costs.
     next += period_;

@@ -37,11 +37,14 @@ class TelemetryThread {
   // Samples at once, then every period.
   void Start();
   void Stop();
-  // One sample on the calling thread (what the thread does each period).
+  // One sample on the calling thread at the clock's time (what the thread
+  // does each period). The collector refuses to read again within a period
+  // of its last read, whoever asks: then nothing is published.
   void SampleOnce();
 
  private:
   void Run();
+  void SampleAt(MonoTime now);
 
   const Clock& clock_;
   const std::chrono::nanoseconds period_;

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <string>
+#include <utility>
 
 namespace hostmesh::agent::telemetry {
 namespace {
@@ -52,67 +53,108 @@ std::string Join(std::string_view dir, std::string_view file) {
   return path;
 }
 
-// A value that must parse when present: failures count against `source`.
-template <typename T, typename Read>
-bool ReadValue(NicReading& reading, Source source, Read read, T* out) {
-  const ReadStatus status = read(out);
-  if (status == ReadStatus::kFailed) Fail(reading, source);
-  return status == ReadStatus::kOk;
+// What became of one value read through the gate.
+enum class Outcome { kOk, kAbsent, kFailed, kHeld };
+
+// Asks the gate, reads with `read(&why)`, counts a failure against `source`
+// and tells the gate how it went.
+template <typename Read>
+Outcome Gated(ReadGate& gate, NicReading& reading, Source source, std::string_view item,
+              Read read) {
+  if (!gate.MayRead(source, item)) return Outcome::kHeld;
+  std::string why;
+  const ReadStatus status = read(&why);
+  if (status == ReadStatus::kFailed) {
+    Fail(reading, source);
+    gate.Done(source, item, why.empty() ? std::string_view("unreadable") : std::string_view(why));
+    return Outcome::kFailed;
+  }
+  gate.Done(source, item, {});
+  return status == ReadStatus::kOk ? Outcome::kOk : Outcome::kAbsent;
+}
+
+// The device's own directory: false (and a failure) when it is configured but gone.
+bool DeviceThere(const SysfsTree& sysfs, ReadGate& gate, NicReading& reading, Source source,
+                 const std::string& dir, std::string_view missing) {
+  if (!gate.MayRead(source, {})) return false;
+  if (!sysfs.IsDirectory(dir)) {
+    Fail(reading, source);  // a removed or renamed device
+    gate.Done(source, {}, missing);
+    return false;
+  }
+  gate.Done(source, {}, {});
+  return true;
+}
+
+Outcome ReadPcieLink(const SysfsTree& sysfs, const std::string& dir, NicReading& reading,
+                     ReadGate& gate) {
+  return Gated(gate, reading, Source::kPcie, "link", [&](std::string* why) {
+    PcieLink link;
+    std::string text;
+    // A function without current_link_width is not PCIe (virtio, platform).
+    const ReadStatus width = sysfs.ReadText(Join(dir, "current_link_width"), &text, why);
+    if (width != ReadStatus::kOk) return width;
+    bool ok = ParseLeadingU32(text, &link.current_width);
+    ok = ok &&
+         sysfs.ReadLeadingU32(Join(dir, "max_link_width"), &link.max_width, why) == ReadStatus::kOk;
+    ok = ok && sysfs.ReadText(Join(dir, "current_link_speed"), &text, why) == ReadStatus::kOk &&
+         ParsePcieSpeedMts(text, &link.current_speed_mts);
+    ok = ok && sysfs.ReadText(Join(dir, "max_link_speed"), &text, why) == ReadStatus::kOk &&
+         ParsePcieSpeedMts(text, &link.max_speed_mts);
+    if (!ok) {
+      if (why->empty()) *why = "missing or unparsable link width or speed";
+      return ReadStatus::kFailed;
+    }
+    reading.pcie = link;
+    return ReadStatus::kOk;
+  });
 }
 
 }  // namespace
 
 void ReadRdmaPort(const SysfsTree& sysfs, std::string_view device, std::uint32_t port,
-                  NicReading& reading) {
+                  NicReading& reading, ReadGate& gate) {
   const std::string dir =
       "class/infiniband/" + std::string(device) + "/ports/" + std::to_string(port);
-  if (!sysfs.IsDirectory(dir)) {
-    Fail(reading, Source::kRdma);  // configured but gone: a removed or renamed device
-    return;
-  }
+  if (!DeviceThere(sysfs, gate, reading, Source::kRdma, dir, "no such device or port")) return;
   for (const RdmaSource& source : kRdmaSources) {
     for (std::string_view file : source.files) {
       if (file.empty()) break;
       std::uint64_t value = 0;
-      const ReadStatus status = sysfs.ReadU64(Join(dir, file), &value);
-      if (status == ReadStatus::kAbsent) continue;
-      if (status == ReadStatus::kOk) {
-        reading[source.counter] = value * source.scale;
-      } else {
-        Fail(reading, Source::kRdma);
-      }
-      break;
+      const Outcome got = Gated(gate, reading, Source::kRdma, file, [&](std::string* why) {
+        return sysfs.ReadU64(Join(dir, file), &value, why);
+      });
+      if (got == Outcome::kAbsent) continue;
+      if (got == Outcome::kOk) reading[source.counter] = value * source.scale;
+      break;  // read, failed or held back: never the counter's other file
     }
   }
-  ReadValue(
-      reading, Source::kRdma,
-      [&](std::uint32_t* v) { return sysfs.ReadLeadingU32(Join(dir, "state"), v); },
-      &reading.port_state);
-  ReadValue(
-      reading, Source::kRdma,
-      [&](std::uint32_t* v) { return sysfs.ReadLeadingU32(Join(dir, "phys_state"), v); },
-      &reading.phys_state);
+  for (const auto& [file, field] : {std::pair{"state", &NicReading::port_state},
+                                    std::pair{"phys_state", &NicReading::phys_state}}) {
+    Gated(gate, reading, Source::kRdma, file, [&](std::string* why) {
+      return sysfs.ReadLeadingU32(Join(dir, file), &(reading.*field), why);
+    });
+  }
 }
 
-void ReadNetdev(const SysfsTree& sysfs, std::string_view netdev, NicReading& reading) {
+void ReadNetdev(const SysfsTree& sysfs, std::string_view netdev, NicReading& reading,
+                ReadGate& gate) {
   const std::string dir = "class/net/" + std::string(netdev);
-  if (!sysfs.IsDirectory(dir)) {
-    Fail(reading, Source::kNetdev);
-    return;
-  }
+  if (!DeviceThere(sysfs, gate, reading, Source::kNetdev, dir, "no such netdev")) return;
   std::uint64_t changes = 0;
-  if (ReadValue(
-          reading, Source::kNetdev,
-          [&](std::uint64_t* v) { return sysfs.ReadU64(Join(dir, "carrier_changes"), v); },
-          &changes)) {
+  if (Gated(gate, reading, Source::kNetdev, "carrier_changes", [&](std::string* why) {
+        return sysfs.ReadU64(Join(dir, "carrier_changes"), &changes, why);
+      }) == Outcome::kOk) {
     reading[NicCounter::kCarrierChanges] = changes;
   }
   // operstate rather than carrier: reading carrier fails (EINVAL) while the
   // interface is administratively down, operstate always answers.
   std::string state;
-  const ReadStatus status = sysfs.ReadText(Join(dir, "operstate"), &state);
-  if (status == ReadStatus::kFailed) Fail(reading, Source::kNetdev);
-  if (status != ReadStatus::kOk) return;
+  if (Gated(gate, reading, Source::kNetdev, "operstate", [&](std::string* why) {
+        return sysfs.ReadText(Join(dir, "operstate"), &state, why);
+      }) != Outcome::kOk) {
+    return;
+  }
   while (!state.empty() && (state.back() == '\n' || state.back() == ' ')) state.pop_back();
   if (state == "up") {
     reading.carrier = Carrier::kUp;
@@ -121,34 +163,39 @@ void ReadNetdev(const SysfsTree& sysfs, std::string_view netdev, NicReading& rea
   }
 }
 
-void ReadPcie(const SysfsTree& sysfs, std::string_view function_dir, NicReading& reading) {
+void ReadPcie(const SysfsTree& sysfs, std::string_view function_dir, NicReading& reading,
+              ReadGate& gate) {
   const std::string dir(function_dir);
-  PcieLink link;
-  std::string text;
-  // A function without current_link_width is not PCIe (virtio, platform).
-  const ReadStatus width = sysfs.ReadText(Join(dir, "current_link_width"), &text);
-  if (width == ReadStatus::kAbsent) return;
-  bool ok = width == ReadStatus::kOk && ParseLeadingU32(text, &link.current_width);
-  ok = ok && sysfs.ReadLeadingU32(Join(dir, "max_link_width"), &link.max_width) == ReadStatus::kOk;
-  ok = ok && sysfs.ReadText(Join(dir, "current_link_speed"), &text) == ReadStatus::kOk &&
-       ParsePcieSpeedMts(text, &link.current_speed_mts);
-  ok = ok && sysfs.ReadText(Join(dir, "max_link_speed"), &text) == ReadStatus::kOk &&
-       ParsePcieSpeedMts(text, &link.max_speed_mts);
-  if (ok) {
-    reading.pcie = link;
-  } else {
-    Fail(reading, Source::kPcie);
-  }
+  if (ReadPcieLink(sysfs, dir, reading, gate) == Outcome::kAbsent) return;  // not PCIe
   for (const auto& [counter, file] : kAerFiles) {
-    const ReadStatus status = sysfs.ReadText(Join(dir, file), &text);
-    if (status == ReadStatus::kAbsent) continue;  // kernel without AER, or no capability
     std::uint64_t total = 0;
-    if (status == ReadStatus::kOk && ParseAerTotal(text, &total)) {
+    // Absent: a kernel without AER, or no capability.
+    if (Gated(gate, reading, Source::kPcie, file, [&](std::string* why) {
+          std::string text;
+          const ReadStatus status = sysfs.ReadText(Join(dir, file), &text, why);
+          if (status != ReadStatus::kOk || ParseAerTotal(text, &total)) return status;
+          *why = "unparsable AER counts";
+          return ReadStatus::kFailed;
+        }) == Outcome::kOk) {
       reading[counter] = total;
-    } else {
-      Fail(reading, Source::kPcie);
     }
   }
+}
+
+void ReadRdmaPort(const SysfsTree& sysfs, std::string_view device, std::uint32_t port,
+                  NicReading& reading) {
+  OpenGate gate;
+  ReadRdmaPort(sysfs, device, port, reading, gate);
+}
+
+void ReadNetdev(const SysfsTree& sysfs, std::string_view netdev, NicReading& reading) {
+  OpenGate gate;
+  ReadNetdev(sysfs, netdev, reading, gate);
+}
+
+void ReadPcie(const SysfsTree& sysfs, std::string_view function_dir, NicReading& reading) {
+  OpenGate gate;
+  ReadPcie(sysfs, function_dir, reading, gate);
 }
 
 bool ParseAerTotal(std::string_view text, std::uint64_t* out) {

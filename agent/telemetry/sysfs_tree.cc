@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <utility>
 
 namespace hostmesh::agent::telemetry {
@@ -28,6 +29,11 @@ bool LeadingDigits(std::string_view text, std::uint64_t* out, std::string_view* 
   return true;
 }
 
+ReadStatus Failed(std::string* why, std::string_view reason) {
+  if (why != nullptr) *why = reason;
+  return ReadStatus::kFailed;
+}
+
 }  // namespace
 
 SysfsTree::SysfsTree(std::filesystem::path root) : root_(std::move(root)) {}
@@ -39,10 +45,13 @@ std::string SysfsTree::Path(std::string_view relative) const {
   return path;
 }
 
-ReadStatus SysfsTree::ReadText(std::string_view relative, std::string* out) const {
+ReadStatus SysfsTree::ReadText(std::string_view relative, std::string* out,
+                               std::string* why) const {
   const int fd = ::open(Path(relative).c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return errno == ENOENT || errno == ENOTDIR ? ReadStatus::kAbsent : ReadStatus::kFailed;
+  if (fd < 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return ReadStatus::kAbsent;
+    return Failed(why, std::strerror(errno));
+  }
   // Attribute files are at most a page; AER files are the longest we read.
   std::array<char, 4096> buffer{};
   out->clear();
@@ -50,8 +59,9 @@ ReadStatus SysfsTree::ReadText(std::string_view relative, std::string* out) cons
     const ssize_t n = ::read(fd, buffer.data(), buffer.size());
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
+      const int error = errno;
       ::close(fd);
-      return ReadStatus::kFailed;
+      return Failed(why, std::strerror(error));
     }
     if (n == 0) break;
     out->append(buffer.data(), static_cast<std::size_t>(n));
@@ -61,18 +71,20 @@ ReadStatus SysfsTree::ReadText(std::string_view relative, std::string* out) cons
   return ReadStatus::kOk;
 }
 
-ReadStatus SysfsTree::ReadU64(std::string_view relative, std::uint64_t* out) const {
+ReadStatus SysfsTree::ReadU64(std::string_view relative, std::uint64_t* out,
+                              std::string* why) const {
   std::string text;
-  const ReadStatus status = ReadText(relative, &text);
+  const ReadStatus status = ReadText(relative, &text, why);
   if (status != ReadStatus::kOk) return status;
-  return ParseU64(text, out) ? ReadStatus::kOk : ReadStatus::kFailed;
+  return ParseU64(text, out) ? ReadStatus::kOk : Failed(why, "not a decimal number");
 }
 
-ReadStatus SysfsTree::ReadLeadingU32(std::string_view relative, std::uint32_t* out) const {
+ReadStatus SysfsTree::ReadLeadingU32(std::string_view relative, std::uint32_t* out,
+                                     std::string* why) const {
   std::string text;
-  const ReadStatus status = ReadText(relative, &text);
+  const ReadStatus status = ReadText(relative, &text, why);
   if (status != ReadStatus::kOk) return status;
-  return ParseLeadingU32(text, out) ? ReadStatus::kOk : ReadStatus::kFailed;
+  return ParseLeadingU32(text, out) ? ReadStatus::kOk : Failed(why, "no leading number");
 }
 
 bool SysfsTree::IsDirectory(std::string_view relative) const {

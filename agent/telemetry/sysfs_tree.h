@@ -21,12 +21,16 @@ class SysfsTree {
  public:
   explicit SysfsTree(std::filesystem::path root);
 
-  // `relative` is below the root: "class/net/eth0/carrier_changes".
-  ReadStatus ReadText(std::string_view relative, std::string* out) const;
+  // `relative` is below the root: "class/net/eth0/carrier_changes". On
+  // kFailed, `why` (when given) says why: the errno text or what did not parse.
+  ReadStatus ReadText(std::string_view relative, std::string* out,
+                      std::string* why = nullptr) const;
   // A decimal number, surrounding whitespace allowed.
-  ReadStatus ReadU64(std::string_view relative, std::uint64_t* out) const;
+  ReadStatus ReadU64(std::string_view relative, std::uint64_t* out,
+                     std::string* why = nullptr) const;
   // The leading number of "4: ACTIVE", "5: LinkUp".
-  ReadStatus ReadLeadingU32(std::string_view relative, std::uint32_t* out) const;
+  ReadStatus ReadLeadingU32(std::string_view relative, std::uint32_t* out,
+                            std::string* why = nullptr) const;
   bool IsDirectory(std::string_view relative) const;
 
   const std::filesystem::path& root() const { return root_; }

@@ -376,6 +376,74 @@ TEST(agent_config, TelemetryKeysAreChecked) {
   EXPECT_TRUE(cfg.telemetry.pause_priorities.empty());
 }
 
+TEST(agent_config, TelemetryExcludeNamesDevicesAndCountersAndLeavesProbingAlone) {
+  const AgentConfig cfg = ParseAgentConfig(R"(host: h003
+analyzer:
+  address: 198.19.128.1:50051
+telemetry:
+  exclude:
+    - mlx5_0
+    - hw_counters/out_of_sequence
+    - mlx5_1:hw_counters/np_cnp_sent
+    - counters/port_xmit_wait
+    - eth2:ethtool/rx_discards_phy
+    - ethtool/rx_out_of_buffer
+    - eth3:ethtool
+    - mlx5_1:pcie
+nics:
+  - {name: nic0, rail: 0, ip: 198.18.0.7, netdev: eth2, rdma_device: mlx5_0}
+  - {name: nic1, rail: 1, ip: 198.18.0.23, netdev: eth3, rdma_device: mlx5_1}
+)",
+                                           "agent.yaml");
+  using telemetry::ExcludeWhat;
+  EXPECT_EQ(cfg.telemetry.exclude,
+            (std::vector<telemetry::ExcludeRule>{
+                {ExcludeWhat::kDevice, "mlx5_0", ""},
+                {ExcludeWhat::kPortCounter, "", "hw_counters/out_of_sequence"},
+                {ExcludeWhat::kPortCounter, "mlx5_1", "hw_counters/np_cnp_sent"},
+                {ExcludeWhat::kPortCounter, "", "counters/port_xmit_wait"},
+                {ExcludeWhat::kEthtoolStat, "eth2", "rx_discards_phy"},
+                {ExcludeWhat::kEthtoolStat, "", "rx_out_of_buffer"},
+                {ExcludeWhat::kEthtool, "eth3", ""},
+                {ExcludeWhat::kPcie, "mlx5_1", ""},
+            }));
+  // Telemetry only: the NICs keep their devices for probing.
+  EXPECT_EQ(cfg.nics[0].rdma_device, "mlx5_0");
+  EXPECT_EQ(cfg.nics[1].netdev, "eth3");
+  EXPECT_TRUE(ParseAgentConfig(kMinimal, "x").telemetry.exclude.empty());
+  EXPECT_TRUE(ParseAgentConfig(std::string(kMinimal) + "telemetry:\n  exclude: []\n", "x")
+                  .telemetry.exclude.empty());
+}
+
+TEST(agent_config, TelemetryExcludeEntriesAreChecked) {
+  const auto issue = [](const std::string& exclude) {
+    return OnlyIssue(std::string(kMinimal) + "telemetry:\n  exclude: " + exclude + "\n");
+  };
+  ConfigIssue i = issue("[\"nic0:\"]");
+  EXPECT_EQ(i.ToString(),
+            "agent.yaml:8:12: telemetry.exclude: entry \"nic0:\": nothing after the device's ':': "
+            "expected counters/NAME, hw_counters/NAME, ethtool/NAME, ethtool or pcie");
+  EXPECT_EQ(issue("[mlx5_9]").message,
+            "entry \"mlx5_9\": mlx5_9 is not the netdev or rdma_device of any NIC");
+  EXPECT_EQ(issue("[nic0:hw_counters/out_of_sequence]").message,
+            "entry \"nic0:hw_counters/out_of_sequence\": port counters belong to an RDMA device, "
+            "and nic0 is not the rdma_device of any NIC");
+  EXPECT_EQ(issue("[mlx5_0:ethtool]").message,
+            "entry \"mlx5_0:ethtool\": ethtool statistics belong to a netdev, and mlx5_0 is not "
+            "the netdev of any NIC");
+  EXPECT_EQ(issue("[nic1:pcie/aer_dev_fatal]").message,
+            "entry \"nic1:pcie/aer_dev_fatal\": unknown source before '/': expected counters/, "
+            "hw_counters/ or ethtool/");
+  EXPECT_EQ(issue("[nic0, hw_counters/x, nic0]").message, "entry \"nic0\" is listed twice");
+  EXPECT_EQ(issue("nic0").message, "expected a list, got \"nic0\"");
+  i = issue("[nic0, \"\"]");
+  EXPECT_EQ(i.path, "telemetry.exclude[1]");
+  EXPECT_THAT(i.message, HasSubstr("expected a non-empty string"));
+  // Every bad entry is reported, not only the first.
+  EXPECT_EQ(IssuesOf(std::string(kMinimal) + "telemetry:\n  exclude: [a b, nic0, eth9]\n").size(),
+            2U);
+}
+
 TEST(agent_config, RequiredKeys) {
   const std::vector<ConfigIssue> issues = IssuesOf("log_level: info\n");
   ASSERT_EQ(issues.size(), 3u);

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/inotify.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -38,6 +39,12 @@ class FakeSysfs {
     std::ofstream(path) << content;
   }
   void Remove(const std::string& relative) { std::filesystem::remove_all(root_ / relative); }
+  // A directory in place of the file: open works, read fails (EISDIR), even
+  // for root, whom chmod 000 would not stop.
+  void MakeUnreadable(const std::string& relative) {
+    Remove(relative);
+    std::filesystem::create_directories(root_ / relative);
+  }
   // `relative` becomes a symlink to `target` (relative to the link's folder, as sysfs does).
   void Link(const std::string& relative, const std::string& target) {
     const std::filesystem::path path = root_ / relative;
@@ -47,6 +54,44 @@ class FakeSysfs {
 
  private:
   std::filesystem::path root_;
+};
+
+// Counts the opens of the entries of one directory of a tree (inotify
+// IN_OPEN, queued by the kernel before open() returns, so no waiting): the
+// proof that a value was, or was not, read.
+class OpenCounter {
+ public:
+  OpenCounter(const FakeSysfs& fs, const std::string& dir)
+      : fd_(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) {
+    EXPECT_GE(fd_, 0);
+    // IN_CLOSE_NOWRITE too, so that two opens of one file are two events
+    // (inotify merges an event identical to the one queued last).
+    EXPECT_GE(::inotify_add_watch(fd_, (fs.root() / dir).c_str(), IN_OPEN | IN_CLOSE_NOWRITE), 0);
+  }
+  ~OpenCounter() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  OpenCounter(const OpenCounter&) = delete;
+  OpenCounter& operator=(const OpenCounter&) = delete;
+
+  // Opens of each entry since the last call.
+  std::map<std::string, int> Take() {
+    std::map<std::string, int> opens;
+    alignas(inotify_event) char buffer[4096];
+    for (;;) {
+      const ssize_t n = ::read(fd_, buffer, sizeof buffer);
+      if (n <= 0) break;
+      for (ssize_t at = 0; at < n;) {
+        const auto* event = reinterpret_cast<const inotify_event*>(buffer + at);
+        if ((event->mask & IN_OPEN) != 0 && event->len > 0) ++opens[event->name];
+        at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
+      }
+    }
+    return opens;
+  }
+
+ private:
+  int fd_;
 };
 
 // Counter values of one mlx5 port; every other documented file reads 0.

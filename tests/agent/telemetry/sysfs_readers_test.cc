@@ -5,6 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
+
 #include "tests/agent/telemetry/fake_sysfs.h"
 
 namespace hostmesh::agent::telemetry {
@@ -121,6 +126,54 @@ TEST(sysfs_readers, AMissingDeviceOrGarbledFileCountsAFailureAndReadsTheRest) {
   EXPECT_EQ(Failures(gone, Source::kNetdev), 1U);
   EXPECT_EQ(gone.port_state, 0U);
   EXPECT_EQ(gone.carrier, Carrier::kUnknown);
+}
+
+// Holds back the items it is told, records what the readers report.
+class RecordingGate final : public ReadGate {
+ public:
+  bool MayRead(Source source, std::string_view item) override {
+    asked.push_back(std::string(SourceName(source)) + ":" + std::string(item));
+    return held.count(std::string(item)) == 0;
+  }
+  void Done(Source source, std::string_view item, std::string_view error) override {
+    if (!error.empty()) {
+      failed.push_back(std::string(SourceName(source)) + ":" + std::string(item) + ": " +
+                       std::string(error));
+    }
+  }
+  std::set<std::string> held;
+  std::vector<std::string> asked;
+  std::vector<std::string> failed;
+};
+
+TEST(sysfs_readers, AGateHoldsValuesBackAndHearsWhyReadsFailed) {
+  FakeSysfs fs;
+  AddRxe(fs, "rxe0", "eth0", {{"link_downed", 2}, {"rcvd_pkts", 12}});
+  fs.MakeUnreadable("class/infiniband/rxe0/ports/1/hw_counters/sent_pkts");
+  fs.Write("class/infiniband/rxe0/ports/1/state", "ACTIVE\n");
+  RecordingGate gate;
+  // rxe has no counters/link_downed: held back, its hw_counters/ twin is not read either.
+  gate.held = {"counters/link_downed", "hw_counters/rcvd_pkts"};
+  NicReading r;
+  ReadRdmaPort(SysfsTree(fs.root()), "rxe0", 1, r, gate);
+  EXPECT_FALSE(r[NicCounter::kLinkDowned]);
+  EXPECT_FALSE(r[NicCounter::kPortRcvPackets]);
+  EXPECT_EQ(std::count(gate.asked.begin(), gate.asked.end(), "rdma:hw_counters/link_downed"), 0);
+  EXPECT_EQ(gate.asked.front(), "rdma:");  // the device before its files
+  EXPECT_EQ(gate.failed, (std::vector<std::string>{
+                             "rdma:hw_counters/sent_pkts: Is a directory",
+                             "rdma:state: no leading number",
+                         }));
+  EXPECT_EQ(Failures(r, Source::kRdma), 2U);
+
+  // A device held back is not looked at: no failure although it is missing.
+  RecordingGate whole;
+  whole.held = {""};
+  NicReading gone;
+  ReadRdmaPort(SysfsTree(fs.root()), "mlx5_9", 1, gone, whole);
+  ReadNetdev(SysfsTree(fs.root()), "eth9", gone, whole);
+  EXPECT_EQ(whole.asked, (std::vector<std::string>{"rdma:", "netdev:"}));
+  EXPECT_EQ(gone.total_failures(), 0U);
 }
 
 TEST(sysfs_readers, PcieLinkAndAerThroughTheDeviceSymlink) {

@@ -84,7 +84,9 @@ std::string Probe(const std::string& sysfs_root) {
   TelemetryCollector collector(sysfs_root, {{"nic0", "tA", "", 1}, {"nic1", "tB", "", 1}},
                                &ethtool);
   if (!AwaitOperstate(sysfs_root, "tA", "up")) out << "settle_error tA never up\n";
-  const TelemetrySample first = collector.Sample(1);
+  // Monotonic times a default period (10 s) apart: the collector reads at most once per period.
+  const MonoTime t0{};
+  const TelemetrySample first = *collector.Sample(t0, 1);
   out << "carrier_before " << static_cast<int>(first.readings[0].carrier) << "\n";
   Shell("ip link set tB down");
   Shell("ip link set tB up");
@@ -92,7 +94,7 @@ std::string Probe(const std::string& sysfs_root) {
   if (!AwaitOperstate(sysfs_root, "tA", "lowerlayerdown")) {
     out << "settle_error tA not lowerlayerdown\n";
   }
-  const TelemetrySample second = collector.Sample(2);
+  const TelemetrySample second = *collector.Sample(t0 + std::chrono::seconds{10}, 2);
   if (second.deltas[0] && (*second.deltas[0])[NicCounter::kCarrierChanges]) {
     out << "carrier_changes " << *(*second.deltas[0])[NicCounter::kCarrierChanges] << "\n";
   }
