@@ -171,11 +171,26 @@ class RxeFabric(e2e.FabricTestCase):
                 ports.setdefault(m.group(1), set()).add(int(m.group(2)))
         return ports, tos
 
+    def wait_agent_opened(self) -> str:
+        """The agent's log once it has opened all 3 NICs (their QPs made)."""
+        deadline = time.time() + 90
+        while time.time() < deadline:
+            text = self.agent_log()
+            if (len(re.findall(r"source ports by (?:qp|flow_label)", text)) >= 3
+                    and "agent h000 boot" in text):
+                return text
+            time.sleep(1)
+        return self.agent_log()
+
     def test_0_verbs_device_tests_pass_in_the_guest(self):
         # The C++ verbs device tests (two QPs with four timestamps, address
         # handles per device port mode, a receive QP reset after an error, a
         # NIC reopened after DEVICE_FATAL through the async reader, the device
-        # listing), run against rxe0..rxe2 beside the agent's own QPs.
+        # listing), run against rxe0..rxe2 beside the agent's own QPs. After
+        # the agent has made its QPs: rxe numbers QPs in creation order, and
+        # test_2 derives the agent's ports from the first QP numbers.
+        text = self.wait_agent_opened()
+        self.assertEqual(len(re.findall(r"source ports by qp \(\d+ send QPs", text)), 3, text)
         for binary, suites in GUEST_TESTS.items():
             with self.subTest(binary=binary):
                 rc, text = run_guest_test(binary)
@@ -204,10 +219,7 @@ class RxeFabric(e2e.FabricTestCase):
         self.assertEqual(proc.stdout, "404", f"POST {url} from the network")
 
     def test_1_auto_picks_verbs_and_rotates_by_qp(self):
-        deadline = time.time() + 60
-        while "agent h000 boot" not in self.agent_log() and time.time() < deadline:
-            time.sleep(1)
-        text = self.agent_log()
+        text = self.wait_agent_opened()
         self.assertIn("using verbs for all 3 NICs", text)
         self.assertEqual(len(re.findall(r"source ports by qp \(\d+ send QPs", text)), 3, text)
 
