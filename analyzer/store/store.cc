@@ -15,6 +15,7 @@
 #include "analyzer/store/chunk_codec.h"
 #include "analyzer/store/result_codec.h"
 #include "analyzer/store/retention_filter.h"
+#include "analyzer/store/rocks_values.h"
 #include "analyzer/store/store_keys.h"
 
 namespace hostmesh::analyzer::store {
@@ -39,12 +40,9 @@ class DelimitedReader {
 };
 
 // Order matches Store::Family.
-constexpr const char* kFamilyNames[] = {"default", "raw_results", "path_reports", "ledger",
-                                        "hellos",  "windows",     "incidents",    "nic_telemetry"};
-
-std::int64_t Ns(WallTime t) {
-  return t.time_since_epoch().count();
-}
+constexpr const char* kFamilyNames[] = {"default",   "raw_results",   "path_reports",
+                                        "ledger",    "hellos",        "windows",
+                                        "incidents", "nic_telemetry", "evidence"};
 
 rocksdb::CompressionType FirstSupported(std::initializer_list<rocksdb::CompressionType> types) {
   const auto supported = rocksdb::GetSupportedCompressions();
@@ -52,18 +50,6 @@ rocksdb::CompressionType FirstSupported(std::initializer_list<rocksdb::Compressi
     if (std::find(supported.begin(), supported.end(), type) != supported.end()) return type;
   }
   return rocksdb::kNoCompression;
-}
-
-rocksdb::Slice ToSlice(std::string_view s) {
-  return {s.data(), s.size()};
-}
-std::string_view ToView(const rocksdb::Slice& s) {
-  return {s.data(), s.size()};
-}
-
-StoreStatus FromRocks(const rocksdb::Status& s, std::string_view what) {
-  if (s.ok()) return {};
-  return {std::string(what) + ": " + s.ToString()};
 }
 
 // Where a chunk scan starts: the bucket holding `from` (a chunk starting
@@ -140,6 +126,12 @@ rocksdb::ColumnFamilyOptions Store::FamilyOptions(Family f, rocksdb::Compression
       o.compression = raw;  // written once a window, kept a month: small beats fast
       rule = {RecordTime::kKeyPrefix, options_.summary_retention, {}};
       break;
+    case kEvidence:
+      // Rewritten while an incident is young, then read rarely: kept by the
+      // time of its last write, not by the incident's.
+      o.compression = raw;
+      rule = {RecordTime::kValuePrefix, options_.summary_retention, {}};
+      break;
     case kLedger:
     case kHellos: {
       // Point lookups on every batch (duplicate check): bloom filters.
@@ -150,6 +142,7 @@ rocksdb::ColumnFamilyOptions Store::FamilyOptions(Family f, rocksdb::Compression
       break;
     }
     case kDefault:
+    case kFamilyCount:
       return o;
   }
   filters_.push_back(std::make_shared<RetentionFilterFactory>(clock_, rule));
@@ -177,8 +170,9 @@ StoreStatus Store::OpenDb() {
       options_.raw_compression == RawCompression::kSmall
           ? FirstSupported({rocksdb::kZSTD, rocksdb::kLZ4Compression, rocksdb::kSnappyCompression})
           : fast;
+  static_assert(std::size(kFamilyNames) == kFamilyCount);
   std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
-  for (int f = kDefault; f <= kTelemetry; ++f) {
+  for (int f = kDefault; f < kFamilyCount; ++f) {
     descriptors.emplace_back(kFamilyNames[f], FamilyOptions(static_cast<Family>(f), fast, raw));
   }
   // Families a newer version added must be opened too, or RocksDB refuses.
@@ -395,6 +389,16 @@ StoreStatus Store::ScanResults(WallTime from, WallTime to,
       });
 }
 
+StoreStatus Store::ScanResultsOf(WallTime from, WallTime to, const std::vector<std::string>& agents,
+                                 const std::function<bool(const StoredResult&)>& visit) const {
+  return ScanItems<v1::ProbeResult, ResultChunkReader>(
+      kRawResults, from, to, &agents, "result",
+      [](const v1::ProbeResult& r) { return r.send_time_ns(); },
+      [&](const ChunkKeyParts& parts, const v1::ProbeResult& r) {
+        return visit({parts.agent_id, parts.boot_id, parts.batch_seq, &r});
+      });
+}
+
 StoreStatus Store::ScanPaths(WallTime from, WallTime to,
                              const std::function<bool(const StoredPath&)>& visit) const {
   return ScanItems<v1::PathReport, DelimitedReader<v1::PathReport>>(
@@ -592,7 +596,7 @@ StoreStatus Store::EnforceRetention() {
 
 std::vector<FamilyUsage> Store::Usage() const {
   std::vector<FamilyUsage> out;
-  for (int f = kDefault; f <= kIncidents; ++f) {
+  for (int f = kDefault; f < kFamilyCount; ++f) {
     FamilyUsage u;
     u.name = kFamilyNames[f];
     db_->GetIntProperty(cf(static_cast<Family>(f)), "rocksdb.live-sst-files-size", &u.sst_bytes);

@@ -149,6 +149,10 @@ class Store {
   StoreStatus ScanPaths(WallTime from, WallTime to,
                         const std::function<bool(const StoredPath&)>& visit) const;
   // NIC telemetry with from <= end_ns < to, in the same order.
+  // The same for the given agents only (a seek per time bucket and agent, as
+  // ScanTelemetryOf).
+  StoreStatus ScanResultsOf(WallTime from, WallTime to, const std::vector<std::string>& agents,
+                            const std::function<bool(const StoredResult&)>& visit) const;
   StoreStatus ScanTelemetry(WallTime from, WallTime to,
                             const std::function<bool(const StoredTelemetry&)>& visit) const;
   // The same for the given agents only: a seek per (time bucket, agent), so
@@ -193,6 +197,22 @@ class Store {
       WallTime from, WallTime to,
       const std::function<bool(WallTime, std::uint64_t id, std::string_view bytes)>& visit) const;
 
+  // The evidence of incidents (first-failure capture, analyzer/evidence): part
+  // 0 a header rewritten as the incident goes on, parts 1.. captured probes.
+  // Each record is kept summary_retention after it was last written (its
+  // write time leads the value; the compaction filter drops it).
+  StoreStatus PutEvidence(std::uint64_t incident_id, std::uint32_t part, std::string_view bytes);
+  // An incident's parts in part order; bytes without the write time.
+  StoreStatus ScanEvidence(
+      std::uint64_t incident_id,
+      const std::function<bool(std::uint32_t part, std::string_view bytes)>& visit) const;
+  // Every incident's stored evidence: its size (keys and values) and when it
+  // was last written, in id order.
+  StoreStatus ScanEvidenceSizes(
+      const std::function<bool(std::uint64_t incident_id, std::uint64_t bytes, WallTime written)>&
+          visit) const;
+  StoreStatus DeleteEvidence(std::uint64_t incident_id);
+
   // Deletes what is past retention now (one DeleteRange per time-keyed family)
   // and compacts the deleted ranges away; the compaction filters also expire
   // ledger and hello entries. Call periodically (hourly is plenty).
@@ -216,6 +236,8 @@ class Store {
     kWindows,
     kIncidents,
     kTelemetry,
+    kEvidence,
+    kFamilyCount,
   };
   Store(const Clock& clock, StoreOptions options);
   StoreStatus OpenDb();

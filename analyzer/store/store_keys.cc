@@ -111,6 +111,13 @@ std::string IncidentKey(std::int64_t opened_ns, std::uint64_t incident_id) {
   return key;
 }
 
+std::string EvidenceKey(std::uint64_t incident_id, std::uint32_t part) {
+  std::string key;
+  AppendU64(key, incident_id);
+  AppendU32(key, part);
+  return key;
+}
+
 std::optional<ChunkKeyParts> ParseChunkKey(std::string_view key) {
   if (key.size() < 8 + 2 + 16) return std::nullopt;
   ChunkKeyParts parts;

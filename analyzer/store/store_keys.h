@@ -12,6 +12,7 @@
 //   nic_telemetry   bucket(8) agent_len(2) agent boot(8) batch_seq(8) delimited NicTelemetry
 //   default         "agent_index/" agent                              host id(4)
 //   default         "learned_fabric"                                  LearnedFabric
+//   evidence        incident_id(8) part(4)                            written_at(8) bytes
 //
 // Raw results and path reports are stored as one chunk per (time bucket,
 // batch): the results of one batch whose event time (ProbeResult.send_time_ns,
@@ -64,6 +65,8 @@ std::string LedgerKey(std::string_view agent_id, std::uint64_t boot_id, std::uin
 std::string HelloKey(std::string_view agent_id, std::uint64_t boot_id);
 std::string WindowKey(std::int64_t window_start_ns, std::string_view scope);
 std::string IncidentKey(std::int64_t opened_ns, std::uint64_t incident_id);
+// Part 0 is an incident's evidence header, parts 1.. its captured probes.
+std::string EvidenceKey(std::uint64_t incident_id, std::uint32_t part);
 
 // The parts of a raw_results / path_reports key; nullopt if malformed.
 struct ChunkKeyParts {
