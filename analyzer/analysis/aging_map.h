@@ -101,6 +101,13 @@ class AgingMap {
     }
     return visited;
   }
+  // Every entry, in slot order (no age change).
+  template <typename Visit>
+  void ForEach(Visit&& visit) const {
+    for (const Entry& e : slots_) {
+      if (e.key != kEmpty) visit(e.key, e.value);
+    }
+  }
   std::size_t size() const { return size_; }
   std::size_t capacity() const { return slots_.size(); }
   std::size_t memory_bytes() const { return slots_.size() * sizeof(Entry); }

@@ -173,13 +173,13 @@ void PathTable::Store(std::uint64_t key, MiddleId id) {
     *value = id;
     return;
   }
-  const HostId host = HostOf(key);
+  const HostId host = KeyHost(key);
   if (per_host_.size() <= host) per_host_.resize(std::size_t{host} + 1, 0);
   ++per_host_[host];
 }
 
 void PathTable::Forgotten(std::uint64_t key) {
-  const HostId host = HostOf(key);
+  const HostId host = KeyHost(key);
   if (host >= per_host_.size() || per_host_[host] == 0) return;
   --per_host_[host];
   if (host >= crowded_.size() || !crowded_[host]) return;
@@ -323,7 +323,7 @@ void PathTable::AdvanceTo(std::int64_t now_ns) {
     return;
   }
   const auto max_age_of = [this](std::uint64_t key) {
-    const HostId host = HostOf(key);
+    const HostId host = KeyHost(key);
     return static_cast<AgingMap::Tick>(host < crowded_.size() && crowded_[host] ? kCrowdedIdleTicks
                                                                                 : kTicksPerTtl);
   };

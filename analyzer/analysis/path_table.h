@@ -143,6 +143,16 @@ class PathTable {
   std::size_t link_span() const { return link_span_; }
   // 5-tuples with a path.
   std::size_t size() const { return paths_.size(); }
+  // Every live 5-tuple's key (Key) and fabric part, in no order; ages nothing.
+  template <typename Visit>
+  void ForEachTuple(Visit&& visit) const {
+    paths_.ForEach(std::forward<Visit>(visit));
+  }
+  // The parts of a Key.
+  static HostId KeyHost(std::uint64_t key) { return static_cast<HostId>(key >> 26); }
+  static NicId KeySrc(std::uint64_t key) { return static_cast<NicId>((key >> 21) & 31); }
+  static NicId KeyDst(std::uint64_t key) { return static_cast<NicId>((key >> 16) & 31); }
+  static std::uint16_t KeyPort(std::uint64_t key) { return static_cast<std::uint16_t>(key); }
   std::size_t memory_bytes() const;
 
   // 5-tuples forgotten for age, and fabric parts freed, since construction.
@@ -199,7 +209,6 @@ class PathTable {
   // candidates) could be, and says more.
   bool Refines(const MiddleEntry& known, std::span<const LinkId> partial,
                std::span<const PathCandidate> candidates) const;
-  static HostId HostOf(std::uint64_t key) { return static_cast<HostId>(key >> 26); }
   // The per-host count of a 5-tuple forgotten (for age or eviction).
   void Forgotten(std::uint64_t key);
   void Ref(MiddleId id);
