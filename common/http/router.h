@@ -18,6 +18,11 @@ class Router {
   // debug hooks), which a GET (a crawler, a prefetch) must never trigger.
   void Post(std::string path, Handler handler);
 
+  // GET of every path under `prefix` (which ends with '/') that no exact
+  // route has: the handler reads the rest of the path itself ("/api/v1/
+  // incidents/" serves "/api/v1/incidents/12/evidence"). The longest prefix wins.
+  void GetUnder(std::string prefix, Handler handler);
+
   // 404 for an unknown path, 405 (with Allow: the path's methods) for another
   // method on a known one, else the handler's response.
   Response Dispatch(const Request& request) const;
@@ -27,6 +32,9 @@ class Router {
            Handler handler);
   std::map<std::string, Handler, std::less<>> get_handlers_;
   std::map<std::string, Handler, std::less<>> post_handlers_;
+  std::map<std::string, Handler, std::less<>> get_prefix_handlers_;
+  // The GET handler of a path: exact, else under the longest prefix; null if none.
+  const Handler* FindGet(std::string_view path) const;
 };
 
 }  // namespace hostmesh::http

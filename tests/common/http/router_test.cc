@@ -75,6 +75,29 @@ TEST(HttpRouter, PostRouteAnswersOnlyPost) {
                std::invalid_argument);
 }
 
+TEST(HttpRouter, PrefixRoutesServeWhatNoExactRouteHasLongestFirst) {
+  Router router;
+  const auto says = [](std::string what) {
+    return [what](const Request& r) {
+      Response response;
+      response.body = what + " " + std::string(r.path);
+      return response;
+    };
+  };
+  router.Get("/api/v1/incidents", says("list"));
+  router.GetUnder("/api/v1/incidents/", says("one"));
+  router.GetUnder("/api/v1/", says("api"));
+  EXPECT_EQ(router.Dispatch({.method = "GET", .path = "/api/v1/incidents"}).body,
+            "list /api/v1/incidents");
+  EXPECT_EQ(router.Dispatch({.method = "GET", .path = "/api/v1/incidents/12/evidence"}).body,
+            "one /api/v1/incidents/12/evidence");
+  EXPECT_EQ(router.Dispatch({.method = "GET", .path = "/api/v1/sla"}).body, "api /api/v1/sla");
+  EXPECT_EQ(router.Dispatch({.method = "GET", .path = "/api/v2/x"}).status, 404);
+  EXPECT_EQ(router.Dispatch({.method = "POST", .path = "/api/v1/incidents/1"}).status, 405);
+  EXPECT_THROW(router.GetUnder("/api/v1/", says("again")), std::invalid_argument);
+  EXPECT_THROW(router.GetUnder("/no-slash", says("x")), std::invalid_argument);
+}
+
 TEST(HttpRouter, RejectsBadRoutes) {
   Router router = EchoRouter();
   EXPECT_THROW(router.Get("/echo", [](const Request&) { return Response{}; }),
