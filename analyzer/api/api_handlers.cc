@@ -87,7 +87,7 @@ http::Response Telemetry(const http::Request& request, const TelemetrySource& te
 }  // namespace
 
 void MountApi(http::Router& router, SnapshotSource source, const Clock& clock,
-              HistorySource history, TelemetrySource telemetry) {
+              HistorySource history, TelemetrySource telemetry, EvidenceSource evidence) {
   if (telemetry) {
     router.Get("/api/v1/telemetry", [&clock, telemetry](const http::Request& request) {
       return Telemetry(request, telemetry, clock.RealtimeNow().time_since_epoch().count());
@@ -148,6 +148,35 @@ void MountApi(http::Router& router, SnapshotSource source, const Clock& clock,
   });
   router.Get("/api/v1/incidents",
              [source](const http::Request&) { return Json(RenderIncidents(*Current(source))); });
+  router.GetUnder("/api/v1/incidents/", [source, evidence](const http::Request& request) {
+    constexpr std::string_view kPrefix = "/api/v1/incidents/";
+    const auto path = ParseIncidentPath(request.path.substr(kPrefix.size()));
+    if (!path) {
+      return Json(RenderError("expected /api/v1/incidents/ID or /api/v1/incidents/ID/evidence "
+                              "with ID a positive number"),
+                  404);
+    }
+    const std::shared_ptr<const ApiSnapshot> snapshot = Current(source);
+    if (!path->evidence) {
+      if (auto body = RenderIncident(*snapshot, path->id)) return Json(std::move(*body));
+      return Json(RenderError("no incident " + std::to_string(path->id) +
+                              " among the open and recently resolved ones; its evidence may "
+                              "still be at /api/v1/incidents/" +
+                              std::to_string(path->id) + "/evidence"),
+                  404);
+    }
+    if (!evidence) return Json(RenderError("this analyzer keeps no evidence"), 404);
+    const EvidenceAnswer answer = evidence(path->id);
+    if (!answer.error.empty()) {
+      return Json(RenderError("evidence not read: " + answer.error), 503);
+    }
+    if (!answer.found) {
+      return Json(RenderError("no evidence kept for incident " + std::to_string(path->id) +
+                              " (never captured, expired, or dropped for the disk cap)"),
+                  404);
+    }
+    return Json(RenderEvidence(*snapshot, answer));
+  });
   router.Get("/api/v1/sla",
              [source](const http::Request&) { return Json(RenderSla(*Current(source))); });
   router.Get("/", [](const http::Request&) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "analyzer/api/api_snapshot.h"
+#include "analyzer/api/render_evidence.h"
 #include "analyzer/api/render_telemetry.h"
 #include "common/base/clock.h"
 #include "common/http/router.h"
@@ -31,8 +32,10 @@ using TelemetrySource = std::function<TelemetryAnswer(const TelemetryQuery& quer
 // /api/v1/sla/history when `history` is set and /api/v1/telemetry when
 // `telemetry` is; with `telemetry`, /api/v1/rnics shows each RNIC's counter
 // deltas over the judged window beside its verdict. `clock` (for uptime, window lag and the default
-// periods) must outlive the router.
+// periods) must outlive the router. /api/v1/incidents/{id} serves one
+// incident, and with `evidence` /api/v1/incidents/{id}/evidence its evidence.
 void MountApi(http::Router& router, SnapshotSource source, const Clock& clock,
-              HistorySource history = {}, TelemetrySource telemetry = {});
+              HistorySource history = {}, TelemetrySource telemetry = {},
+              EvidenceSource evidence = {});
 
 }  // namespace hostmesh::analyzer::api

@@ -100,6 +100,10 @@ struct ApiSnapshot {
   // disagreed by kind (confirmed or not).
   std::shared_ptr<const std::vector<TopologyDisagreement>> disagreements;
   std::vector<std::pair<std::string, std::uint64_t>> disagreeing_traces;
+  // The evidence writer's (analyzer/evidence): events by name, and gauges.
+  std::vector<std::pair<std::string, std::uint64_t>> evidence_events;
+  std::uint64_t evidence_bytes = 0;
+  std::uint64_t evidence_incidents = 0;
 
   const std::vector<HostInfo>& hosts() const { return host_table ? *host_table : kNoHosts; }
   const std::vector<DeviceInfo>& devices() const {

@@ -53,6 +53,8 @@ const NicInfo* NicOf(const ApiSnapshot& s, analysis::HostId host, analysis::NicI
   return h != nullptr && nic < h->nics.size() ? &h->nics[nic] : nullptr;
 }
 
+}  // namespace
+
 // Host name, or its dense id in text when the snapshot does not know it (it
 // always should; a name-less entry must not break the API).
 std::string HostName(const ApiSnapshot& s, analysis::HostId host) {
@@ -116,6 +118,8 @@ void AddSwitchRef(Json& j, const ApiSnapshot& s, analysis::SwitchId id) {
     j["rail"] = -1;
   }
 }
+
+namespace {
 
 bool Touches(const ApiSnapshot& s, analysis::LinkId link, analysis::SwitchId id) {
   if (link >= s.links().size()) return false;
@@ -220,6 +224,8 @@ std::string IncidentSummary(const ApiSnapshot& s, const analysis::Incident& inc)
   return inc.summary;
 }
 
+}  // namespace
+
 Json IncidentJson(const ApiSnapshot& s, const analysis::Incident& inc) {
   using analysis::IncidentKind;
   Json j = Json::object();
@@ -292,8 +298,6 @@ Json IncidentJson(const ApiSnapshot& s, const analysis::Incident& inc) {
   diagnosis["window_start_ns"] = d.window_start_ns;
   return j;
 }
-
-}  // namespace
 
 std::string_view RnicStateName(analysis::RnicState state) {
   switch (state) {

@@ -19,5 +19,15 @@ Json LinkNameJson(const ApiSnapshot& s, analysis::LinkId link);
 // counters, pause frames per priority, link and PCIe state); /api/v1/rnics
 // writes the same beside each RNIC's verdict.
 Json NicTotalsJson(const telemetry::NicCounterTotals& totals);
+// Host name, or "host-<id>" when the snapshot does not know it.
+std::string HostName(const ApiSnapshot& s, analysis::HostId host);
+// Adds host, nic, nic_name, ip and rail of an RNIC to `j`.
+void AddRnicRef(Json& j, const ApiSnapshot& s, analysis::HostId host, analysis::NicId nic);
+// Adds link, name and ends of a link to `j`.
+void AddLinkRef(Json& j, const ApiSnapshot& s, analysis::LinkId link);
+// Adds switch, name, tier, pod and rail of a switch to `j`.
+void AddSwitchRef(Json& j, const ApiSnapshot& s, analysis::SwitchId id);
+// One incident as /api/v1/incidents lists it.
+Json IncidentJson(const ApiSnapshot& s, const analysis::Incident& inc);
 
 }  // namespace hostmesh::analyzer::api

@@ -90,6 +90,30 @@ void ReadGrpc(MapReader& m, AnalyzerConfig& cfg) {
   });
 }
 
+// Evidence is read from the raw results: it cannot reach further back than
+// they are kept (so retention.raw is read before it).
+void ReadEvidence(MapReader& m, AnalyzerConfig& cfg) {
+  evidence::EvidenceConfig& e = cfg.evidence;
+  m.Optional("enabled", &e.enabled);
+  for (const auto& [key, span] : {std::pair{"before", &e.before}, {"after", &e.after}}) {
+    if (m.Optional(key, span, Range{0s, 24h}) && *span >= cfg.raw_retention) {
+      m.Fail(key, "must be below retention.raw (" + config::FormatDuration(cfg.raw_retention) +
+                      "): the probes are read back from it");
+    }
+  }
+  config::ByteSize incident{e.incident_bytes};
+  if (m.Optional("incident_bytes", &incident, Range{config::KiB(64), config::GiB(1)})) {
+    e.incident_bytes = incident.bytes;
+  }
+  config::ByteSize cap{e.disk_cap_bytes};
+  if (m.Optional("disk_cap_bytes", &cap, Range{config::MiB(16), config::GiB(1024)})) {
+    e.disk_cap_bytes = cap.bytes;
+  }
+  m.Optional("max_tuples", &e.max_tuples, Range<std::uint32_t>{1, 1'000'000});
+  m.Optional("siblings", &e.siblings, Range<std::uint32_t>{0, 64});
+  m.Optional("max_hosts", &e.max_hosts, Range<std::uint32_t>{1, 1024});
+}
+
 void ReadAnalyzer(MapReader& r, AnalyzerConfig& cfg) {
   r.Optional("log_level", &cfg.log_level, kLogLevelNames);
   r.Map("grpc", [&](MapReader& m) { ReadGrpc(m, cfg); });
@@ -157,6 +181,7 @@ void ReadAnalyzer(MapReader& r, AnalyzerConfig& cfg) {
       m.Fail("summaries", "must be at least the window (" + config::FormatDuration(a.window) + ")");
     }
   });
+  r.Map("evidence", [&](MapReader& m) { ReadEvidence(m, cfg); });
   // A restart replays raw data: it cannot reach further back than it is kept.
   // Explicit restore spans beyond retention.raw are errors, the defaults shrink.
   bool paths_set = false, results_set = false;

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "analyzer/analysis/config.h"
+#include "analyzer/evidence/evidence_config.h"
 #include "common/base/logging.h"
 #include "common/config/http_server_config.h"
 #include "common/config/value_types.h"
@@ -60,6 +61,8 @@ struct AnalyzerConfig {
   // that which the analyzer was down for are not judged (their results stay
   // in the store).
   std::chrono::nanoseconds restore_results = std::chrono::minutes{5};
+  // What each incident keeps of its evidence (first-failure capture).
+  evidence::EvidenceConfig evidence;
   // window, grace, rnic_anomalous_ratio, rnic_sticky come from the file; the
   // rest keep the analysis library's defaults.
   analysis::AnalysisConfig analysis;

@@ -110,6 +110,13 @@ class AnalysisFeed final : public ingest::IngestSink {
 
   // Applies what is queued first (like Advance, on the loop's thread).
   analysis::AnalysisStats analysis_stats();
+  // Calls f(const analysis::Analysis&) under the analysis's lock, for what
+  // reads it beside the judgement (the evidence keeper's path table pass).
+  template <typename F>
+  auto WithAnalysis(F&& f) {
+    std::lock_guard lock(analysis_mu_);
+    return f(static_cast<const analysis::Analysis&>(analysis_));
+  }
   FeedStats stats() const;
 
  private:

@@ -28,6 +28,7 @@ AnalyzerApp::AnalyzerApp(AnalyzerConfig config, AnalyzerAppOptions options, cons
       registry_(registry),
       started_(clock.RealtimeNow()),
       incidents_(config_.analysis),
+      evidence_keeper_(config_.evidence),
       listener_recovery_(options_.ingest_relisten_gap) {}
 
 AnalyzerApp::~AnalyzerApp() {
@@ -103,6 +104,8 @@ bool AnalyzerApp::OpenStore(std::string* error) {
   state_ = std::make_unique<StateKeeper>(*store_, clock_);
   if (!topology_) RestoreLearned();
   diagnosis_ = std::make_unique<DiagnosisStep>(*store_, topology_ ? &*topology_ : nullptr);
+  evidence_writer_ = std::make_unique<evidence::EvidenceWriter>(*store_, clock_, config_.evidence);
+  evidence_writer_->Start();
   Restore();
   return true;
 }
@@ -136,7 +139,16 @@ bool AnalyzerApp::ServeHttp(std::string* error) {
       [this](std::int64_t from, std::int64_t to, std::size_t limit, bool* truncated) {
         return state_->History(from, to, limit, truncated);
       },
-      [this](const api::TelemetryQuery& query) { return QueryTelemetry(*store_, query); });
+      [this](const api::TelemetryQuery& query) { return QueryTelemetry(*store_, query); },
+      [this](std::uint64_t id) {
+        api::EvidenceAnswer answer;
+        if (auto stored = evidence::ReadEvidence(*store_, id, &answer.error)) {
+          answer.found = true;
+          answer.header = std::move(stored->header);
+          answer.parts = std::move(stored->parts);
+        }
+        return answer;
+      });
   http::MountMetrics(router, registry_);
   http::ServerOptions http_options;
   http_options.listen_addresses = {config_.http_listen.ToString()};
@@ -280,6 +292,7 @@ void AnalyzerApp::Tick() {
     diagnosis_->Run(report, *feed_->Hosts(), incidents_, feed_->LearnedGraph(),
                     feed_->TakeSendFailures(report.start_ns));
     state_->Save(report, touched, incidents_, *feed_);
+    KeepEvidence(report, touched);
     latest_ = std::make_shared<const analysis::WindowReport>(std::move(report));
   }
   if (!reports.empty()) {
@@ -312,6 +325,17 @@ void AnalyzerApp::Tick() {
       GetLogger("analyzer")->warn("retention: {}", status.error);
     }
   }
+}
+
+void AnalyzerApp::KeepEvidence(const analysis::WindowReport& report,
+                               const std::vector<std::uint64_t>& touched) {
+  std::vector<evidence::EvidenceEvent> events =
+      feed_->WithAnalysis([&](const analysis::Analysis& analysis) {
+        return evidence_keeper_.OnWindow(
+            report, touched, incidents_, analysis.paths(), analysis.fabric(),
+            [this](analysis::HostId host) { return feed_->AgentOf(host); });
+      });
+  for (evidence::EvidenceEvent& event : events) evidence_writer_->Submit(std::move(event));
 }
 
 void AnalyzerApp::Publish(std::shared_ptr<const analysis::WindowReport> latest) {
@@ -360,6 +384,18 @@ void AnalyzerApp::Publish(std::shared_ptr<const analysis::WindowReport> latest) 
                                   {"learned_merge_refused", learner.merges_refused},
                                   {"trace_refused_learned_fabric_full", learner.refused_full}});
   }
+  if (evidence_writer_) {
+    const evidence::EvidenceStats& e = evidence_writer_->stats();
+    snapshot->evidence_events = {{"window", e.events.load()},
+                                 {"capture", e.captures.load()},
+                                 {"dropped_queue_full", e.dropped_queue_full.load()},
+                                 {"dropped_disk_cap", e.dropped_disk_cap.load()},
+                                 {"expired", e.expired.load()},
+                                 {"store_error", e.store_errors.load()},
+                                 {"probe_thinned", e.thinned_probes.load()}};
+    snapshot->evidence_bytes = e.bytes.load();
+    snapshot->evidence_incidents = e.incidents.load();
+  }
   const std::int64_t keep_after =
       (clock_.RealtimeNow() - options_.resolved_visible).time_since_epoch().count();
   for (const analysis::Incident& inc : incidents_.all()) {
@@ -394,6 +430,7 @@ void AnalyzerApp::Shutdown() {
   if (grpc_) grpc_->Shutdown(std::chrono::seconds{2});
   if (http_) http_->Stop();
   if (committer_) committer_->Stop();
+  evidence_writer_.reset();                          // what is queued is written first
   if (store_ && feed_ && !topology_) SaveLearned();  // what the last second taught
   grpc_.reset();
   http_.reset();

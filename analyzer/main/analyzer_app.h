@@ -13,6 +13,8 @@
 #include "analyzer/analysis/incidents.h"
 #include "analyzer/api/api_snapshot.h"
 #include "analyzer/config/analyzer_config.h"
+#include "analyzer/evidence/evidence_keeper.h"
+#include "analyzer/evidence/evidence_writer.h"
 #include "analyzer/feed/analysis_feed.h"
 #include "analyzer/feed/diagnosis_step.h"
 #include "analyzer/feed/state_keeper.h"
@@ -88,6 +90,9 @@ class AnalyzerApp {
   // rebuilt on the same port, or retried after the recovery's gap.
   void RelistenIngest();
   void Publish(std::shared_ptr<const analysis::WindowReport> latest);
+  // After a window's incidents are updated and diagnosed: what their evidence keeps.
+  void KeepEvidence(const analysis::WindowReport& report,
+                    const std::vector<std::uint64_t>& touched);
 
   const AnalyzerConfig config_;
   const AnalyzerAppOptions options_;
@@ -101,6 +106,7 @@ class AnalyzerApp {
   std::unique_ptr<AnalysisFeed> feed_;
   std::unique_ptr<StateKeeper> state_;
   std::unique_ptr<DiagnosisStep> diagnosis_;
+  std::unique_ptr<evidence::EvidenceWriter> evidence_writer_;  // with the store
   std::unique_ptr<ingest::IngestStats> ingest_stats_;
   std::unique_ptr<ingest::IngestHandler> handler_;
   std::unique_ptr<ingest::IngestServer> grpc_;
@@ -111,6 +117,7 @@ class AnalyzerApp {
 
   // Touched by the loop thread only.
   analysis::IncidentTracker incidents_;
+  evidence::EvidenceKeeper evidence_keeper_;
   std::shared_ptr<const analysis::WindowReport> latest_;
   MonoTime next_retention_{};
   std::shared_ptr<const api::InventoryView> inventory_view_;  // built once; null without

@@ -282,6 +282,13 @@ const Family kFamilies[] = {
      {"event"},
      CountsOf<&api::ApiSnapshot::feed_events>},
     {kCounter,
+     "hostmesh_analyzer_evidence_events_total",
+     "The evidence writer's work, by event: window events applied, probe captures, events "
+     "dropped for a full queue, incidents whose evidence was dropped for the disk cap or "
+     "expired, store errors, and probe successes thinned to fit an incident's budget.",
+     {"event"},
+     CountsOf<&api::ApiSnapshot::evidence_events>},
+    {kCounter,
      "hostmesh_analyzer_topology_disagreeing_traces_total",
      "Path reports whose answers contradict the inventory, by kind (unknown_nic, "
      "unknown_address, unlinked_port, miscabled_nic, miscabled_link). Only with an inventory.",
@@ -355,6 +362,12 @@ constexpr Value kValues[] = {
      "Cut-short first traces counted at once as possibly over any up-link because the "
      "route watch's cap of awaited ones was full: withdrawn links are named later.",
      [](const api::ApiSnapshot& s) { return Number(s.stats.route_draws_overflow); }},
+    {kGauge, "hostmesh_analyzer_evidence_bytes",
+     "Bytes of all incidents' evidence in the store (first-failure capture), against "
+     "evidence.disk_cap_bytes.",
+     [](const api::ApiSnapshot& s) { return Number(s.evidence_bytes); }},
+    {kGauge, "hostmesh_analyzer_evidence_incidents", "Incidents whose evidence is in the store.",
+     [](const api::ApiSnapshot& s) { return Number(s.evidence_incidents); }},
     {kCounter, "hostmesh_analyzer_state_write_errors_total",
      "Window summaries and incidents that could not be stored (a restart would miss them).",
      [](const api::ApiSnapshot& s) { return Number(s.state_write_errors); }},

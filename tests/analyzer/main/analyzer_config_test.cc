@@ -244,6 +244,42 @@ TEST(AnalyzerConfig, ARestartReplaysNoFurtherBackThanRawRetention) {
   }
 }
 
+TEST(AnalyzerConfig, EvidenceKeysAreReadAndItsRangeStaysInsideRawRetention) {
+  const AnalyzerConfig c = ParseAnalyzerConfig(R"(
+evidence:
+  enabled: false
+  before: 5m
+  after: 30s
+  incident_bytes: 1MiB
+  disk_cap_bytes: 64MiB
+  max_tuples: 100
+  siblings: 0
+  max_hosts: 2
+)",
+                                               "a.yaml");
+  EXPECT_FALSE(c.evidence.enabled);
+  EXPECT_EQ(c.evidence.before, 5min);
+  EXPECT_EQ(c.evidence.after, 30s);
+  EXPECT_EQ(c.evidence.incident_bytes, 1u << 20);
+  EXPECT_EQ(c.evidence.disk_cap_bytes, 64u << 20);
+  EXPECT_EQ(c.evidence.max_tuples, 100u);
+  EXPECT_EQ(c.evidence.siblings, 0u);
+  EXPECT_EQ(c.evidence.max_hosts, 2u);
+  const AnalyzerConfig defaults = ParseAnalyzerConfig("", "a.yaml");
+  EXPECT_TRUE(defaults.evidence.enabled);
+  EXPECT_EQ(defaults.evidence.before, 2min);
+  try {
+    ParseAnalyzerConfig("retention: {raw: 10m}\nevidence:\n  before: 10m\n  max_hosts: 0\n",
+                        "a.yaml");
+    FAIL() << "accepted";
+  } catch (const config::ConfigError& e) {
+    ASSERT_EQ(e.issues().size(), 2u) << e.what();
+    EXPECT_EQ(e.issues()[0].path, "evidence.before");
+    EXPECT_EQ(e.issues()[0].line, 3);
+    EXPECT_EQ(e.issues()[1].path, "evidence.max_hosts");
+  }
+}
+
 TEST(AnalyzerConfig, PathTtlOutlivesTheWindow) {
   // Unset, it grows with a long window; set shorter than window + grace, it is an error.
   EXPECT_EQ(ParseAnalyzerConfig("window: 10m\ngrace: 1m\n", "a.yaml").analysis.path_ttl, 11min);
