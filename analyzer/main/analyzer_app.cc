@@ -9,6 +9,7 @@
 #include "analyzer/feed/topology_view.h"
 #include "analyzer/ingest/grpc_listener_watch.h"
 #include "analyzer/main/analyzer_metrics.h"
+#include "analyzer/main/config_json.h"
 #include "analyzer/state/learned_fabric_codec.h"
 #include "common/base/logging.h"
 #include "common/base/proc_stats.h"
@@ -149,6 +150,14 @@ bool AnalyzerApp::ServeHttp(std::string* error) {
         }
         return answer;
       });
+  // The effective config, secrets left out: for support bundles.
+  router.Get("/api/v1/config",
+             [body = RenderConfigJson(config_, options_.version)](const http::Request&) {
+               http::Response response;
+               response.content_type = "application/json";
+               response.body = body;
+               return response;
+             });
   http::MountMetrics(router, registry_);
   http::ServerOptions http_options;
   http_options.listen_addresses = {config_.http_listen.ToString()};
