@@ -9,6 +9,7 @@
 #include <ostream>
 #include <string>
 
+#include "ctl/api_fetch.h"
 #include "ctl/commands.h"
 #include "ctl/http_client.h"
 #include "ctl/json_reader.h"
@@ -46,38 +47,11 @@ const char* CommandName(OncallCommand command) {
 
 int RunOncall(OncallCommand command, const OncallOptions& opt, CommandContext& ctx) {
   const std::string me = std::string("hostmeshctl ") + CommandName(command) + ": ";
-  std::string error;
-  const auto endpoint = ParseHttpEndpoint(opt.analyzer, &error);
-  if (!endpoint) {
-    ctx.err << me << error << "\n";
-    return kOncallBadResponse;
-  }
-  if (opt.timeout_ms <= 0) {
-    ctx.err << me << "--timeout-ms must be positive\n";
-    return kOncallBadResponse;
-  }
   const std::string path = OncallApiPath(command, opt.suspicious);
-  HttpOptions http;
-  http.timeout = std::chrono::milliseconds(opt.timeout_ms);
-  const HttpResponse response = HttpGet(*endpoint, path, http);
-  const std::string where = endpoint->ToString();
-  if (response.error == HttpError::kUnreachable) {
-    ctx.err << me << "analyzer unreachable at " << where << ": " << response.message
-            << " (set --analyzer or HOSTMESH_ANALYZER)\n";
-    return kOncallUnreachable;
-  }
-  if (response.error != HttpError::kNone) {
-    ctx.err << me << "bad response from the analyzer at " << where << path << ": "
-            << response.message << "\n";
-    return kOncallBadResponse;
-  }
-  if (response.status != 200) {
-    ctx.err << me << "the analyzer at " << where << " answered " << response.status << " "
-            << response.reason << " for " << path;
-    if (!response.body.empty()) ctx.err << ": " << response.body.substr(0, 200);
-    ctx.err << "\n";
-    return kOncallBadResponse;
-  }
+  const ApiFetch response = FetchApi(opt.analyzer, opt.timeout_ms, path, me, ctx.err);
+  if (response.exit_code != 0) return response.exit_code;
+  const std::string& where = response.where;
+  std::string error;
   if (opt.json) ctx.out << response.body;  // as served; the exit code still follows the rules
   const auto body = ParseJson(response.body, &error);
   if (!body) {
