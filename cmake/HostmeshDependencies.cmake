@@ -12,6 +12,8 @@ pkg_check_modules(PROMETHEUS_CPP_CORE REQUIRED IMPORTED_TARGET prometheus-cpp-co
 # analyzer and the simulator): glibc's malloc fragments under their churn of
 # per-window and per-path objects (hostmesh-sim bench, sim/README.md).
 pkg_check_modules(JEMALLOC REQUIRED IMPORTED_TARGET jemalloc)
+# hostmeshctl bundle writes .tar.gz support bundles.
+pkg_check_modules(LIBARCHIVE REQUIRED IMPORTED_TARGET libarchive)
 # The HTTP server (common/http): libmicrohttpd's epoll workers, and GnuTLS,
 # its TLS library, called directly for certificate rotation, client
 # certificate checks and the token digest.

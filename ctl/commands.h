@@ -17,6 +17,8 @@ struct CommandContext {
 // all. `ctx` outlives the parse.
 void AddTopologyCommand(CLI::App& app, CommandContext& ctx);
 void AddTraceCommand(CLI::App& app, CommandContext& ctx);
-void AddOncallCommands(CLI::App& app, CommandContext& ctx);  // status rnics links incidents sla
+void AddOncallCommands(CLI::App& app, CommandContext& ctx);   // status rnics links incidents sla
+void AddIncidentCommand(CLI::App& app, CommandContext& ctx);  // incident ID
+void AddBundleCommand(CLI::App& app, CommandContext& ctx);    // bundle ID -o FILE
 
 }  // namespace hostmesh::ctl

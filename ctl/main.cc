@@ -12,6 +12,8 @@ int main(int argc, char** argv) {
   hostmesh::ctl::AddTopologyCommand(app, ctx);
   hostmesh::ctl::AddTraceCommand(app, ctx);
   hostmesh::ctl::AddOncallCommands(app, ctx);
+  hostmesh::ctl::AddIncidentCommand(app, ctx);
+  hostmesh::ctl::AddBundleCommand(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

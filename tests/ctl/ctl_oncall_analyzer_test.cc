@@ -144,6 +144,46 @@ TEST(OncallAgainstAnalyzer, NicDownShowsInRnicsStatusHealthyUnreachableExitsThre
     EXPECT_THAT(LineWith(r.out, "rnic_down"), HasSubstr("h1/nic2"));
     EXPECT_THAT(LineWith(r.out, "rnic_down"), HasSubstr("open"));
 
+    // The incident and its evidence, written after its window: polled.
+    const auto evidence_deadline = std::chrono::steady_clock::now() + 15s;
+    do {
+      r = RunShell(Ctl("incident 1" + at), dir);
+    } while (LineWith(r.out, "suspect").empty() &&
+             std::chrono::steady_clock::now() < evidence_deadline);
+    EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+    EXPECT_THAT(r.out, HasSubstr("incident 1  rnic_"));
+    EXPECT_THAT(r.out, HasSubstr("OPEN"));
+    EXPECT_THAT(LineWith(r.out, "suspect"), HasSubstr("rnic h1/nic2"));
+    EXPECT_THAT(LineWith(r.out, "suspect"), HasSubstr("100.00%"));
+    EXPECT_THAT(r.out, HasSubstr("windows that found it:"));
+    r = RunShell(Ctl("incident 1 --json" + at), dir);
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_THAT(r.out, HasSubstr(R"({"incident":{)"));
+    EXPECT_THAT(r.out, HasSubstr(R"("evidence":{)"));
+    // The support bundle opens, and its CSVs hold the evidence's probes.
+    r = RunShell(Ctl("bundle 1 -o bundle.tar.gz" + at), dir);
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_THAT(r.out, HasSubstr("wrote bundle.tar.gz"));
+    r = RunShell(
+        "tar -xzf bundle.tar.gz && cd hostmesh-incident-1 && ls && "
+        "head -1 probes.csv && grep -c ',1,0,0$' probes.csv",
+        dir);
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    for (const char* file : {"README.txt", "evidence.json", "incident.json", "probes.csv",
+                             "paths.csv", "counters.csv", "verdicts.csv", "analyzer.json"}) {
+      EXPECT_THAT(r.out, HasSubstr(file));
+    }
+    EXPECT_THAT(r.out, HasSubstr("tuple,group,role,agent_id,"));
+    r = RunShell(
+        "grep -c redacted hostmesh-incident-1/analyzer.json && "
+        "grep -c '\"version\": \"test\"' hostmesh-incident-1/analyzer.json",
+        dir);
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_EQ(r.out, "1\n1\n") << "the gRPC key left out; the version in";
+    r = RunShell(Ctl("incident 999" + at), dir);
+    EXPECT_EQ(r.exit_code, 2) << r.out;
+    EXPECT_THAT(r.err, HasSubstr("404"));
+
     r = RunShell(Ctl("links --suspicious" + at), dir);  // no inventory: no link blamed
     EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
 
