@@ -14,4 +14,14 @@ inline constexpr std::size_t kMaxPathsPerBatch = 20'000;
 // well under it.
 inline constexpr std::size_t kMaxBatchBytes = std::size_t{8} << 20;
 
+// Flight records (ingest.proto FlightRecord): a record carries at most a
+// ring's worth (the agent's default 1 MiB ring holds about 40,000 events),
+// and a batch at most a few of them, well under kMaxBatchBytes.
+inline constexpr std::size_t kMaxFlightRecordsPerBatch = 2;
+inline constexpr std::size_t kMaxFlightEventsPerRecord = 50'000;
+inline constexpr std::size_t kMaxFlightRecordBytes = std::size_t{2} << 20;
+inline constexpr std::size_t kMaxFlightTextBytes = 512;
+// Capture requests one ack may carry.
+inline constexpr std::size_t kMaxCapturesPerAck = 16;
+
 }  // namespace hostmesh
