@@ -22,7 +22,7 @@
 
 namespace hostmesh::agent::app {
 
-inline constexpr int kVerbsPluginVersion = 2;
+inline constexpr int kVerbsPluginVersion = 3;  // 3: VerbsTransportOptions::on_nic_event
 inline constexpr const char* kVerbsPluginFile = "hostmesh-agent-verbs.so";
 
 struct VerbsPluginTransport {

@@ -69,6 +69,7 @@ std::size_t DrainAsyncEvents(AsyncEventSource& source, const AsyncEventScope& sc
     } else {
       log->warn("nic {}: async event {}{}", scope.nic_name, name, Meaning(kind));
     }
+    if (scope.on_event) scope.on_event(name, kind, qp);
     health.OnEvent(kind, qp, now);
   }
   if (error.empty()) return 0;

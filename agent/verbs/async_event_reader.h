@@ -41,6 +41,9 @@ struct AsyncEventScope {
   std::uint8_t port = 1;      // the device port the NIC uses
   // The transport's index of a QP of this NIC (0: its receive QP), by number.
   std::function<std::optional<std::uint32_t>(std::uint32_t qp_num)> qp_index;
+  // Told of each event with its name (may be empty): the flight recorder.
+  std::function<void(std::string_view name, AsyncEventKind kind, std::optional<std::uint32_t> qp)>
+      on_event;
 };
 
 // True when events of this type carry a QP (the others carry a port, a CQ,

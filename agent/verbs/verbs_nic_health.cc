@@ -30,6 +30,8 @@ void VerbsTransport::SampleClock(Nic& nic) {
     const std::int64_t after = Ns(clock_.RealtimeNow());
     if (rc != 0) {
       ++stats.clock_sample_errors;
+      Note({NicEventNote::Kind::kClockFit, nic.id, 0, nic.clock->error_bound_ns(), true,
+            std::string("ibv_query_rt_values_ex: ") + std::strerror(rc)});
       if (!std::exchange(nic.warned_sample_error, true)) {
         Log()->warn("nic {}: ibv_query_rt_values_ex failed: {}; NIC timestamps stay unmapped",
                     nic.config.name, std::strerror(rc));
@@ -43,9 +45,15 @@ void VerbsTransport::SampleClock(Nic& nic) {
       ++stats.clock_samples;
     } else {
       ++stats.clock_sample_errors;
+      Note({NicEventNote::Kind::kClockFit, nic.id, 0, nic.clock->error_bound_ns(), true,
+            "sample rejected (an inverted bracket or a stepped host clock)"});
     }
   }
   nic.next_sample = clock_.MonotonicNow() + nic.sample_period;
+}
+
+void VerbsTransport::Note(const NicEventNote& note) const {
+  if (options_.on_nic_event) options_.on_nic_event(note);
 }
 
 void VerbsTransport::DrainReadyFd() {
@@ -77,8 +85,18 @@ void VerbsTransport::DrainReadyFd() {
 
 void VerbsTransport::ReadAsyncEvents(Nic& nic) {
   if (!nic.async_events) return;
-  const AsyncEventScope scope{nic.config.name, nic.config.port,
-                              [&nic](std::uint32_t qp_num) { return nic.QpIndex(qp_num); }};
+  AsyncEventScope scope{nic.config.name,
+                        nic.config.port,
+                        [&nic](std::uint32_t qp_num) { return nic.QpIndex(qp_num); },
+                        {}};
+  if (options_.on_nic_event) {
+    scope.on_event = [this, &nic](std::string_view name, AsyncEventKind kind,
+                                  std::optional<std::uint32_t> qp) {
+      NicEventNote note{NicEventNote::Kind::kAsyncEvent, nic.id, qp.value_or(0), 0, false, {}};
+      note.text = std::string(name) + " (" + std::string(AsyncEventKindName(kind)) + ")";
+      options_.on_nic_event(note);
+    };
+  }
   stats_[nic.id].async_event_errors +=
       DrainAsyncEvents(*nic.async_events, scope, *nic.health, clock_.MonotonicNow());
 }
@@ -161,6 +179,7 @@ void VerbsTransport::Reopen(NicId id, MonoTime now) {
   auto built = Build(id);
   if (!built) {
     health.OnReopen(false, 0, false, now);
+    Note({NicEventNote::Kind::kReopen, id, 0, 0, true, built.error().message});
     Log()->warn(
         "nic {}: reopening {} failed (attempt {}): {}; trying again in {} ms", cfg.name,
         cfg.rdma_device, health.counters().reopen_failures, built.error().message,
@@ -175,6 +194,7 @@ void VerbsTransport::Reopen(NicId id, MonoTime now) {
   health.OnReopen(true, static_cast<std::uint32_t>(1 + nic.send_qps.size()),
                   nic.port_active_at_open, now);
   reopened_.push_back(id);
+  Note({NicEventNote::Kind::kReopen, id, 0, 0, false, {}});
   PrebuildAddressHandles(nic);
   Log()->warn(
       "nic {}: {} reopened after a device or CQ error ({} sends in flight reported failed); "
@@ -220,7 +240,11 @@ void VerbsTransport::MaintainHealth(NicId id) {
       health.OnPortState(active, now);
     }
   }
-  for (std::uint32_t qp : health.RecoveryDue(now)) health.OnRecovery(qp, RecoverQp(nic, qp), now);
+  for (std::uint32_t qp : health.RecoveryDue(now)) {
+    const bool ok = RecoverQp(nic, qp);
+    Note({NicEventNote::Kind::kQpRecovery, id, qp, 0, !ok, {}});
+    health.OnRecovery(qp, ok, now);
+  }
 }
 
 void VerbsTransport::WakeLater() {

@@ -43,6 +43,7 @@
 #include "agent/verbs/background_builder.h"
 #include "agent/verbs/clock_fit.h"
 #include "agent/verbs/completion_queue.h"
+#include "agent/verbs/nic_event_note.h"
 #include "agent/verbs/nic_health.h"
 #include "agent/verbs/nic_resources.h"
 #include "agent/verbs/source_port.h"
@@ -79,6 +80,9 @@ struct VerbsTransportOptions {
   std::uint32_t clock_samples_per_round = 4;  // back to back; the fit keeps the narrowest
   std::size_t clock_window = 64;
   std::size_t clock_fit_samples = 16;
+  // Told of async events, QP recoveries, reopens and clock-fit errors (the
+  // agent's flight recorder); empty: nobody.
+  NicEventSink on_nic_event;
 };
 
 // Counters of one NIC, for the agent's metrics.
@@ -194,6 +198,8 @@ class VerbsTransport final : public ProbeTransport {
   bool RecoverQp(Nic& nic, std::uint32_t qp_index);
   void CheckQpAfterError(Nic& nic, std::uint32_t qp_index);
   void SampleClock(Nic& nic);
+  // Tells options_.on_nic_event, if set.
+  void Note(const NicEventNote& note) const;
   void DrainReadyFd();
   void PollNic(Nic& nic, std::vector<TransportEvent>& out, std::size_t budget, bool& left_work);
   void OnSendCompletion(Nic& nic, std::uint32_t slot, const Completion& c, std::int64_t poll_ns,

@@ -1,10 +1,12 @@
 #include "common/base/logging.h"
 
 #include <spdlog/common.h>
+#include <spdlog/sinks/base_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <array>
+#include <mutex>
 #include <stdexcept>
 
 namespace hostmesh {
@@ -34,7 +36,56 @@ spdlog::level::level_enum ToSpdlog(LogLevel level) {
   return spdlog::level::info;
 }
 
+LogLevel FromSpdlog(spdlog::level::level_enum level) {
+  switch (level) {
+    case spdlog::level::trace:
+      return LogLevel::kTrace;
+    case spdlog::level::debug:
+      return LogLevel::kDebug;
+    case spdlog::level::info:
+      return LogLevel::kInfo;
+    case spdlog::level::warn:
+      return LogLevel::kWarn;
+    case spdlog::level::err:
+      return LogLevel::kError;
+    case spdlog::level::critical:
+      return LogLevel::kCritical;
+    default:
+      return LogLevel::kOff;
+  }
+}
+
+// One sink in every logger, at warn: spdlog skips it for the lines below.
+class TapSink final : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  TapSink() { set_level(spdlog::level::warn); }
+  void Set(LogTap tap) {
+    std::lock_guard lock(mutex_);
+    tap_ = std::move(tap);
+  }
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    if (!tap_) return;
+    tap_(std::string_view(msg.logger_name.data(), msg.logger_name.size()), FromSpdlog(msg.level),
+         std::string_view(msg.payload.data(), msg.payload.size()));
+  }
+  void flush_() override {}
+
+ private:
+  LogTap tap_;
+};
+
+const std::shared_ptr<TapSink>& Tap() {
+  static const auto tap = std::make_shared<TapSink>();
+  return tap;
+}
+
 }  // namespace
+
+void SetLogTap(LogTap tap) {
+  Tap()->Set(std::move(tap));
+}
 
 std::span<const std::string_view> LogLevelNames() {
   return kNames;
@@ -74,7 +125,13 @@ void InitLogging(std::string_view level, std::string_view pattern) {
 std::shared_ptr<spdlog::logger> GetLogger(const std::string& component) {
   if (auto existing = spdlog::get(component)) return existing;
   try {
-    return spdlog::stderr_color_mt(component);
+    // Created with both sinks, so no sink is ever added to a logger in use.
+    auto stderr_sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
+    auto logger =
+        std::make_shared<spdlog::logger>(component, spdlog::sinks_init_list{stderr_sink, Tap()});
+    spdlog::initialize_logger(logger);
+    spdlog::register_logger(logger);
+    return logger;
   } catch (const spdlog::spdlog_ex&) {
     // Another thread registered the same name between get and create.
     return spdlog::get(component);

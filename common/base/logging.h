@@ -2,6 +2,7 @@
 
 #include <spdlog/logger.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -33,5 +34,13 @@ void InitLogging(std::string_view level, std::string_view pattern = kLogPattern)
 // The logger of one component ("scheduler", "uploader", ...), created on first use
 // and kept in spdlog's registry; writes to stderr (the journal under systemd).
 std::shared_ptr<spdlog::logger> GetLogger(const std::string& component);
+
+// Every line at warn or above of every GetLogger logger is handed to the tap
+// as well as written (the agent's flight recorder keeps them). One tap per
+// process, called under a lock of its own, so it must not log; an empty
+// function removes it (before what it points to goes).
+using LogTap =
+    std::function<void(std::string_view component, LogLevel level, std::string_view line)>;
+void SetLogTap(LogTap tap);
 
 }  // namespace hostmesh

@@ -7,6 +7,7 @@
 
 #include <deque>
 #include <map>
+#include <vector>
 
 #include "agent/verbs/device_async_events.h"
 
@@ -38,15 +39,37 @@ class QueuedEvents final : public AsyncEventSource {
 // A NIC on port 1 with QPs 0x11 (receive, index 0) and 0x20, 0x21 (send).
 AsyncEventScope Scope() {
   static const std::map<std::uint32_t, std::uint32_t> kIndex = {{0x11, 0}, {0x20, 1}, {0x21, 2}};
-  return {"nic0", 1, [](std::uint32_t qp_num) -> std::optional<std::uint32_t> {
+  return {"nic0",
+          1,
+          [](std::uint32_t qp_num) -> std::optional<std::uint32_t> {
             const auto it = kIndex.find(qp_num);
             if (it == kIndex.end()) return std::nullopt;
             return it->second;
-          }};
+          },
+          {}};
 }
 
 std::uint64_t Count(const NicHealth& health, AsyncEventKind kind) {
   return health.counters().events[static_cast<std::size_t>(kind)];
+}
+
+TEST(AsyncEventReader, EachEventIsToldToTheFlightRecorderHook) {
+  NicHealth health(3, true, kT0);
+  QueuedEvents source;
+  source.events.push_back({.type = IBV_EVENT_QP_FATAL, .qp_num = 0x21});
+  source.events.push_back({.type = IBV_EVENT_PORT_ERR, .port = 1});
+  AsyncEventScope scope = Scope();
+  std::vector<std::pair<AsyncEventKind, std::optional<std::uint32_t>>> told;
+  scope.on_event = [&](std::string_view name, AsyncEventKind kind,
+                       std::optional<std::uint32_t> qp) {
+    EXPECT_FALSE(name.empty());
+    told.emplace_back(kind, qp);
+  };
+  EXPECT_EQ(DrainAsyncEvents(source, scope, health, kT0), 0u);
+  ASSERT_EQ(told.size(), 2u);
+  EXPECT_EQ(told[0].first, AsyncEventKind::kQpFatal);
+  EXPECT_EQ(told[0].second, 2u);
+  EXPECT_EQ(told[1].first, AsyncEventKind::kPortDown);
 }
 
 TEST(AsyncEventReader, DeviceFatalStopsTheNicAndSchedulesAReopen) {
