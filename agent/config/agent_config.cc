@@ -110,6 +110,18 @@ void ReadUpload(MapReader& r, UploadConfig& upload) {
   }
 }
 
+void ReadRecorder(MapReader& r, RecorderConfig& recorder) {
+  r.Optional("bytes", &recorder.bytes, {config::KiB(16), config::MiB(64)});
+  r.Optional("window", &recorder.window, Range{1s, 24h});
+  if (r.Optional("state_dir", &recorder.state_dir) &&
+      (recorder.state_dir.empty() || recorder.state_dir.front() != '/')) {
+    r.Fail("state_dir", "must be an absolute path, got " + config::Quote(recorder.state_dir));
+  }
+  r.Optional("keep_files", &recorder.keep_files, {1u, 1000u});
+  r.Optional("captures_per_minute", &recorder.captures_per_minute,
+             Range{0.0, 600.0, LowerBound::kExclusive});
+}
+
 // Whether some NIC has `device` as its netdev (`netdev`) or rdma_device (`rdma`).
 bool SomeNicHas(const std::vector<NicConfig>& nics, const std::string& device, bool netdev,
                 bool rdma) {
@@ -306,6 +318,7 @@ void ReadAgent(MapReader& r, AgentConfig& cfg) {
                        std::to_string(listed));
   }
   r.Map("telemetry", [&](MapReader& m) { ReadTelemetry(m, cfg.nics, cfg.telemetry); });
+  r.Map("recorder", [&](MapReader& m) { ReadRecorder(m, cfg.recorder); });
 }
 
 }  // namespace

@@ -130,6 +130,25 @@ struct TelemetryConfig {
   std::vector<telemetry::ExcludeRule> exclude;
 };
 
+// The flight recorder (docs/agent.md#flight-recorder): a ring of the last
+// minutes, sent to the analyzer when an incident involves the host, and
+// written to a file on SIGUSR2.
+struct RecorderConfig {
+  // The ring's memory, taken at start. 256 KiB holds about 2.5 minutes of
+  // an 8-NIC host probing at 10/s per NIC (20 bytes a probe result), and
+  // keeps the agent within its 2.5 MB of private memory.
+  config::ByteSize bytes = config::KiB(256);
+  // How far back a local capture (SIGUSR2) goes.
+  std::chrono::nanoseconds window = std::chrono::minutes{5};
+  // Where local captures are written (flight-<UTC time>.jsonl); the Debian
+  // unit's StateDirectory=.
+  std::string state_dir = "/var/lib/hostmesh-agent";
+  // Local capture files kept (the oldest removed first).
+  std::uint32_t keep_files = 10;
+  // Captures the analyzer may ask for per minute (after a burst of as many).
+  double captures_per_minute = 4;
+};
+
 struct AgentConfig {
   std::string host;
   std::string agent_id;  // the host name unless set
@@ -142,6 +161,7 @@ struct AgentConfig {
   TracerouteConfig traceroute;
   UploadConfig upload;
   TelemetryConfig telemetry;
+  RecorderConfig recorder;
   std::vector<NicConfig> nics;
 };
 

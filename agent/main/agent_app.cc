@@ -2,7 +2,9 @@
 
 #include <malloc.h>
 #include <poll.h>
+#include <sys/signalfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -15,11 +17,13 @@
 #include "agent/core/prober.h"
 #include "agent/main/agent_metrics.h"
 #include "agent/main/debug_hooks.h"
+#include "agent/main/recorder_metrics.h"
 #include "agent/main/telemetry_metrics.h"
 #include "agent/main/telemetry_thread.h"
 #include "agent/main/tracing_thread.h"
 #include "agent/main/upload_security.h"
 #include "agent/main/verbs_plugin.h"
+#include "agent/recorder/local_capture.h"
 #include "agent/telemetry/telemetry_proto.h"
 #include "agent/udp/udp_transport.h"
 #include "agent/upload/wire_messages.h"
@@ -87,7 +91,8 @@ bool HasRdmaDevice(std::string_view name) {
   return plugin->has_rdma_device(name);
 }
 
-BuiltTransport MakeTransport(const AgentConfig& config, const Clock& clock) {
+BuiltTransport MakeTransport(const AgentConfig& config, const Clock& clock,
+                             verbs::NicEventSink on_nic_event) {
   const wiring::TransportChoice choice = wiring::ChooseTransport(config, HasRdmaDevice);
   for (const std::string& reason : choice.reasons) Log()->info("transport: {}", reason);
   Log()->info(
@@ -100,7 +105,9 @@ BuiltTransport MakeTransport(const AgentConfig& config, const Clock& clock) {
     std::string why;
     const VerbsPlugin* plugin = LoadVerbsPlugin(&why);
     if (plugin == nullptr) throw std::runtime_error(why);
-    VerbsPluginTransport made = plugin->make_transport(clock, wiring::VerbsOptionsFrom(config));
+    verbs::VerbsTransportOptions options = wiring::VerbsOptionsFrom(config);
+    options.on_nic_event = std::move(on_nic_event);
+    VerbsPluginTransport made = plugin->make_transport(clock, options);
     built.stats = std::move(made.stats);
     built.force_qp_error = std::move(made.force_qp_error);
     built.force_device_error = std::move(made.force_device_error);
@@ -127,14 +134,21 @@ AgentApp::AgentApp(AgentConfig config, AgentAppOptions options, const Clock& clo
       options_(std::move(options)),
       clock_(clock),
       registry_(registry),
+      recorder_(std::make_unique<recorder::FlightRecorder>(clock, config_.recorder.bytes.bytes)),
+      log_tap_(std::make_unique<recorder::RecorderLogTap>(*recorder_)),
       error_queue_warners_(config_.nics.size(), ErrorQueueWarner(std::chrono::minutes{1})) {}
 
 AgentApp::~AgentApp() {
   if (server_) server_->Stop();
   if (debug_server_) debug_server_->Stop();
+  if (local_capture_.joinable()) local_capture_.join();
 }
 
 bool AgentApp::Start(std::string* error) {
+  // The verbs module has its own copy of common/base and so of the log tap:
+  // its logger is made here, with the agent's tap, before the module would
+  // make one without it (spdlog's registry is shared, the first one stays).
+  GetLogger("verbs");
   std::random_device rd;
   do {
     boot_id_ = Random64(rd);
@@ -164,8 +178,10 @@ bool AgentApp::Start(std::string* error) {
 
 bool AgentApp::BuildTransport(std::string* error) {
   try {
-    built_ = options_.make_transport ? options_.make_transport(config_, clock_)
-                                     : MakeTransport(config_, clock_);
+    built_ = options_.make_transport
+                 ? options_.make_transport(config_, clock_)
+                 : MakeTransport(config_, clock_,
+                                 [this](const verbs::NicEventNote& n) { OnNicEvent(n); });
   } catch (const std::exception& e) {
     *error = std::string("cannot create the transport: ") + e.what();
     return false;
@@ -235,10 +251,20 @@ void AgentApp::StartUploadSide(const OpenedNics& opened, std::unique_ptr<tracer:
   hello.start_time_ns = clock_.RealtimeNow().time_since_epoch().count();
   upload::UploaderOptions uploader_options = wiring::UploaderOptionsFrom(config_);
   uploader_options.jitter_seed = Random64(rd) | 1;
+  recorder::CapturePolicyOptions policy;
+  policy.per_minute = policy.burst = config_.recorder.captures_per_minute;
+  capture_desk_ = std::make_unique<recorder::CaptureDesk>(
+      *recorder_, policy, recorder::ExtractLimits{}, clock_.MonotonicNow());
+  recorder::CaptureDesk* desk = capture_desk_.get();
+  uploader_options.answer_capture = [desk](const v1::CaptureRequest& request, MonoTime now) {
+    return desk->Answer(request, now);
+  };
   uploader_ = std::make_unique<upload::Uploader>(
       clock_, uploader_options, upload::BuildHello(config_, hello), options_.make_channel);
 
   RegisterUploadSecurity(registry_, config_.analyzer, config_.metrics.server);
+  RegisterRecorderMetrics(registry_, *recorder_, *capture_desk_, local_captures_,
+                          local_capture_failures_);
 
   upload::Uploader* uploader = uploader_.get();
   metrics_ =
@@ -249,7 +275,10 @@ void AgentApp::StartUploadSide(const OpenedNics& opened, std::unique_ptr<tracer:
     tracer_ = std::make_unique<PathTracer>(
         wiring::ContinuousConfigFrom(config_, static_cast<std::uint32_t>(rd()) | 1U),
         std::move(trace_io), clock_,
-        [uploader](const tracer::PathReport& r) { uploader->Append(upload::ToProto(r)); });
+        [uploader, rec = recorder_.get()](const tracer::PathReport& r) {
+          rec->RecordPath(r);
+          uploader->Append(upload::ToProto(r));
+        });
   }
   PathTracer* path_tracer = tracer_.get();
   RegisterTraceMetrics(registry_, [path_tracer] {
@@ -363,13 +392,14 @@ void AgentApp::StartTelemetry() {
       cfg.sysfs_root, std::move(nics), ethtool.get(), std::move(options));
   telemetry_board_ = std::make_unique<TelemetryBoard>();
   RegisterTelemetryMetrics(registry_, std::move(labels), cfg.pause_priorities, *telemetry_board_);
-  TelemetryThread::DeltaSink sink;
-  if (cfg.upload) {
-    upload::Uploader* uploader = uploader_.get();
-    sink = [uploader](std::uint32_t nic, const telemetry::NicDelta& delta) {
-      uploader->Append(telemetry::ToProto(nic, delta));
-    };
-  }
+  // Every read goes to the flight recorder; to the analyzer with telemetry.upload.
+  upload::Uploader* uploader = cfg.upload ? uploader_.get() : nullptr;
+  TelemetryThread::DeltaSink sink = [uploader, rec = recorder_.get()](
+                                        std::uint32_t nic, const telemetry::NicDelta& delta) {
+    const v1::NicTelemetry proto = telemetry::ToProto(nic, delta);
+    rec->RecordCounters(proto);
+    if (uploader != nullptr) uploader->Append(proto);
+  };
   telemetry_ =
       std::make_unique<TelemetryThread>(clock_, cfg.period, std::move(ethtool),
                                         std::move(collector), *telemetry_board_, std::move(sink));
@@ -424,7 +454,57 @@ void AgentApp::OnNicReopened(NicId nic) {
   }
 }
 
+void AgentApp::OnNicEvent(const verbs::NicEventNote& note) {
+  recorder::FlightEntry e;
+  switch (note.kind) {
+    case verbs::NicEventNote::Kind::kAsyncEvent:
+      e.kind = recorder::FlightKind::kAsyncEvent;
+      break;
+    case verbs::NicEventNote::Kind::kQpRecovery:
+      e.kind = recorder::FlightKind::kQpRecovery;
+      break;
+    case verbs::NicEventNote::Kind::kReopen:
+      e.kind = recorder::FlightKind::kTransportReopen;
+      break;
+    case verbs::NicEventNote::Kind::kClockFit:
+      e.kind = recorder::FlightKind::kClockFit;
+      break;
+  }
+  e.nic = static_cast<std::uint8_t>(std::min<std::uint32_t>(note.nic, 255));
+  e.value = static_cast<std::int32_t>(note.value);
+  e.value_ns = note.value_ns;
+  e.flags = note.failed ? recorder::kAttemptFailed : 0;
+  e.text = note.text;
+  recorder_->Record(e);
+}
+
+void AgentApp::StartLocalCapture(int capture_fd) {
+  signalfd_siginfo info{};
+  while (::read(capture_fd, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
+  }
+  if (local_capture_.joinable()) local_capture_.join();  // one at a time; they take ms
+  const WallTime now = clock_.RealtimeNow();
+  const std::int64_t to = now.time_since_epoch().count() + 1;
+  const std::int64_t from = to - 1 - config_.recorder.window.count();
+  local_capture_ = std::thread([this, from, to, now] {
+    const v1::FlightRecord record = recorder_->Extract(0, from, to);
+    std::string error;
+    const auto path = recorder::WriteLocalCapture(record, config_.recorder.state_dir, now,
+                                                  config_.recorder.keep_files, &error);
+    if (!path) {
+      local_capture_failures_.fetch_add(1, std::memory_order_relaxed);
+      Log()->warn("flight recorder: local capture failed: {}", error);
+      return;
+    }
+    local_captures_.fetch_add(1, std::memory_order_relaxed);
+    Log()->info("flight recorder: {} events of the last {} s written to {}{}", record.events_size(),
+                std::chrono::duration_cast<std::chrono::seconds>(config_.recorder.window).count(),
+                path->string(), record.truncated() ? " (truncated to the record's cap)" : "");
+  });
+}
+
 void AgentApp::OnResult(const ProbeResult& result) {
+  recorder_->RecordProbe(result);
   metrics_->ObserveResult(result);
   results_.push_back(result);
   if (tracer_ && tracer_->up()) {
@@ -513,7 +593,7 @@ void AgentApp::Publish(bool coverage) {
   metrics_->Publish(std::move(s));
 }
 
-bool AgentApp::Run(int stop_fd) {
+bool AgentApp::Run(int stop_fd, int capture_fd) {
   const int ready_fd = built_.transport->ReadyFd();
   MonoTime next_publish = clock_.MonotonicNow() + options_.publish_period;
   MonoTime next_coverage = clock_.MonotonicNow() + options_.coverage_period;
@@ -546,9 +626,11 @@ bool AgentApp::Run(int stop_fd) {
     // A due publish rides on the next wake-up the probes need anyway; it
     // gets a wake-up of its own only once it is a whole period late.
     wake = std::min({wake, next_publish + options_.publish_period, drain_until});
-    pollfd fds[2];
+    pollfd fds[3];
     nfds_t count = 0;
     if (ready_fd >= 0) fds[count++] = {ready_fd, POLLIN, 0};
+    const nfds_t capture_at = count;
+    if (capture_fd >= 0) fds[count++] = {capture_fd, POLLIN, 0};
     const bool watch_stop = core_->prober.sending();
     if (watch_stop) fds[count++] = {stop_fd, POLLIN, 0};
     const auto wait = std::max(wake - now, std::chrono::nanoseconds::zero());
@@ -558,6 +640,9 @@ bool AgentApp::Run(int stop_fd) {
     const int n = ::ppoll(fds, count, &timeout, nullptr);
     if (n < 0 && errno != EINTR) Log()->warn("ppoll: {}", std::strerror(errno));
     events_ready = ready_fd < 0 || n != 0;
+    if (capture_fd >= 0 && n > 0 && (fds[capture_at].revents & POLLIN) != 0) {
+      StartLocalCapture(capture_fd);
+    }
     if (watch_stop && n > 0 && (fds[count - 1].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
       now = clock_.MonotonicNow();
       core_->prober.StopSending();
@@ -587,6 +672,7 @@ bool AgentApp::Run(int stop_fd) {
   }
   if (server_) server_->Stop();
   if (debug_server_) debug_server_->Stop();
+  if (local_capture_.joinable()) local_capture_.join();
   return flushed;
 }
 

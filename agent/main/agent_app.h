@@ -15,13 +15,18 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "agent/config/agent_config.h"
 #include "agent/core/probe_transport.h"
 #include "agent/main/error_queue_warner.h"
 #include "agent/main/transport_stats.h"
+#include "agent/recorder/capture_desk.h"
+#include "agent/recorder/flight_recorder.h"
+#include "agent/recorder/recorder_log_tap.h"
 #include "agent/upload/uploader.h"
+#include "agent/verbs/nic_event_note.h"
 #include "agent/wiring/trace_feed.h"
 #include "common/base/clock.h"
 #include "common/base/exit_codes.h"
@@ -103,8 +108,13 @@ class AgentApp {
   int start_exit_code() const { return start_exit_code_; }
 
   // Probes until `stop_fd` is readable, then drains and flushes. Returns
-  // true when every result was acknowledged by the analyzer.
-  bool Run(int stop_fd);
+  // true when every result was acknowledged by the analyzer. A readable
+  // `capture_fd` (a signalfd of SIGUSR2; -1: none) writes a local capture of
+  // the flight recorder (recorder.window back) under recorder.state_dir.
+  bool Run(int stop_fd, int capture_fd = -1);
+
+  // The flight recorder (for tests: what the sources recorded).
+  const recorder::FlightRecorder& flight_recorder() const { return *recorder_; }
 
   // The bound metrics port (for listen port 0), 0 when not serving.
   std::uint16_t metrics_port() const;
@@ -147,12 +157,25 @@ class AgentApp {
   void RunDebugHooks();
   // The transport reopened `nic` (TakeReopened): its source ports may be new.
   void OnNicReopened(NicId nic);
+  // The verbs transport's NIC trouble into the flight recorder.
+  void OnNicEvent(const verbs::NicEventNote& note);
+  // SIGUSR2: drains `capture_fd` and writes a local capture on a thread of
+  // its own (a file of up to a ring's worth never stalls the probe loop).
+  void StartLocalCapture(int capture_fd);
 
   AgentConfig config_;
   AgentAppOptions options_;
   const Clock& clock_;
   metrics::Registry& registry_;
   std::uint64_t boot_id_ = 0;
+
+  // First: every thread below records into it, so it goes last.
+  std::unique_ptr<recorder::FlightRecorder> recorder_;
+  std::unique_ptr<recorder::RecorderLogTap> log_tap_;
+  std::unique_ptr<recorder::CaptureDesk> capture_desk_;  // the uploader's thread uses it
+  std::thread local_capture_;
+  std::atomic<std::uint64_t> local_captures_{0};
+  std::atomic<std::uint64_t> local_capture_failures_{0};
 
   BuiltTransport built_;
   std::unique_ptr<upload::Uploader> uploader_;
@@ -180,6 +203,8 @@ class AgentApp {
 };
 
 // The real transports: UDP or verbs per ChooseTransport with HasRdmaDevice.
-BuiltTransport MakeTransport(const AgentConfig& config, const Clock& clock);
+// `on_nic_event`: the verbs transport's NIC trouble (flight recorder).
+BuiltTransport MakeTransport(const AgentConfig& config, const Clock& clock,
+                             verbs::NicEventSink on_nic_event = {});
 
 }  // namespace hostmesh::agent::app

@@ -77,6 +77,15 @@ int main(int argc, char** argv) {
     std::perror("signalfd");
     return kExitFailure;
   }
+  // SIGUSR2: a local capture of the flight recorder (docs/agent.md), through
+  // a signalfd of its own, blocked before any thread starts like the stop signals.
+  sigset_t capture_signal;
+  sigemptyset(&capture_signal);
+  sigaddset(&capture_signal, SIGUSR2);
+  const int capture_fd = pthread_sigmask(SIG_BLOCK, &capture_signal, nullptr) == 0
+                             ? ::signalfd(-1, &capture_signal, SFD_CLOEXEC | SFD_NONBLOCK)
+                             : -1;
+  if (capture_fd < 0) std::perror("signalfd(SIGUSR2): local flight captures are off");
 
   const SystemClock clock;
   metrics::Registry registry;
@@ -91,7 +100,8 @@ int main(int argc, char** argv) {
     return app.start_exit_code();  // 2 for a config the chosen transport refuses
   }
   systemd.Ready("probing");
-  app.Run(stop_fd);  // unacknowledged results at exit are logged, not an error
+  app.Run(stop_fd, capture_fd);  // unacknowledged results at exit are logged, not an error
   ::close(stop_fd);
+  if (capture_fd >= 0) ::close(capture_fd);
   return kExitOk;
 }

@@ -45,6 +45,12 @@ SharedBatch Batcher::Add(const v1::NicTelemetry& telemetry) {
   return Added();
 }
 
+SharedBatch Batcher::Add(const v1::FlightRecord& record) {
+  *Open().add_flight_records() = record;
+  Added();
+  return Close();
+}
+
 SharedBatch Batcher::Added() {
   if (items_++ == 0) first_item_at_ = clock_.MonotonicNow();
   if (items_ >= max_items_) return Close();

@@ -38,6 +38,9 @@ class Batcher {
   SharedBatch Add(const v1::ProbeResult& result);
   SharedBatch Add(const v1::PathReport& path);
   SharedBatch Add(const v1::NicTelemetry& telemetry);
+  // A flight record closes its batch at once: the analyzer asked for it, and
+  // a batch carries at most one (the bound is kMaxFlightRecordsPerBatch).
+  SharedBatch Add(const v1::FlightRecord& record);
   // A result written in place by fill(v1::ProbeResult&): no message to copy.
   template <typename Fill>
   SharedBatch AddResult(Fill&& fill) {

@@ -55,6 +55,11 @@ bool UploadEngine::Append(const v1::NicTelemetry& telemetry) {
   return Accepted(batcher_.Add(telemetry), was_empty);
 }
 
+bool UploadEngine::Append(const v1::FlightRecord& record) {
+  const bool was_empty = batcher_.open_items() == 0;
+  return Accepted(batcher_.Add(record), was_empty);
+}
+
 AckOutcome UploadEngine::Handle(const ChannelEvent& event) {
   using Kind = ChannelEvent::Kind;
   if (event.kind == Kind::kAck) {

@@ -63,6 +63,7 @@ class UploadEngine {
   bool Append(const v1::ProbeResult& result);
   bool Append(const v1::PathReport& path);
   bool Append(const v1::NicTelemetry& telemetry);
+  bool Append(const v1::FlightRecord& record);
   // A result written in place by fill(v1::ProbeResult&) (Batcher::AddResult).
   template <typename Fill>
   bool AppendResult(Fill&& fill) {

@@ -9,6 +9,7 @@
 #include "agent/upload/grpc_upload_channel.h"
 #include "common/base/logging.h"
 #include "common/base/thread_name.h"
+#include "common/base/upload_limits.h"
 
 namespace hostmesh::agent::upload {
 
@@ -173,9 +174,12 @@ void Uploader::Run() {
     bool finished = stop;
     MonoTime next = MonoTime::max();
     std::vector<DeferredChannel::Command> commands;
+    // Extracted before taking mu_: a ring's worth of encoding never holds up Append.
+    std::vector<v1::FlightRecord> records = AnswerCaptures(events);
     {
       std::lock_guard lock(mu_);
       for (const ChannelEvent& event : events) HandleLocked(event, notes);
+      for (const v1::FlightRecord& record : records) engine_->Append(record);
       if (!finished) {
         const ConnectionState before = engine_->state();
         next = engine_->Poll();
@@ -213,6 +217,22 @@ void Uploader::Run() {
       if (wait > std::chrono::nanoseconds::zero()) inbox_cv_.wait_for(lock, wait, ready);
     }
   }
+}
+
+std::vector<v1::FlightRecord> Uploader::AnswerCaptures(const std::vector<ChannelEvent>& events) {
+  std::vector<v1::FlightRecord> records;
+  if (!options_.answer_capture) return records;
+  for (const ChannelEvent& event : events) {
+    if (event.kind != ChannelEvent::Kind::kAck) continue;
+    // Past the bound an ack may carry, the analyzer is not one to follow.
+    const int n = std::min(event.ack.captures_size(), static_cast<int>(kMaxCapturesPerAck));
+    for (int i = 0; i < n; ++i) {
+      if (auto record = options_.answer_capture(event.ack.captures(i), clock_.MonotonicNow())) {
+        records.push_back(std::move(*record));
+      }
+    }
+  }
+  return records;
 }
 
 void Uploader::IssueCommands(std::vector<DeferredChannel::Command> commands) {

@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -31,6 +32,11 @@ struct UploaderOptions {
   std::uint64_t jitter_seed = 0;  // 0: from std::random_device
   // Budget drops are logged at warn at most this often (they come in runs).
   std::chrono::nanoseconds drop_log_interval = std::chrono::seconds{10};
+  // Answers the analyzer's capture requests (UploadAck.captures) with a
+  // flight record to upload, or nullopt when refused; called on the
+  // uploader's thread outside its lock. Empty: requests are ignored.
+  std::function<std::optional<v1::FlightRecord>(const v1::CaptureRequest&, MonoTime)>
+      answer_capture;
 };
 
 // Streams probe results and path reports to the analyzer from one background
@@ -82,6 +88,8 @@ class Uploader {
     std::string text;
   };
   void HandleLocked(const ChannelEvent& event, std::vector<Note>& notes);
+  // The flight records the acks among `events` ask for (outside mu_).
+  std::vector<v1::FlightRecord> AnswerCaptures(const std::vector<ChannelEvent>& events);
   void NoteTransition(ConnectionState before, std::vector<Note>& notes);
   void NoteDropsLocked(MonoTime now, std::vector<Note>& notes);
 

@@ -124,6 +124,7 @@ class Units(unittest.TestCase):
         self.assertEqual(set(agent["AmbientCapabilities"][0].split()), caps)
         self.assertEqual(agent["DevicePolicy"], ["closed"])
         self.assertEqual(agent["DeviceAllow"], ["char-infiniband_verbs rw"])
+        self.assertEqual(agent["StateDirectory"], ["hostmesh-agent"])  # recorder.state_dir
         self.assertEqual(analyzer["CapabilityBoundingSet"], [""])
         self.assertEqual(analyzer["PrivateDevices"], ["yes"])
         self.assertEqual(analyzer["StateDirectory"], ["hostmesh-analyzer"])

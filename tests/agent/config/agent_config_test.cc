@@ -353,6 +353,45 @@ TEST(agent_config, DebugHooksListenOnLoopbackOnly) {
   }
 }
 
+TEST(agent_config, RecorderDefaultsAndKeys) {
+  const AgentConfig defaults = ParseAgentConfig(kMinimal, "x");
+  EXPECT_EQ(defaults.recorder.bytes, config::KiB(256));
+  EXPECT_EQ(defaults.recorder.window, 5min);
+  EXPECT_EQ(defaults.recorder.state_dir, "/var/lib/hostmesh-agent");
+  EXPECT_EQ(defaults.recorder.keep_files, 10u);
+  const AgentConfig cfg = ParseAgentConfig(std::string(kMinimal) + R"(recorder:
+  bytes: 1MiB
+  window: 90s
+  state_dir: /tmp/hm
+  keep_files: 3
+  captures_per_minute: 1
+)",
+                                           "x");
+  EXPECT_EQ(cfg.recorder.bytes, config::MiB(1));
+  EXPECT_EQ(cfg.recorder.window, 90s);
+  EXPECT_EQ(cfg.recorder.state_dir, "/tmp/hm");
+  EXPECT_EQ(cfg.recorder.keep_files, 3u);
+  EXPECT_EQ(cfg.recorder.captures_per_minute, 1.0);
+}
+
+TEST(agent_config, RecorderKeysAreChecked) {
+  ConfigIssue issue = OnlyIssue(std::string(kMinimal) + "recorder:\n  bytes: 1KiB\n");
+  EXPECT_EQ(issue.path, "recorder.bytes");
+  EXPECT_EQ(issue.line, 8);
+  EXPECT_THAT(issue.message, HasSubstr("must be between"));
+  issue = OnlyIssue(std::string(kMinimal) + "recorder:\n  state_dir: var/lib\n");
+  EXPECT_EQ(issue.path, "recorder.state_dir");
+  EXPECT_EQ(issue.message, "must be an absolute path, got \"var/lib\"");
+  issue = OnlyIssue(std::string(kMinimal) + "recorder:\n  window: 0s\n");
+  EXPECT_EQ(issue.path, "recorder.window");
+  issue = OnlyIssue(std::string(kMinimal) + "recorder:\n  keep_files: 0\n");
+  EXPECT_EQ(issue.path, "recorder.keep_files");
+  issue = OnlyIssue(std::string(kMinimal) + "recorder:\n  captures_per_minute: 0\n");
+  EXPECT_EQ(issue.path, "recorder.captures_per_minute");
+  issue = OnlyIssue(std::string(kMinimal) + "recorder:\n  byte: 1MiB\n");
+  EXPECT_EQ(issue.message, "unknown key; did you mean \"bytes\"?");
+}
+
 TEST(agent_config, TelemetryKeysAreChecked) {
   ConfigIssue issue = OnlyIssue(std::string(kMinimal) + "telemetry:\n  period: 500ms\n");
   EXPECT_EQ(issue.ToString(),

@@ -125,6 +125,9 @@ TEST(agent_app, ProbesWithoutAnAnalyzerAndStopsOnTheStopFd) {
   EXPECT_EQ(Value(registry, "hostmesh_agent_send_retry_later_total"), 0);
   EXPECT_GT(Value(registry, "hostmesh_agent_upload_queue_depth_batches"), 0);
   EXPECT_GT(Value(registry, "hostmesh_agent_port_pool_distinct_ports"), 0);
+  // Every result went to the flight recorder too.
+  EXPECT_GT(Value(registry, "hostmesh_agent_flight_ring_events"), 0);
+  EXPECT_EQ(Value(registry, "hostmesh_agent_flight_captures_requested_total"), 0);
 }
 
 }  // namespace

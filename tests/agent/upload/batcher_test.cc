@@ -71,6 +71,21 @@ TEST(upload_batcher, TelemetryCountsTowardsTheSizeAndStartsTheAgeTimer) {
   EXPECT_EQ(batch->results_size(), 1);
 }
 
+TEST(upload_batcher, AFlightRecordClosesItsBatchAtOnce) {
+  VirtualClock clock;
+  Batcher batcher(clock, {"h003", 42}, 100, 1s);
+  EXPECT_EQ(batcher.Add(v1::ProbeResult{}), nullptr);
+  v1::FlightRecord record;
+  record.set_incident_id(7);
+  record.add_events()->set_time_ns(1);
+  const SharedBatch batch = batcher.Add(record);
+  ASSERT_NE(batch, nullptr);
+  EXPECT_EQ(batch->results_size(), 1);
+  ASSERT_EQ(batch->flight_records_size(), 1);
+  EXPECT_EQ(batch->flight_records(0).incident_id(), 7u);
+  EXPECT_EQ(batcher.open_items(), 0u);
+}
+
 TEST(upload_batcher, ClosesByAgeOfTheOldestItem) {
   VirtualClock clock;
   Batcher batcher(clock, {"h", 1}, 1000, 1s);
