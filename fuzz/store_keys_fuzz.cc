@@ -22,6 +22,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                  key);
     }
   }
+  if (const auto parts = ParseFlightRecordKey(key)) {
+    if (parts->agent_id.size() <= kMaxAgentIdBytes) {
+      FUZZ_CHECK(FlightRecordKey(parts->incident_id, parts->agent_id, parts->boot_id,
+                                 parts->batch_seq) == key);
+    }
+  }
   (void)LedgerKeySeq(key);
   if (key.size() >= 8) {
     const std::int64_t t = ReadTime(key);

@@ -182,15 +182,56 @@ std::optional<Rejection> CheckTelemetry(const v1::NicTelemetry& t, int i, const 
   return std::nullopt;
 }
 
+// Sizes first (events, encoded bytes), then the fields, then each event's.
+std::optional<Rejection> CheckFlightRecord(const v1::FlightRecord& f, int i, WallTime now,
+                                           const ValidationLimits& limits) {
+  const auto bad = [i](const std::string& field, const std::string& why) {
+    return Rejection{RejectReason::kBadFlightRecord,
+                     "flight record " + std::to_string(i) + ": " + field + " " + why};
+  };
+  if (static_cast<std::size_t>(f.events_size()) > limits.max_flight_events) {
+    return bad("events", "holds " + std::to_string(f.events_size()) + " events (limit " +
+                             std::to_string(limits.max_flight_events) + ")");
+  }
+  const std::size_t bytes = f.ByteSizeLong();
+  if (bytes > limits.max_flight_record_bytes) {
+    return bad("", "is " + std::to_string(bytes) + " bytes (limit " +
+                       std::to_string(limits.max_flight_record_bytes) + ")");
+  }
+  if (f.incident_id() == 0) return bad("incident_id", "is 0 (local captures are not uploaded)");
+  std::int64_t span = 0;
+  if (f.from_ns() >= f.to_ns() || __builtin_sub_overflow(f.to_ns(), f.from_ns(), &span) ||
+      span > limits.max_flight_range.count()) {
+    return bad("from_ns", std::to_string(f.from_ns()) + " to to_ns " + std::to_string(f.to_ns()) +
+                              " is not a range of at most " + Seconds(limits.max_flight_range));
+  }
+  if (!InWindow(f.to_ns(), now, limits)) {
+    return TimeRejection("flight record " + std::to_string(i) + ": to_ns", f.to_ns(), now, limits);
+  }
+  for (int e = 0; e < f.events_size(); ++e) {
+    const v1::FlightEvent& event = f.events(e);
+    const std::string field = "events[" + std::to_string(e) + "]";
+    if (event.text().size() > limits.max_flight_text_bytes) {
+      return bad(field + ".text", "is " + std::to_string(event.text().size()) + " bytes (limit " +
+                                      std::to_string(limits.max_flight_text_bytes) + ")");
+    }
+    if (!v1::FlightEvent::Kind_IsValid(event.kind()) ||
+        event.kind() == v1::FlightEvent::KIND_UNSPECIFIED) {
+      return bad(field + ".kind",
+                 std::to_string(static_cast<int>(event.kind())) + " is not a flight event kind");
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string_view RejectReasonName(RejectReason reason) {
   static constexpr std::array<std::string_view, kRejectReasonCount> kNames = {
-      "schema_version",     "unknown_agent",  "bad_batch_seq",
-      "future_timestamp",   "past_timestamp", "unknown_nic",
-      "too_many_results",   "too_many_paths", "too_large",
-      "too_many_telemetry", "bad_telemetry",  "bad_result",
-      "bad_agent_id",       "bad_path"};
+      "schema_version", "unknown_agent",      "bad_batch_seq",           "future_timestamp",
+      "past_timestamp", "unknown_nic",        "too_many_results",        "too_many_paths",
+      "too_large",      "too_many_telemetry", "bad_telemetry",           "bad_result",
+      "bad_agent_id",   "bad_path",           "too_many_flight_records", "bad_flight_record"};
   return kNames[static_cast<std::size_t>(reason)];
 }
 
@@ -241,6 +282,12 @@ std::optional<Rejection> ValidateBatch(const v1::UploadBatch& batch, std::size_t
                          " NIC telemetry records (limit " + std::to_string(limits.max_telemetry) +
                          ")"};
   }
+  if (static_cast<std::size_t>(batch.flight_records_size()) > limits.max_flight_records) {
+    return Rejection{RejectReason::kTooManyFlightRecords,
+                     "batch holds " + std::to_string(batch.flight_records_size()) +
+                         " flight records (limit " + std::to_string(limits.max_flight_records) +
+                         ")"};
+  }
   if (batch.agent_id().empty()) {
     return Rejection{RejectReason::kUnknownAgent, "batch has no agent_id"};
   }
@@ -268,6 +315,9 @@ std::optional<Rejection> ValidateBatch(const v1::UploadBatch& batch, std::size_t
   }
   for (int i = 0; i < batch.telemetry_size(); ++i) {
     if (auto r = CheckTelemetry(batch.telemetry(i), i, *agent, batch, now, limits)) return r;
+  }
+  for (int i = 0; i < batch.flight_records_size(); ++i) {
+    if (auto r = CheckFlightRecord(batch.flight_records(i), i, now, limits)) return r;
   }
   return std::nullopt;
 }

@@ -32,8 +32,10 @@ enum class RejectReason {
   kBadResult,     // an impossible result: two fates, times out of reach, no clock error bound
   kBadAgentId,    // an agent id that is empty, too long or not printable
   kBadPath,       // a path report with impossible fields (addresses, ports, hops)
+  kTooManyFlightRecords,
+  kBadFlightRecord,  // a flight record over its bounds or with impossible fields
 };
-inline constexpr std::size_t kRejectReasonCount = 14;
+inline constexpr std::size_t kRejectReasonCount = 16;
 std::string_view RejectReasonName(RejectReason reason);
 
 struct Rejection {
@@ -62,6 +64,13 @@ struct ValidationLimits {
   // What a Hello may announce: a host's NICs, and its encoded size.
   std::size_t max_nics = 256;
   std::size_t max_hello_bytes = 64 << 10;
+  // Flight records (ingest.proto FlightRecord): how many a batch, and each one's size.
+  std::size_t max_flight_records = kMaxFlightRecordsPerBatch;
+  std::size_t max_flight_events = kMaxFlightEventsPerRecord;
+  std::size_t max_flight_record_bytes = kMaxFlightRecordBytes;
+  std::size_t max_flight_text_bytes = kMaxFlightTextBytes;
+  // A record's range: an incident's, at most this long.
+  std::chrono::nanoseconds max_flight_range = std::chrono::hours{1};
 };
 
 // The NIC ids one (agent, boot) announced in its Hello.

@@ -13,6 +13,7 @@
 #include "analyzer/ingest/agent_directory.h"
 #include "analyzer/ingest/agent_quota.h"
 #include "analyzer/ingest/batch_validator.h"
+#include "analyzer/ingest/capture_outbox.h"
 #include "analyzer/ingest/in_flight_budget.h"
 #include "analyzer/ingest/ingest_sink.h"
 #include "analyzer/ingest/ingest_stats.h"
@@ -69,6 +70,9 @@ struct IngestOptions {
   // Memory for the Hellos of the agents that said one (agent_directory.h):
   // about 1 KiB an agent of 8 NICs, so 64 MiB holds about 60,000 agents.
   std::size_t max_hello_memory_bytes = std::size_t{64} << 20;
+  // Capture requests for agents, attached to the acks of their streams (the
+  // analyzer's evidence keeper fills it); null: none. Must outlive the server.
+  CaptureOutbox* captures = nullptr;
 };
 
 enum class HelloCode {

@@ -134,7 +134,9 @@ void UploadReactor::OnReadDone(bool ok) {
   // After a failure the stream is ending: later batches are dropped unacked,
   // and the agent resends them.
   const bool commit = taken && !failure_;
-  if (screened.rejected || commit) slots_.push_back(Slot{std::move(screened.rejected)});
+  if (screened.rejected || commit) {
+    slots_.push_back(Slot{std::move(screened.rejected), commit ? batch.get().agent_id() : ""});
+  }
   if (commit) {
     ++committing_;
     committing_bytes_ += bytes;
@@ -207,6 +209,10 @@ UploadReactor::Actions UploadReactor::NextLocked() {
     // After a failure only the acks decided before it go out: a batch that
     // failed to commit never gets one, so it blocks the ones behind it.
     actions.write = std::move(*slots_.front().ack);
+    if (CaptureOutbox* outbox = handler_.options().captures;
+        outbox != nullptr && !slots_.front().agent_id.empty()) {
+      outbox->AttachTo(slots_.front().agent_id, *actions.write);
+    }
     slots_.pop_front();
     ++first_slot_;
     writing_ = true;

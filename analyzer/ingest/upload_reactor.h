@@ -58,6 +58,10 @@ class UploadReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grp
   // A batch read, its ack not yet written.
   struct Slot {
     std::optional<v1::UploadAck> ack;  // set once decided
+    // Of a batch taken to commit: its ack carries the agent's pending
+    // capture requests (capture_outbox.h). Empty for a rejected batch, whose
+    // agent id nothing vouches for.
+    std::string agent_id;
   };
   // What to start once mu_ is released.
   struct Actions {

@@ -28,6 +28,7 @@ AnalyzerApp::AnalyzerApp(AnalyzerConfig config, AnalyzerAppOptions options, cons
       clock_(clock),
       registry_(registry),
       started_(clock.RealtimeNow()),
+      captures_(std::make_unique<ingest::CaptureOutbox>(clock)),
       incidents_(config_.analysis),
       evidence_keeper_(config_.evidence),
       listener_recovery_(options_.ingest_relisten_gap) {}
@@ -128,6 +129,7 @@ void AnalyzerApp::StartIngestHandler() {
   ingest_options.refusal_delay =
       std::chrono::duration_cast<std::chrono::milliseconds>(config_.grpc_refusal_delay);
   ingest_options.max_streams_per_connection = config_.grpc_max_streams_per_connection;
+  ingest_options.captures = captures_.get();
   handler_ = std::make_unique<ingest::IngestHandler>(clock_, *store_, *committer_, *ingest_stats_,
                                                      feed_.get(), ingest_options);
 }

@@ -71,6 +71,12 @@ class AnalyzerApp {
 
   int grpc_port() const;
   int http_port() const;
+  // Where the incidents' evidence keeper asks agents for their flight
+  // recorders (CaptureOutbox::Request(agent_id, request)); the requests ride
+  // on the acks of the agents' upload streams. Valid from construction on.
+  ingest::CaptureOutbox& captures() { return *captures_; }
+  // The store, for reading what the agents sent (Store::ScanFlightRecords).
+  const store::Store* store() const { return store_.get(); }
   const api::SnapshotHolder& snapshots() const { return snapshots_; }
 
  private:
@@ -108,6 +114,8 @@ class AnalyzerApp {
   std::unique_ptr<DiagnosisStep> diagnosis_;
   std::unique_ptr<evidence::EvidenceWriter> evidence_writer_;  // with the store
   std::unique_ptr<ingest::IngestStats> ingest_stats_;
+  // Before handler_ and grpc_: the upload streams attach its requests to acks.
+  std::unique_ptr<ingest::CaptureOutbox> captures_;
   std::unique_ptr<ingest::IngestHandler> handler_;
   std::unique_ptr<ingest::IngestServer> grpc_;
   std::unique_ptr<http::ServerStats> http_stats_;  // before http_, which counts there

@@ -40,9 +40,9 @@ class DelimitedReader {
 };
 
 // Order matches Store::Family.
-constexpr const char* kFamilyNames[] = {"default",   "raw_results",   "path_reports",
-                                        "ledger",    "hellos",        "windows",
-                                        "incidents", "nic_telemetry", "evidence"};
+constexpr const char* kFamilyNames[] = {
+    "default", "raw_results", "path_reports",  "ledger",   "hellos",
+    "windows", "incidents",   "nic_telemetry", "evidence", "flight_records"};
 
 rocksdb::CompressionType FirstSupported(std::initializer_list<rocksdb::CompressionType> types) {
   const auto supported = rocksdb::GetSupportedCompressions();
@@ -129,6 +129,8 @@ rocksdb::ColumnFamilyOptions Store::FamilyOptions(Family f, rocksdb::Compression
     case kEvidence:
       // Rewritten while an incident is young, then read rarely: kept by the
       // time of its last write, not by the incident's.
+    case kFlightRecords:
+      // Kept with the incidents they explain; aged by when they were stored.
       o.compression = raw;
       rule = {RecordTime::kValuePrefix, options_.summary_retention, {}};
       break;
@@ -222,6 +224,13 @@ PreparedBatch Store::Prepare(const v1::UploadBatch& batch) {
         for (const v1::NicTelemetry* t : items) AppendDelimited(value, *t);
       },
       batch, out.telemetry_chunks, out.bytes);
+  for (const v1::FlightRecord& record : batch.flight_records()) {
+    std::string key =
+        FlightRecordKey(record.incident_id(), batch.agent_id(), batch.boot_id(), batch.batch_seq());
+    std::string value = record.SerializeAsString();
+    out.bytes += key.size() + value.size() + 8;
+    out.flight_records.emplace_back(std::move(key), std::move(value));
+  }
   return out;
 }
 
@@ -250,6 +259,13 @@ std::vector<CommitOutcome> Store::Commit(std::span<const PreparedBatch* const> b
     for (const auto& [key, value] : b.result_chunks) write.Put(cf(kRawResults), key, value);
     for (const auto& [key, value] : b.path_chunks) write.Put(cf(kPathReports), key, value);
     for (const auto& [key, value] : b.telemetry_chunks) write.Put(cf(kTelemetry), key, value);
+    for (const auto& [key, value] : b.flight_records) {
+      std::string stored;
+      stored.reserve(8 + value.size());
+      AppendTime(stored, now);
+      stored += value;
+      write.Put(cf(kFlightRecords), key, stored);
+    }
     std::string entry;
     AppendTime(entry, now);
     AppendU32(entry, b.results);
@@ -558,6 +574,33 @@ StoreStatus Store::ScanIncidents(
     }
   }
   return FromRocks(it->status(), "scan incidents");
+}
+
+StoreStatus Store::ScanFlightRecords(
+    std::uint64_t incident_id, const std::function<bool(const StoredFlightRecord&)>& visit) const {
+  const std::string prefix = FlightRecordPrefix(incident_id);
+  std::unique_ptr<rocksdb::Iterator> it(
+      db_->NewIterator(rocksdb::ReadOptions(), cf(kFlightRecords)));
+  std::size_t corrupt = 0;
+  v1::FlightRecord record;
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    const std::string_view value = ToView(it->value());
+    const std::optional<FlightRecordKeyParts> key = ParseFlightRecordKey(ToView(it->key()));
+    if (!key || value.size() < 8 ||
+        !record.ParseFromArray(value.data() + 8, static_cast<int>(value.size() - 8))) {
+      ++corrupt;
+      continue;
+    }
+    const StoredFlightRecord stored{key->agent_id, key->boot_id, key->batch_seq,
+                                    WallTime{std::chrono::nanoseconds{ReadTime(value)}}, &record};
+    if (!visit(stored)) break;
+  }
+  if (!it->status().ok()) return FromRocks(it->status(), "scan flight records");
+  if (corrupt != 0) {
+    return {std::to_string(corrupt) + " flight records of incident " + std::to_string(incident_id) +
+            " do not parse"};
+  }
+  return {};
 }
 
 StoreStatus Store::EnforceRetention() {

@@ -77,6 +77,9 @@ struct PreparedBatch {
   std::vector<std::pair<std::string, std::string>> result_chunks;  // key, value
   std::vector<std::pair<std::string, std::string>> path_chunks;
   std::vector<std::pair<std::string, std::string>> telemetry_chunks;
+  // Flight records by FlightRecordKey, their encoded FlightRecord (the commit
+  // puts the time it stores them in front, for retention).
+  std::vector<std::pair<std::string, std::string>> flight_records;
   std::size_t bytes = 0;  // keys plus values
 };
 
@@ -103,6 +106,13 @@ struct StoredPath {
   std::uint64_t boot_id = 0;
   std::uint64_t batch_seq = 0;
   const v1::PathReport* path = nullptr;
+};
+struct StoredFlightRecord {
+  std::string_view agent_id;
+  std::uint64_t boot_id = 0;
+  std::uint64_t batch_seq = 0;
+  WallTime stored_at{};
+  const v1::FlightRecord* record = nullptr;
 };
 struct StoredTelemetry {
   std::string_view agent_id;
@@ -212,6 +222,12 @@ class Store {
       const std::function<bool(std::uint64_t incident_id, std::uint64_t bytes, WallTime written)>&
           visit) const;
   StoreStatus DeleteEvidence(std::uint64_t incident_id);
+  // The flight records agents uploaded for `incident_id` (by agent, boot,
+  // batch), kept summary_retention from when they were stored. `visit`
+  // returns false to stop early; a record that does not parse is skipped
+  // and named in the status.
+  StoreStatus ScanFlightRecords(std::uint64_t incident_id,
+                                const std::function<bool(const StoredFlightRecord&)>& visit) const;
 
   // Deletes what is past retention now (one DeleteRange per time-keyed family)
   // and compacts the deleted ranges away; the compaction filters also expire
@@ -237,6 +253,7 @@ class Store {
     kIncidents,
     kTelemetry,
     kEvidence,
+    kFlightRecords,
     kFamilyCount,
   };
   Store(const Clock& clock, StoreOptions options);

@@ -130,6 +130,28 @@ std::optional<ChunkKeyParts> ParseChunkKey(std::string_view key) {
   return parts;
 }
 
+std::string FlightRecordPrefix(std::uint64_t incident_id) {
+  std::string key;
+  AppendU64(key, incident_id);
+  return key;
+}
+
+std::string FlightRecordKey(std::uint64_t incident_id, std::string_view agent_id,
+                            std::uint64_t boot_id, std::uint64_t batch_seq) {
+  std::string key = FlightRecordPrefix(incident_id);
+  AppendAgent(key, agent_id);
+  AppendU64(key, boot_id);
+  AppendU64(key, batch_seq);
+  return key;
+}
+
+std::optional<FlightRecordKeyParts> ParseFlightRecordKey(std::string_view key) {
+  // The same shape as a chunk key, the incident id where the bucket is.
+  const std::optional<ChunkKeyParts> chunk = ParseChunkKey(key);
+  if (!chunk) return std::nullopt;
+  return FlightRecordKeyParts{ReadU64(key), chunk->agent_id, chunk->boot_id, chunk->batch_seq};
+}
+
 std::uint64_t LedgerKeySeq(std::string_view key) {
   return key.size() >= 8 ? ReadU64(key.substr(key.size() - 8)) : 0;
 }

@@ -13,6 +13,8 @@
 //   default         "agent_index/" agent                              host id(4)
 //   default         "learned_fabric"                                  LearnedFabric
 //   evidence        incident_id(8) part(4)                            written_at(8) bytes
+//   flight_records  incident_id(8) agent_len(2) agent boot(8) batch_seq(8)
+//                                                                    stored_at(8) FlightRecord
 //
 // Raw results and path reports are stored as one chunk per (time bucket,
 // batch): the results of one batch whose event time (ProbeResult.send_time_ns,
@@ -67,6 +69,19 @@ std::string WindowKey(std::int64_t window_start_ns, std::string_view scope);
 std::string IncidentKey(std::int64_t opened_ns, std::uint64_t incident_id);
 // Part 0 is an incident's evidence header, parts 1.. its captured probes.
 std::string EvidenceKey(std::uint64_t incident_id, std::uint32_t part);
+// Flight records are read by incident: its id leads the key.
+std::string FlightRecordKey(std::uint64_t incident_id, std::string_view agent_id,
+                            std::uint64_t boot_id, std::uint64_t batch_seq);
+std::string FlightRecordPrefix(std::uint64_t incident_id);
+
+// The parts of a flight_records key; nullopt if malformed.
+struct FlightRecordKeyParts {
+  std::uint64_t incident_id = 0;
+  std::string_view agent_id;  // points into the key
+  std::uint64_t boot_id = 0;
+  std::uint64_t batch_seq = 0;
+};
+std::optional<FlightRecordKeyParts> ParseFlightRecordKey(std::string_view key);
 
 // The parts of a raw_results / path_reports key; nullopt if malformed.
 struct ChunkKeyParts {

@@ -72,6 +72,75 @@ TEST(batch_validator, AGoodBatchPasses) {
   EXPECT_FALSE(ValidateBatch(batch, batch.ByteSizeLong(), &nics, kNow, {}));
 }
 
+v1::FlightRecord Flight(int events = 3) {
+  v1::FlightRecord f;
+  f.set_incident_id(11);
+  f.set_from_ns((kNow - 5min).time_since_epoch().count());
+  f.set_to_ns((kNow - 1s).time_since_epoch().count());
+  for (int i = 0; i < events; ++i) {
+    v1::FlightEvent* e = f.add_events();
+    e->set_time_ns((kNow - 2min).time_since_epoch().count() + i);
+    e->set_kind(v1::FlightEvent::KIND_PROBE);
+  }
+  return f;
+}
+
+// The message of the rejection of `batch` with one flight record changed by `change`.
+std::optional<Rejection> WithFlight(const std::function<void(v1::FlightRecord&)>& change,
+                                    const ValidationLimits& limits = {}) {
+  const AgentNics nics(MakeHello("h1", 7));
+  v1::UploadBatch batch = MakeBatch("h1", 7, 1, 10, kNow - 2s);
+  change(*batch.add_flight_records() = Flight());
+  return ValidateBatch(batch, batch.ByteSizeLong(), &nics, kNow, limits);
+}
+
+TEST(batch_validator, FlightRecordsAreBoundedAndChecked) {
+  EXPECT_FALSE(WithFlight([](v1::FlightRecord&) {}));
+  const AgentNics nics(MakeHello("h1", 7));
+  v1::UploadBatch three = MakeBatch("h1", 7, 1, 10, kNow - 2s);
+  for (int i = 0; i < 3; ++i) *three.add_flight_records() = Flight();
+  auto r = ValidateBatch(three, three.ByteSizeLong(), &nics, kNow, {});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->reason, RejectReason::kTooManyFlightRecords);
+  EXPECT_EQ(r->message, "batch holds 3 flight records (limit 2)");
+
+  ValidationLimits small;
+  small.max_flight_events = 2;
+  r = WithFlight([](v1::FlightRecord&) {}, small);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->reason, RejectReason::kBadFlightRecord);
+  EXPECT_EQ(r->message, "flight record 0: events holds 3 events (limit 2)");
+  small = {};
+  small.max_flight_record_bytes = 20;
+  r = WithFlight([](v1::FlightRecord&) {}, small);
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->message.find("bytes (limit 20)"), std::string::npos) << r->message;
+
+  r = WithFlight([](v1::FlightRecord& f) { f.set_incident_id(0); });
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->message, "flight record 0: incident_id is 0 (local captures are not uploaded)");
+  r = WithFlight([](v1::FlightRecord& f) { f.set_to_ns(f.from_ns()); });
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->message.find("flight record 0: from_ns"), std::string::npos) << r->message;
+  r = WithFlight([](v1::FlightRecord& f) { f.set_from_ns(INT64_MIN); });
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->reason, RejectReason::kBadFlightRecord);
+  r = WithFlight([](v1::FlightRecord& f) {
+    f.set_from_ns(f.from_ns() + 1'000'000'000'000'000);
+    f.set_to_ns(f.to_ns() + 1'000'000'000'000'000);
+  });
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->reason, RejectReason::kFutureTimestamp);
+  r = WithFlight([](v1::FlightRecord& f) { f.mutable_events(1)->set_text(std::string(513, 'x')); });
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->message, "flight record 0: events[1].text is 513 bytes (limit 512)");
+  r = WithFlight([](v1::FlightRecord& f) {
+    f.mutable_events(2)->set_kind(static_cast<v1::FlightEvent::Kind>(99));
+  });
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->message, "flight record 0: events[2].kind 99 is not a flight event kind");
+}
+
 TEST(batch_validator, EachBadBatchIsRejectedWithItsReason) {
   ValidationLimits limits;
   limits.max_results = 500;

@@ -9,6 +9,7 @@
 #include "agent/upload/uploader.h"
 #include "hostmesh/v1/ingest.grpc.pb.h"
 #include "tests/analyzer/ingest/analyzer_under_test.h"
+#include "tests/analyzer/ingest/fast_uploader_options.h"
 #include "tests/analyzer/store/temp_dir.h"
 #include "tests/analyzer/store/test_batches.h"
 
@@ -143,17 +144,7 @@ constexpr std::uint64_t kBoot = 0xB007;
 const std::string kAgent = "h003";
 
 agent::upload::UploaderOptions UploaderOptionsFor(const std::string& address) {
-  agent::upload::UploaderOptions options;
-  options.analyzer_address = address;
-  options.security.insecure = true;
-  options.engine.upload.batch_max_results = 20;
-  options.engine.upload.batch_max_age = 20ms;
-  options.engine.upload.backoff_initial = 10ms;
-  options.engine.upload.backoff_max = 100ms;
-  options.engine.ack_timeout = 5s;
-  options.engine.upload.hello_timeout = 1s;
-  options.jitter_seed = 1;
-  return options;
+  return analyzer::testing::FastUploaderOptions(address);
 }
 
 void AppendResults(const Clock& clock, agent::upload::Uploader& uploader, std::uint64_t first,

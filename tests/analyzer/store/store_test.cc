@@ -385,3 +385,96 @@ TEST_F(StoreTest, SubmitAfterStopFailsAtOnce) {
 
 }  // namespace
 }  // namespace hostmesh::analyzer::store
+
+namespace hostmesh::analyzer::store {
+namespace {
+
+v1::FlightRecord Flight(std::uint64_t incident, int events, WallTime at) {
+  v1::FlightRecord record;
+  record.set_incident_id(incident);
+  record.set_from_ns((at - 1min).time_since_epoch().count());
+  record.set_to_ns(at.time_since_epoch().count());
+  for (int i = 0; i < events; ++i) {
+    v1::FlightEvent* e = record.add_events();
+    e->set_time_ns((at - 30s).time_since_epoch().count() + i);
+    e->set_kind(v1::FlightEvent::KIND_LOG);
+    e->set_text("warn [verbs] line " + std::to_string(i));
+  }
+  return record;
+}
+
+std::vector<std::pair<std::string, int>> FlightsOf(const Store& store, std::uint64_t incident) {
+  std::vector<std::pair<std::string, int>> out;
+  const StoreStatus s = store.ScanFlightRecords(incident, [&](const StoredFlightRecord& r) {
+    out.emplace_back(std::string(r.agent_id), r.record->events_size());
+    return true;
+  });
+  EXPECT_TRUE(s.ok()) << s.error;
+  return out;
+}
+
+TEST_F(StoreTest, FlightRecordsAreStoredWithTheirBatchAndReadByIncident) {
+  v1::UploadBatch a = MakeBatch("h1", 7, 1, 10, Now());
+  *a.add_flight_records() = Flight(5, 3, Now());
+  v1::UploadBatch b = MakeBatch("h2", 9, 4, 10, Now());
+  *b.add_flight_records() = Flight(5, 2, Now());
+  *b.add_flight_records() = Flight(6, 1, Now());
+  const PreparedBatch pa = Store::Prepare(a);
+  const PreparedBatch pb = Store::Prepare(b);
+  const PreparedBatch* group[] = {&pa, &pb};
+  for (const CommitOutcome& o : store_->Commit(group)) EXPECT_EQ(o.status, CommitStatus::kStored);
+  const std::vector<std::pair<std::string, int>> five = {{"h1", 3}, {"h2", 2}};
+  EXPECT_EQ(FlightsOf(*store_, 5), five);
+  EXPECT_EQ(FlightsOf(*store_, 6), (std::vector<std::pair<std::string, int>>{{"h2", 1}}));
+  EXPECT_TRUE(FlightsOf(*store_, 7).empty());
+  // A resent batch is a duplicate: its record is not stored twice.
+  EXPECT_EQ(store_->Commit(Store::Prepare(a)).status, CommitStatus::kDuplicate);
+  Reopen();
+  EXPECT_EQ(FlightsOf(*store_, 5), five);
+}
+
+TEST_F(StoreTest, FlightRecordsAreKeptForTheSummaryRetention) {
+  v1::UploadBatch batch = MakeBatch("h1", 7, 1, 10, Now());
+  *batch.add_flight_records() = Flight(5, 3, Now());
+  ASSERT_EQ(store_->Commit(Store::Prepare(batch)).status, CommitStatus::kStored);
+  clock_.Advance(std::chrono::days{29});
+  ASSERT_TRUE(store_->Compact().ok());
+  EXPECT_EQ(FlightsOf(*store_, 5).size(), 1u);
+  clock_.Advance(std::chrono::days{2});  // 31 days after it was stored
+  ASSERT_TRUE(store_->Compact().ok());
+  EXPECT_TRUE(FlightsOf(*store_, 5).empty());
+}
+
+TEST(StoreUpgradeTest, AStoreWithoutTheFlightRecordsFamilyOpens) {
+  TempDir dir;
+  const std::string path = (dir.path() / "db").string();
+  {
+    // The families of a store from before flight records.
+    rocksdb::DBOptions options;
+    options.create_if_missing = true;
+    options.create_missing_column_families = true;
+    std::vector<rocksdb::ColumnFamilyDescriptor> families;
+    for (const char* name : {"default", "raw_results", "path_reports", "ledger", "hellos",
+                             "windows", "incidents", "nic_telemetry"}) {
+      families.emplace_back(name, rocksdb::ColumnFamilyOptions());
+    }
+    std::vector<rocksdb::ColumnFamilyHandle*> handles;
+    rocksdb::DB* db = nullptr;
+    ASSERT_TRUE(rocksdb::DB::Open(options, path, families, &handles, &db).ok());
+    for (auto* h : handles) db->DestroyColumnFamilyHandle(h);
+    delete db;
+  }
+  VirtualClock clock;
+  StoreOptions options;
+  options.data_dir = path;
+  std::string error;
+  std::unique_ptr<Store> store = Store::Open(clock, options, error);
+  ASSERT_TRUE(store) << error;
+  v1::UploadBatch batch = MakeBatch("h1", 7, 1, 10, clock.RealtimeNow());
+  *batch.add_flight_records() = Flight(5, 1, clock.RealtimeNow());
+  EXPECT_EQ(store->Commit(Store::Prepare(batch)).status, CommitStatus::kStored);
+  EXPECT_EQ(FlightsOf(*store, 5).size(), 1u);
+}
+
+}  // namespace
+}  // namespace hostmesh::analyzer::store
