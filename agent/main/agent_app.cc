@@ -640,9 +640,8 @@ bool AgentApp::Run(int stop_fd, int capture_fd) {
     const int n = ::ppoll(fds, count, &timeout, nullptr);
     if (n < 0 && errno != EINTR) Log()->warn("ppoll: {}", std::strerror(errno));
     events_ready = ready_fd < 0 || n != 0;
-    if (capture_fd >= 0 && n > 0 && (fds[capture_at].revents & POLLIN) != 0) {
-      StartLocalCapture(capture_fd);
-    }
+    const bool capture = capture_fd >= 0 && n > 0 && (fds[capture_at].revents & POLLIN) != 0;
+    if (capture) StartLocalCapture(capture_fd);
     if (watch_stop && n > 0 && (fds[count - 1].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
       now = clock_.MonotonicNow();
       core_->prober.StopSending();
