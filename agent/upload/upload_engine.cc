@@ -56,8 +56,10 @@ bool UploadEngine::Append(const v1::NicTelemetry& telemetry) {
 }
 
 bool UploadEngine::Append(const v1::FlightRecord& record) {
-  const bool was_empty = batcher_.open_items() == 0;
-  return Accepted(batcher_.Add(record), was_empty);
+  // A batch of its own: were the analyzer to refuse the record, no result
+  // would go with it.
+  if (SharedBatch open = batcher_.Close()) spool_.Push(std::move(open));
+  return Accepted(batcher_.Add(record), true);
 }
 
 AckOutcome UploadEngine::Handle(const ChannelEvent& event) {

@@ -127,6 +127,23 @@ TEST_F(upload_engine, WritesOneBatchAtATimeInOrder) {
   EXPECT_EQ(engine_.Counters().batches_sent, 3u);
 }
 
+TEST_F(upload_engine, AFlightRecordRidesInABatchOfItsOwn) {
+  Connect();
+  engine_.Append(v1::ProbeResult{});  // an open batch, not yet due
+  v1::FlightRecord record;
+  record.set_incident_id(9);
+  EXPECT_TRUE(engine_.Append(record));
+  engine_.Append(v1::ProbeResult{});
+  Pump();
+  ASSERT_EQ(channel_.WrittenSeqs(), (std::vector<std::uint64_t>{1, 2}));
+  EXPECT_EQ(channel_.writes[0].batch->results_size(), 1);
+  EXPECT_EQ(channel_.writes[0].batch->flight_records_size(), 0);
+  // The analyzer may refuse a record without losing a result with it.
+  EXPECT_EQ(channel_.writes[1].batch->results_size(), 0);
+  EXPECT_EQ(channel_.writes[1].batch->flight_records_size(), 1);
+  EXPECT_EQ(engine_.Counters().open_items, 1u) << "the next result opens the next batch";
+}
+
 TEST_F(upload_engine, AgedBatchIsClosedAndSentByPoll) {
   Connect();
   engine_.Append(v1::ProbeResult{});
