@@ -1,5 +1,6 @@
 #include "analyzer/api/render_evidence.h"
 
+#include <cctype>
 #include <charconv>
 
 #include "analyzer/api/json_values.h"
@@ -103,6 +104,39 @@ Json CountersJson(const v1::evidence::Counters& c) {
   return j;
 }
 
+// "probe", "async_event", ... from the wire's KIND_PROBE, KIND_ASYNC_EVENT.
+std::string EventKindName(v1::FlightEvent::Kind kind) {
+  std::string name = v1::FlightEvent::Kind_Name(kind);
+  if (name.starts_with("KIND_")) name = name.substr(5);
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return name;
+}
+
+Json FlightRecordJson(const std::string& agent, const v1::FlightRecord& r) {
+  Json j = Json::object();
+  j["agent_id"] = agent;
+  j["from_ns"] = r.from_ns();
+  j["to_ns"] = r.to_ns();
+  j["dropped_before"] = r.dropped_before();
+  j["truncated"] = r.truncated();
+  Json& events = j["events"] = Json::array();
+  for (const v1::FlightEvent& e : r.events()) {
+    Json& event = events.emplace_back(Json::object());
+    event["time_ns"] = e.time_ns();
+    event["kind"] = EventKindName(e.kind());
+    event["nic"] = e.nic();
+    if (e.kind() == v1::FlightEvent::KIND_PROBE || e.kind() == v1::FlightEvent::KIND_TRACE) {
+      event["peer_nic"] = e.peer_nic();
+      event["port"] = e.port();
+    }
+    event["value_ns"] = e.value_ns();
+    event["value"] = e.value();
+    event["flags"] = e.flags();
+    if (!e.text().empty()) event["text"] = e.text();
+  }
+  return j;
+}
+
 }  // namespace
 
 std::optional<IncidentPath> ParseIncidentPath(std::string_view rest) {
@@ -168,6 +202,11 @@ std::string RenderEvidence(const ApiSnapshot& s, const EvidenceAnswer& e) {
     }
     for (const v1::evidence::Counters& c : part.counters()) counters.push_back(CountersJson(c));
   }
+  Json& flight = j["flight_records"] = Json::array();
+  for (const auto& [agent, record] : e.flight_records) {
+    flight.push_back(FlightRecordJson(agent, record));
+  }
+  if (!e.flight_record_error.empty()) j["flight_record_error"] = e.flight_record_error;
   return DumpJson(j);
 }
 

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "analyzer/api/api_snapshot.h"
@@ -21,6 +22,10 @@ struct EvidenceAnswer {
   std::string error;  // the store failed
   v1::evidence::EvidenceHeader header;
   std::vector<v1::evidence::EvidencePart> parts;
+  // The involved agents' flight recorders (agent id, record), and why some
+  // could not be read.
+  std::vector<std::pair<std::string, v1::FlightRecord>> flight_records;
+  std::string flight_record_error;
 };
 using EvidenceSource = std::function<EvidenceAnswer(std::uint64_t incident_id)>;
 

@@ -150,6 +150,15 @@ bool AnalyzerApp::ServeHttp(std::string* error) {
           answer.header = std::move(stored->header);
           answer.parts = std::move(stored->parts);
         }
+        if (answer.found) {
+          const store::StoreStatus status =
+              store_->ScanFlightRecords(id, [&](const store::StoredFlightRecord& r) {
+                answer.flight_records.emplace_back(std::string(r.agent_id), *r.record);
+                return true;
+              });
+          // Records that did not parse are named in the status; the rest stand.
+          if (!status.ok()) answer.flight_record_error = status.error;
+        }
         return answer;
       });
   // The effective config, secrets left out: for support bundles.
@@ -346,7 +355,18 @@ void AnalyzerApp::KeepEvidence(const analysis::WindowReport& report,
             report, touched, incidents_, analysis.paths(), analysis.fabric(),
             [this](analysis::HostId host) { return feed_->AgentOf(host); });
       });
-  for (evidence::EvidenceEvent& event : events) evidence_writer_->Submit(std::move(event));
+  for (evidence::EvidenceEvent& event : events) {
+    // The involved agents' flight recorders, asked once, at the first capture:
+    // from `before` the fault to now, while their rings still hold it.
+    for (const std::string& agent : event.flight_record_agents) {
+      v1::CaptureRequest request;
+      request.set_incident_id(event.incident_id);
+      request.set_from_ns(event.capture_from_ns);
+      request.set_to_ns(event.capture_to_ns);
+      captures_->Request(agent, request);
+    }
+    evidence_writer_->Submit(std::move(event));
+  }
 }
 
 void AnalyzerApp::Publish(std::shared_ptr<const analysis::WindowReport> latest) {

@@ -117,11 +117,27 @@ TEST(AnalyzerEvidence, AnIncidentKeepsTheProbesFromBeforeItsFaultAndKeepsThemThr
     grpc::ClientContext context;
     auto stream = stub->Upload(&context);
     std::uint64_t seq = 0;
-    const auto upload = [&](const v1::UploadBatch& batch) {
+    // What the analyzer asks of this agent's flight recorder, answered in
+    // the next batch as an agent does.
+    std::vector<v1::CaptureRequest> asked;
+    const auto upload = [&](v1::UploadBatch batch) {
+      for (const v1::CaptureRequest& request : asked) {
+        v1::FlightRecord& record = *batch.add_flight_records();
+        record.set_incident_id(request.incident_id());
+        record.set_from_ns(request.from_ns());
+        record.set_to_ns(request.to_ns());
+        v1::FlightEvent& event = *record.add_events();
+        event.set_time_ns(request.from_ns() + 1);
+        event.set_kind(v1::FlightEvent::KIND_LOG);
+        event.set_nic(kBadNic);
+        event.set_text("[verbs] nic2: QP 7 went to error");
+      }
+      asked.clear();
       v1::UploadAck ack;
       ASSERT_TRUE(stream->Write(batch));
       ASSERT_TRUE(stream->Read(&ack));
       ASSERT_EQ(ack.status(), v1::UploadAck::STATUS_ACCEPTED) << ack.error();
+      asked.assign(ack.captures().begin(), ack.captures().end());
     };
     // 5 s healthy, then NIC 2 unreachable until its evidence is complete.
     const auto healthy_until = std::chrono::steady_clock::now() + 5s;
@@ -143,9 +159,12 @@ TEST(AnalyzerEvidence, AnIncidentKeepsTheProbesFromBeforeItsFaultAndKeepsThemThr
       if (id != 0) {
         const auto [status, body] =
             analyzer.Get("/api/v1/incidents/" + std::to_string(id) + "/evidence");
-        // Complete once the capture reached `after` past the opening window.
-        if (status == 200 && body["capture"]["to_ns"].get<std::int64_t>() >=
-                                 body["opened_ns"].get<std::int64_t>() + 4'000'000'000) {
+        // Complete once the capture reached `after` past the opening window
+        // and the agent's flight record is in.
+        if (status == 200 &&
+            body["capture"]["to_ns"].get<std::int64_t>() >=
+                body["opened_ns"].get<std::int64_t>() + 4'000'000'000 &&
+            !body["flight_records"].empty()) {
           evidence = body;
           break;
         }
@@ -190,6 +209,14 @@ TEST(AnalyzerEvidence, AnIncidentKeepsTheProbesFromBeforeItsFaultAndKeepsThemThr
     EXPECT_GE(first_timeout, fault_ns - 200'000'000);
     EXPECT_LT(last_ok, first_timeout) << "the moment it began";
     EXPECT_LE(evidence["capture"]["from_ns"].get<std::int64_t>(), last_ok);
+    // The agent was asked for its flight recorder from `before` the fault.
+    EXPECT_EQ(evidence["capture"]["flight_record_agents"], nlohmann::json::array({"h1"}));
+    ASSERT_EQ(evidence["flight_records"].size(), 1u);
+    const nlohmann::json& record = evidence["flight_records"][0];
+    EXPECT_EQ(record["agent_id"], "h1");
+    EXPECT_EQ(record["from_ns"], evidence["capture"]["from_ns"]);
+    EXPECT_EQ(record["events"][0]["kind"], "log");
+    EXPECT_EQ(record["events"][0]["text"], "[verbs] nic2: QP 7 went to error");
     ASSERT_FALSE(evidence["counters"].empty());
     EXPECT_EQ(evidence["counters"][0]["agent_id"], "h1");
     EXPECT_EQ(evidence["counters"][0]["port_state"], 4);
@@ -211,6 +238,7 @@ TEST(AnalyzerEvidence, AnIncidentKeepsTheProbesFromBeforeItsFaultAndKeepsThemThr
   ASSERT_EQ(status, 200);
   EXPECT_EQ(evidence["incident_id"], id);
   EXPECT_FALSE(evidence["probes"]["rows"].empty());
+  EXPECT_EQ(evidence["flight_records"].size(), 1u);
   const auto metrics = http::testing::Fetch(again.http_port(), "GET", "/metrics");
   ASSERT_TRUE(metrics.has_value());
   EXPECT_NE(metrics->body.find("hostmesh_analyzer_evidence_incidents 1"), std::string::npos);
