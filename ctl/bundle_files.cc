@@ -96,7 +96,7 @@ std::string CountersCsv(const JsonNode& e) {
     for (const auto& [name, value] : deltas->items()) {
       out += Row({Text(*c, "agent_id"), Text(*c, "nic"), Text(*c, "start_ns"), Text(*c, "end_ns"),
                   Text(*c, "port_state"), Text(*c, "phys_state"), name,
-                  value.is_number() ? std::to_string(value.get<std::int64_t>()) : ""});
+                  value.is_number_integer() ? std::to_string(value.get<std::int64_t>()) : ""});
     }
   }
   return out;

@@ -37,7 +37,7 @@ std::vector<GroupProbes> CountProbes(const JsonNode& evidence, std::size_t group
         static_cast<std::size_t>(JsonInt(*tuples[tuple], "group").value_or(0));
     if (group >= groups) continue;
     GroupProbes& g = out[group];
-    const std::int64_t t = (*row)[1].is_number() ? (*row)[1].get<std::int64_t>() : 0;
+    const std::int64_t t = (*row)[1].is_number_integer() ? (*row)[1].get<std::int64_t>() : 0;
     ++g.probes;
     if ((*row)[2].is_boolean() && (*row)[2].get<bool>()) {
       ++g.timeouts;
@@ -52,7 +52,7 @@ std::vector<GroupProbes> CountProbes(const JsonNode& evidence, std::size_t group
     const std::size_t group =
         static_cast<std::size_t>(JsonInt(*tuples[tuple], "group").value_or(0));
     if (group >= groups || !(*row)[2].is_boolean() || (*row)[2].get<bool>()) continue;
-    const std::int64_t t = (*row)[1].is_number() ? (*row)[1].get<std::int64_t>() : 0;
+    const std::int64_t t = (*row)[1].is_number_integer() ? (*row)[1].get<std::int64_t>() : 0;
     GroupProbes& g = out[group];
     if (g.first_timeout != 0 && t < g.first_timeout && t > g.last_ok_before) g.last_ok_before = t;
   }
@@ -101,14 +101,14 @@ std::string VerdictsTable(const JsonNode& evidence) {
 
 // Counters that rose over the capture, summed per agent and NIC.
 std::string MovedCounters(const JsonNode& evidence) {
-  std::map<std::string, std::map<std::string, std::int64_t>> moved;
+  std::map<std::string, std::map<std::string, std::uint64_t>> moved;
   for (const JsonNode* c : JsonArray(evidence, "counters")) {
     const JsonNode* deltas = JsonChild(*c, "deltas");
     if (deltas == nullptr || !deltas->is_object()) continue;
     const std::string nic = Str(*c, "agent_id") + " nic " + Str(*c, "nic");
     for (const auto& [name, value] : deltas->items()) {
-      if (value.is_number() && value.get<std::int64_t>() > 0) {
-        moved[nic][name] += value.get<std::int64_t>();
+      if (value.is_number_integer() && value.get<std::int64_t>() > 0) {
+        moved[nic][name] += static_cast<std::uint64_t>(value.get<std::int64_t>());
       }
     }
   }
@@ -118,6 +118,31 @@ std::string MovedCounters(const JsonNode& evidence) {
     out += "  " + nic + ":";
     for (const auto& [name, value] : counters) out += " " + name + " +" + std::to_string(value);
     out += "\n";
+  }
+  return out;
+}
+
+// The agents' flight recorders kept with it: events per agent, and the last
+// warn+ log lines (the likeliest first clue).
+std::string FlightRecorders(const JsonNode& evidence) {
+  const std::vector<const JsonNode*> records = JsonArray(evidence, "flight_records");
+  if (records.empty()) return "flight recorders: none kept\n";
+  std::string out = "flight recorders:\n";
+  for (const JsonNode* r : records) {
+    const std::vector<const JsonNode*> events = JsonArray(*r, "events");
+    out += "  " + Str(*r, "agent_id") + ": " + std::to_string(events.size()) + " events";
+    if (JsonInt(*r, "dropped_before").value_or(0) > 0) {
+      out += " (" + Str(*r, "dropped_before") + " older ones already overwritten)";
+    }
+    out += "\n";
+    std::vector<const JsonNode*> logs;
+    for (const JsonNode* e : events) {
+      if (Str(*e, "kind") == "log") logs.push_back(e);
+    }
+    for (std::size_t i = logs.size() > 3 ? logs.size() - 3 : 0; i < logs.size(); ++i) {
+      out += "    " + FormatWallTime(JsonInt(*logs[i], "time_ns").value_or(0)) + " " +
+             Str(*logs[i], "text") + "\n";
+    }
   }
   return out;
 }
@@ -166,6 +191,7 @@ OncallView RenderIncident(const JsonNode& incident, const JsonNode* evidence) {
   v.text += "\n" + GroupsTable(*evidence);
   v.text += "\nwindows that found it:\n" + VerdictsTable(*evidence);
   v.text += "\n" + MovedCounters(*evidence);
+  v.text += FlightRecorders(*evidence);
   return v;
 }
 

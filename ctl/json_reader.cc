@@ -56,7 +56,11 @@ std::optional<double> JsonNumber(const JsonNode& node, const std::string& path) 
 std::optional<std::int64_t> JsonInt(const JsonNode& node, const std::string& path) {
   const JsonNode* child = JsonChild(node, path);
   if (child == nullptr || !child->is_number()) return std::nullopt;
-  if (child->is_number_float()) return static_cast<std::int64_t>(child->get<double>());  // 1e9
+  if (child->is_number_float()) {  // 1e9; beyond int64 (or NaN) it is no integer
+    const double v = child->get<double>();
+    if (!(v > -9.2e18 && v < 9.2e18)) return std::nullopt;
+    return static_cast<std::int64_t>(v);
+  }
   return child->get<std::int64_t>();
 }
 

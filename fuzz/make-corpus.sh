@@ -17,8 +17,8 @@ done
 "$build/fuzz/fuzz_seed_corpus" "$corpus"
 
 # YAML: the shipped examples, and small files that reach the checks past the schema.
-rm -rf "$corpus/agent_config" "$corpus/analyzer_config" "$corpus/topology_inventory" "$corpus/http_query"
-mkdir -p "$corpus/agent_config" "$corpus/analyzer_config" "$corpus/topology_inventory" "$corpus/http_query"
+rm -rf "$corpus/agent_config" "$corpus/analyzer_config" "$corpus/topology_inventory" "$corpus/http_query" "$corpus/ctl_evidence"
+mkdir -p "$corpus/agent_config" "$corpus/analyzer_config" "$corpus/topology_inventory" "$corpus/http_query" "$corpus/ctl_evidence"
 cp deploy/agent.example.yaml "$corpus/agent_config/example.yaml"
 cat >"$corpus/agent_config/udp_two_nics.yaml" <<'YAML'
 host: h1
@@ -58,4 +58,13 @@ printf 'from\nfrom=1700000000&to=1700003600&limit=10' >"$corpus/http_query/histo
 printf 'agent\n/api/v1/status\nagent=h%%20003&nic=mlx5_0&x' >"$corpus/http_query/escapes"
 printf 'kind\nsuspicious&kind=latency+x&%%41=%%4' >"$corpus/http_query/bad_escape"
 printf '/debug/qp\nnic=a%%2Bb&qp=17' >"$corpus/http_query/post_path"
+# An incident path and bodies as the analyzer serves them (docs/analyzer.md, "Evidence").
+cat >"$corpus/ctl_evidence/evidence" <<'JSON'
+12/evidence
+{"version":1,"kind":"link_loss","summary":"link a","capture":{"from_ns":1,"to_ns":2,"probes_kept":1},"groups":[{"role":"suspect","kind":"link","name":"a"}],"tuples":[{"group":0,"agent_id":"h1","path":[{"link":1,"name":"a"},null]}],"probes":{"rows":[[0,1,true,0,0]]},"verdicts":[{"start_ns":1,"rivals":[{"name":"b","loss":0.1}]}],"counters":[{"agent_id":"h1","nic":0,"deltas":{"x":1}}],"flight_records":[{"agent_id":"h1","events":[{"kind":"log","text":"t"}]}]}
+JSON
+cat >"$corpus/ctl_evidence/incident" <<'JSON'
+7
+{"id":7,"kind":"rnic_down","open":true,"diagnosis":{"type":"x"}}
+JSON
 du -sh "$corpus"/* | sort -k2

@@ -45,7 +45,10 @@ const char* kEvidence =
     R"("verdicts":[{"start_ns":1704067220000000000,"loss":0.05,"failures":40,"good":760,)"
     R"("confidence":0.99,"rivals":[{"name":"s1-p0r3","loss":0.001}]}],)"
     R"("counters":[{"agent_id":"h1","nic":2,"deltas":{"rx_fcs_errors":12,"symbol_error":0}},)"
-    R"({"agent_id":"h1","nic":2,"deltas":{"rx_fcs_errors":3}}]})";
+    R"({"agent_id":"h1","nic":2,"deltas":{"rx_fcs_errors":3}}],)"
+    R"("flight_records":[{"agent_id":"h1","dropped_before":0,"events":[)"
+    R"({"time_ns":1704067221000000000,"kind":"probe"},)"
+    R"({"time_ns":1704067222000000000,"kind":"log","text":"[verbs] nic2: port down"}]}]})";
 
 TEST(IncidentView, GroupsShowWhenTheSuspectBeganToFailBesideItsSiblings) {
   const JsonNode incident = Parse(kIncident);
@@ -63,6 +66,8 @@ TEST(IncidentView, GroupsShowWhenTheSuspectBeganToFailBesideItsSiblings) {
   EXPECT_THAT(LineWith(v.text, "s1-p0r3 0.10%"), HasSubstr("2024-01-01 00:00:20Z"));
   EXPECT_THAT(v.text, HasSubstr("h1 nic 2: rx_fcs_errors +15\n"));
   EXPECT_THAT(v.text, ::testing::Not(HasSubstr("symbol_error")));
+  EXPECT_THAT(v.text, HasSubstr("  h1: 2 events\n"));
+  EXPECT_THAT(v.text, HasSubstr("2024-01-01 00:00:22Z [verbs] nic2: port down"));
 }
 
 TEST(IncidentView, WithoutEvidenceItSaysSoAndAResolvedOneExitsZero) {

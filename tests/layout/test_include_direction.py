@@ -35,7 +35,8 @@ MAY_INCLUDE = {
     "ctl": {"common", "proto", "topology", "tracer"},
     "sim": {"common", "proto", "topology", "tracer", "agent", "analyzer"},
     "bench": {"common", "proto", "topology", "tracer", "agent", "analyzer"},
-    "fuzz": {"common", "proto", "topology", "tracer", "agent", "analyzer"},
+    # ctl too: hostmeshctl decodes what an analyzer answers.
+    "fuzz": {"common", "proto", "topology", "tracer", "agent", "analyzer", "ctl"},
     "deploy": {"common"},
 }
 # Rooms that hold a process: only the room itself and its tests include them.
