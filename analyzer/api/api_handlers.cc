@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "analyzer/api/dashboard.h"
+#include "analyzer/api/incident_page.h"
 #include "analyzer/api/render.h"
 #include "analyzer/api/render_history.h"
 #include "common/http/query.h"
@@ -179,6 +180,20 @@ void MountApi(http::Router& router, SnapshotSource source, const Clock& clock,
   });
   router.Get("/api/v1/sla",
              [source](const http::Request&) { return Json(RenderSla(*Current(source))); });
+  // An incident's own page; the data comes from the API above.
+  router.GetUnder("/incidents/", [](const http::Request& request) {
+    http::Response response;
+    if (!IncidentPageId(request.path.substr(std::string_view("/incidents/").size()))) {
+      response.status = 404;
+      response.body = "no such page: /incidents/ID with ID a positive number\n";
+      return response;
+    }
+    response.content_type = "text/html; charset=utf-8";
+    response.body = IncidentPageHtml();
+    response.headers = {{"Cache-Control", "no-cache"},
+                        {"Content-Security-Policy", std::string(kDashboardCsp)}};
+    return response;
+  });
   router.Get("/", [](const http::Request&) {
     http::Response response;
     response.content_type = "text/html; charset=utf-8";

@@ -7,6 +7,8 @@
 
 namespace hostmesh::analyzer::api {
 
+std::string_view DashboardStyle();         // the analyzer's pages' CSS
+std::string_view DashboardHelperScript();  // elements, formats, tables, getJson
 std::string_view DashboardCoreScript();
 std::string_view DashboardPictureScript();
 

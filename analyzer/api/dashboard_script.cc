@@ -6,74 +6,12 @@ namespace {
 // Polling, the cards and the tables. The fabric picture and the timeline
 // (dashboard_pictures.cc) are called from render().
 constexpr std::string_view kScript = R"js(
-const PERIOD_MS = 10000, TIMEOUT_MS = 5000;
 const PATHS = { status: "api/v1/status", rnics: "api/v1/rnics",
                 links: "api/v1/links?suspicious", hotspots: "api/v1/links?kind=latency&suspicious",
                 incidents: "api/v1/incidents", sla: "api/v1/sla", coverage: "api/v1/coverage" };
 // An analyzer without a store answers 404 here: the timeline then has no windows.
 const HISTORY = "api/v1/sla/history", NO_HISTORY = { windows: [], truncated: false };
 let lastOk = null, lastData = null;
-
-function el(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined && text !== null) e.textContent = String(text);
-  return e;
-}
-function fmtNs(v) {
-  if (v === null || v === undefined) return "-";
-  if (v >= 1e9) return (v / 1e9).toFixed(2) + " s";
-  if (v >= 1e6) return (v / 1e6).toFixed(2) + " ms";
-  if (v >= 1e3) return (v / 1e3).toFixed(1) + " \u00b5s";
-  return Math.round(v) + " ns";
-}
-function pct(x) {
-  if (x === null || x === undefined) return "-";
-  return x === 0 ? "0%" : (x * 100).toPrecision(3) + "%";
-}
-function secs(x) { return x === null || x === undefined ? "-" : x.toFixed(1) + " s"; }
-function clock(ns) { return ns ? new Date(ns / 1e6).toLocaleTimeString() : "-"; }
-function ago(ns) {
-  if (!ns) return "";
-  const s = Math.max(0, Math.round((Date.now() - ns / 1e6) / 1000));
-  return s < 120 ? s + " s ago" : s < 7200 ? Math.round(s / 60) + " min ago"
-                                            : Math.round(s / 3600) + " h ago";
-}
-function linkName(l) {
-  if (!l.ends) return l.name;
-  return l.name + "  (" + l.ends.map(e => e.ip).join(" - ") + ")";
-}
-
-// cols: [header, cell(row) -> string | Node, "num"?]; rowClass(row) -> "" | "bad" | "warn"
-function table(target, rows, cols, empty, rowClass) {
-  const box = document.getElementById(target);
-  box.replaceChildren();
-  if (!rows.length) { box.appendChild(el("div", "empty", empty)); return; }
-  const t = el("table"), head = el("tr");
-  for (const [h, , kind] of cols) head.appendChild(el("th", kind || "", h));
-  t.appendChild(el("thead")).appendChild(head);
-  const body = t.appendChild(el("tbody"));
-  for (const r of rows) {
-    const tr = el("tr", rowClass ? rowClass(r) : "");
-    for (const [, cell, kind] of cols) {
-      const v = cell(r), td = el("td", kind || "");
-      if (v instanceof Node) td.appendChild(v); else td.textContent = v;
-      tr.appendChild(td);
-    }
-    body.appendChild(tr);
-  }
-  box.appendChild(t);
-}
-function count(id, text) { document.getElementById(id).textContent = text; }
-function tag(cls, text) { return el("span", "tag " + cls, text); }
-
-function suspectText(s) {
-  if (s.nic !== undefined) return s.host + " " + (s.nic_name || "nic " + s.nic) +
-                                  (s.ip ? " (" + s.ip + ")" : "") + " rail " + s.rail;
-  if (s.switch !== undefined) return "switch " + (s.name || s.switch);
-  if (s.link !== undefined) return linkName(s);
-  return s.host || "?";
-}
 
 function evidenceText(i) {
   const e = i.evidence;
@@ -88,19 +26,13 @@ function evidenceText(i) {
          (i.suspect.link !== undefined ? votes : "");
 }
 
-// The problem type named from probes and NIC counters, and the sentence saying why.
-function diagnosisText(i) {
-  const d = i.diagnosis;
-  if (!d || !d.rule) return "-";
-  return d.type + ": " + d.evidence;
+// The incident's own page (its evidence): ids are numbers from the API.
+function incidentLink(id) {
+  const a = el("a", "", "#" + id);
+  a.href = "incidents/" + Number(id);
+  return a;
 }
 
-function card(k, v, bad) {
-  const c = el("div", "card" + (bad ? " bad" : ""));
-  c.appendChild(el("div", "k", k));
-  c.appendChild(el("div", "v", v));
-  return c;
-}
 
 // The analyzer's clock (ns): the browser's may be off.
 function analyzerNow(st) {
@@ -164,6 +96,7 @@ function render(d) {
   count("n-incidents", "(" + open.length + " open, " + d.incidents.resolved.length +
         " recently resolved)");
   table("incidents", open, [
+    ["id", i => incidentLink(i.id)],
     ["kind", i => tag(i.kind.startsWith("rnic") ? "bad" : "warn", i.kind)],
     ["suspect", i => suspectText(i.suspect), "wrap"],
     ["confidence", i => i.confidence.toFixed(2), "num"],
@@ -214,20 +147,6 @@ function render(d) {
     ["p99", r => fmtNs(r.processing_ns.p99), "num"],
   ], "no window judged yet",
      r => r.rnic_drop_rate > 0 || r.network_drop_rate > 0 ? "warn" : "");
-}
-
-async function getJson(path) {
-  const ctl = new AbortController();
-  const timer = setTimeout(() => ctl.abort(), TIMEOUT_MS);
-  try {
-    const r = await fetch(path, { signal: ctl.signal, cache: "no-store" });
-    if (!r.ok) {
-      const e = new Error(path + ": HTTP " + r.status);
-      e.status = r.status;
-      throw e;
-    }
-    return await r.json();
-  } finally { clearTimeout(timer); }
 }
 
 async function refresh() {

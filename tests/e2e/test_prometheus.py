@@ -17,6 +17,13 @@ query of every panel of every Grafana dashboard (dashboards/, variables
 substituted as Grafana would) runs without error and returns data, except the
 few that only have data under another fault (named below, with the reason).
 
+test_1b_incident_evidence_and_bundle: within two windows of the incident's
+opening, /api/v1/incidents/ID/evidence holds the suspect link's probes from
+before the fault was injected (none lost) and after (lost), healthy siblings,
+the involved agents' flight-recorder extracts (real agents answering the
+analyzer's request) and their counters; `hostmeshctl incident` shows it and
+`hostmeshctl bundle` writes a bundle (build/e2e-artifacts) whose CSVs load.
+
 test_2_oncall_page_in_a_browser: Debian's chromium, headless, driven by
 playwright-core (npm, installed by this test into the build directory) opens
 the analyzer's page from the management namespace: the faulty link is marked
@@ -24,13 +31,18 @@ in the fabric picture, the link_loss incident is listed with its diagnosis
 (unclassified, and why) and a bar in the timeline, every RNIC's row shows its
 counter deltas over the window (the veths' carrier: none moved), no script
 error; a screenshot is saved in the build directory
-(e2e-artifacts/oncall-faulty.png). Then the analyzer is stopped: the page
+(e2e-artifacts/oncall-faulty.png). The incident's own page, opened from
+its row: the suspect's loss over time beside its siblings, the paths with
+the suspect marked, the verdicts, the flight recorders, no script error
+(e2e-artifacts/incident-drilldown.png). Then the analyzer is stopped: the page
 says it is unreachable, keeps the last data greyed, and Prometheus raises
 HostmeshAnalyzerDown (pending); a second screenshot.
 
 Prometheus runs on a temporary config and data directory and is stopped at
 the end whatever happens (`fabric down` would kill it too)."""
 
+import csv
+import io
 import json
 import os
 import select
@@ -38,6 +50,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 import unittest
@@ -137,7 +150,9 @@ class Prometheus(e2e.FabricTestCase):
     # Set once the analyzer blames LINK: its name in the API and the metrics
     # ("p0r1:s02 - s02:p0r1", both ends), and when it was injected.
     blamed: str | None = None
+    injected_s: float = 0.0
     diagnosis: dict | None = None  # the API's diagnosis of its incident
+    incident_id: int | None = None  # its id
 
     @classmethod
     def setUpClass(cls):
@@ -200,6 +215,7 @@ class Prometheus(e2e.FabricTestCase):
         else:
             self.fail(f"{LINK} not blamed with a link_loss incident within 3 windows")
         Prometheus.blamed = culprit[0]
+        Prometheus.injected_s = t
         # A gray fabric link moves no NIC counter: diagnosed, but named none
         # of the eight types (it stays plain link loss).
         incident = next(i for i in snap.incidents["open"] if i["kind"] == "link_loss")
@@ -216,6 +232,84 @@ class Prometheus(e2e.FabricTestCase):
         self.check_rules_evaluate()
         self.check_dashboards()
         self.log_sizing()
+
+    def test_1b_incident_evidence_and_bundle(self):
+        """Within two windows of the incident's opening its evidence holds the
+        suspect's probes from before the fault (the moment it began), the
+        involved agents' flight-recorder extracts and their counters; then
+        `hostmeshctl incident` shows it and `hostmeshctl bundle` writes a
+        bundle whose CSVs load."""
+        if Prometheus.blamed is None:
+            self.skipTest("test_1 did not get the fault blamed; no incident to read")
+        incidents = e2e.api("incidents") or {"open": []}
+        incident = next(i for i in incidents["open"] if i["kind"] == "link_loss")
+        Prometheus.incident_id = incident["id"]
+        opened_s = incident["first_seen_ns"] / 1e9
+        bound = self.windows_after(opened_s, 2)
+        deadline = self.deadline_for(bound)
+        evidence = None
+        while time.time() < deadline:
+            evidence = e2e.api(f"incidents/{incident['id']}/evidence")
+            if (evidence and evidence["flight_records"] and evidence["counters"]
+                    and self.suspect_probes(evidence)[1]):
+                break
+            time.sleep(1.0)
+        self.assertIsNotNone(evidence, "no evidence served")
+        before, after = self.suspect_probes(evidence)
+        records = {r["agent_id"]: r for r in evidence["flight_records"]}
+        e2e.log(f"evidence of incident {incident['id']}: {len(evidence['probes']['rows'])} probes "
+                f"({len(before)} of the suspect before the fault, {len(after)} after, "
+                f"{sum(1 for p in after if p[2])} timeouts), {len(evidence['tuples'])} 5-tuples, "
+                f"flight records of {sorted(records)}, {len(evidence['counters'])} counter reads")
+        self.assertEqual(evidence["groups"][0]["role"], "suspect")
+        self.assertEqual(evidence["groups"][0]["name"], Prometheus.blamed)
+        self.assertTrue(evidence["groups"][1:], "no healthy sibling kept beside the suspect")
+        self.assertTrue(before, "no probe of the suspect from before the fault")
+        self.assertFalse(any(p[2] for p in before), "timeouts before the fault was injected")
+        self.assertTrue(any(p[2] for p in after), "no timeout of the suspect after the fault")
+        self.assertTrue(records, "no flight-recorder extract")
+        self.assertTrue(set(records) <= set(evidence["capture"]["flight_record_agents"]))
+        self.assertTrue(any(e["kind"] == "probe" for r in records.values() for e in r["events"]),
+                        "a flight record without the agent's probes")
+        self.assertTrue(evidence["counters"], "no counters of the involved hosts")
+        self.assertTrue(evidence["verdicts"], "no window verdict")
+
+        ctl = os.path.join(BUILD_DIR, "ctl", "hostmeshctl")
+        at = f"http://{L.ANALYZER_IP}:{L.ANALYZER_HTTP_PORT}"
+        shown = e2e.fabric("exec", "mgmt", "--", ctl, "incident", str(incident["id"]),
+                           "--analyzer", at, check=False)
+        self.assertEqual(shown.returncode, 1, shown.stderr)  # open
+        self.assertIn("suspect", shown.stdout)
+        self.assertIn(Prometheus.blamed, shown.stdout)
+        out_dir = os.path.join(BUILD_DIR, "e2e-artifacts")
+        os.makedirs(out_dir, exist_ok=True)
+        bundle = os.path.join(out_dir, f"incident-{incident['id']}.tar.gz")
+        made = e2e.fabric("exec", "mgmt", "--", ctl, "bundle", str(incident["id"]), "-o", bundle,
+                          "--analyzer", at, check=False)
+        self.assertEqual(made.returncode, 0, made.stderr)
+        with tarfile.open(bundle) as tar:
+            folder = f"hostmesh-incident-{incident['id']}/"
+            files = {m.name[len(folder):]: tar.extractfile(m).read().decode()
+                     for m in tar.getmembers() if m.isfile()}
+        e2e.log(f"bundle {bundle}: {sorted(files)}")
+        for name in ("README.txt", "evidence.json", "probes.csv", "paths.csv", "counters.csv",
+                     "verdicts.csv", "flight-records.jsonl", "analyzer.json"):
+            self.assertIn(name, files)
+        probes = list(csv.DictReader(io.StringIO(files["probes.csv"])))
+        self.assertEqual(len(probes), len(evidence["probes"]["rows"]))
+        self.assertTrue(any(p["role"] == "suspect" and p["timeout"] == "1" for p in probes))
+        self.assertTrue(list(csv.DictReader(io.StringIO(files["paths.csv"]))))
+        self.assertTrue(list(csv.DictReader(io.StringIO(files["counters.csv"]))))
+        self.assertTrue(all(json.loads(line) for line in files["flight-records.jsonl"].splitlines()))
+        self.assertNotIn(".key", files["analyzer.json"], "a TLS key path in the bundle")
+
+    @staticmethod
+    def suspect_probes(evidence: dict) -> tuple[list, list]:
+        """The suspect group's probe rows sent before and after the fault."""
+        tuples = evidence["tuples"]
+        rows = [r for r in evidence["probes"]["rows"] if tuples[r[0]]["group"] == 0]
+        cut = Prometheus.injected_s * 1e9
+        return [r for r in rows if r[1] < cut], [r for r in rows if r[1] >= cut]
 
     def check_sla_series(self):
         # A judged window: the first one ends within window + grace of the start.
@@ -352,7 +446,9 @@ class Prometheus(e2e.FabricTestCase):
         self.assertGreaterEqual(live["cells"], 16 + self.HOSTS * self.RAILS)
         self.assertEqual(live["culprit"], [name], "the faulty link is not marked in the picture")
         self.assertEqual(live["rnic_down"], [], "an RNIC drawn down for a link fault")
-        link_rows = [r for r in live["incidents"] if r[0] == "link_loss" and name in r[1]]
+        kind_at = live["incident_heads"].index("kind")
+        link_rows = [r for r in live["incidents"]
+                     if r[kind_at] == "link_loss" and name in r[kind_at + 1]]
         self.assertTrue(link_rows, f"no link_loss incident for {name}: {live['incidents']}")
         # Its diagnosis as the API gave it: type and the sentence saying why
         # (the loss figure moves from window to window).
@@ -375,6 +471,27 @@ class Prometheus(e2e.FabricTestCase):
         self.assertGreater(live["timeline_windows"], 0, "no judged window in the timeline")
         self.assertEqual([r[1] for r in live["links"]], [name], "the suspicious-link table")
         self.assertNotEqual(live["cards"].get("network drop rate"), "0%", live["cards"])
+
+        # The incident's own page, opened from its row's link.
+        drill = self.read_phase(page, "incident", 60)
+        e2e.log(f"incident page: {drill['title']!r}, lines {drill['lines']}, groups "
+                f"{drill['groups'][:2]}, {len(drill['paths'])} paths, {len(drill['verdicts'])} "
+                f"verdicts, {drill['n']}; screenshot {out_dir}/incident-drilldown.png")
+        self.assertEqual(drill["errors"], [], "script errors on the incident page")
+        self.assertEqual(drill["badge"], "live")
+        self.assertTrue(drill["url"].endswith(f"/incidents/{Prometheus.incident_id}"), drill["url"])
+        self.assertIn("link_loss", drill["title"])
+        self.assertEqual(drill["lines"].get("suspect"), 1, "the suspect's loss over time")
+        self.assertGreaterEqual(drill["lines"].get("sibling", 0), 1, "its siblings' beside it")
+        self.assertEqual(drill["marks"], ["opened", "first-timeout"])
+        self.assertEqual(drill["groups"][0][0], "suspect")
+        self.assertIn(name, drill["groups"][0][1])
+        self.assertTrue(any(name in r[1] for r in drill["paths"]), drill["paths"][:3])
+        self.assertTrue(drill["suspect_hops"] >= 1, "the suspect not marked in the path picture")
+        self.assertTrue(drill["verdicts"], "no window verdict on the page")
+        self.assertTrue(drill["diagnosis"].startswith("diagnosis: unclassified"), drill["diagnosis"])
+        self.assertIn("agents", drill["n"].get("n-flight", ""))
+        self.assertFalse(drill["n"]["n-flight"].startswith("(0 agents"), drill["n"])
 
         # The analyzer goes away: the page must say so and keep the last data.
         pid = start_cmd.running_pids(harness.PREFIX, "analyzer")

@@ -13,7 +13,9 @@
 
 #include "analyzer/api/api_handlers.h"
 #include "analyzer/api/dashboard.h"
+#include "analyzer/api/incident_page.h"
 #include "analyzer/api/json_values.h"
+#include "analyzer/api/render_evidence.h"
 #include "common/base/clock.h"
 #include "tests/analyzer/telemetry/telemetry_sample.h"
 
@@ -569,6 +571,52 @@ TEST(ApiHandlers, OnCallPageIsSelfContainedHtmlThatPollsTheApi) {
   EXPECT_NE(csp->second.find("default-src 'none'"), std::string::npos);
   EXPECT_NE(csp->second.find("connect-src 'self'"), std::string::npos);
   EXPECT_EQ(router.Dispatch({"POST", "/", ""}).status, 405);
+}
+
+TEST(ApiHandlers, AnIncidentsPageIsSelfContainedAndReadsItsIncidentAndEvidence) {
+  VirtualClock clock;
+  http::Router router;
+  MountApi(
+      router, [] { return std::shared_ptr<const ApiSnapshot>(); }, clock);
+  const http::Response page = router.Dispatch({"GET", "/incidents/12", ""});
+  EXPECT_EQ(page.status, 200);
+  EXPECT_EQ(page.content_type, "text/html; charset=utf-8");
+  EXPECT_EQ(page.body, IncidentPageHtml());
+  EXPECT_NE(page.body.find("\"../api/v1/incidents/\""), std::string::npos);
+  EXPECT_NE(page.body.find("\"/evidence\""), std::string::npos);
+  for (const char* section : {"id=\"timeline\"", "id=\"groups\"", "id=\"paths\"", "id=\"verdicts\"",
+                              "id=\"counters\"", "id=\"flight\""}) {
+    EXPECT_NE(page.body.find(section), std::string::npos) << section;
+  }
+  // Self-contained: its one URI is SVG's namespace name, which loads nothing.
+  std::string body = page.body;
+  for (std::size_t at; (at = body.find("http://www.w3.org/2000/svg")) != std::string::npos;) {
+    body.erase(at, 26);
+  }
+  for (const char* external : {"http://", "https://", "<link", "src=", "@import", "url("}) {
+    EXPECT_EQ(body.find(external), std::string::npos) << external;
+  }
+  EXPECT_EQ(body.find("innerHTML"), std::string::npos) << "API text must not become HTML";
+  const auto csp = std::find_if(page.headers.begin(), page.headers.end(),
+                                [](const auto& h) { return h.first == "Content-Security-Policy"; });
+  ASSERT_NE(csp, page.headers.end());
+  EXPECT_EQ(csp->second, kDashboardCsp);
+  for (const char* bad :
+       {"/incidents/", "/incidents/0", "/incidents/x1", "/incidents/12/evidence"}) {
+    EXPECT_EQ(router.Dispatch({"GET", bad, ""}).status, 404) << bad;
+  }
+  // The on-call page links each incident to it.
+  EXPECT_NE(DashboardHtml().find("\"incidents/\" + Number(id)"), std::string::npos);
+}
+
+TEST(ApiHandlers, IncidentPathsAreAnIdAndOptionallyItsEvidence) {
+  EXPECT_EQ(ParseIncidentPath("12")->id, 12u);
+  EXPECT_FALSE(ParseIncidentPath("12")->evidence);
+  EXPECT_TRUE(ParseIncidentPath("7/evidence")->evidence);
+  for (const char* bad :
+       {"", "0", "012", "-1", "1x", "1/", "1/evidence/", "1/paths", "99999999999999999999"}) {
+    EXPECT_FALSE(ParseIncidentPath(bad).has_value()) << bad;
+  }
 }
 
 }  // namespace

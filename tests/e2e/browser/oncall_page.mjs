@@ -5,7 +5,10 @@
 //      fabric picture's marked cells, incident rows (with their diagnosis)
 //      and timeline bars, table rows and headers, every RNIC's row (the box
 //      opened as a person would), script errors; a full-page screenshot.
-//   2. after a line on stdin (the test has made the analyzer unreachable):
+//   2. {"phase":"incident", ...}: the first open incident's own page, opened
+//      from its row's link: timeline lines, groups, paths, verdicts, counters,
+//      flight-recorder events, script errors; a screenshot.
+//   3. after a line on stdin (the test has made the analyzer unreachable):
 //      {"phase":"unreachable", ...}: badge, banner, whether the last data is
 //      still shown (greyed); a second screenshot.
 // Usage: node oncall_page.mjs URL OUT_DIR
@@ -49,6 +52,30 @@ function facts() {
   };
 }
 
+// What the incident page shows, from the DOM only.
+function incidentFacts() {
+  const text = e => (e ? e.textContent.trim() : null);
+  const rows = id => [...document.querySelectorAll("#" + id + " tbody tr")]
+      .map(tr => [...tr.children].map(td => td.textContent.trim()));
+  const lines = {};
+  for (const l of document.querySelectorAll("#timeline-svg polyline.ln")) {
+    const kind = [...l.classList].find(c => c !== "ln");
+    lines[kind] = (lines[kind] || 0) + 1;
+  }
+  return {
+    badge: text(document.getElementById("badge")),
+    title: text(document.getElementById("title")),
+    diagnosis: text(document.getElementById("diagnosis")),
+    lines,
+    marks: [...document.querySelectorAll("#timeline-svg line.mark")]
+        .map(m => [...m.classList].find(c => c !== "mark")),
+    groups: rows("groups"), paths: rows("paths"), verdicts: rows("verdicts"),
+    counters: rows("counters"), flight: rows("flight"),
+    suspect_hops: document.querySelectorAll("#path-svg rect.hop.suspect").length,
+    n: Object.fromEntries([...document.querySelectorAll("h2 .n")].map(n => [n.id, text(n)])),
+  };
+}
+
 const browser = await chromium.launch({
   executablePath, headless: true, chromiumSandbox: false,
   args: ["--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
@@ -65,6 +92,20 @@ try {
   await page.waitForSelector("#all-rnics table, #all-rnics .empty", { timeout: 10000 });
   await page.screenshot({ path: join(outDir, "oncall-faulty.png"), fullPage: true });
   console.log(JSON.stringify({ phase: "live", errors: errors.splice(0), ...await page.evaluate(facts) }));
+
+  // 2. The first incident's own page, opened from its row's link in a tab of its own.
+  const href = await page.$eval("#incidents tbody a", a => a.href);
+  const drill = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  const drillErrors = [];
+  drill.on("pageerror", e => drillErrors.push("pageerror: " + e.message));
+  drill.on("console", m => { if (m.type() === "error") drillErrors.push("console: " + m.text()); });
+  await drill.goto(href);
+  await drill.waitForSelector("#badge.live", { timeout: 30000 });
+  await drill.waitForSelector("#timeline-svg", { timeout: 10000 });
+  await drill.screenshot({ path: join(outDir, "incident-drilldown.png"), fullPage: true });
+  console.log(JSON.stringify({ phase: "incident", url: drill.url(), errors: drillErrors,
+                               ...await drill.evaluate(incidentFacts) }));
+  await drill.close();
 
   const lines = createInterface({ input: process.stdin });
   await new Promise(resolve => lines.once("line", resolve));
