@@ -182,7 +182,7 @@ function renderPaths(ev, b) {
   const list = [...paths.values()].sort((a, c) => c.timeouts - a.timeouts || c.tuples - a.tuples);
   count("n-paths", "(" + ev.tuples.length + " 5-tuples" +
         (ev.capture.tuples_capped ? ", a sample" : "") + ", " + list.length + " paths)");
-  table("paths", list.slice(0, 50), [
+  table("paths", list.slice(0, 20), [
     ["group", p => p.group === 0 ? tag("bad", "suspect") : "sibling"],
     ["path", p => {
       const span = el("span");
@@ -291,15 +291,22 @@ function render(inc, ev) {
     ["at", m => clock(m.at)], ["agent", m => m.agent], ["nic", m => m.nic, "num"],
     ["counter", m => m.counter], ["delta", m => "+" + m.delta, "num"],
     ["port state", m => m.port, "num"]], "no counter moved on the involved NICs");
-  const events = [];
-  for (const r of ev.flight_records || []) for (const e of r.events)
-    if (e.kind !== "probe") events.push({ agent: r.agent_id, ...e });
+  // Probes and traces are counted (the evidence's probes show them); the
+  // rest, what the agent saw happen, are listed, latest first.
+  const events = [], kinds = {};
   const records = ev.flight_records || [];
-  count("n-flight", "(" + records.length + " agents, " + events.length + " events besides probes)");
-  table("flight", events.slice(-300).reverse(), [
+  for (const r of records) for (const e of r.events) {
+    kinds[e.kind] = (kinds[e.kind] || 0) + 1;
+    if (e.kind !== "probe" && e.kind !== "trace") events.push({ agent: r.agent_id, ...e });
+  }
+  events.sort((a, c) => a.time_ns - c.time_ns);
+  count("n-flight", "(" + records.length + " agents; " + (Object.entries(kinds)
+        .map(([k, n]) => n + " " + k).join(", ") || "no events") + ")");
+  table("flight", events.slice(-100).reverse(), [
     ["time", e => clock(e.time_ns)], ["agent", e => e.agent], ["kind", e => e.kind],
-    ["nic", e => e.nic, "num"], ["detail", e => e.text || (e.value_ns ? fmtNs(e.value_ns) : ""), "wrap"]],
-    records.length ? "only probes recorded" : "no flight recorder kept",
+    ["nic", e => e.nic, "num"],
+    ["detail", e => e.text || (e.value_ns ? fmtNs(e.value_ns) : ""), "wrap"]],
+    records.length ? "nothing but probes and traces recorded" : "no flight recorder kept",
     e => e.kind === "log" ? "warn" : "");
 }
 

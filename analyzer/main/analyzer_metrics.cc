@@ -285,7 +285,9 @@ const Family kFamilies[] = {
      "hostmesh_analyzer_evidence_events_total",
      "The evidence writer's work, by event: window events applied, probe captures, events "
      "dropped for a full queue, incidents whose evidence was dropped for the disk cap or "
-     "expired, store errors, and probe successes thinned to fit an incident's budget.",
+     "expired, store errors, probe successes thinned to fit an incident's budget, and the "
+     "agents' flight recorders asked for (requested, sent on an ack, refused, expired with "
+     "no stream of the agent to carry them).",
      {"event"},
      CountsOf<&api::ApiSnapshot::evidence_events>},
     {kCounter,

@@ -490,8 +490,9 @@ class Prometheus(e2e.FabricTestCase):
         self.assertTrue(drill["suspect_hops"] >= 1, "the suspect not marked in the path picture")
         self.assertTrue(drill["verdicts"], "no window verdict on the page")
         self.assertTrue(drill["diagnosis"].startswith("diagnosis: unclassified"), drill["diagnosis"])
-        self.assertIn("agents", drill["n"].get("n-flight", ""))
+        self.assertIn("agents;", drill["n"].get("n-flight", ""))
         self.assertFalse(drill["n"]["n-flight"].startswith("(0 agents"), drill["n"])
+        self.assertIn(" probe", drill["n"]["n-flight"], "the agents' probes not in their records")
 
         # The analyzer goes away: the page must say so and keep the last data.
         pid = start_cmd.running_pids(harness.PREFIX, "analyzer")

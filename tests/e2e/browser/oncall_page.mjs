@@ -103,6 +103,7 @@ try {
   await drill.waitForSelector("#badge.live", { timeout: 30000 });
   await drill.waitForSelector("#timeline-svg", { timeout: 10000 });
   await drill.screenshot({ path: join(outDir, "incident-drilldown.png"), fullPage: true });
+  await drill.screenshot({ path: join(outDir, "incident-drilldown-top.png") });
   console.log(JSON.stringify({ phase: "incident", url: drill.url(), errors: drillErrors,
                                ...await drill.evaluate(incidentFacts) }));
   await drill.close();
