@@ -13,6 +13,7 @@
 // must sweep every slot well within 2^15 ticks of its touch (PathTable does a
 // full pass every few ticks and forgets everything after a longer jump).
 
+#include <algorithm>
 #include <cstdint>
 #include <utility>
 
@@ -101,11 +102,14 @@ class AgingMap {
     }
     return visited;
   }
-  // Every entry, in slot order (no age change).
+  // The entries in slots [begin, end) (clamped to capacity()), in slot order,
+  // ages untouched: a pass over the map in slices, between which it may
+  // change (a rehash moves entries, so such a pass may miss or repeat some).
   template <typename Visit>
-  void ForEach(Visit&& visit) const {
-    for (const Entry& e : slots_) {
-      if (e.key != kEmpty) visit(e.key, e.value);
+  void ForEachInSlots(std::size_t begin, std::size_t end, Visit&& visit) const {
+    end = std::min(end, slots_.size());
+    for (std::size_t i = begin; i < end; ++i) {
+      if (slots_[i].key != kEmpty) visit(slots_[i].key, slots_[i].value);
     }
   }
   std::size_t size() const { return size_; }

@@ -143,11 +143,18 @@ class PathTable {
   std::size_t link_span() const { return link_span_; }
   // 5-tuples with a path.
   std::size_t size() const { return paths_.size(); }
-  // Every live 5-tuple's key (Key) and fabric part, in no order; ages nothing.
+  // The live 5-tuples (Key, fabric part) in table slots [begin, end) of
+  // tuple_slots(), in no meaningful order; ages nothing. A pass in slices
+  // may miss or repeat 5-tuples the table moved between them.
+  template <typename Visit>
+  void ForEachTupleInSlots(std::size_t begin, std::size_t end, Visit&& visit) const {
+    paths_.ForEachInSlots(begin, end, std::forward<Visit>(visit));
+  }
   template <typename Visit>
   void ForEachTuple(Visit&& visit) const {
-    paths_.ForEach(std::forward<Visit>(visit));
+    ForEachTupleInSlots(0, tuple_slots(), std::forward<Visit>(visit));
   }
+  std::size_t tuple_slots() const { return paths_.capacity(); }
   // The parts of a Key.
   static HostId KeyHost(std::uint64_t key) { return static_cast<HostId>(key >> 26); }
   static NicId KeySrc(std::uint64_t key) { return static_cast<NicId>((key >> 21) & 31); }

@@ -1,8 +1,6 @@
 #include "analyzer/evidence/tuple_sampler.h"
 
 #include <algorithm>
-#include <queue>
-#include <unordered_map>
 #include <utility>
 
 namespace hostmesh::analyzer::evidence {
@@ -18,7 +16,9 @@ std::uint64_t Mix(std::uint64_t x) {  // splitmix64's finalizer
   return x ^ (x >> 31);
 }
 
-using HashedKey = std::pair<std::uint64_t, std::uint64_t>;  // (hash, 5-tuple key)
+bool ByPath(const Target& t) {
+  return t.kind == Target::Kind::kLink || t.kind == Target::Kind::kSwitch;
+}
 
 bool Touches(const analysis::FabricMap& fabric, LinkId link, const Target& t) {
   if (t.kind == Target::Kind::kLink) return link == t.id;
@@ -26,20 +26,155 @@ bool Touches(const analysis::FabricMap& fabric, LinkId link, const Target& t) {
   return fabric.links[link].lower == t.id || fabric.links[link].upper == t.id;
 }
 
-// The links a fabric part may be: its known links and its candidates'.
-template <typename Visit>
-void ForEachLink(const PathTable& paths, analysis::MiddleId middle, Visit&& visit) {
-  for (const LinkId l : paths.Middle(middle)) {
-    if (l != analysis::kUnknown) visit(l);
-  }
-  for (const analysis::PathCandidate& c : paths.Candidates(middle)) visit(c.link);
+}  // namespace
+
+void TupleSampler::Add(std::uint64_t owner, std::vector<Target> targets,
+                       std::vector<std::uint32_t> limits) {
+  Request r;
+  r.owner = owner;
+  limits.resize(targets.size(), 0);
+  r.heaps.resize(targets.size());
+  r.crossing.assign(targets.size(), 0);
+  r.targets = std::move(targets);
+  r.limits = std::move(limits);
+  requests_.push_back(std::move(r));
+  indexed_ = false;
 }
 
-// A target's sample, smallest hash first, with each 5-tuple's path.
-std::vector<SampledTuple> Drain(const PathTable& paths, std::priority_queue<HashedKey>& heap) {
+void TupleSampler::Index(const analysis::FabricMap& fabric) {
+  bits_.clear();
+  for (std::size_t r = 0; r < requests_.size(); ++r) {
+    for (std::size_t t = 0; t < requests_[r].targets.size(); ++t) {
+      if (ByPath(requests_[r].targets[t]) && requests_[r].limits[t] > 0) bits_.emplace_back(r, t);
+    }
+  }
+  words_ = (bits_.size() + 63) / 64;
+  // NIC links are not in the fabric parts: only those a target touches (a
+  // host's link, or the rail switch it ends on) are looked up per 5-tuple.
+  nic_links_.clear();
+  for (LinkId l = 0; l < fabric.links.size(); ++l) {
+    if (fabric.links[l].lower != analysis::kUnknown) continue;
+    std::vector<std::uint64_t> row(words_, 0);
+    bool any = false;
+    for (std::size_t k = 0; k < bits_.size(); ++k) {
+      if (!Touches(fabric, l, requests_[bits_[k].first].targets[bits_[k].second])) continue;
+      row[k / 64] |= 1ULL << (k % 64);
+      any = true;
+    }
+    if (any) nic_links_.emplace(l, std::move(row));
+  }
+  row_of_.clear();
+  rows_.clear();
+  scratch_.assign(words_, 0);
+  indexed_ = true;
+}
+
+const std::uint64_t* TupleSampler::RowOf(const PathTable& paths, const analysis::FabricMap& fabric,
+                                         analysis::MiddleId middle) {
+  if (middle >= row_of_.size()) row_of_.resize(std::size_t{middle} + 1, 0);
+  if (row_of_[middle] == 0) {
+    rows_.resize(rows_.size() + words_, 0);
+    row_of_[middle] = static_cast<std::uint32_t>(rows_.size() / words_);
+    std::uint64_t* row = rows_.data() + rows_.size() - words_;
+    const auto mark = [&](LinkId l) {
+      for (std::size_t k = 0; k < bits_.size(); ++k) {
+        if (Touches(fabric, l, requests_[bits_[k].first].targets[bits_[k].second])) {
+          row[k / 64] |= 1ULL << (k % 64);
+        }
+      }
+    };
+    for (const LinkId l : paths.Middle(middle)) {
+      if (l != analysis::kUnknown) mark(l);
+    }
+    for (const analysis::PathCandidate& c : paths.Candidates(middle)) mark(c.link);
+  }
+  return rows_.data() + std::size_t{row_of_[middle] - 1} * words_;
+}
+
+void TupleSampler::Visit(const PathTable& paths, const analysis::FabricMap& fabric,
+                         std::uint64_t key, analysis::MiddleId middle) {
+  if (middle == PathTable::kNoPath) return;
+  const std::uint64_t* row = RowOf(paths, fabric, middle);
+  std::uint64_t any = 0;
+  for (std::size_t w = 0; w < words_; ++w) any |= (scratch_[w] = row[w]);
+  if (!nic_links_.empty()) {
+    const analysis::HostId host = PathTable::KeyHost(key);
+    for (const LinkId l : {paths.NicLink(host, PathTable::KeySrc(key)),
+                           paths.NicLink(host, PathTable::KeyDst(key))}) {
+      const auto it = nic_links_.find(l);
+      if (it == nic_links_.end()) continue;
+      for (std::size_t w = 0; w < words_; ++w) any |= (scratch_[w] |= it->second[w]);
+    }
+  }
+  if (any == 0) return;
+  const std::uint64_t hash = Mix(key);
+  for (std::size_t w = 0; w < words_; ++w) {
+    for (std::uint64_t b = scratch_[w]; b != 0; b &= b - 1) {
+      const auto [r, t] = bits_[w * 64 + static_cast<std::size_t>(__builtin_ctzll(b))];
+      Request& req = requests_[r];
+      ++req.crossing[t];
+      auto& heap = req.heaps[t];
+      if (heap.size() < req.limits[t]) {
+        heap.emplace(hash, key);
+      } else if (hash < heap.top().first) {
+        heap.pop();
+        heap.emplace(hash, key);
+      }
+    }
+  }
+}
+
+std::vector<TupleSampler::Done> TupleSampler::Step(const PathTable& paths,
+                                                   const analysis::FabricMap& fabric,
+                                                   std::size_t slots) {
+  std::vector<Done> done;
+  if (requests_.empty()) return done;
+  if (!indexed_) Index(fabric);
+  if (paths.middles_freed() != freed_seen_) {  // a part's id may name another path now
+    freed_seen_ = paths.middles_freed();
+    row_of_.clear();
+    rows_.clear();
+  }
+  const std::size_t capacity = std::max<std::size_t>(paths.tuple_slots(), 1);
+  for (Request& r : requests_) {
+    if (!r.started) r.remaining = capacity;
+    r.started = true;
+  }
+  if (cursor_ >= capacity) cursor_ = 0;
+  const std::size_t n = std::min(std::max<std::size_t>(slots, 1), capacity - cursor_);
+  if (words_ > 0) {
+    paths.ForEachTupleInSlots(cursor_, cursor_ + n, [&](std::uint64_t key, analysis::MiddleId m) {
+      Visit(paths, fabric, key, m);
+    });
+  }
+  cursor_ += n;
+  for (std::size_t r = 0; r < requests_.size();) {
+    Request& req = requests_[r];
+    req.remaining -= std::min(req.remaining, n);
+    if (req.remaining > 0) {
+      ++r;
+      continue;
+    }
+    Done& d = done.emplace_back();
+    d.owner = req.owner;
+    d.samples.resize(req.targets.size());
+    for (std::size_t t = 0; t < req.targets.size(); ++t) {
+      d.samples[t].tuples = Drain(paths, req.heaps[t]);
+      d.samples[t].crossing = req.crossing[t];
+    }
+    requests_.erase(requests_.begin() + static_cast<std::ptrdiff_t>(r));
+    indexed_ = false;
+  }
+  return done;
+}
+
+// A target's sample, smallest hash first and each 5-tuple once, with its path.
+std::vector<SampledTuple> TupleSampler::Drain(const PathTable& paths,
+                                              std::priority_queue<HashedKey>& heap) {
   std::vector<HashedKey> kept;
   for (; !heap.empty(); heap.pop()) kept.push_back(heap.top());
   std::reverse(kept.begin(), kept.end());
+  kept.erase(std::unique(kept.begin(), kept.end()), kept.end());  // a repeat across a rehash
   std::vector<SampledTuple> out;
   for (const auto& [hash, key] : kept) {
     SampledTuple& t = out.emplace_back();
@@ -48,81 +183,24 @@ std::vector<SampledTuple> Drain(const PathTable& paths, std::priority_queue<Hash
     t.links.push_back(paths.NicLink(host, PathTable::KeySrc(key)));
     const analysis::MiddleId middle =
         paths.Lookup(host, PathTable::KeySrc(key), PathTable::KeyDst(key), PathTable::KeyPort(key));
-    for (const LinkId l : paths.Middle(middle)) t.links.push_back(l);
+    if (middle != PathTable::kNoPath) {
+      for (const LinkId l : paths.Middle(middle)) t.links.push_back(l);
+    }
     t.links.push_back(paths.NicLink(host, PathTable::KeyDst(key)));
   }
   return out;
 }
 
-}  // namespace
-
 std::vector<TargetSample> SampleTuples(const PathTable& paths, const analysis::FabricMap& fabric,
                                        std::span<const Target> targets,
                                        std::span<const std::uint32_t> limits) {
-  std::vector<TargetSample> out(targets.size());
-  std::vector<std::size_t> fabric_targets;  // links and switches
-  for (std::size_t i = 0; i < targets.size(); ++i) {
-    const bool by_path =
-        targets[i].kind == Target::Kind::kLink || targets[i].kind == Target::Kind::kSwitch;
-    if (by_path && i < limits.size() && limits[i] > 0) fabric_targets.push_back(i);
+  TupleSampler sampler;
+  sampler.Add(0, std::vector<Target>(targets.begin(), targets.end()),
+              std::vector<std::uint32_t>(limits.begin(), limits.end()));
+  for (;;) {
+    std::vector<TupleSampler::Done> done = sampler.Step(paths, fabric, paths.tuple_slots());
+    if (!done.empty()) return std::move(done.front().samples);
   }
-  if (fabric_targets.empty()) return out;
-  const std::size_t words = (fabric_targets.size() + 63) / 64;
-
-  // Which targets each fabric part crosses, worked out once per part.
-  std::unordered_map<analysis::MiddleId, std::vector<std::uint64_t>> crosses;
-  const auto masks_of = [&](analysis::MiddleId middle) -> const std::vector<std::uint64_t>& {
-    auto [it, fresh] = crosses.try_emplace(middle);
-    if (fresh) {
-      it->second.assign(words, 0);
-      ForEachLink(paths, middle, [&](LinkId l) {
-        for (std::size_t k = 0; k < fabric_targets.size(); ++k) {
-          if (Touches(fabric, l, targets[fabric_targets[k]]))
-            it->second[k / 64] |= 1ULL << (k % 64);
-        }
-      });
-    }
-    return it->second;
-  };
-  std::vector<std::uint64_t> nic_masks(words);
-  const auto nic_link_masks = [&](std::uint64_t key) {
-    std::fill(nic_masks.begin(), nic_masks.end(), 0);
-    for (const LinkId l : {paths.NicLink(PathTable::KeyHost(key), PathTable::KeySrc(key)),
-                           paths.NicLink(PathTable::KeyHost(key), PathTable::KeyDst(key))}) {
-      if (l == analysis::kUnknown) continue;
-      for (std::size_t k = 0; k < fabric_targets.size(); ++k) {
-        if (Touches(fabric, l, targets[fabric_targets[k]])) nic_masks[k / 64] |= 1ULL << (k % 64);
-      }
-    }
-  };
-
-  // Per target a max-heap of (hash, key): the k smallest hashes seen.
-  std::vector<std::priority_queue<HashedKey>> heaps(fabric_targets.size());
-  paths.ForEachTuple([&](std::uint64_t key, analysis::MiddleId middle) {
-    if (middle == PathTable::kNoPath) return;
-    const std::vector<std::uint64_t>& masks = masks_of(middle);
-    nic_link_masks(key);
-    const std::uint64_t hash = Mix(key);
-    for (std::size_t w = 0; w < words; ++w) {
-      for (std::uint64_t bits = masks[w] | nic_masks[w]; bits != 0; bits &= bits - 1) {
-        const std::size_t k = w * 64 + static_cast<std::size_t>(__builtin_ctzll(bits));
-        const std::size_t t = fabric_targets[k];
-        ++out[t].crossing;
-        auto& heap = heaps[k];
-        if (heap.size() < limits[t]) {
-          heap.emplace(hash, key);
-        } else if (hash < heap.top().first) {
-          heap.pop();
-          heap.emplace(hash, key);
-        }
-      }
-    }
-  });
-
-  for (std::size_t k = 0; k < fabric_targets.size(); ++k) {
-    out[fabric_targets[k]].tuples = Drain(paths, heaps[k]);
-  }
-  return out;
 }
 
 }  // namespace hostmesh::analyzer::evidence

@@ -339,6 +339,9 @@ void AnalyzerApp::Tick() {
     route_overflow_seen_ = overflow;
   }
   Publish(latest_);
+  // After the verdicts are out: a slice of the path table for the evidence
+  // of incidents that opened (evidence_keeper.h).
+  StepEvidence();
   if (clock_.MonotonicNow() >= next_retention_) {
     next_retention_ = clock_.MonotonicNow() + options_.retention_period;
     if (const auto status = store_->EnforceRetention(); !status.ok()) {
@@ -349,12 +352,21 @@ void AnalyzerApp::Tick() {
 
 void AnalyzerApp::KeepEvidence(const analysis::WindowReport& report,
                                const std::vector<std::uint64_t>& touched) {
-  std::vector<evidence::EvidenceEvent> events =
-      feed_->WithAnalysis([&](const analysis::Analysis& analysis) {
-        return evidence_keeper_.OnWindow(
-            report, touched, incidents_, analysis.paths(), analysis.fabric(),
-            [this](analysis::HostId host) { return feed_->AgentOf(host); });
-      });
+  const auto agent_of = [this](analysis::HostId host) { return feed_->AgentOf(host); };
+  SubmitEvidence(feed_->WithAnalysis([&](const analysis::Analysis& analysis) {
+    return evidence_keeper_.OnWindow(report, touched, incidents_, analysis.fabric(), agent_of);
+  }));
+}
+
+void AnalyzerApp::StepEvidence() {
+  if (evidence_keeper_.sampling() == 0) return;
+  const auto agent_of = [this](analysis::HostId host) { return feed_->AgentOf(host); };
+  SubmitEvidence(feed_->WithAnalysis([&](const analysis::Analysis& analysis) {
+    return evidence_keeper_.Step(analysis.paths(), analysis.fabric(), agent_of);
+  }));
+}
+
+void AnalyzerApp::SubmitEvidence(std::vector<evidence::EvidenceEvent> events) {
   for (evidence::EvidenceEvent& event : events) {
     // The involved agents' flight recorders, asked once, at the first capture:
     // from `before` the fault to now, while their rings still hold it.

@@ -99,6 +99,10 @@ class AnalyzerApp {
   // After a window's incidents are updated and diagnosed: what their evidence keeps.
   void KeepEvidence(const analysis::WindowReport& report,
                     const std::vector<std::uint64_t>& touched);
+  // Each turn: a slice of the path table for incidents awaiting their 5-tuples.
+  void StepEvidence();
+  // To the writer; the involved agents asked for their flight recorders.
+  void SubmitEvidence(std::vector<evidence::EvidenceEvent> events);
 
   const AnalyzerConfig config_;
   const AnalyzerAppOptions options_;

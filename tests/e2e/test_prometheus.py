@@ -260,7 +260,9 @@ class Prometheus(e2e.FabricTestCase):
         e2e.log(f"evidence of incident {incident['id']}: {len(evidence['probes']['rows'])} probes "
                 f"({len(before)} of the suspect before the fault, {len(after)} after, "
                 f"{sum(1 for p in after if p[2])} timeouts), {len(evidence['tuples'])} 5-tuples, "
-                f"flight records of {sorted(records)}, {len(evidence['counters'])} counter reads")
+                f"flight records of {sorted(records)}, {len(evidence['counters'])} counter reads; "
+                f"{evidence['capture']['bytes']} bytes of probes in {evidence['capture']['parts']} "
+                f"parts, thinned 1 in {evidence['capture']['thinned_every']}")
         self.assertEqual(evidence["groups"][0]["role"], "suspect")
         self.assertEqual(evidence["groups"][0]["name"], Prometheus.blamed)
         self.assertTrue(evidence["groups"][1:], "no healthy sibling kept beside the suspect")

@@ -4,12 +4,17 @@
 // faults at once: 40 rail-to-spine links and 60 RNICs losing 2% to 50%.
 // Each iteration judges one 20 s window (1.6 M results, probed outside the
 // timing) and updates the incidents; with arg 1 the evidence keeper then
-// decides the window's evidence events (a path-table pass for the incidents
-// opened in it). The writer's store reads run on its own thread, not here.
+// decides the window's evidence events. The path-table pass for incidents
+// that opened runs on the loop's later turns, in slices (Step: timed apart,
+// step_ms_max), and the writer's store reads on its own thread.
 // Run: build/tests/analyzer/evidence/hm_evidence_bench
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <chrono>
+
 #include "analyzer/evidence/evidence_keeper.h"
+#include "analyzer/evidence/tuple_sampler.h"
 #include "tests/analyzer/analysis/synthetic_fleet.h"
 
 namespace hostmesh::analyzer::evidence {
@@ -45,6 +50,8 @@ void BM_CloseWindow1k_100Faults(benchmark::State& state) {
   const auto agent_of = [](analysis::HostId h) { return "h" + std::to_string(h); };
   std::int64_t start = kT0;
   std::size_t events = 0, tuples = 0;
+  double step_max_ms = 0;
+  std::size_t steps = 0;
   for (auto _ : state) {
     state.PauseTiming();
     fleet.ProbeInto(analysis, start, faults);
@@ -53,17 +60,33 @@ void BM_CloseWindow1k_100Faults(benchmark::State& state) {
       const std::vector<std::uint64_t> touched = incidents.Update(report);
       if (!keep) continue;
       for (const EvidenceEvent& e :
-           keeper.OnWindow(report, touched, incidents, analysis.paths(), analysis.fabric(),
-                           agent_of)) {
+           keeper.OnWindow(report, touched, incidents, analysis.fabric(), agent_of)) {
         ++events;
         tuples += e.tuples.size();
       }
     }
+    // The loop's next turns (1 s apart) read the path table in slices for the
+    // incidents that opened: timed apart, they delay no judgement.
+    state.PauseTiming();
+    while (keep && keeper.sampling() > 0) {
+      const auto t0 = std::chrono::steady_clock::now();
+      for (const EvidenceEvent& e : keeper.Step(analysis.paths(), analysis.fabric(), agent_of)) {
+        ++events;
+        tuples += e.tuples.size();
+      }
+      const double ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      step_max_ms = std::max(step_max_ms, ms);
+      ++steps;
+    }
+    state.ResumeTiming();
     start += 20 * kSecond;
   }
   state.counters["open_incidents"] = static_cast<double>(incidents.open().size());
   state.counters["events"] = static_cast<double>(events);
   state.counters["tuples_followed"] = static_cast<double>(tuples);
+  state.counters["steps"] = static_cast<double>(steps);
+  state.counters["step_ms_max"] = step_max_ms;
 }
 BENCHMARK(BM_CloseWindow1k_100Faults)
     ->Arg(0)
@@ -71,6 +94,32 @@ BENCHMARK(BM_CloseWindow1k_100Faults)
     ->Unit(benchmark::kMillisecond)
     ->Iterations(6)
     ->UseRealTime();
+
+// The keeper's one path-table pass alone, for the 40 faulty links' 160
+// targets (each with its 3 siblings) at once.
+void BM_SampleTuples1k_40Links(benchmark::State& state) {
+  SyntheticFleet fleet(FleetShape{.hosts = 1000, .rails = 8, .spines = 16, .ports = 16});
+  analysis::Analysis analysis(analysis::AnalysisConfig{}, fleet.Map());
+  fleet.TracePaths(analysis, kT0);
+  std::vector<Target> targets;
+  std::vector<std::uint32_t> limits;
+  for (std::uint32_t i = 0; i < 40; ++i) {
+    for (std::uint32_t s = 0; s < 4; ++s) {
+      targets.push_back({Target::Kind::kLink, fleet.RailSpine(i % 8, (i * 5 + s) % 16), 0, s > 0});
+      limits.push_back(s == 0 ? 2048 : 512);
+    }
+  }
+  std::size_t kept = 0;
+  for (auto _ : state) {
+    for (const TargetSample& t :
+         SampleTuples(analysis.paths(), analysis.fabric(), targets, limits)) {
+      kept += t.tuples.size();
+    }
+  }
+  state.counters["tuples_live"] = static_cast<double>(analysis.paths().size());
+  state.counters["kept"] = static_cast<double>(kept) / static_cast<double>(state.iterations());
+}
+BENCHMARK(BM_SampleTuples1k_40Links)->Unit(benchmark::kMillisecond)->Iterations(5)->UseRealTime();
 
 }  // namespace
 }  // namespace hostmesh::analyzer::evidence

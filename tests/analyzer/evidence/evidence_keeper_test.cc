@@ -27,11 +27,20 @@ std::string AgentOf(analysis::HostId h) {
 class EvidenceKeeperTest : public FleetTest {
  protected:
   // Judges window w with `faults`, folds it into the tracker, and asks the keeper.
-  std::vector<EvidenceEvent> Window(int w, const Faults& faults) {
+  // Then, as the analyzer's next turns do, reads the path table in slices of
+  // `slots` until no incident awaits its 5-tuples; their first captures come
+  // after the window's events.
+  std::vector<EvidenceEvent> Window(int w, const Faults& faults, std::size_t slots = 1 << 20) {
     report_ = RunWindow(w, faults);
     const std::vector<std::uint64_t> touched = tracker_.Update(report_);
-    return keeper_.OnWindow(report_, touched, tracker_, analysis_.paths(), analysis_.fabric(),
-                            AgentOf);
+    std::vector<EvidenceEvent> events =
+        keeper_.OnWindow(report_, touched, tracker_, analysis_.fabric(), AgentOf);
+    while (keeper_.sampling() > 0) {
+      for (EvidenceEvent& e : keeper_.Step(analysis_.paths(), analysis_.fabric(), AgentOf, slots)) {
+        events.push_back(std::move(e));
+      }
+    }
+    return events;
   }
 
   EvidenceConfig config_;
@@ -46,12 +55,19 @@ TEST_F(EvidenceKeeperTest, ALossyLinkFollowsItsCrossingTuplesAndHealthySiblingUp
   lossy.link_loss[bad] = 0.2;
   EXPECT_TRUE(Window(0, {}).empty());
   const std::vector<EvidenceEvent> events = Window(1, lossy);
-  ASSERT_EQ(events.size(), 1u);
-  const EvidenceEvent& e = events.front();
-  EXPECT_EQ(e.kind, "link_loss");
-  ASSERT_TRUE(e.verdict.has_value());
-  EXPECT_GT(e.verdict->failures(), 0u);
-  EXPECT_GT(e.verdict->loss(), 0.05);
+  // The window's verdict at once, without probes; the first capture once
+  // the path table was read.
+  ASSERT_EQ(events.size(), 2u);
+  const EvidenceEvent& verdict = events.front();
+  EXPECT_EQ(verdict.kind, "link_loss");
+  ASSERT_TRUE(verdict.verdict.has_value());
+  EXPECT_GT(verdict.verdict->failures(), 0u);
+  EXPECT_GT(verdict.verdict->loss(), 0.05);
+  EXPECT_TRUE(verdict.targets.empty());
+  EXPECT_EQ(verdict.capture_to_ns, 0) << "no probe captured before the 5-tuples are known";
+  const EvidenceEvent& e = events.back();
+  EXPECT_EQ(e.incident_id, verdict.incident_id);
+  EXPECT_FALSE(e.verdict.has_value());
 
   // The suspect, then the other uplinks of rail switch 1 (spines 3, 0, 1).
   ASSERT_EQ(e.targets.size(), 4u);
@@ -96,8 +112,8 @@ TEST_F(EvidenceKeeperTest, ALossyLinkFollowsItsCrossingTuplesAndHealthySiblingUp
 TEST_F(EvidenceKeeperTest, CapturesWindowByWindowUntilAfterThenOnlyVerdicts) {
   Faults lossy;
   lossy.link_loss[fleet_.RailSpine(2, 0)] = 0.2;
-  Window(0, lossy);
-  std::int64_t captured_to = 0;
+  std::int64_t captured_to = Window(0, lossy).back().capture_to_ns;
+  EXPECT_EQ(captured_to, kT0 + 20 * kSecond);
   for (int w = 1; w < 6; ++w) {
     const std::vector<EvidenceEvent> events = Window(w, lossy);
     ASSERT_EQ(events.size(), 1u) << w;
@@ -121,10 +137,11 @@ TEST_F(EvidenceKeeperTest, AnRnicIncidentFollowsItsHostsProbesAndItsOtherNics) {
   Faults lossy;
   lossy.nic_loss[{3, 2}] = 0.3;
   std::vector<EvidenceEvent> events = Window(0, lossy);
-  ASSERT_EQ(events.size(), 1u);
+  ASSERT_EQ(events.size(), 1u) << "an RNIC's probes need no path table: captured at once";
   const EvidenceEvent& e = events.front();
   ASSERT_FALSE(e.targets.empty());
   EXPECT_EQ(e.targets[0], (Target{Target::Kind::kRnic, 3, 2}));
+  EXPECT_EQ(e.capture_to_ns, kT0 + 20 * kSecond);
   EXPECT_EQ(e.target_agents[0], "host-3");
   EXPECT_TRUE(e.tuples.empty()) << "an RNIC's probes are told by its NICs";
   for (std::size_t i = 1; i < e.targets.size(); ++i) {
@@ -158,9 +175,59 @@ TEST_F(EvidenceKeeperTest, DisabledKeepsNothing) {
   report_ = RunWindow(0, lossy);
   const auto touched = tracker_.Update(report_);
   ASSERT_FALSE(touched.empty());
-  EXPECT_TRUE(
-      keeper.OnWindow(report_, touched, tracker_, analysis_.paths(), analysis_.fabric(), AgentOf)
-          .empty());
+  EXPECT_TRUE(keeper.OnWindow(report_, touched, tracker_, analysis_.fabric(), AgentOf).empty());
+  EXPECT_EQ(keeper.sampling(), 0u);
+}
+
+TEST_F(EvidenceKeeperTest, SmallSlicesOfThePathTableFollowTheSameTuplesAsOnePass) {
+  Faults lossy;
+  lossy.link_loss[fleet_.RailSpine(3, 1)] = 0.2;
+  EvidenceKeeper sliced{config_};
+  report_ = RunWindow(0, lossy);
+  const std::vector<std::uint64_t> touched = tracker_.Update(report_);
+  keeper_.OnWindow(report_, touched, tracker_, analysis_.fabric(), AgentOf);
+  sliced.OnWindow(report_, touched, tracker_, analysis_.fabric(), AgentOf);
+  const auto whole =
+      keeper_.Step(analysis_.paths(), analysis_.fabric(), AgentOf, analysis_.paths().tuple_slots());
+  ASSERT_EQ(whole.size(), 1u);
+  std::vector<EvidenceEvent> parts;
+  std::size_t steps = 0;
+  while (parts.empty()) {
+    parts = sliced.Step(analysis_.paths(), analysis_.fabric(), AgentOf, 100);
+    ++steps;
+  }
+  EXPECT_EQ(steps, (analysis_.paths().tuple_slots() + 99) / 100);
+  ASSERT_EQ(parts.size(), 1u);
+  ASSERT_EQ(parts[0].tuples.size(), whole[0].tuples.size());
+  for (std::size_t i = 0; i < parts[0].tuples.size(); ++i) {
+    EXPECT_EQ(parts[0].tuples[i].src_port, whole[0].tuples[i].src_port);
+    EXPECT_EQ(parts[0].tuples[i].agent_id, whole[0].tuples[i].agent_id);
+  }
+  EXPECT_EQ(sliced.sampling(), 0u);
+}
+
+TEST(TupleSampler, AnIncidentJoiningAPassUnderWayCompletesAfterAWholeTurn) {
+  analysis::testing::SyntheticFleet fleet({.hosts = 8, .rails = 4, .spines = 4, .ports = 16});
+  analysis::Analysis analysis(analysis::AnalysisConfig{}, fleet.Map());
+  fleet.TracePaths(analysis, FleetTest::kT0);
+  const std::size_t slots = analysis.paths().tuple_slots();
+  const Target target{Target::Kind::kLink, fleet.RailSpine(0, 0)};
+  TupleSampler sampler;
+  sampler.Add(1, {target}, {100000});
+  EXPECT_TRUE(sampler.Step(analysis.paths(), analysis.fabric(), slots / 2).empty());
+  sampler.Add(2, {target}, {100000});
+  auto done = sampler.Step(analysis.paths(), analysis.fabric(), slots);  // to the end
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].owner, 1u);
+  done = sampler.Step(analysis.paths(), analysis.fabric(), slots / 2);  // wrapped around
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].owner, 2u);
+  const std::uint32_t limit[] = {100000};
+  const Target targets[] = {target};
+  EXPECT_EQ(done[0].samples[0].tuples.size(),
+            SampleTuples(analysis.paths(), analysis.fabric(), targets, limit)[0].tuples.size())
+      << "both halves read: every crossing 5-tuple";
+  EXPECT_TRUE(sampler.idle());
 }
 
 TEST(TupleSampler, KeepsTheSmallestHashesAndCountsEveryCrossing) {
