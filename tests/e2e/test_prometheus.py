@@ -22,7 +22,8 @@ opening, /api/v1/incidents/ID/evidence holds the suspect link's probes from
 before the fault was injected (none lost) and after (lost), healthy siblings,
 the involved agents' flight-recorder extracts (real agents answering the
 analyzer's request) and their counters; `hostmeshctl incident` shows it and
-`hostmeshctl bundle` writes a bundle (build/e2e-artifacts) whose CSVs load.
+`hostmeshctl bundle` writes a bundle (build/e2e-artifacts) whose CSVs load;
+SIGUSR2 makes an agent write its flight recorder to its state directory.
 
 test_2_oncall_page_in_a_browser: Debian's chromium, headless, driven by
 playwright-core (npm, installed by this test into the build directory) opens
@@ -304,6 +305,31 @@ class Prometheus(e2e.FabricTestCase):
         self.assertTrue(list(csv.DictReader(io.StringIO(files["counters.csv"]))))
         self.assertTrue(all(json.loads(line) for line in files["flight-records.jsonl"].splitlines()))
         self.assertNotIn(".key", files["analyzer.json"], "a TLS key path in the bundle")
+        self.check_local_capture()
+
+    def check_local_capture(self):
+        """SIGUSR2 makes an agent write its flight recorder to its state directory."""
+        folder = start_cmd.recorder_dir(harness.PREFIX, "h000")
+        before = set(os.listdir(folder)) if os.path.isdir(folder) else set()
+        pid = start_cmd.running_pids(harness.PREFIX, "h000")
+        self.assertEqual(len(pid), 1, "the agent's pid")
+        os.kill(pid[0], signal.SIGUSR2)
+        deadline = time.time() + 20
+        written: list[str] = []
+        while time.time() < deadline and not written:
+            time.sleep(0.5)
+            if os.path.isdir(folder):
+                written = sorted(f for f in set(os.listdir(folder)) - before
+                                 if f.startswith("flight-") and f.endswith(".jsonl"))
+        self.assertTrue(written, f"no local capture in {folder} after SIGUSR2")
+        with open(os.path.join(folder, written[-1])) as f:
+            events = [json.loads(line) for line in f]
+        kinds = {e["kind"] for e in events}
+        e2e.log(f"local capture of h000: {written[-1]}, {len(events)} events, kinds {sorted(kinds)}")
+        self.assertIn("probe", kinds)
+        self.assertIn("trace", kinds)
+        self.assertTrue(all(a["time_ns"] <= b["time_ns"] for a, b in zip(events, events[1:])),
+                        "not oldest first")
 
     @staticmethod
     def suspect_probes(evidence: dict) -> tuple[list, list]:

@@ -165,6 +165,11 @@ def _ours(pid: int, binary: str) -> bool:
         return False
 
 
+def recorder_dir(pfx: str, host: str) -> str:
+    """Where the agent of `host` writes its local flight captures (SIGUSR2)."""
+    return os.path.join(state.state_dir(pfx), "recorder", host)
+
+
 def running_pids(pfx: str, name: str) -> list[int]:
     """Pids of the processes `start` ran as `name` ("analyzer", "h003") that
     still run; empty when nothing was started."""
@@ -246,9 +251,10 @@ def start(pfx: str, window: str, grace: str | None, build_dir: str | None,
             if host in (no_agent or []):
                 continue
             agent_cfg = os.path.join(sdir, f"agent-{host}.yaml")
-            _write(agent_cfg, inventory.to_yaml(
-                inventory.agent_config(lay, host, agent_ports, pki.agent_tls(pki_dir, host)),
-                inventory.agent_config_header(host)))
+            config = inventory.agent_config(lay, host, agent_ports, pki.agent_tls(pki_dir, host))
+            # Each agent's local flight captures (SIGUSR2) in a folder of its own.
+            config["recorder"] = {"state_dir": recorder_dir(pfx, host)}
+            _write(agent_cfg, inventory.to_yaml(config, inventory.agent_config_header(host)))
             log = os.path.join(sdir, f"agent-{host}.log")
             procs.append({"name": host, "device": host, "binary": agent_bin, "log": log,
                           "url": f"http://{L.mgmt_ip(h)}:{L.AGENT_METRICS_PORT}/metrics",
