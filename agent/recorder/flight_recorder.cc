@@ -159,6 +159,14 @@ void FlightRecorder::Extract(std::uint64_t incident_id, std::int64_t from_ns, st
     ToProto(Unpack(std::span<const std::uint8_t>(slice.bytes).subspan(offsets[i])),
             *out.add_events());
   }
+  // The ring is in the order events were recorded: a probe is recorded when
+  // its outcome is known, up to the probe timeout after the send time it
+  // carries. Readers get them by time.
+  auto& events = *out.mutable_events();
+  std::stable_sort(events.pointer_begin(), events.pointer_end(),
+                   [](const v1::FlightEvent* a, const v1::FlightEvent* b) {
+                     return a->time_ns() < b->time_ns();
+                   });
 }
 
 RingCounters FlightRecorder::counters() const {

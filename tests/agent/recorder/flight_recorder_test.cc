@@ -46,6 +46,20 @@ TEST(FlightRecorderTest, ProbesBecomeCompactEvents) {
   EXPECT_EQ(rec.counters().bytes, 2 * kProbeBytes);
 }
 
+TEST(FlightRecorderTest, EventsComeOutByTimeWhateverTheOrderTheyWereRecordedIn) {
+  VirtualClock clock;
+  clock.SetRealtime(WallTime{std::chrono::milliseconds{600}});
+  FlightRecorder rec(clock, 64 << 10);
+  rec.RecordLog("verbs", "warning", "nic1: port down");  // stamped now: 600 ms
+  rec.RecordProbe(Result(100 * kMs, /*timeout=*/true));  // its outcome known late
+  rec.RecordProbe(Result(50 * kMs));
+  const v1::FlightRecord record = rec.Extract(1, 0, 1000 * kMs);
+  ASSERT_EQ(record.events_size(), 3);
+  EXPECT_EQ(record.events(0).time_ns(), 50 * kMs);
+  EXPECT_EQ(record.events(1).time_ns(), 100 * kMs);
+  EXPECT_EQ(record.events(2).kind(), v1::FlightEvent::KIND_LOG);
+}
+
 TEST(FlightRecorderTest, PathsCountersAndUntimedEventsAreRecorded) {
   VirtualClock clock;
   FlightRecorder rec(clock, 64 << 10);
