@@ -132,7 +132,10 @@ void EvidenceWriter::Apply(const EvidenceEvent& event) {
   if (from < event.capture_to_ns) Capture(header, event, from, event.capture_to_ns);
   Put(event.incident_id, 0, header.SerializeAsString());
   KeepUnderCap(event.incident_id);
-  if (event.closed) headers_.erase(event.incident_id);
+  if (event.closed) {
+    headers_.erase(event.incident_id);
+    header_bytes_.erase(event.incident_id);
+  }
 }
 
 v1::evidence::EvidenceHeader& EvidenceWriter::HeaderOf(const EvidenceEvent& event) {
@@ -143,6 +146,7 @@ v1::evidence::EvidenceHeader& EvidenceWriter::HeaderOf(const EvidenceEvent& even
     std::string error;
     if (auto stored = ReadEvidence(store_, event.incident_id, &error)) {
       header = std::move(stored->header);
+      header_bytes_[event.incident_id] = kKeyBytes + header.ByteSizeLong();
     } else if (!error.empty()) {
       ++stats_.store_errors;
       GetLogger("analyzer")
@@ -328,12 +332,17 @@ void EvidenceWriter::Put(std::uint64_t id, std::uint32_t part, const std::string
     GetLogger("analyzer")->warn("evidence of incident {} not stored ({})", id, s.error);
     return;
   }
-  // A header is rewritten: its old size is not known without a read, so the
-  // total counts every header once per write until the next restart's scan
-  // (headers are kilobytes; parts are the bulk).
-  const std::uint64_t added = kKeyBytes + bytes.size();
-  sizes_[id] += added;
-  total_bytes_ += added;
+  // A header replaces the one before it: only the difference counts.
+  const std::uint64_t written = kKeyBytes + bytes.size();
+  std::uint64_t replaced = 0;
+  if (part == 0) {
+    std::uint64_t& header = header_bytes_[id];
+    replaced = header;
+    header = written;
+  }
+  std::uint64_t& size = sizes_[id];
+  size = size + written - std::min(size, replaced);
+  total_bytes_ = total_bytes_ + written - std::min(total_bytes_, replaced);
   stats_.bytes = total_bytes_;
   stats_.incidents = sizes_.size();
 }
@@ -366,6 +375,7 @@ void EvidenceWriter::Forget(std::uint64_t id) {
     sizes_.erase(it);
   }
   headers_.erase(id);
+  header_bytes_.erase(id);
   stats_.bytes = total_bytes_;
   stats_.incidents = sizes_.size();
 }

@@ -103,6 +103,9 @@ class EvidenceWriter {
   // Writer's own (the thread, or the owner without one).
   std::unordered_map<std::uint64_t, v1::evidence::EvidenceHeader> headers_;
   std::map<std::uint64_t, std::uint64_t> sizes_;  // incident -> bytes of every part
+  // Incident -> bytes of its header as last written or read, which the next
+  // write replaces (only incidents whose header this writer has seen).
+  std::unordered_map<std::uint64_t, std::uint64_t> header_bytes_;
   std::uint64_t total_bytes_ = 0;
 
   std::mutex mu_;

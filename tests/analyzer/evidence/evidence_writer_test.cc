@@ -290,6 +290,33 @@ TEST_F(EvidenceWriterTest, TheThreadAppliesWhatIsSubmitted) {
   EXPECT_EQ(Read(2).parts.at(0).probes_size(), 160);
 }
 
+TEST_F(EvidenceWriterTest, RewrittenHeadersCountOnceTowardsTheCap) {
+  Upload("host-a", 0, 200);
+  Upload("host-b", 0, 200);
+  clock_.Advance(200s);
+  const auto stored = [&] {
+    std::uint64_t total = 0;
+    EXPECT_TRUE(store_
+                    ->ScanEvidenceSizes([&](std::uint64_t, std::uint64_t bytes, WallTime) {
+                      total += bytes;
+                      return true;
+                    })
+                    .ok());
+    return total;
+  };
+  EvidenceEvent e = LinkEvent(1, 60, 140);
+  for (int w = 0; w < 50; ++w) {  // an incident open for 50 windows
+    e.verdict->set_start_ns(T(140 + w * 20));
+    writer_->Apply(e);
+  }
+  EXPECT_EQ(writer_->stats().bytes.load(), stored());
+  Reopen();  // and a restarted writer rewriting a header it read back
+  writer_->Apply(e);
+  e.verdict->set_start_ns(T(9000));
+  writer_->Apply(e);
+  EXPECT_EQ(writer_->stats().bytes.load(), stored());
+}
+
 TEST_F(EvidenceWriterTest, VerdictsKeepTheOnsetAndThePresent) {
   EvidenceEvent e = LinkEvent(1, 0, 0);
   for (int w = 0; w < EvidenceWriter::kMaxVerdicts + 10; ++w) {
