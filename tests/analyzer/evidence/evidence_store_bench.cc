@@ -8,6 +8,7 @@
 // Prints the results stored, the incidents, evidence bytes per incident and
 // in all against the cap, and the writer's time per event.
 // Run: build/tests/analyzer/evidence/hm_evidence_store_bench [hosts] [windows]
+//      [lossy links (40, at most 128)] [lossy RNICs (60)]
 #include <unistd.h>
 
 #include <algorithm>
@@ -39,7 +40,7 @@ double Ms(Clock::duration d) {
   return std::chrono::duration<double, std::milli>(d).count();
 }
 
-int Run(std::uint32_t hosts, int windows) {
+int Run(std::uint32_t hosts, int windows, std::uint32_t links, std::uint32_t rnics) {
   SyntheticFleet fleet(FleetShape{.hosts = hosts, .rails = 8, .spines = 16, .ports = 16});
   analysis::Analysis analysis(analysis::AnalysisConfig{}, fleet.Map());
   VirtualClock clock;
@@ -49,11 +50,12 @@ int Run(std::uint32_t hosts, int windows) {
   fleet.TracePaths(analysis, t0);
   Faults faults;
   const double rates[] = {0.5, 0.2, 0.1, 0.05, 0.02};
-  for (std::uint32_t i = 0; i < 40; ++i) {
-    faults.link_loss[fleet.RailSpine(i % 8, (i * 5) % 16)] = rates[i % 5];
+  for (std::uint32_t i = 0; i < links; ++i) {
+    faults.link_loss[fleet.RailSpine(i % 8, (i * 5 + i / 8) % 16)] = rates[i % 5];
   }
-  for (std::uint32_t i = 0; i < 60; ++i)
+  for (std::uint32_t i = 0; i < rnics; ++i) {
     faults.nic_loss[{(i * 16 + 3) % hosts, i % 8}] = rates[i % 5];
+  }
 
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("hm_evidence_bench_" + std::to_string(::getpid()));
@@ -159,5 +161,7 @@ int Run(std::uint32_t hosts, int windows) {
 int main(int argc, char** argv) {
   const auto hosts = static_cast<std::uint32_t>(argc > 1 ? std::atoi(argv[1]) : 1000);
   const int windows = argc > 2 ? std::atoi(argv[2]) : 9;
-  return hostmesh::analyzer::evidence::Run(hosts, windows);
+  const auto links = static_cast<std::uint32_t>(argc > 3 ? std::atoi(argv[3]) : 40);
+  const auto rnics = static_cast<std::uint32_t>(argc > 4 ? std::atoi(argv[4]) : 60);
+  return hostmesh::analyzer::evidence::Run(hosts, windows, links, rnics);
 }
