@@ -1,0 +1,144 @@
+#include "agent/protect/pressure_reader.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+#include <vector>
+
+namespace hostmesh::agent::protect {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool Exists(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_regular_file(p, ec);
+}
+
+// root / "sys/fs/cgroup" / cgroup_path, where cgroup_path is absolute ("/a/b").
+fs::path Under(const fs::path& base, const std::string& cgroup_path) {
+  return base / fs::path(cgroup_path).relative_path();
+}
+
+}  // namespace
+
+PressureReader::PressureReader(fs::path root)
+    : root_(std::move(root)),
+      host_cpu_(root_ / "proc/pressure/cpu"),
+      host_memory_(root_ / "proc/pressure/memory") {
+  Locate();
+}
+
+void PressureReader::Locate() {
+  std::optional<std::string> self = Slurp(root_ / "proc/self/cgroup");
+  if (!self || *self == self_cgroup_) return;
+  self_cgroup_ = std::move(*self);
+  const CgroupPaths paths = ParseSelfCgroup(self_cgroup_);
+  const fs::path& root = root_;
+  cgroup_cpu_psi_.clear();
+  cgroup_memory_psi_.clear();
+  cgroup_cpu_stat_.clear();
+  last_stat_.reset();
+  // The root cgroup's files are the host's: only a cgroup of its own counts.
+  if (!paths.unified.empty() && paths.unified != "/") {
+    for (const fs::path& base : {root / "sys/fs/cgroup", root / "sys/fs/cgroup/unified"}) {
+      const fs::path dir = Under(base, paths.unified);
+      if (Exists(dir / "cpu.pressure")) cgroup_cpu_psi_ = dir / "cpu.pressure";
+      if (Exists(dir / "memory.pressure")) cgroup_memory_psi_ = dir / "memory.pressure";
+      if (const auto text = Slurp(dir / "cpu.stat"); text && ParseCpuStat(*text)) {
+        cgroup_cpu_stat_ = dir / "cpu.stat";
+      }
+      if (!cgroup_cpu_psi_.empty() || !cgroup_cpu_stat_.empty()) break;
+    }
+  }
+  if (cgroup_cpu_stat_.empty() && !paths.cpu_v1.empty() && paths.cpu_v1 != "/") {
+    std::vector<fs::path> mounts = {root / "sys/fs/cgroup/cpu", root / "sys/fs/cgroup/cpu,cpuacct"};
+    if (const std::string point = ParseCpuMount(Slurp(root / "proc/self/mounts").value_or(""));
+        !point.empty()) {
+      mounts.insert(mounts.begin(), root / fs::path(point).relative_path());
+    }
+    for (const fs::path& mount : mounts) {
+      const fs::path stat = Under(mount, paths.cpu_v1) / "cpu.stat";
+      if (Exists(stat)) {
+        cgroup_cpu_stat_ = stat;
+        break;
+      }
+    }
+  }
+}
+
+std::optional<std::string> PressureReader::Slurp(const fs::path& file) {
+  std::ifstream in(file);
+  if (!in) {
+    std::error_code ec;
+    if (fs::exists(file, ec)) ++read_errors_;  // absent is a signal the host lacks, not a failure
+    return std::nullopt;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad() || !text) {
+    ++read_errors_;
+    return std::nullopt;
+  }
+  return text.str();
+}
+
+std::optional<double> PressureReader::Psi(const fs::path& file) {
+  if (file.empty()) return std::nullopt;
+  const std::optional<std::string> text = Slurp(file);
+  if (!text) return std::nullopt;
+  const std::optional<PsiLine> psi = ParsePsi(*text);
+  if (!psi) {
+    ++read_errors_;
+    return std::nullopt;
+  }
+  return psi->some_avg10;
+}
+
+std::optional<double> PressureReader::Throttled() {
+  if (cgroup_cpu_stat_.empty()) return std::nullopt;
+  const std::optional<std::string> text = Slurp(cgroup_cpu_stat_);
+  const std::optional<CpuStat> stat = text ? ParseCpuStat(*text) : std::nullopt;
+  if (!stat) {
+    ++read_errors_;
+    return std::nullopt;
+  }
+  std::optional<double> share;
+  if (last_stat_ && stat->nr_periods > last_stat_->nr_periods &&
+      stat->nr_throttled >= last_stat_->nr_throttled) {
+    const double periods = static_cast<double>(stat->nr_periods - last_stat_->nr_periods);
+    const double throttled = static_cast<double>(stat->nr_throttled - last_stat_->nr_throttled);
+    share = std::min(100.0, 100.0 * throttled / periods);
+  } else if (last_stat_ && stat->nr_periods == last_stat_->nr_periods) {
+    share = 0.0;  // no period ran: the cgroup did not even want its limit
+  }
+  last_stat_ = stat;
+  return share;
+}
+
+PressureSample PressureReader::Read() {
+  Locate();
+  PressureSample s;
+  s.cpu = Psi(host_cpu_);
+  s.memory = Psi(host_memory_);
+  s.cgroup_cpu = Psi(cgroup_cpu_psi_);
+  s.cgroup_memory = Psi(cgroup_memory_psi_);
+  s.cgroup_throttled = Throttled();
+  return s;
+}
+
+std::string PressureReader::Describe() const {
+  std::string out;
+  const auto add = [&out](bool have, const char* name) {
+    if (have) out += (out.empty() ? "" : ", ") + std::string(name);
+  };
+  add(Exists(host_cpu_), "host cpu PSI");
+  add(Exists(host_memory_), "host memory PSI");
+  add(!cgroup_cpu_psi_.empty(), "cgroup cpu PSI");
+  add(!cgroup_memory_psi_.empty(), "cgroup memory PSI");
+  if (!cgroup_cpu_stat_.empty()) out += (out.empty() ? "" : ", ") + cgroup_cpu_stat_.string();
+  return out;
+}
+
+}  // namespace hostmesh::agent::protect

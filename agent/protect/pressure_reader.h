@@ -1,0 +1,53 @@
+#pragma once
+
+// Reads the pressure signals of rate_governor.h from the kernel's files under
+// a root (tests point it at a fake tree): /proc/pressure/{cpu,memory}, and
+// for the agent's own cgroup (found in /proc/self/cgroup at construction)
+// v2's cpu.pressure, memory.pressure and cpu.stat, or v1's cpu controller's
+// cpu.stat. /proc/self/cgroup is read again at each Read (one small file), so
+// an agent moved to another cgroup is followed. A file that is absent is a signal the host does not
+// have; one that was there and fails to read or parse is counted (read_errors).
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "agent/protect/pressure_text.h"
+#include "agent/protect/rate_governor.h"
+
+namespace hostmesh::agent::protect {
+
+class PressureReader {
+ public:
+  explicit PressureReader(std::filesystem::path root = "/");
+
+  // The signals now. The cgroup's throttled share is over the periods since
+  // the previous call (absent on the first).
+  PressureSample Read();
+
+  // What this host offers, for the start-up log line, e.g. "host cpu, host
+  // memory, cgroup v1 cpu.stat"; empty when nothing (self-protection blind).
+  std::string Describe() const;
+  std::uint64_t read_errors() const { return read_errors_; }
+
+ private:
+  // Finds the cgroup's files when /proc/self/cgroup says something new.
+  void Locate();
+  // The file's text; nullopt when absent (read_errors_ counts other failures).
+  std::optional<std::string> Slurp(const std::filesystem::path& file);
+  std::optional<double> Psi(const std::filesystem::path& file);
+  std::optional<double> Throttled();
+
+  std::filesystem::path root_;
+  std::string self_cgroup_;  // the text Locate last found the files for
+  std::filesystem::path host_cpu_;
+  std::filesystem::path host_memory_;
+  std::filesystem::path cgroup_cpu_psi_;     // empty: none
+  std::filesystem::path cgroup_memory_psi_;  // empty: none
+  std::filesystem::path cgroup_cpu_stat_;    // empty: none
+  std::optional<CpuStat> last_stat_;
+  std::uint64_t read_errors_ = 0;
+};
+
+}  // namespace hostmesh::agent::protect

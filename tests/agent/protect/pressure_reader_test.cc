@@ -1,0 +1,106 @@
+// The reader on fake /proc and /sys/fs/cgroup trees: which files it finds,
+// the throttled share between reads, an agent moved to another cgroup, and
+// files that are there but do not read.
+#include "agent/protect/pressure_reader.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/agent/telemetry/fake_sysfs.h"
+
+namespace hostmesh::agent::protect {
+namespace {
+
+using telemetry::testing::FakeSysfs;
+
+std::string Psi(const std::string& avg10) {
+  return "some avg10=" + avg10 + " avg60=1.00 avg300=0.50 total=100\n";
+}
+
+std::string V1Stat(int periods, int throttled) {
+  return "nr_periods " + std::to_string(periods) + "\nnr_throttled " + std::to_string(throttled) +
+         "\nthrottled_time 123\n";
+}
+
+TEST(PressureReader, HostPsiOnlyWhenTheAgentIsInTheRootCgroup) {
+  FakeSysfs fs;
+  fs.Write("proc/pressure/cpu", Psi("42.00"));
+  fs.Write("proc/pressure/memory", Psi("3.50") + "full avg10=1.00 avg60=0 avg300=0 total=1\n");
+  fs.Write("proc/self/cgroup", "3:cpu,cpuacct:/\n0::/\n");
+  fs.Write("sys/fs/cgroup/cpu/cpu.stat", V1Stat(10, 5));  // the root's: the host's, not ours
+  PressureReader reader(fs.root());
+  const PressureSample s = reader.Read();
+  ASSERT_TRUE(s.cpu);
+  EXPECT_DOUBLE_EQ(*s.cpu, 42.0);
+  ASSERT_TRUE(s.memory);
+  EXPECT_DOUBLE_EQ(*s.memory, 3.5);
+  EXPECT_FALSE(s.cgroup_cpu);
+  EXPECT_FALSE(s.cgroup_throttled);
+  EXPECT_EQ(reader.Describe(), "host cpu PSI, host memory PSI");
+  EXPECT_EQ(reader.read_errors(), 0u);
+}
+
+TEST(PressureReader, V1ThrottledShareIsOverThePeriodsSinceTheLastRead) {
+  FakeSysfs fs;
+  fs.Write("proc/self/cgroup", "3:cpu,cpuacct:/hm-cpu-7\n0::/\n");
+  fs.Write("sys/fs/cgroup/cpu/hm-cpu-7/cpu.stat", V1Stat(100, 10));
+  PressureReader reader(fs.root());
+  EXPECT_FALSE(reader.Read().cgroup_throttled) << "no share before a second read";
+  fs.Write("sys/fs/cgroup/cpu/hm-cpu-7/cpu.stat", V1Stat(120, 28));
+  const auto share = reader.Read().cgroup_throttled;
+  ASSERT_TRUE(share);
+  EXPECT_DOUBLE_EQ(*share, 90.0);  // 18 of 20 periods
+  // No period ran (the cgroup never wanted the CPU): nothing throttled.
+  EXPECT_DOUBLE_EQ(reader.Read().cgroup_throttled.value_or(-1), 0.0);
+  EXPECT_FALSE(reader.Read().cpu) << "no host PSI in this tree";
+}
+
+TEST(PressureReader, FollowsTheAgentIntoAnotherCgroup) {
+  FakeSysfs fs;
+  fs.Write("proc/self/cgroup", "0::/\n");
+  fs.Write("sys/fs/cgroup/agents/cpu.pressure", Psi("80.00"));
+  fs.Write("sys/fs/cgroup/agents/memory.pressure", Psi("1.00"));
+  fs.Write("sys/fs/cgroup/agents/cpu.stat",
+           "usage_usec 1\nnr_periods 10\nnr_throttled 0\n"
+           "throttled_usec 0\n");
+  PressureReader reader(fs.root());
+  EXPECT_FALSE(reader.Read().cgroup_cpu);
+  fs.Write("proc/self/cgroup", "0::/agents\n");  // moved (systemd, a test's cgroup)
+  PressureSample s = reader.Read();
+  ASSERT_TRUE(s.cgroup_cpu);
+  EXPECT_DOUBLE_EQ(*s.cgroup_cpu, 80.0);
+  ASSERT_TRUE(s.cgroup_memory);
+  EXPECT_DOUBLE_EQ(*s.cgroup_memory, 1.0);
+  fs.Write("sys/fs/cgroup/agents/cpu.stat",
+           "usage_usec 1\nnr_periods 14\nnr_throttled 1\n"
+           "throttled_usec 9\n");
+  s = reader.Read();
+  ASSERT_TRUE(s.cgroup_throttled);
+  EXPECT_DOUBLE_EQ(*s.cgroup_throttled, 25.0);
+}
+
+TEST(PressureReader, FilesThatDoNotReadAreCountedAndLeftOut) {
+  FakeSysfs fs;
+  fs.Write("proc/pressure/cpu", Psi("10.00"));
+  fs.Write("proc/pressure/memory", "garbage\n");
+  PressureReader reader(fs.root());
+  PressureSample s = reader.Read();
+  EXPECT_TRUE(s.cpu);
+  EXPECT_FALSE(s.memory);
+  EXPECT_EQ(reader.read_errors(), 1u);
+  fs.MakeUnreadable("proc/pressure/cpu");
+  s = reader.Read();
+  EXPECT_FALSE(s.cpu);
+  EXPECT_EQ(reader.read_errors(), 3u);
+}
+
+TEST(PressureReader, NothingToReadIsBlindNotAnError) {
+  FakeSysfs fs;
+  PressureReader reader(fs.root());
+  const PressureSample s = reader.Read();
+  EXPECT_FALSE(s.cpu || s.memory || s.cgroup_cpu || s.cgroup_memory || s.cgroup_throttled);
+  EXPECT_EQ(reader.Describe(), "");
+  EXPECT_EQ(reader.read_errors(), 0u);
+}
+
+}  // namespace
+}  // namespace hostmesh::agent::protect
