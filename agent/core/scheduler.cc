@@ -29,6 +29,7 @@ const SchedulerOptions& Validated(const SchedulerOptions& options) {
 
 Scheduler::Scheduler(const SchedulerOptions& options, MonoTime start, std::uint64_t seed)
     : options_(Validated(options)),
+      interval_(options.interval),
       jitter_span_(static_cast<std::int64_t>(
           std::floor(options.jitter_fraction * static_cast<double>(options.interval.count())))) {
   nics_.reserve(options.num_nics);
@@ -66,10 +67,26 @@ bool Scheduler::SetAllowedPorts(NicId nic, std::vector<std::uint16_t> ports, Mon
   return true;
 }
 
+void Scheduler::SetRateFraction(double fraction, MonoTime now) {
+  if (!(fraction > 0.0 && fraction <= 1.0)) {
+    throw std::invalid_argument("scheduler: rate fraction must be in (0, 1]");
+  }
+  rate_fraction_ = fraction;
+  interval_ = std::chrono::nanoseconds{static_cast<std::int64_t>(
+      std::llround(static_cast<double>(options_.interval.count()) / fraction))};
+  jitter_span_ = std::chrono::nanoseconds{static_cast<std::int64_t>(
+      std::floor(options_.jitter_fraction * static_cast<double>(interval_.count())))};
+  for (NicState& state : nics_) {
+    if (state.due - now <= interval_) continue;
+    state.due = now + std::chrono::nanoseconds{static_cast<std::int64_t>(
+                          state.rng.Below(static_cast<std::uint64_t>(interval_.count())))};
+  }
+}
+
 std::chrono::nanoseconds Scheduler::JitteredInterval(Rng& rng) const {
   const auto span = static_cast<std::uint64_t>(jitter_span_.count());
   const auto offset = static_cast<std::int64_t>(rng.Below(2 * span + 1)) - jitter_span_.count();
-  return options_.interval + std::chrono::nanoseconds{offset};
+  return interval_ + std::chrono::nanoseconds{offset};
 }
 
 MonoTime Scheduler::NextDue() const {
@@ -112,7 +129,7 @@ void Scheduler::PopDue(MonoTime now, std::vector<ProbeOrder>& out) {
 
     state.due += JitteredInterval(state.rng);
     if (state.due <= now) {
-      state.skipped_slots += static_cast<std::uint64_t>((now - state.due) / options_.interval) + 1;
+      state.skipped_slots += static_cast<std::uint64_t>((now - state.due) / interval_) + 1;
       state.due = now + JitteredInterval(state.rng);
     }
   }

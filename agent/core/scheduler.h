@@ -65,6 +65,16 @@ class Scheduler {
   // Throws std::invalid_argument like the constructor for ports no pool can use.
   bool SetAllowedPorts(NicId nic, std::vector<std::uint16_t> ports, MonoTime now);
 
+  // Self-protection: every NIC now probes at `fraction` (in (0, 1]) of the
+  // configured rate, its gaps interval / fraction with the same relative
+  // jitter. A NIC due later than one new gap from `now` (the rate went up)
+  // is due at a random phase within it, so NICs stay spread; an earlier due
+  // stands. Throws std::invalid_argument outside (0, 1].
+  void SetRateFraction(double fraction, MonoTime now);
+  double rate_fraction() const { return rate_fraction_; }
+  // The gap between two probes of one NIC at the current rate.
+  std::chrono::nanoseconds interval() const { return interval_; }
+
   std::uint32_t num_nics() const { return static_cast<std::uint32_t>(nics_.size()); }
   const PortPool& pool(NicId nic) const { return nics_.at(nic).pool; }
   // Probes sent so far by `nic` (its last sequence number).
@@ -85,6 +95,8 @@ class Scheduler {
   std::chrono::nanoseconds JitteredInterval(Rng& rng) const;
 
   SchedulerOptions options_;
+  double rate_fraction_ = 1.0;
+  std::chrono::nanoseconds interval_;     // options_.interval / rate_fraction_
   std::chrono::nanoseconds jitter_span_;  // largest deviation of one gap
   std::vector<NicState> nics_;
 };

@@ -60,6 +60,33 @@ TEST(agent_scheduler, EachNicSendsTenPerSecondForTenMinutes) {
   }
 }
 
+// Self-protection: a tenth of the rate for a minute, then the full rate
+// again at once (not after the long gaps already scheduled); no slot is
+// counted as skipped, and sequences stay without gaps.
+TEST(agent_scheduler, ARateFractionScalesEveryNicsRateBothWays) {
+  Scheduler scheduler(Options(8), kStart, 3);
+  RunUntil(scheduler, kStart + 10s);
+  scheduler.SetRateFraction(0.1, kStart + 10s);
+  EXPECT_EQ(scheduler.interval(), 1s);
+  const std::vector<ProbeOrder> slow = RunUntil(scheduler, kStart + 70s);
+  scheduler.SetRateFraction(1.0, kStart + 70s);
+  EXPECT_EQ(scheduler.interval(), 100ms);
+  EXPECT_LE(scheduler.NextDue(), kStart + 70s + 100ms);
+  const std::vector<ProbeOrder> fast = RunUntil(scheduler, kStart + 130s);
+  std::map<NicId, int> slow_by_src, fast_by_src;
+  for (const ProbeOrder& o : slow) ++slow_by_src[o.src];
+  for (const ProbeOrder& o : fast) ++fast_by_src[o.src];
+  for (NicId nic = 0; nic < 8; ++nic) {
+    SCOPED_TRACE(nic);
+    EXPECT_NEAR(slow_by_src[nic], 60, 2);  // the first may still be on the old gap
+    EXPECT_NEAR(fast_by_src[nic], 600, 6);
+    EXPECT_EQ(scheduler.skipped_slots(nic), 0U);
+  }
+  EXPECT_DOUBLE_EQ(scheduler.rate_fraction(), 1.0);
+  EXPECT_THROW(scheduler.SetRateFraction(0.0, kStart + 130s), std::invalid_argument);
+  EXPECT_THROW(scheduler.SetRateFraction(1.5, kStart + 130s), std::invalid_argument);
+}
+
 TEST(agent_scheduler, GapsJitterWithinFivePercentAndAverageTheInterval) {
   Scheduler scheduler(Options(2), kStart, 2);
   const std::vector<ProbeOrder> orders = RunUntil(scheduler, kStart + 10min);
