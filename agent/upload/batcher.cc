@@ -78,6 +78,7 @@ SharedBatch Batcher::Close() {
   batch.set_boot_id(identity_.boot_id);
   batch.set_batch_seq(++last_seq_);
   batch.set_created_ns(clock_.RealtimeNow().time_since_epoch().count());
+  if (shedding_) *batch.mutable_load_shedding() = *shedding_;
   // Shares ownership of the arena: the batch lives as long as any holder.
   return SharedBatch(closed, closed->batch);
 }

@@ -56,6 +56,10 @@ class Batcher {
   // Closes the open batch whatever its age (shutdown flush); null when empty.
   SharedBatch Close();
 
+  // Stamped on every batch closed from now on (UploadBatch.load_shedding);
+  // nullopt: none (self-protection off).
+  void SetLoadShedding(std::optional<v1::LoadShedding> state) { shedding_ = std::move(state); }
+
   std::uint64_t last_batch_seq() const { return last_seq_; }
   std::uint32_t open_items() const { return items_; }
 
@@ -66,6 +70,7 @@ class Batcher {
     google::protobuf::Arena arena;
     v1::UploadBatch* batch = nullptr;
   };
+  std::optional<v1::LoadShedding> shedding_;
   // The open batch, started on the first item.
   v1::UploadBatch& Open();
   // Starts the age timer on the first item; closes when full.

@@ -87,6 +87,9 @@ class UploadEngine {
   void Stop();
 
   // Nothing filling, nothing unacknowledged.
+  void SetLoadShedding(std::optional<v1::LoadShedding> state) {
+    batcher_.SetLoadShedding(std::move(state));
+  }
   bool Settled() const { return batcher_.open_items() == 0 && spool_.empty(); }
 
   ConnectionState state() const { return state_; }

@@ -103,6 +103,11 @@ void Uploader::Append(const v1::NicTelemetry& telemetry) {
   if (wake) Poke();
 }
 
+void Uploader::SetLoadShedding(const v1::LoadShedding& state) {
+  std::lock_guard lock(mu_);
+  engine_->SetLoadShedding(state);
+}
+
 bool Uploader::Shutdown(MonoTime deadline) {
   {
     std::lock_guard lock(mu_);

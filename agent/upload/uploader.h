@@ -67,6 +67,8 @@ class Uploader {
   // `n` results under one lock, each written in place by fill(i, result): a
   // probe loop turn's results at once, with no message built and copied.
   void AppendResults(std::size_t n, const std::function<void(std::size_t, v1::ProbeResult&)>& fill);
+  // Self-protection's state, stamped on every batch closed from now on.
+  void SetLoadShedding(const v1::LoadShedding& state);
 
   // Closes the batch still filling, keeps sending and reconnecting until every
   // batch is acknowledged or `deadline` passes, then closes the connection and

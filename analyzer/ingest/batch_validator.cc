@@ -224,14 +224,41 @@ std::optional<Rejection> CheckFlightRecord(const v1::FlightRecord& f, int i, Wal
   return std::nullopt;
 }
 
+// A rate in (0, 1] (NaN fails both tests), a short printable cause, and a
+// since that is not in the future (a step may have been taken days ago).
+std::optional<Rejection> CheckLoadShedding(const v1::LoadShedding& s, WallTime now,
+                                           const ValidationLimits& limits) {
+  const auto bad = [](const std::string& why) {
+    return Rejection{RejectReason::kBadLoadShedding, "load_shedding." + why};
+  };
+  if (!(s.rate_fraction() > 0.0 && s.rate_fraction() <= 1.0)) {
+    return bad("rate_fraction " + std::to_string(s.rate_fraction()) + " is not in (0, 1]");
+  }
+  if (s.cause().size() > kMaxSheddingCauseBytes) {
+    return bad("cause is " + std::to_string(s.cause().size()) + " bytes (limit " +
+               std::to_string(kMaxSheddingCauseBytes) + ")");
+  }
+  for (const char c : s.cause()) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      return bad("cause holds a control character");
+    }
+  }
+  const std::int64_t ahead = s.since_ns() - now.time_since_epoch().count();
+  if (s.since_ns() < 0 || ahead > limits.max_future.count()) {
+    return bad("since_ns " + std::to_string(s.since_ns()) + " is negative or in the future");
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string_view RejectReasonName(RejectReason reason) {
   static constexpr std::array<std::string_view, kRejectReasonCount> kNames = {
-      "schema_version", "unknown_agent",      "bad_batch_seq",           "future_timestamp",
-      "past_timestamp", "unknown_nic",        "too_many_results",        "too_many_paths",
-      "too_large",      "too_many_telemetry", "bad_telemetry",           "bad_result",
-      "bad_agent_id",   "bad_path",           "too_many_flight_records", "bad_flight_record"};
+      "schema_version",   "unknown_agent",      "bad_batch_seq",           "future_timestamp",
+      "past_timestamp",   "unknown_nic",        "too_many_results",        "too_many_paths",
+      "too_large",        "too_many_telemetry", "bad_telemetry",           "bad_result",
+      "bad_agent_id",     "bad_path",           "too_many_flight_records", "bad_flight_record",
+      "bad_load_shedding"};
   return kNames[static_cast<std::size_t>(reason)];
 }
 
@@ -318,6 +345,9 @@ std::optional<Rejection> ValidateBatch(const v1::UploadBatch& batch, std::size_t
   }
   for (int i = 0; i < batch.flight_records_size(); ++i) {
     if (auto r = CheckFlightRecord(batch.flight_records(i), i, now, limits)) return r;
+  }
+  if (batch.has_load_shedding()) {
+    if (auto r = CheckLoadShedding(batch.load_shedding(), now, limits)) return r;
   }
   return std::nullopt;
 }

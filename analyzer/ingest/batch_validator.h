@@ -34,8 +34,9 @@ enum class RejectReason {
   kBadPath,       // a path report with impossible fields (addresses, ports, hops)
   kTooManyFlightRecords,
   kBadFlightRecord,  // a flight record over its bounds or with impossible fields
+  kBadLoadShedding,  // a rate fraction outside (0, 1], or a cause too long or not text
 };
-inline constexpr std::size_t kRejectReasonCount = 16;
+inline constexpr std::size_t kRejectReasonCount = 17;
 std::string_view RejectReasonName(RejectReason reason);
 
 struct Rejection {

@@ -21,6 +21,8 @@ inline constexpr std::size_t kMaxFlightRecordsPerBatch = 2;
 inline constexpr std::size_t kMaxFlightEventsPerRecord = 50'000;
 inline constexpr std::size_t kMaxFlightRecordBytes = std::size_t{2} << 20;
 inline constexpr std::size_t kMaxFlightTextBytes = 512;
+// The cause text of a batch's load-shedding state (ingest.proto LoadShedding).
+inline constexpr std::size_t kMaxSheddingCauseBytes = 128;
 // Capture requests one ack may carry.
 inline constexpr std::size_t kMaxCapturesPerAck = 16;
 

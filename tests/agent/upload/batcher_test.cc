@@ -35,6 +35,27 @@ TEST(upload_batcher, ClosesWhenFullAndLabelsTheBatch) {
   EXPECT_FALSE(batcher.Due());
 }
 
+TEST(upload_batcher, EveryBatchCarriesTheLoadSheddingStateOfItsClose) {
+  VirtualClock clock;
+  Batcher batcher(clock, {"h003", 42}, 1, 1s);
+  const SharedBatch before = batcher.Add(Result(1));
+  ASSERT_TRUE(before);
+  EXPECT_FALSE(before->has_load_shedding()) << "self-protection off: no state";
+  v1::LoadShedding state;
+  state.set_rate_fraction(0.25);
+  state.set_since_ns(1234);
+  state.set_cause("cgroup cpu throttled 97%");
+  batcher.SetLoadShedding(state);
+  for (std::uint64_t seq = 2; seq <= 3; ++seq) {
+    const SharedBatch batch = batcher.Add(Result(seq));
+    ASSERT_TRUE(batch);
+    ASSERT_TRUE(batch->has_load_shedding());
+    EXPECT_DOUBLE_EQ(batch->load_shedding().rate_fraction(), 0.25);
+    EXPECT_EQ(batch->load_shedding().since_ns(), 1234);
+    EXPECT_EQ(batch->load_shedding().cause(), "cgroup cpu throttled 97%");
+  }
+}
+
 TEST(upload_batcher, AResultWrittenInPlaceIsAnItemLikeACopiedOne) {
   VirtualClock clock;
   Batcher batcher(clock, {"h003", 42}, 2, 1s);

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 
 #include "tests/analyzer/store/test_batches.h"
@@ -92,6 +93,19 @@ std::optional<Rejection> WithFlight(const std::function<void(v1::FlightRecord&)>
   v1::UploadBatch batch = MakeBatch("h1", 7, 1, 10, kNow - 2s);
   change(*batch.add_flight_records() = Flight());
   return ValidateBatch(batch, batch.ByteSizeLong(), &nics, kNow, limits);
+}
+
+TEST(batch_validator, ALoadSheddingStateOfDaysAgoPasses) {
+  const AgentNics nics(MakeHello("h1", 7));
+  v1::UploadBatch batch = MakeBatch("h1", 7, 1, 10, kNow - 2s);
+  v1::LoadShedding* s = batch.mutable_load_shedding();
+  s->set_rate_fraction(0.1);
+  s->set_since_ns((kNow - 72h).time_since_epoch().count());
+  s->set_cause("host cpu pressure 88%");
+  EXPECT_FALSE(ValidateBatch(batch, batch.ByteSizeLong(), &nics, kNow, ValidationLimits{}));
+  s->set_rate_fraction(1);
+  s->clear_cause();
+  EXPECT_FALSE(ValidateBatch(batch, batch.ByteSizeLong(), &nics, kNow, ValidationLimits{}));
 }
 
 TEST(batch_validator, FlightRecordsAreBoundedAndChecked) {
@@ -281,6 +295,30 @@ TEST(batch_validator, EachBadBatchIsRejectedWithItsReason) {
          *b.add_telemetry() = t;
        },
        false, 0, RejectReason::kBadTelemetry, "telemetry 0: start_ns"},
+      {"shedding rate zero",
+       [](v1::UploadBatch& b) { b.mutable_load_shedding()->set_rate_fraction(0); }, false, 0,
+       RejectReason::kBadLoadShedding, "load_shedding.rate_fraction 0.000000 is not in (0, 1]"},
+      {"shedding rate NaN",
+       [](v1::UploadBatch& b) { b.mutable_load_shedding()->set_rate_fraction(std::nan("")); },
+       false, 0, RejectReason::kBadLoadShedding, "rate_fraction"},
+      {"shedding cause too long",
+       [](v1::UploadBatch& b) {
+         b.mutable_load_shedding()->set_rate_fraction(0.5);
+         b.mutable_load_shedding()->set_cause(std::string(129, 'x'));
+       },
+       false, 0, RejectReason::kBadLoadShedding, "cause is 129 bytes (limit 128)"},
+      {"shedding cause with a control character",
+       [](v1::UploadBatch& b) {
+         b.mutable_load_shedding()->set_rate_fraction(0.5);
+         b.mutable_load_shedding()->set_cause("cpu\x1b[31m");
+       },
+       false, 0, RejectReason::kBadLoadShedding, "control character"},
+      {"shedding since the future",
+       [](v1::UploadBatch& b) {
+         b.mutable_load_shedding()->set_rate_fraction(0.5);
+         b.mutable_load_shedding()->set_since_ns((kNow + 1h).time_since_epoch().count());
+       },
+       false, 0, RejectReason::kBadLoadShedding, "since_ns"},
       {"pause priority 9",
        [](v1::UploadBatch& b) {
          v1::NicTelemetry t = Telemetry(1);
