@@ -122,6 +122,36 @@ void ReadRecorder(MapReader& r, RecorderConfig& recorder) {
              Range{0.0, 600.0, LowerBound::kExclusive});
 }
 
+void ReadProtect(MapReader& r, ProtectConfig& protect) {
+  r.Optional("enabled", &protect.enabled);
+  if (r.Optional("root", &protect.root) && (protect.root.empty() || protect.root.front() != '/')) {
+    r.Fail("root", "must be an absolute path, got " + config::Quote(protect.root));
+  }
+  r.Optional("sample_every", &protect.sample_every, Range{100ms, 60s});
+  if (r.Optional("signals", &protect.signals)) {
+    for (const std::string& name : protect.signals) {
+      if (std::find(protect::kSignalNames.begin(), protect::kSignalNames.end(), name) ==
+          protect::kSignalNames.end()) {
+        r.Fail("signals", "unknown signal " + config::Quote(name) +
+                              "; known: cpu, memory, cgroup_cpu, cgroup_memory, cgroup_throttled");
+      }
+    }
+  }
+  protect::GovernorOptions& g = protect.governor;
+  if (r.Optional("steps", &g.steps)) {
+    if (const std::string error = protect::CheckGovernorOptions(g); !error.empty()) {
+      r.Fail("steps", error + " (for example [1, 0.5, 0.25, 0.1])");
+    }
+  }
+  const Range<double> percent{0.0, 100.0, LowerBound::kExclusive};
+  r.Optional("cpu_high_percent", &g.cpu_high, percent);
+  r.Optional("memory_high_percent", &g.memory_high, percent);
+  r.Optional("throttled_high_percent", &g.throttled_high, percent);
+  r.Optional("calm_share", &g.calm_share, Range{0.01, 0.99});
+  r.Optional("step_down_every", &g.step_down_every, Range{100ms, 10min});
+  r.Optional("calm_for", &g.calm_for, Range{1s, 1h});
+}
+
 // Whether some NIC has `device` as its netdev (`netdev`) or rdma_device (`rdma`).
 bool SomeNicHas(const std::vector<NicConfig>& nics, const std::string& device, bool netdev,
                 bool rdma) {
@@ -319,6 +349,7 @@ void ReadAgent(MapReader& r, AgentConfig& cfg) {
   }
   r.Map("telemetry", [&](MapReader& m) { ReadTelemetry(m, cfg.nics, cfg.telemetry); });
   r.Map("recorder", [&](MapReader& m) { ReadRecorder(m, cfg.recorder); });
+  r.Map("protect", [&](MapReader& m) { ReadProtect(m, cfg.protect); });
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "agent/protect/rate_governor.h"
 #include "agent/telemetry/telemetry_exclude.h"
 #include "common/base/logging.h"
 #include "common/config/http_server_config.h"
@@ -130,6 +131,20 @@ struct TelemetryConfig {
   std::vector<telemetry::ExcludeRule> exclude;
 };
 
+// Self-protection (docs/agent.md#self-protection): under host pressure the
+// probe rate steps down to a fraction of probe.interval's, never to zero.
+struct ProtectConfig {
+  bool enabled = true;
+  std::string root = "/";  // where proc/ and sys/fs/cgroup are; tests point it at a fake tree
+  std::chrono::nanoseconds sample_every = std::chrono::seconds{2};
+  // Which signals count (protect::kSignalNames): the host's PSI ("cpu",
+  // "memory"), the agent's cgroup's ("cgroup_cpu", "cgroup_memory") and its
+  // CPU limit ("cgroup_throttled"). Where several agents share one machine
+  // (the testbed), only the cgroup signals are one host's.
+  std::vector<std::string> signals{protect::kSignalNames.begin(), protect::kSignalNames.end()};
+  protect::GovernorOptions governor;
+};
+
 // The flight recorder (docs/agent.md#flight-recorder): a ring of the last
 // minutes, sent to the analyzer when an incident involves the host, and
 // written to a file on SIGUSR2.
@@ -162,6 +177,7 @@ struct AgentConfig {
   UploadConfig upload;
   TelemetryConfig telemetry;
   RecorderConfig recorder;
+  ProtectConfig protect;
   std::vector<NicConfig> nics;
 };
 

@@ -18,6 +18,7 @@
 #include "agent/main/agent_metrics.h"
 #include "agent/main/debug_hooks.h"
 #include "agent/main/recorder_metrics.h"
+#include "agent/main/self_protection.h"
 #include "agent/main/telemetry_metrics.h"
 #include "agent/main/telemetry_thread.h"
 #include "agent/main/tracing_thread.h"
@@ -162,6 +163,11 @@ bool AgentApp::Start(std::string* error) {
   StartUploadSide(opened, std::move(trace_io), names, rd);
   if (!BuildCore(std::move(opened.source_ports), Random64(rd), error)) return false;
   distinct_ports_.assign(config_.nics.size() * config_.nics.size(), 0);
+  if (config_.protect.enabled) {
+    protection_ = std::make_unique<SelfProtection>(
+        config_.protect, core_->scheduler, clock_, registry_,
+        [up = uploader_.get()](const v1::LoadShedding& s) { up->SetLoadShedding(s); });
+  }
   Publish(true);
   PrepareSourcePorts();
   HandTraceTargets();
@@ -568,6 +574,8 @@ void AgentApp::WarnOfErrorQueue(NicId nic, const std::optional<ErrorQueueStats>&
 void AgentApp::Publish(bool coverage) {
   const std::size_t n = config_.nics.size();
   const MonoTime now = clock_.MonotonicNow();
+  // Self-protection samples on the publish beat, when its own period is due.
+  if (protection_) protection_->Tick(now);
   LoopSnapshot s;
   s.pairs.reserve(n * n);
   for (NicId a = 0; a < n; ++a) {

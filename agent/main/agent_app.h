@@ -45,6 +45,7 @@ namespace hostmesh::agent::app {
 class AgentMetrics;
 class DebugHooks;
 class PathTracer;
+class SelfProtection;
 class TelemetryBoard;
 class TelemetryThread;
 
@@ -189,6 +190,7 @@ class AgentApp {
   std::vector<std::uint64_t> prepared_generations_;
   std::unique_ptr<AgentMetrics> metrics_;
   std::unique_ptr<Core> core_;
+  std::unique_ptr<SelfProtection> protection_;     // after core_: it sets the scheduler's rate
   std::unique_ptr<DebugHooks> debug_hooks_;        // before server_: its handlers point here
   std::unique_ptr<http::ServerStats> http_stats_;  // before server_, which counts there
   std::unique_ptr<http::Server> server_;

@@ -392,6 +392,57 @@ TEST(agent_config, RecorderKeysAreChecked) {
   EXPECT_EQ(issue.message, "unknown key; did you mean \"bytes\"?");
 }
 
+TEST(agent_config, ProtectDefaultsAndKeys) {
+  const AgentConfig defaults = ParseAgentConfig(kMinimal, "x");
+  EXPECT_TRUE(defaults.protect.enabled);
+  EXPECT_EQ(defaults.protect.root, "/");
+  EXPECT_EQ(defaults.protect.sample_every, 2s);
+  EXPECT_EQ(defaults.protect.signals.size(), 5u);
+  EXPECT_EQ(defaults.protect.governor.steps, (std::vector<double>{1, 0.5, 0.25, 0.1}));
+  const AgentConfig cfg = ParseAgentConfig(std::string(kMinimal) + R"(protect:
+  enabled: false
+  root: /tmp/fake
+  sample_every: 5s
+  signals: [cgroup_throttled]
+  steps: [1, 0.3]
+  cpu_high_percent: 80
+  memory_high_percent: 15
+  throttled_high_percent: 70
+  calm_share: 0.4
+  step_down_every: 10s
+  calm_for: 1m
+)",
+                                           "x");
+  EXPECT_FALSE(cfg.protect.enabled);
+  EXPECT_EQ(cfg.protect.root, "/tmp/fake");
+  EXPECT_EQ(cfg.protect.sample_every, 5s);
+  EXPECT_EQ(cfg.protect.signals, (std::vector<std::string>{"cgroup_throttled"}));
+  EXPECT_EQ(cfg.protect.governor.steps, (std::vector<double>{1, 0.3}));
+  EXPECT_EQ(cfg.protect.governor.cpu_high, 80);
+  EXPECT_EQ(cfg.protect.governor.memory_high, 15);
+  EXPECT_EQ(cfg.protect.governor.throttled_high, 70);
+  EXPECT_EQ(cfg.protect.governor.calm_share, 0.4);
+  EXPECT_EQ(cfg.protect.governor.step_down_every, 10s);
+  EXPECT_EQ(cfg.protect.governor.calm_for, 1min);
+}
+
+TEST(agent_config, ProtectKeysAreChecked) {
+  ConfigIssue issue = OnlyIssue(std::string(kMinimal) + "protect:\n  steps: [1, 0.5, 0]\n");
+  EXPECT_EQ(issue.path, "protect.steps");
+  EXPECT_THAT(issue.message, HasSubstr("steps must be in (0, 1]"));
+  issue = OnlyIssue(std::string(kMinimal) + "protect:\n  steps: [0.5, 0.25]\n");
+  EXPECT_THAT(issue.message, HasSubstr("steps must start at 1"));
+  issue = OnlyIssue(std::string(kMinimal) + "protect:\n  signals: [cpu, disk]\n");
+  EXPECT_EQ(issue.path, "protect.signals");
+  EXPECT_THAT(issue.message, HasSubstr("unknown signal \"disk\""));
+  issue = OnlyIssue(std::string(kMinimal) + "protect:\n  cpu_high_percent: 0\n");
+  EXPECT_EQ(issue.path, "protect.cpu_high_percent");
+  issue = OnlyIssue(std::string(kMinimal) + "protect:\n  root: proc\n");
+  EXPECT_EQ(issue.path, "protect.root");
+  issue = OnlyIssue(std::string(kMinimal) + "protect:\n  sample_every: 10ms\n");
+  EXPECT_EQ(issue.path, "protect.sample_every");
+}
+
 TEST(agent_config, TelemetryKeysAreChecked) {
   ConfigIssue issue = OnlyIssue(std::string(kMinimal) + "telemetry:\n  period: 500ms\n");
   EXPECT_EQ(issue.ToString(),

@@ -14,6 +14,7 @@
 
 #include "common/base/exit_codes.h"
 #include "common/metrics/registry.h"
+#include "tests/agent/telemetry/fake_sysfs.h"
 #include "tests/agent/upload/fake_upload_channel.h"
 #include "tests/support/fake_transport.h"
 
@@ -76,9 +77,7 @@ TEST(agent_app, AConfigTheChosenTransportRefusesIsAConfigError) {
   EXPECT_EQ(failing.start_exit_code(), kExitFailure);
 }
 
-TEST(agent_app, ProbesWithoutAnAnalyzerAndStopsOnTheStopFd) {
-  const SystemClock clock;
-  metrics::Registry registry;
+AgentAppOptions FakeWiring() {
   AgentAppOptions options;
   options.serve_metrics = false;
   options.upload_flush_timeout = 100ms;
@@ -95,6 +94,79 @@ TEST(agent_app, ProbesWithoutAnAnalyzerAndStopsOnTheStopFd) {
   options.make_channel = [](upload::ChannelEventSink) {
     return std::make_unique<upload::testing::FakeUploadChannel>();
   };
+  return options;
+}
+
+// Polls (real time: the app runs on its own thread) until `done` or 30 s.
+template <typename Done>
+void Await(Done done) {
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (!done() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(10ms);  // polling period
+  }
+}
+
+double Labelled(const metrics::Registry& registry, const std::string& name,
+                const std::string& label_value) {
+  for (const auto& family : registry.Collect()) {
+    if (family.name != name) continue;
+    for (const auto& m : family.metric) {
+      if (!m.label.empty() && m.label[0].value == label_value) {
+        return m.counter.value + m.gauge.value;
+      }
+    }
+  }
+  return -1;
+}
+
+// Self-protection in the running loop, on a fake /proc: full CPU pressure
+// steps the rate down to the lowest step, calm brings it back; the probes
+// slow down and speed up with it.
+TEST(agent_app, SelfProtectionShedsUnderPressureAndRecovers) {
+  telemetry::testing::FakeSysfs fs;
+  fs.Write("proc/pressure/cpu", "some avg10=95.00 avg60=50.00 avg300=10.00 total=1\n");
+  const std::string yaml = std::string(kConfig) + "protect:\n  root: " + fs.root().string() +
+                           "\n  sample_every: 100ms\n  step_down_every: 100ms\n"
+                           "  calm_for: 1s\n";
+  const SystemClock clock;
+  metrics::Registry registry;
+  AgentAppOptions options = FakeWiring();
+  AgentApp app(ParseAgentConfig(yaml, "agent.yaml"), options, clock, registry);
+  std::string error;
+  ASSERT_TRUE(app.Start(&error)) << error;
+  const int stop = ::eventfd(0, EFD_CLOEXEC);
+  ASSERT_GE(stop, 0);
+  auto run = std::async(std::launch::async, [&] { return app.Run(stop); });
+
+  Await([&] { return Value(registry, "hostmesh_agent_probe_rate_fraction") == 0.1; });
+  EXPECT_EQ(Value(registry, "hostmesh_agent_probe_rate_fraction"), 0.1);
+  EXPECT_EQ(Value(registry, "hostmesh_agent_shedding_step"), 3);
+  EXPECT_EQ(Labelled(registry, "hostmesh_agent_pressure_percent", "cpu"), 95);
+  EXPECT_EQ(Value(registry, "hostmesh_agent_pressure_signals"), 1) << "only the host's CPU PSI";
+  EXPECT_EQ(Labelled(registry, "hostmesh_agent_shedding_changes_total", "down"), 3);
+  // Never zero: the lowest step still probes (the rate itself is the
+  // scheduler's, tested in virtual time).
+  const double before = Value(registry, "hostmesh_agent_probes_sent_total");
+  Await([&] { return Value(registry, "hostmesh_agent_probes_sent_total") > before + 10; });
+  EXPECT_GT(Value(registry, "hostmesh_agent_probes_sent_total"), before + 10);
+
+  fs.Write("proc/pressure/cpu", "some avg10=0.00 avg60=50.00 avg300=10.00 total=1\n");
+  Await([&] { return Value(registry, "hostmesh_agent_probe_rate_fraction") == 1.0; });
+  EXPECT_EQ(Value(registry, "hostmesh_agent_probe_rate_fraction"), 1.0);
+  EXPECT_EQ(Value(registry, "hostmesh_agent_shedding_step"), 0);
+  EXPECT_EQ(Labelled(registry, "hostmesh_agent_shedding_changes_total", "up"), 3);
+
+  const std::uint64_t one = 1;
+  ASSERT_EQ(::write(stop, &one, sizeof one), static_cast<ssize_t>(sizeof one));
+  ASSERT_EQ(run.wait_for(5s), std::future_status::ready);
+  run.get();
+  ::close(stop);
+}
+
+TEST(agent_app, ProbesWithoutAnAnalyzerAndStopsOnTheStopFd) {
+  const SystemClock clock;
+  metrics::Registry registry;
+  AgentAppOptions options = FakeWiring();
   AgentApp app(ParseAgentConfig(kConfig, "agent.yaml"), options, clock, registry);
   std::string error;
   ASSERT_TRUE(app.Start(&error)) << error;
