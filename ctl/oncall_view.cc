@@ -100,6 +100,13 @@ OncallView Status(const JsonNode& body) {
   if (lag) text += "lag:        " + Printf("%.1f s", *lag) + "\n";
   text += "agents:     " + std::to_string(present) + " present of " + std::to_string(*known) +
           " known\n";
+  // Hosts probing at a fraction of their rate under host pressure: not a
+  // problem of the fabric, so no health line of their own.
+  for (const JsonNode* h : JsonArray(body, "hosts_shedding")) {
+    text += "shedding:   " + Str(*h, "host", "?") + " probes at " +
+            Printf("%g", JsonNumber(*h, "rate_fraction").value_or(1)) + " of its rate (" +
+            Str(*h, "cause", "?") + ")\n";
+  }
   const auto inventory = JsonBool(body, "inventory_loaded");
   text += std::string("inventory:  ") +
           (inventory.value_or(false) ? "loaded" : "none (links shown by id)") + "\n";

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -182,6 +183,17 @@ struct Coverage {
   std::uint64_t untraced_probes = 0;
 };
 
+// A host whose agent shed load (self-protection) during the window: it
+// probed at a fraction of its configured rate by its own choice, so fewer
+// probes from it are neither loss nor a coverage hole.
+struct SheddingHost {
+  HostId host = 0;
+  double rate_fraction = 1;    // at the window's end
+  double lowest_fraction = 1;  // the lowest in the window
+  std::int64_t since_ns = 0;   // the agent's clock, its last step change
+  std::string cause;           // the agent's words for the signal that set the step
+};
+
 struct WindowReport {
   std::int64_t start_ns = 0;
   std::int64_t end_ns = 0;
@@ -197,6 +209,7 @@ struct WindowReport {
   std::int64_t slow_threshold_ns = 0;
   std::vector<ProcessingFlag> processing_flags;
   Coverage coverage;
+  std::vector<SheddingHost> shedding;  // present hosts shedding load, by host id
 };
 
 }  // namespace hostmesh::analysis

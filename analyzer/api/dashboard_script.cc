@@ -77,6 +77,9 @@ function render(d) {
     card("open incidents", st.open_incidents, st.open_incidents > 0),
     card("agents present / known", st.agents_present + " / " + st.agents_known,
          st.agents_present < st.agents_known),
+    card("hosts shedding load", st.hosts_shedding.length
+         ? st.hosts_shedding.map(h => h.host + " at " + h.rate_fraction + " (" + h.cause + ")")
+             .join(", ") : "none", st.hosts_shedding.length > 0),
     card("window lag", secs(st.window_lag_seconds),
          st.window_lag_seconds !== null &&
          st.window_lag_seconds > 2 * (st.window_seconds + st.grace_seconds)),

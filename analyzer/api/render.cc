@@ -311,6 +311,22 @@ std::string_view RnicStateName(analysis::RnicState state) {
   return "unknown";
 }
 
+// The window's hosts whose agents shed load (self-protection): fewer probes
+// by their choice, not loss or a coverage hole.
+Json SheddingJson(const ApiSnapshot& s, const WindowReport* report) {
+  Json out = Json::array();
+  if (report == nullptr) return out;
+  for (const analysis::SheddingHost& h : report->shedding) {
+    Json& j = out.emplace_back(Json::object());
+    j["host"] = HostName(s, h.host);
+    j["rate_fraction"] = JsonNumber(h.rate_fraction);
+    j["lowest_fraction"] = JsonNumber(h.lowest_fraction);
+    j["since_ns"] = h.since_ns;
+    j["cause"] = h.cause;
+  }
+  return out;
+}
+
 std::string RenderStatus(const ApiSnapshot& s, std::int64_t now_ns) {
   const WindowReport* report = s.report.get();
   Json j = Json::object();
@@ -323,6 +339,7 @@ std::string RenderStatus(const ApiSnapshot& s, std::int64_t now_ns) {
   j["topology_version"] = s.topology_version;
   j["agents_known"] = s.hosts().size();
   j["agents_present"] = report != nullptr ? report->present_hosts.size() : 0;
+  j["hosts_shedding"] = SheddingJson(s, report);
   AddWindow(j, report);
   // How far the judged state trails now: window + grace when all is well.
   j["window_lag_seconds"] =
@@ -492,6 +509,8 @@ std::string RenderCoverage(const ApiSnapshot& s) {
   j["fraction"] = JsonNumber(c.fraction);
   j["traced_probes"] = c.traced_probes;
   j["untraced_probes"] = c.untraced_probes;
+  // Hosts probing at a fraction of their rate: what they did not probe is no hole.
+  j["hosts_shedding"] = SheddingJson(s, report);
   // The blind spots in full (usually few); the crossed links by id and name.
   Json& never = j["never_crossed"] = Json::array();
   for (const analysis::LinkId link : c.never_crossed) {

@@ -186,6 +186,10 @@ void AnalysisFeed::OnBatch(const v1::UploadBatch& batch, const v1::AgentHello& h
   // Paths first: a batch's results may be the first of a freshly traced tuple.
   for (const v1::PathReport& report : batch.paths()) AddPath(host, report);
   for (const v1::ProbeResult& p : batch.results()) AddResult(host, p);
+  if (batch.has_load_shedding()) {
+    const v1::LoadShedding& s = batch.load_shedding();
+    shedding_.Note(host, batch.created_ns(), s.rate_fraction(), s.since_ns(), s.cause());
+  }
 }
 
 void AnalysisFeed::RestoreHosts(const std::vector<std::pair<std::string, std::uint32_t>>& index) {
@@ -264,7 +268,12 @@ std::vector<analysis::WindowReport> AnalysisFeed::Advance(std::int64_t now_ns) {
   std::lock_guard lock(analysis_mu_);
   Drain(now_ns);
   WarnOfCrowdedHosts(now_ns);
-  return analysis_.Advance(now_ns);
+  std::vector<analysis::WindowReport> reports = analysis_.Advance(now_ns);
+  std::lock_guard book_lock(mu_);
+  for (analysis::WindowReport& r : reports) {
+    r.shedding = shedding_.ForWindow(r.start_ns, r.end_ns, r.present_hosts);
+  }
+  return reports;
 }
 
 void AnalysisFeed::WarnOfCrowdedHosts(std::int64_t now_ns) {

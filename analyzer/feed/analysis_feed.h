@@ -33,6 +33,7 @@
 #include "analyzer/feed/disagreement_book.h"
 #include "analyzer/feed/feed_convert.h"
 #include "analyzer/feed/learned_topology.h"
+#include "analyzer/feed/shedding_book.h"
 #include "analyzer/ingest/ingest_sink.h"
 #include "analyzer/store/store.h"
 #include "topology/path_resolver.h"
@@ -175,6 +176,9 @@ class AnalysisFeed final : public ingest::IngestSink {
   DisagreementBook disagreements_;  // with one
   bool warned_places_full_ = false;
   diagnosis::SendFailureTally send_failures_;
+  // Hosts shedding load (UploadBatch.load_shedding), for each judged window.
+  // Not replayed at restart: the next live batch says it again.
+  SheddingBook shedding_;
   bool warned_send_failures_ = false;
 };
 

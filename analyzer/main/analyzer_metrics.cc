@@ -325,6 +325,12 @@ constexpr Value kValues[] = {
      [](const api::ApiSnapshot& s) {
        return Number(s.report ? s.report->present_hosts.size() : std::size_t{0});
      }},
+    {kGauge, "hostmesh_analyzer_hosts_shedding",
+     "Hosts whose agents shed load (self-protection: a reduced probe rate under host pressure) "
+     "in the latest judged window.",
+     [](const api::ApiSnapshot& s) {
+       return Number(s.report ? s.report->shedding.size() : std::size_t{0});
+     }},
     {kCounter, "hostmesh_analyzer_windows_judged_total", "Windows judged.",
      [](const api::ApiSnapshot& s) { return Number(s.stats.windows_judged); }},
     {kCounter, "hostmesh_analyzer_results_resolved_late_total",

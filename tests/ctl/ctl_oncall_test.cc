@@ -480,6 +480,17 @@ TEST(OncallView, StatusHealthyDespiteOpenIncidents) {
   EXPECT_THAT(v.text, HasSubstr("health:     healthy"));
 }
 
+TEST(OncallView, StatusNamesHostsSheddingLoadAndStaysHealthy) {
+  std::string body = Status(20, 8, 8, 0);
+  body.insert(body.size() - 1,
+              R"(,"hosts_shedding":[{"host":"h006","rate_fraction":0.1,)"
+              R"("lowest_fraction":0.1,"since_ns":5,"cause":"cgroup cpu throttled 99%"}])");
+  const OncallView v = RenderOncall(OncallCommand::kStatus, Json(body));
+  EXPECT_EQ(v.exit_code, 0) << v.text;
+  EXPECT_THAT(v.text,
+              HasSubstr("shedding:   h006 probes at 0.1 of its rate (cgroup cpu throttled 99%)"));
+}
+
 TEST(OncallView, StatusStaleOrBlindExitsOne) {
   // 2 x (20 + 5) + 10 = 60 s.
   OncallView v = RenderOncall(OncallCommand::kStatus, Json(Status(61, 8, 8, 0)));

@@ -215,9 +215,29 @@ TEST(Render, StatusLagAndAgents) {
   EXPECT_EQ(RenderStatus(*Snapshot(), 45'000'000'000),
             R"({"version":"0.1.0","uptime_seconds":44,"window_seconds":20,"grace_seconds":10,)"
             R"("inventory_loaded":true,"topology_source":"inventory","topology_version":0,)"
-            R"("agents_known":1,"agents_present":1,)"
+            R"("agents_known":1,"agents_present":1,"hosts_shedding":[],)"
             R"("window":{"start_ns":20000000000,"end_ns":40000000000,"results":100},)"
             R"("window_lag_seconds":5,"open_incidents":1})");
+}
+
+// A host whose agent sheds load is named with its rate and the agent's reason,
+// in the status and beside the coverage (what it did not probe is no hole).
+TEST(Render, HostsSheddingLoadInStatusAndCoverage) {
+  auto s = Snapshot();
+  auto r = std::make_shared<WindowReport>(*s->report);
+  analysis::SheddingHost h;
+  h.host = 0;
+  h.rate_fraction = 0.25;
+  h.lowest_fraction = 0.1;
+  h.since_ns = 35'000'000'000;
+  h.cause = "cgroup cpu throttled 97%";
+  r->shedding = {h};
+  s->report = r;
+  constexpr const char* kShedding =
+      R"("hosts_shedding":[{"host":"h0","rate_fraction":0.25,"lowest_fraction":0.1,)"
+      R"("since_ns":35000000000,"cause":"cgroup cpu throttled 97%"}])";
+  EXPECT_NE(RenderStatus(*s, 45'000'000'000).find(kShedding), std::string::npos);
+  EXPECT_NE(RenderCoverage(*s).find(kShedding), std::string::npos);
 }
 
 constexpr const char* kWindow =
@@ -327,11 +347,12 @@ TEST(Render, CoverageCountsAndNamesTheNeverCrossedLinks) {
   r->coverage.traced_probes = 40;
   r->coverage.untraced_probes = 60;
   s->report = r;
-  EXPECT_EQ(RenderCoverage(*s),
-            std::string(kWindow) +
-                R"("links_total":2,"crossed_count":1,"never_crossed_count":1,"fraction":0.5,)"
-                R"("traced_probes":40,"untraced_probes":60,"never_crossed":[{)" +
-                kLink1 + R"(}],"crossed":[{"link":0,"name":"h0:nic0 - r0:p1"}]})");
+  EXPECT_EQ(
+      RenderCoverage(*s),
+      std::string(kWindow) +
+          R"("links_total":2,"crossed_count":1,"never_crossed_count":1,"fraction":0.5,)"
+          R"("traced_probes":40,"untraced_probes":60,"hosts_shedding":[],"never_crossed":[{)" +
+          kLink1 + R"(}],"crossed":[{"link":0,"name":"h0:nic0 - r0:p1"}]})");
   // Without an inventory: ids only, no ends.
   InventoryView no_links = *s->inventory;
   no_links.links.clear();
@@ -341,8 +362,8 @@ TEST(Render, CoverageCountsAndNamesTheNeverCrossedLinks) {
             std::string::npos);
   EXPECT_EQ(RenderCoverage(ApiSnapshot{}),
             R"({"window":null,"links_total":0,"crossed_count":0,"never_crossed_count":0,)"
-            R"("fraction":0,"traced_probes":0,"untraced_probes":0,"never_crossed":[],)"
-            R"("crossed":[]})");
+            R"("fraction":0,"traced_probes":0,"untraced_probes":0,"hosts_shedding":[],)"
+            R"("never_crossed":[],"crossed":[]})");
 }
 
 TEST(Render, TopologyDevicesWithTierRailPodAndLinksWithBothEnds) {

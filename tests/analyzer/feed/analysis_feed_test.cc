@@ -75,6 +75,33 @@ TEST(AnalysisFeed, NamesComeFromTheHelloAndASilentPathTeachesNothing) {
   EXPECT_EQ(feed.stats().paths_resolved, 0u);
 }
 
+// A batch's load-shedding state reaches the window its results are judged
+// in, for that host only.
+TEST(AnalysisFeed, AHostSheddingLoadIsNamedInItsWindows) {
+  Fixture f;
+  AnalysisFeed feed(*f.store, {}, nullptr);
+  v1::UploadBatch shedding = MakeBatch("h1", 7, 1, 40, f.clock.RealtimeNow());
+  v1::LoadShedding* s = shedding.mutable_load_shedding();
+  s->set_rate_fraction(0.25);
+  s->set_since_ns(f.clock.RealtimeNow().time_since_epoch().count());
+  s->set_cause("cgroup cpu throttled 96%");
+  feed.OnBatch(shedding, MakeHello("h1", 7, 4));
+  v1::UploadBatch full = MakeBatch("h2", 8, 1, 40, f.clock.RealtimeNow());
+  full.mutable_load_shedding()->set_rate_fraction(1.0);
+  feed.OnBatch(full, MakeHello("h2", 8, 4));
+  const std::vector<analysis::WindowReport> reports =
+      feed.Advance((f.clock.RealtimeNow() + std::chrono::minutes{5}).time_since_epoch().count());
+  const analysis::WindowReport* judged = nullptr;
+  for (const analysis::WindowReport& r : reports) {
+    if (r.results > 0) judged = &r;
+  }
+  ASSERT_NE(judged, nullptr);
+  ASSERT_EQ(judged->shedding.size(), 1u);
+  EXPECT_EQ(feed.AgentOf(judged->shedding[0].host), "h1");
+  EXPECT_DOUBLE_EQ(judged->shedding[0].rate_fraction, 0.25);
+  EXPECT_EQ(judged->shedding[0].cause, "cgroup cpu throttled 96%");
+}
+
 TEST(AnalysisFeed, PathsResolveThroughTheInventoryAndBadOnesAreCounted) {
   Fixture f;
   const topology::Topology topo =
