@@ -60,6 +60,9 @@ def strip(text: str) -> str:
             j = n if end < 0 else end + len(m.group(1) if m else "") + 2
             out.append("".join(ch if ch == "\n" else " " for ch in text[i:j]))
             i = j
+        elif c == "'" and 0 < i < n - 1 and text[i - 1].isalnum() and text[i + 1].isalnum():
+            out.append(c)  # a digit separator (1'000'000), not a character literal
+            i += 1
         elif c in "\"'":
             j = i + 1
             while j < n and text[j] != c:

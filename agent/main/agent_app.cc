@@ -662,6 +662,10 @@ bool AgentApp::Run(int stop_fd, int capture_fd) {
                   core_->tracker.pending());
     }
   }
+  return FinishRun();
+}
+
+bool AgentApp::FinishRun() {
   Publish(true);
   if (tracer_) tracer_->Stop();  // its last report goes into the flush below
   if (telemetry_) telemetry_->Stop();

@@ -142,6 +142,8 @@ class AgentApp {
   bool ServeMetrics(const std::vector<std::string>& names, std::string* error);
   bool ServeDebugHooks(const std::vector<std::string>& names, std::string* error);
   void Publish(bool coverage);
+  // After Run's loop: the last publish, the threads stopped, the upload flushed.
+  bool FinishRun();
   void WarnOfErrorQueue(NicId nic, const std::optional<ErrorQueueStats>& stats, MonoTime now);
   void OnResult(const ProbeResult& result);
   // The results of the last loop turn to the uploader, under one lock.

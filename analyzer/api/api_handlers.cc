@@ -85,6 +85,63 @@ http::Response Telemetry(const http::Request& request, const TelemetrySource& te
   return Json(RenderTelemetry(query, answer));
 }
 
+// /api/v1/incidents/ID and /api/v1/incidents/ID/evidence.
+http::Response IncidentRoute(const http::Request& request, const SnapshotSource& source,
+                             const EvidenceSource& evidence) {
+  constexpr std::string_view kPrefix = "/api/v1/incidents/";
+  const auto path = ParseIncidentPath(request.path.substr(kPrefix.size()));
+  if (!path) {
+    return Json(RenderError("expected /api/v1/incidents/ID or /api/v1/incidents/ID/evidence "
+                            "with ID a positive number"),
+                404);
+  }
+  const std::shared_ptr<const ApiSnapshot> snapshot = Current(source);
+  if (!path->evidence) {
+    if (auto body = RenderIncident(*snapshot, path->id)) return Json(std::move(*body));
+    return Json(RenderError("no incident " + std::to_string(path->id) +
+                            " among the open and recently resolved ones; its evidence may "
+                            "still be at /api/v1/incidents/" +
+                            std::to_string(path->id) + "/evidence"),
+                404);
+  }
+  if (!evidence) return Json(RenderError("this analyzer keeps no evidence"), 404);
+  const EvidenceAnswer answer = evidence(path->id);
+  if (!answer.error.empty()) {
+    return Json(RenderError("evidence not read: " + answer.error), 503);
+  }
+  if (!answer.found) {
+    return Json(RenderError("no evidence kept for incident " + std::to_string(path->id) +
+                            " (never captured, expired, or dropped for the disk cap)"),
+                404);
+  }
+  return Json(RenderEvidence(*snapshot, answer));
+}
+
+// The on-call page and each incident's own page; their data comes from the API.
+void MountPages(http::Router& router) {
+  router.GetUnder("/incidents/", [](const http::Request& request) {
+    http::Response response;
+    if (!IncidentPageId(request.path.substr(std::string_view("/incidents/").size()))) {
+      response.status = 404;
+      response.body = "no such page: /incidents/ID with ID a positive number\n";
+      return response;
+    }
+    response.content_type = "text/html; charset=utf-8";
+    response.body = IncidentPageHtml();
+    response.headers = {{"Cache-Control", "no-cache"},
+                        {"Content-Security-Policy", std::string(kDashboardCsp)}};
+    return response;
+  });
+  router.Get("/", [](const http::Request&) {
+    http::Response response;
+    response.content_type = "text/html; charset=utf-8";
+    response.body = DashboardHtml();
+    response.headers = {{"Cache-Control", "no-cache"},
+                        {"Content-Security-Policy", std::string(kDashboardCsp)}};
+    return response;
+  });
+}
+
 }  // namespace
 
 void MountApi(http::Router& router, SnapshotSource source, const Clock& clock,
@@ -150,58 +207,11 @@ void MountApi(http::Router& router, SnapshotSource source, const Clock& clock,
   router.Get("/api/v1/incidents",
              [source](const http::Request&) { return Json(RenderIncidents(*Current(source))); });
   router.GetUnder("/api/v1/incidents/", [source, evidence](const http::Request& request) {
-    constexpr std::string_view kPrefix = "/api/v1/incidents/";
-    const auto path = ParseIncidentPath(request.path.substr(kPrefix.size()));
-    if (!path) {
-      return Json(RenderError("expected /api/v1/incidents/ID or /api/v1/incidents/ID/evidence "
-                              "with ID a positive number"),
-                  404);
-    }
-    const std::shared_ptr<const ApiSnapshot> snapshot = Current(source);
-    if (!path->evidence) {
-      if (auto body = RenderIncident(*snapshot, path->id)) return Json(std::move(*body));
-      return Json(RenderError("no incident " + std::to_string(path->id) +
-                              " among the open and recently resolved ones; its evidence may "
-                              "still be at /api/v1/incidents/" +
-                              std::to_string(path->id) + "/evidence"),
-                  404);
-    }
-    if (!evidence) return Json(RenderError("this analyzer keeps no evidence"), 404);
-    const EvidenceAnswer answer = evidence(path->id);
-    if (!answer.error.empty()) {
-      return Json(RenderError("evidence not read: " + answer.error), 503);
-    }
-    if (!answer.found) {
-      return Json(RenderError("no evidence kept for incident " + std::to_string(path->id) +
-                              " (never captured, expired, or dropped for the disk cap)"),
-                  404);
-    }
-    return Json(RenderEvidence(*snapshot, answer));
+    return IncidentRoute(request, source, evidence);
   });
   router.Get("/api/v1/sla",
              [source](const http::Request&) { return Json(RenderSla(*Current(source))); });
-  // An incident's own page; the data comes from the API above.
-  router.GetUnder("/incidents/", [](const http::Request& request) {
-    http::Response response;
-    if (!IncidentPageId(request.path.substr(std::string_view("/incidents/").size()))) {
-      response.status = 404;
-      response.body = "no such page: /incidents/ID with ID a positive number\n";
-      return response;
-    }
-    response.content_type = "text/html; charset=utf-8";
-    response.body = IncidentPageHtml();
-    response.headers = {{"Cache-Control", "no-cache"},
-                        {"Content-Security-Policy", std::string(kDashboardCsp)}};
-    return response;
-  });
-  router.Get("/", [](const http::Request&) {
-    http::Response response;
-    response.content_type = "text/html; charset=utf-8";
-    response.body = DashboardHtml();
-    response.headers = {{"Cache-Control", "no-cache"},
-                        {"Content-Security-Policy", std::string(kDashboardCsp)}};
-    return response;
-  });
+  MountPages(router);
 }
 
 }  // namespace hostmesh::analyzer::api

@@ -114,6 +114,41 @@ void ReadEvidence(MapReader& m, AnalyzerConfig& cfg) {
   m.Optional("max_hosts", &e.max_hosts, Range<std::uint32_t>{1, 1024});
 }
 
+// thresholds: every decision's setting (docs/analyzer.md, "How the analyzer decides").
+void ReadThresholds(MapReader& m, analysis::AnalysisConfig& a) {
+  m.Optional("rnic_timeout_fraction", &a.rnic_anomalous_ratio,
+             Range{0.0, 1.0, LowerBound::kExclusive});
+  m.Optional("rnic_sticky", &a.rnic_sticky, Range{0s, 24h});
+  m.Optional("rnic_down_fraction", &a.rnic_down_ratio, Range{0.0, 1.0, LowerBound::kExclusive});
+  m.Optional("rnic_down_send_failures", &a.rnic_down_send_failure_share,
+             Range{0.0, 1.0, LowerBound::kExclusive});
+  // Evidence across windows (docs/analyzer.md, "How the analyzer decides").
+  m.Optional("min_loss", &a.min_loss, Range{1e-6, 1.0});
+  m.Optional("prior_background_loss", &a.prior_background_loss, Range{0.0, 0.5});
+  m.Optional("false_alarms_per_window", &a.false_alarms_per_window,
+             Range{0.0, 1.0, LowerBound::kExclusive});
+  m.Optional("window_alpha", &a.window_alpha, Range{0.0, 1.0, LowerBound::kExclusive});
+  m.Optional("min_failures", &a.min_failures, Range<std::uint32_t>{1, 1'000'000});
+  m.Optional("churn_inside", &a.churn_inside, Range{0.0, 1.0, LowerBound::kExclusive});
+  m.Optional("churn_own_alpha", &a.churn_own_alpha, Range{0.0, 1.0, LowerBound::kExclusive});
+  m.Optional("route_withdrawn_alpha", &a.route_withdrawn_alpha,
+             Range{0.0, 1.0, LowerBound::kExclusive});
+  m.Optional("hotspot_min_excess", &a.hotspot_min_excess, Range{0ns, 1s});
+  m.Optional("hotspot_noise_z", &a.hotspot_noise_z, Range{0.0, 100.0});
+  m.Optional("hotspot_open_windows", &a.hotspot_open_windows, Range{1, 1000});
+  m.Optional("processing_factor", &a.proc_factor, Range{1.0, 1000.0});
+  m.Optional("processing_min_excess", &a.proc_min_excess, Range{0ns, 10s});
+  m.Optional("resolve_after_clean_windows", &a.resolve_after_clean_windows, Range{1, 1000});
+  m.Optional("resolve_after_unobserved_windows", &a.resolve_after_unobserved_windows,
+             Range{1, 100000});
+  // Raw scores to calibrated confidences, fitted by `hostmesh-sim calibrate`.
+  m.Map("confidence", [&](MapReader& c) {
+    ReadConfidenceMap(c, "loss", &a.confidence.loss);
+    ReadConfidenceMap(c, "latency", &a.confidence.latency);
+    ReadConfidenceMap(c, "processing", &a.confidence.processing);
+  });
+}
+
 void ReadAnalyzer(MapReader& r, AnalyzerConfig& cfg) {
   r.Optional("log_level", &cfg.log_level, kLogLevelNames);
   r.Map("grpc", [&](MapReader& m) { ReadGrpc(m, cfg); });
@@ -141,39 +176,7 @@ void ReadAnalyzer(MapReader& r, AnalyzerConfig& cfg) {
   }
   // Below 1,024 an honest agent of 8 NICs would meet it.
   r.Optional("max_paths_per_host", &a.max_paths_per_host, Range<std::uint32_t>{1'024, 16'777'216});
-  r.Map("thresholds", [&](MapReader& m) {
-    m.Optional("rnic_timeout_fraction", &a.rnic_anomalous_ratio,
-               Range{0.0, 1.0, LowerBound::kExclusive});
-    m.Optional("rnic_sticky", &a.rnic_sticky, Range{0s, 24h});
-    m.Optional("rnic_down_fraction", &a.rnic_down_ratio, Range{0.0, 1.0, LowerBound::kExclusive});
-    m.Optional("rnic_down_send_failures", &a.rnic_down_send_failure_share,
-               Range{0.0, 1.0, LowerBound::kExclusive});
-    // Evidence across windows (docs/analyzer.md, "How the analyzer decides").
-    m.Optional("min_loss", &a.min_loss, Range{1e-6, 1.0});
-    m.Optional("prior_background_loss", &a.prior_background_loss, Range{0.0, 0.5});
-    m.Optional("false_alarms_per_window", &a.false_alarms_per_window,
-               Range{0.0, 1.0, LowerBound::kExclusive});
-    m.Optional("window_alpha", &a.window_alpha, Range{0.0, 1.0, LowerBound::kExclusive});
-    m.Optional("min_failures", &a.min_failures, Range<std::uint32_t>{1, 1'000'000});
-    m.Optional("churn_inside", &a.churn_inside, Range{0.0, 1.0, LowerBound::kExclusive});
-    m.Optional("churn_own_alpha", &a.churn_own_alpha, Range{0.0, 1.0, LowerBound::kExclusive});
-    m.Optional("route_withdrawn_alpha", &a.route_withdrawn_alpha,
-               Range{0.0, 1.0, LowerBound::kExclusive});
-    m.Optional("hotspot_min_excess", &a.hotspot_min_excess, Range{0ns, 1s});
-    m.Optional("hotspot_noise_z", &a.hotspot_noise_z, Range{0.0, 100.0});
-    m.Optional("hotspot_open_windows", &a.hotspot_open_windows, Range{1, 1000});
-    m.Optional("processing_factor", &a.proc_factor, Range{1.0, 1000.0});
-    m.Optional("processing_min_excess", &a.proc_min_excess, Range{0ns, 10s});
-    m.Optional("resolve_after_clean_windows", &a.resolve_after_clean_windows, Range{1, 1000});
-    m.Optional("resolve_after_unobserved_windows", &a.resolve_after_unobserved_windows,
-               Range{1, 100000});
-    // Raw scores to calibrated confidences, fitted by `hostmesh-sim calibrate`.
-    m.Map("confidence", [&](MapReader& c) {
-      ReadConfidenceMap(c, "loss", &a.confidence.loss);
-      ReadConfidenceMap(c, "latency", &a.confidence.latency);
-      ReadConfidenceMap(c, "processing", &a.confidence.processing);
-    });
-  });
+  r.Map("thresholds", [&](MapReader& m) { ReadThresholds(m, a); });
   r.Map("retention", [&](MapReader& m) {
     m.Optional("raw", &cfg.raw_retention, Range{1min, 24h * 365});
     if (m.Optional("summaries", &cfg.summary_retention, Range{1min, 24h * 3650}) && window_ok &&
