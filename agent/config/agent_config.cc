@@ -133,7 +133,8 @@ void ReadProtect(MapReader& r, ProtectConfig& protect) {
       if (std::find(protect::kSignalNames.begin(), protect::kSignalNames.end(), name) ==
           protect::kSignalNames.end()) {
         r.Fail("signals", "unknown signal " + config::Quote(name) +
-                              "; known: cpu, memory, cgroup_cpu, cgroup_memory, cgroup_throttled");
+                              "; known: cpu, memory, cgroup_cpu, cgroup_memory, cgroup_throttled, "
+                              "self_cpu_wait");
       }
     }
   }

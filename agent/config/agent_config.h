@@ -138,9 +138,10 @@ struct ProtectConfig {
   std::string root = "/";  // where proc/ and sys/fs/cgroup are; tests point it at a fake tree
   std::chrono::nanoseconds sample_every = std::chrono::seconds{2};
   // Which signals count (protect::kSignalNames): the host's PSI ("cpu",
-  // "memory"), the agent's cgroup's ("cgroup_cpu", "cgroup_memory") and its
-  // CPU limit ("cgroup_throttled"). Where several agents share one machine
-  // (the testbed), only the cgroup signals are one host's.
+  // "memory"), the agent's cgroup's ("cgroup_cpu", "cgroup_memory"), its
+  // CPU limit ("cgroup_throttled") and its own threads' wait for a CPU
+  // ("self_cpu_wait"). Where several emulated hosts share one machine (the
+  // testbed), only the agent's own wait is its host's.
   std::vector<std::string> signals{protect::kSignalNames.begin(), protect::kSignalNames.end()};
   protect::GovernorOptions governor;
 };

@@ -88,7 +88,7 @@ SelfProtection::SelfProtection(const ProtectConfig& config, Scheduler& scheduler
 void SelfProtection::Tick(MonoTime now) {
   if (now < next_sample_) return;
   next_sample_ = now + config_.sample_every;
-  protect::PressureSample sample = reader_.Read();
+  protect::PressureSample sample = reader_.Read(now);
   for (std::size_t i = 0; i < kSignals; ++i) {
     if (!watched_[i]) sample.at(i).reset();
   }
@@ -134,6 +134,9 @@ void SelfProtection::Apply(const protect::StepChange& change, MonoTime now) {
   std::string cause = change.cause;
   if (cause.size() > kMaxSheddingCauseBytes) cause.resize(kMaxSheddingCauseBytes);
   state_.set_cause(std::move(cause));
+  // At full rate the state names no signal: nothing sheds.
+  state_.set_signal(change.to == 0 ? std::string() : change.signal);
+  if (change.to == 0) state_.clear_cause();
   if (sink_) sink_(state_);
 }
 

@@ -53,7 +53,7 @@ class SelfProtection {
   std::optional<MonoTime> errors_warned_at_;
 
   // For /metrics (read on the scrape thread).
-  static constexpr std::size_t kSignals = 5;
+  static constexpr std::size_t kSignals = protect::kSignalNames.size();
   std::atomic<double> fraction_{1.0};
   std::atomic<std::uint64_t> step_{0};
   std::atomic<std::uint64_t> downs_{0};

@@ -117,7 +117,36 @@ std::optional<double> PressureReader::Throttled() {
   return share;
 }
 
-PressureSample PressureReader::Read() {
+// Threads come and go: a thread seen before counts what it waited since; a
+// new one all it waited in its life (it is younger than the interval, or the
+// first read has nothing to compare). A thread gone takes its wait with it.
+std::optional<double> PressureReader::SelfWait(MonoTime now) {
+  std::error_code ec;
+  fs::directory_iterator tasks(root_ / "proc/self/task", ec);
+  if (ec) return std::nullopt;
+  std::vector<std::pair<std::string, std::uint64_t>> waits;
+  std::uint64_t waited = 0;
+  for (const fs::directory_entry& task : tasks) {
+    const std::optional<std::string> text = Slurp(task.path() / "schedstat");
+    const std::optional<std::uint64_t> wait = text ? ParseSchedstatWait(*text) : std::nullopt;
+    if (!wait) continue;  // exited since the listing, or no schedstat (no CONFIG_SCHED_INFO)
+    std::string tid = task.path().filename().string();
+    const auto before = std::find_if(task_waits_.begin(), task_waits_.end(),
+                                     [&tid](const auto& p) { return p.first == tid; });
+    waited += before == task_waits_.end() ? *wait : *wait - std::min(*wait, before->second);
+    waits.emplace_back(std::move(tid), *wait);
+  }
+  std::optional<double> share;
+  if (task_waits_at_ && now > *task_waits_at_ && !waits.empty()) {
+    const double span = static_cast<double>((now - *task_waits_at_).count());
+    share = std::min(100.0, 100.0 * static_cast<double>(waited) / span);
+  }
+  task_waits_ = std::move(waits);
+  task_waits_at_ = now;
+  return share;
+}
+
+PressureSample PressureReader::Read(MonoTime now) {
   Locate();
   PressureSample s;
   s.cpu = Psi(host_cpu_);
@@ -125,6 +154,7 @@ PressureSample PressureReader::Read() {
   s.cgroup_cpu = Psi(cgroup_cpu_psi_);
   s.cgroup_memory = Psi(cgroup_memory_psi_);
   s.cgroup_throttled = Throttled();
+  s.self_cpu_wait = SelfWait(now);
   return s;
 }
 
@@ -138,6 +168,10 @@ std::string PressureReader::Describe() const {
   add(!cgroup_cpu_psi_.empty(), "cgroup cpu PSI");
   add(!cgroup_memory_psi_.empty(), "cgroup memory PSI");
   if (!cgroup_cpu_stat_.empty()) out += (out.empty() ? "" : ", ") + cgroup_cpu_stat_.string();
+  std::error_code ec;
+  if (fs::is_directory(root_ / "proc/self/task", ec)) {
+    out += (out.empty() ? "" : ", ") + std::string("the agent's threads' CPU wait");
+  }
   return out;
 }
 

@@ -12,9 +12,12 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "agent/protect/pressure_text.h"
 #include "agent/protect/rate_governor.h"
+#include "common/base/clock.h"
 
 namespace hostmesh::agent::protect {
 
@@ -22,9 +25,10 @@ class PressureReader {
  public:
   explicit PressureReader(std::filesystem::path root = "/");
 
-  // The signals now. The cgroup's throttled share is over the periods since
-  // the previous call (absent on the first).
-  PressureSample Read();
+  // The signals at `now` (monotonic). The cgroup's throttled share and the
+  // agent's CPU wait are over the time since the previous call (absent on
+  // the first).
+  PressureSample Read(MonoTime now);
 
   // What this host offers, for the start-up log line, e.g. "host cpu, host
   // memory, cgroup v1 cpu.stat"; empty when nothing (self-protection blind).
@@ -38,6 +42,7 @@ class PressureReader {
   std::optional<std::string> Slurp(const std::filesystem::path& file);
   std::optional<double> Psi(const std::filesystem::path& file);
   std::optional<double> Throttled();
+  std::optional<double> SelfWait(MonoTime now);
 
   std::filesystem::path root_;
   std::string self_cgroup_;  // the text Locate last found the files for
@@ -47,6 +52,9 @@ class PressureReader {
   std::filesystem::path cgroup_memory_psi_;  // empty: none
   std::filesystem::path cgroup_cpu_stat_;    // empty: none
   std::optional<CpuStat> last_stat_;
+  // Per thread id, its run-queue wait at the last read; and when that was.
+  std::vector<std::pair<std::string, std::uint64_t>> task_waits_;
+  std::optional<MonoTime> task_waits_at_;
   std::uint64_t read_errors_ = 0;
 };
 

@@ -110,6 +110,17 @@ std::string ParseCpuMount(std::string_view mounts) {
   return {};
 }
 
+std::optional<std::uint64_t> ParseSchedstatWait(std::string_view text) {
+  const std::size_t first = text.find(' ');
+  if (first == std::string_view::npos) return std::nullopt;
+  std::string_view rest = text.substr(first + 1);
+  const std::size_t second = rest.find(' ');
+  if (second == std::string_view::npos) return std::nullopt;
+  std::uint64_t wait = 0;
+  if (!ParseU64(rest.substr(0, second), &wait)) return std::nullopt;
+  return wait;
+}
+
 CgroupPaths ParseSelfCgroup(std::string_view text) {
   CgroupPaths out;
   while (!text.empty()) {

@@ -31,6 +31,10 @@ struct CpuStat {
 // nullopt without a throttled time (a cgroup without a CPU limit has one).
 std::optional<CpuStat> ParseCpuStat(std::string_view text);
 
+// A task's /proc/<pid>/task/<tid>/schedstat, "RUN_NS WAIT_NS SLICES": the
+// time it waited on a run queue (runnable, not running), in ns.
+std::optional<std::uint64_t> ParseSchedstatWait(std::string_view text);
+
 // The agent's cgroup paths from /proc/self/cgroup: v2's ("0::/a/b"), and
 // v1's cpu controller's ("N:cpu,cpuacct:/a/b"); empty when absent.
 struct CgroupPaths {

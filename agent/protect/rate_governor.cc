@@ -10,15 +10,18 @@ namespace {
 struct Worst {
   double share = 0;
   std::string cause;
+  std::string signal;
 };
 
-void Consider(Worst& worst, const std::optional<double>& value, double high, const char* name) {
+// `signal` is the name in kSignalNames, `words` how the log and the analyzer say it.
+void Consider(Worst& worst, const std::optional<double>& value, double high, const char* signal,
+              const char* words) {
   if (!value) return;
   const double share = *value / high;
   if (share <= worst.share && !worst.cause.empty()) return;
   char text[96];
-  std::snprintf(text, sizeof text, "%s %.0f%%", name, *value);
-  worst = Worst{share, text};
+  std::snprintf(text, sizeof text, "%s %.0f%%", words, *value);
+  worst = Worst{share, text, signal};
 }
 
 }  // namespace
@@ -48,13 +51,16 @@ RateGovernor::RateGovernor(GovernorOptions options) : options_(std::move(options
 
 std::optional<StepChange> RateGovernor::Observe(const PressureSample& s, MonoTime now) {
   Worst worst;
-  Consider(worst, s.cpu, options_.cpu_high, "host cpu pressure");
-  Consider(worst, s.memory, options_.memory_high, "host memory pressure");
-  Consider(worst, s.cgroup_cpu, options_.cpu_high, "cgroup cpu pressure");
-  Consider(worst, s.cgroup_memory, options_.memory_high, "cgroup memory pressure");
-  Consider(worst, s.cgroup_throttled, options_.throttled_high, "cgroup cpu throttled");
+  Consider(worst, s.cpu, options_.cpu_high, "cpu", "host cpu pressure");
+  Consider(worst, s.memory, options_.memory_high, "memory", "host memory pressure");
+  Consider(worst, s.cgroup_cpu, options_.cpu_high, "cgroup_cpu", "cgroup cpu pressure");
+  Consider(worst, s.cgroup_memory, options_.memory_high, "cgroup_memory", "cgroup memory pressure");
+  Consider(worst, s.cgroup_throttled, options_.throttled_high, "cgroup_throttled",
+           "cgroup cpu throttled");
+  Consider(worst, s.self_cpu_wait, options_.cpu_high, "self_cpu_wait", "agent cpu wait");
   last_share_ = worst.share;
   last_cause_ = worst.cause;
+  last_signal_ = worst.signal;
 
   if (worst.share >= 1.0) {
     calm_since_.reset();
@@ -62,7 +68,7 @@ std::optional<StepChange> RateGovernor::Observe(const PressureSample& s, MonoTim
     if (last_down_ && now - *last_down_ < options_.step_down_every) return std::nullopt;
     last_down_ = now;
     ++step_;
-    return StepChange{step_ - 1, step_, worst.cause};
+    return StepChange{step_ - 1, step_, worst.cause, worst.signal};
   }
   if (worst.share >= options_.calm_share) {
     calm_since_.reset();
@@ -73,7 +79,8 @@ std::optional<StepChange> RateGovernor::Observe(const PressureSample& s, MonoTim
   calm_since_ = now;  // the next step up waits as long again
   --step_;
   return StepChange{step_ + 1, step_,
-                    worst.cause.empty() ? std::string("no pressure signal") : worst.cause};
+                    worst.cause.empty() ? std::string("no pressure signal") : worst.cause,
+                    worst.signal};
 }
 
 }  // namespace hostmesh::agent::protect

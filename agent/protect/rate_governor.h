@@ -8,8 +8,9 @@
 //
 // Pressure is the worst of the signals present, each as a share of its own
 // high mark: the host's CPU and memory PSI ("some" avg10, percent of time a
-// task waited), the same of the agent's cgroup (cgroup v2), and the share of
-// CPU periods in which the agent's cgroup hit its CPU limit.
+// task waited), the same of the agent's cgroup (cgroup v2), the share of
+// CPU periods in which the agent's cgroup hit its CPU limit, and the share
+// of time the agent's own threads waited for a CPU (against the CPU mark).
 //   share >= 1            step down, at most once per step_down_every
 //   share < calm_share    calm: after calm_for of it, step up (then calm again)
 //   in between            hold, and the calm time starts over
@@ -28,8 +29,8 @@
 namespace hostmesh::agent::protect {
 
 // The signals by name, in PressureSample's order (config, /metrics labels).
-inline constexpr std::array<const char*, 5> kSignalNames = {"cpu", "memory", "cgroup_cpu",
-                                                            "cgroup_memory", "cgroup_throttled"};
+inline constexpr std::array<const char*, 6> kSignalNames = {
+    "cpu", "memory", "cgroup_cpu", "cgroup_memory", "cgroup_throttled", "self_cpu_wait"};
 
 // One reading of the signals, in percent; nullopt where the host has none.
 struct PressureSample {
@@ -38,10 +39,15 @@ struct PressureSample {
   std::optional<double> cgroup_cpu;        // <cgroup>/cpu.pressure some avg10 (v2)
   std::optional<double> cgroup_memory;     // <cgroup>/memory.pressure some avg10 (v2)
   std::optional<double> cgroup_throttled;  // periods at the CPU limit since the last sample
+  // The agent's own threads' wait for a CPU (runnable, not running; CFS
+  // throttling included) as a share of the time since the last sample: its
+  // own pressure, wherever its cgroup and PSI files cannot be seen.
+  std::optional<double> self_cpu_wait;
 
   // By index in kSignalNames.
   std::optional<double>& at(std::size_t i) {
-    std::optional<double>* all[] = {&cpu, &memory, &cgroup_cpu, &cgroup_memory, &cgroup_throttled};
+    std::optional<double>* all[] = {&cpu,           &memory,           &cgroup_cpu,
+                                    &cgroup_memory, &cgroup_throttled, &self_cpu_wait};
     return *all[i];
   }
 };
@@ -61,7 +67,8 @@ std::string CheckGovernorOptions(const GovernorOptions& options);
 struct StepChange {
   std::size_t from = 0;
   std::size_t to = 0;
-  std::string cause;  // the worst signal, e.g. "cgroup cpu throttled 93%"
+  std::string cause;   // the worst signal, e.g. "cgroup cpu throttled 93%"
+  std::string signal;  // its name in kSignalNames ("cgroup_throttled"); empty: none read
 };
 
 class RateGovernor {
@@ -78,6 +85,7 @@ class RateGovernor {
   // The share of its high mark of the worst signal of the last sample (0 with none).
   double last_share() const { return last_share_; }
   const std::string& last_cause() const { return last_cause_; }
+  const std::string& last_signal() const { return last_signal_; }
 
  private:
   GovernorOptions options_;
@@ -86,6 +94,7 @@ class RateGovernor {
   std::optional<MonoTime> calm_since_;
   double last_share_ = 0;
   std::string last_cause_;
+  std::string last_signal_;
 };
 
 }  // namespace hostmesh::agent::protect

@@ -146,12 +146,13 @@ std::vector<WindowReport> Analysis::Advance(std::int64_t now_ns) {
     }
     started_ = true;
     if (it == windows_.end()) {
-      reports.push_back(judge_.Judge(WindowAccumulator(start, start + width, slow_threshold_ns_)));
+      reports.push_back(
+          judge_.Judge(WindowAccumulator(start, start + width, slow_threshold_ns_), &shedding_));
     } else {
       stats_.resolved_late += it->second->ResolveLatePaths(paths_);
       stats_.untraced_overflow += it->second->untraced().overflow;
       stats_.port_probes_untallied += it->second->flaps().untallied_port_probes();
-      reports.push_back(judge_.Judge(*it->second));
+      reports.push_back(judge_.Judge(*it->second, &shedding_));
       if (last_ == it->second.get()) last_ = nullptr;
       windows_.erase(it);
     }

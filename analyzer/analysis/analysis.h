@@ -24,6 +24,7 @@
 #include "analyzer/analysis/config.h"
 #include "analyzer/analysis/path_table.h"
 #include "analyzer/analysis/route_watch.h"
+#include "analyzer/analysis/shedding_book.h"
 #include "analyzer/analysis/types.h"
 #include "analyzer/analysis/window_accumulator.h"
 #include "analyzer/analysis/window_judge.h"
@@ -86,6 +87,12 @@ class Analysis {
   // (their reports are stored), so judging resumes with the next one.
   void ResumeAfter(std::int64_t end_ns);
   AddStatus AddResult(const ProbeRecord& result);
+  // An agent's load-shedding state from a batch created at at_ns
+  // (shedding_book.h); `cpu` when a CPU signal set it.
+  void NoteShedding(HostId host, std::int64_t at_ns, double fraction, std::int64_t since_ns,
+                    const std::string& cause, bool cpu) {
+    shedding_.Note(host, at_ns, fraction, since_ns, cause, cpu);
+  }
   // AddResult of each, in order; loads the path table's slots a few results
   // ahead, so a batch costs far fewer cache misses than one result at a time.
   void AddResults(std::span<const ProbeRecord> results);
@@ -111,6 +118,7 @@ class Analysis {
   PathTable paths_;
   RouteWatch routes_;
   WindowJudge judge_;
+  SheddingBook shedding_;
   std::map<std::int64_t, std::unique_ptr<WindowAccumulator>> windows_;  // by start
   WindowAccumulator* last_ = nullptr;  // the window of the previous result
   std::int64_t judged_before_ns_ = 0;  // windows starting before this are judged

@@ -46,13 +46,15 @@ std::vector<LinkId> WindowJudge::FullPath(HostId host, NicId src, NicId dst,
   return path;
 }
 
-WindowReport WindowJudge::Judge(const WindowAccumulator& w) {
+WindowReport WindowJudge::Judge(const WindowAccumulator& w, SheddingBook* shedding) {
   WindowReport out;
   out.start_ns = w.start_ns();
   out.end_ns = w.end_ns();
   out.results = w.results();
   out.slow_threshold_ns = w.slow_threshold_ns();
   NoteHosts(w, &out);
+  if (shedding != nullptr)
+    out.shedding = shedding->ForWindow(out.start_ns, out.end_ns, out.present_hosts);
   const ComponentIndex ix = IndexOf(w, out.present_hosts);
   JudgeLoss(w, ix, &out);
   JudgeLatency(w, ix, &out);
@@ -556,9 +558,20 @@ void WindowJudge::FlagProcessing(const WindowAccumulator& w, WindowReport* out) 
                    values.end());
   const double median = values[values.size() / 2];
   const auto excess = static_cast<double>(config_.proc_min_excess.count());
+  // A host whose agent shed load for CPU pressure says itself what the
+  // factor only infers: it is short of CPU. Its p90 above the fleet's by the
+  // minimum excess is enough, so shedding (fewer probes, fewer of them
+  // delayed) never hides the overload it answers.
+  const auto shed_for_cpu = [out](HostId h) {
+    return std::any_of(out->shedding.begin(), out->shedding.end(),
+                       [h](const SheddingHost& s) { return s.host == h && s.cpu; });
+  };
   for (const auto& [h, v] : p90s) {
-    if (v > config_.proc_factor * median && v - median >= excess) {
+    if (v - median < excess) continue;
+    const bool by_factor = v > config_.proc_factor * median;
+    if (by_factor || shed_for_cpu(h)) {
       ProcessingFlag f{h, v, median, w.hosts()[h].processing.count()};
+      f.shedding = !by_factor;
       f.raw_confidence = std::min(1.0, v / std::max(median, 1.0) / (2 * config_.proc_factor));
       f.confidence = config_.confidence.processing.Apply(f.raw_confidence);
       out->processing_flags.push_back(f);

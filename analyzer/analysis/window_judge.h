@@ -16,6 +16,7 @@
 #include "analyzer/analysis/path_table.h"
 #include "analyzer/analysis/route_watch.h"
 #include "analyzer/analysis/sequential_inference.h"
+#include "analyzer/analysis/shedding_book.h"
 #include "analyzer/analysis/types.h"
 #include "analyzer/analysis/window_accumulator.h"
 #include "analyzer/analysis/window_report.h"
@@ -37,7 +38,9 @@ class WindowJudge {
         sequential_(SequentialParamsFrom(config)),
         evidence_(config.prior_background_loss) {}
 
-  WindowReport Judge(const WindowAccumulator& window);
+  // `shedding` (may be null): the hosts' load-shedding states, for the
+  // window's WindowReport::shedding and the processing flags.
+  WindowReport Judge(const WindowAccumulator& window, SheddingBook* shedding = nullptr);
 
   int RailOf(HostId host, NicId nic) const { return analysis::RailOf(fabric_, host, nic); }
 

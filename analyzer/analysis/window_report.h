@@ -165,6 +165,10 @@ struct ProcessingFlag {
   std::uint64_t samples = 0;
   double raw_confidence = 0;  // min(1, p90 / fleet median / (2 x proc_factor))
   double confidence = 0;
+  // Flagged on the agent's word: it shed load for CPU pressure in the window
+  // (a direct sign of overload that the proc_factor bar stands in for), and
+  // its p90 is above the fleet's median by proc_min_excess.
+  bool shedding = false;
 };
 
 struct Coverage {
@@ -192,6 +196,7 @@ struct SheddingHost {
   double lowest_fraction = 1;  // the lowest in the window
   std::int64_t since_ns = 0;   // the agent's clock, its last step change
   std::string cause;           // the agent's words for the signal that set the step
+  bool cpu = false;            // a CPU signal set a step in the window (not memory)
 };
 
 struct WindowReport {

@@ -14,6 +14,13 @@ analysis::FabricMap FabricOf(const topology::Topology* topology) {
   return topology != nullptr ? analysis::FabricMapFrom(*topology) : analysis::FabricMap{};
 }
 
+// The agent's signals (agent/protect/rate_governor.h kSignalNames) that are
+// about CPU: a host shedding for one of them is short of CPU by its own word.
+bool IsCpuSignal(const std::string& signal) {
+  return signal == "cpu" || signal == "cgroup_cpu" || signal == "cgroup_throttled" ||
+         signal == "self_cpu_wait";
+}
+
 }  // namespace
 
 AnalysisFeed::AnalysisFeed(store::Store& store, analysis::AnalysisConfig config,
@@ -188,7 +195,8 @@ void AnalysisFeed::OnBatch(const v1::UploadBatch& batch, const v1::AgentHello& h
   for (const v1::ProbeResult& p : batch.results()) AddResult(host, p);
   if (batch.has_load_shedding()) {
     const v1::LoadShedding& s = batch.load_shedding();
-    shedding_.Note(host, batch.created_ns(), s.rate_fraction(), s.since_ns(), s.cause());
+    queue_.shedding.push_back({host, batch.created_ns(), s.rate_fraction(), s.since_ns(), s.cause(),
+                               IsCpuSignal(s.signal())});
   }
 }
 
@@ -239,9 +247,13 @@ void AnalysisFeed::Drain(std::int64_t now_ns) {
   for (auto& [host, rails] : applying_.rails) analysis_.SetRails(host, std::move(rails));
   for (const analysis::PathRecord& path : applying_.paths) analysis_.AddPath(path);
   analysis_.AddResults(applying_.results);
+  for (const Queue::Shedding& s : applying_.shedding) {
+    analysis_.NoteShedding(s.host, s.at_ns, s.fraction, s.since_ns, s.cause, s.cpu);
+  }
   applying_.rails.clear();
   applying_.paths.clear();
   applying_.results.clear();
+  applying_.shedding.clear();
 }
 
 void AnalysisFeed::ReplayPath(std::string_view agent_id, std::uint64_t boot_id,
@@ -268,12 +280,7 @@ std::vector<analysis::WindowReport> AnalysisFeed::Advance(std::int64_t now_ns) {
   std::lock_guard lock(analysis_mu_);
   Drain(now_ns);
   WarnOfCrowdedHosts(now_ns);
-  std::vector<analysis::WindowReport> reports = analysis_.Advance(now_ns);
-  std::lock_guard book_lock(mu_);
-  for (analysis::WindowReport& r : reports) {
-    r.shedding = shedding_.ForWindow(r.start_ns, r.end_ns, r.present_hosts);
-  }
-  return reports;
+  return analysis_.Advance(now_ns);
 }
 
 void AnalysisFeed::WarnOfCrowdedHosts(std::int64_t now_ns) {

@@ -33,7 +33,6 @@
 #include "analyzer/feed/disagreement_book.h"
 #include "analyzer/feed/feed_convert.h"
 #include "analyzer/feed/learned_topology.h"
-#include "analyzer/feed/shedding_book.h"
 #include "analyzer/ingest/ingest_sink.h"
 #include "analyzer/store/store.h"
 #include "topology/path_resolver.h"
@@ -126,6 +125,17 @@ class AnalysisFeed final : public ingest::IngestSink {
     std::vector<std::pair<analysis::HostId, std::vector<int>>> rails;
     std::vector<analysis::PathRecord> paths;
     std::vector<analysis::ProbeRecord> results;
+    // Agents' load-shedding states (UploadBatch.load_shedding), not replayed
+    // at restart: the next live batch says it again.
+    struct Shedding {
+      analysis::HostId host;
+      std::int64_t at_ns;
+      double fraction;
+      std::int64_t since_ns;
+      std::string cause;
+      bool cpu;
+    };
+    std::vector<Shedding> shedding;
   };
   // Under analysis_mu_: moves the queue into the analysis; at `now_ns` (0:
   // not now) also the learned fabric, if it changed and is due.
@@ -176,9 +186,6 @@ class AnalysisFeed final : public ingest::IngestSink {
   DisagreementBook disagreements_;  // with one
   bool warned_places_full_ = false;
   diagnosis::SendFailureTally send_failures_;
-  // Hosts shedding load (UploadBatch.load_shedding), for each judged window.
-  // Not replayed at restart: the next live batch says it again.
-  SheddingBook shedding_;
   bool warned_send_failures_ = false;
 };
 

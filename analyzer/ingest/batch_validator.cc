@@ -224,8 +224,20 @@ std::optional<Rejection> CheckFlightRecord(const v1::FlightRecord& f, int i, Wal
   return std::nullopt;
 }
 
-// A rate in (0, 1] (NaN fails both tests), a short printable cause, and a
-// since that is not in the future (a step may have been taken days ago).
+// A short text of printable characters, or why not.
+std::optional<std::string> CheckShortText(const std::string& value, std::size_t limit) {
+  if (value.size() > limit) {
+    return "is " + std::to_string(value.size()) + " bytes (limit " + std::to_string(limit) + ")";
+  }
+  for (const char c : value) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return "holds a control character";
+  }
+  return std::nullopt;
+}
+
+// A rate in (0, 1] (NaN fails both tests), a short printable cause and
+// signal name, and a since that is not in the future (a step may have been
+// taken days ago).
 std::optional<Rejection> CheckLoadShedding(const v1::LoadShedding& s, WallTime now,
                                            const ValidationLimits& limits) {
   const auto bad = [](const std::string& why) {
@@ -234,15 +246,8 @@ std::optional<Rejection> CheckLoadShedding(const v1::LoadShedding& s, WallTime n
   if (!(s.rate_fraction() > 0.0 && s.rate_fraction() <= 1.0)) {
     return bad("rate_fraction " + std::to_string(s.rate_fraction()) + " is not in (0, 1]");
   }
-  if (s.cause().size() > kMaxSheddingCauseBytes) {
-    return bad("cause is " + std::to_string(s.cause().size()) + " bytes (limit " +
-               std::to_string(kMaxSheddingCauseBytes) + ")");
-  }
-  for (const char c : s.cause()) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-      return bad("cause holds a control character");
-    }
-  }
+  if (auto why = CheckShortText(s.cause(), kMaxSheddingCauseBytes)) return bad("cause " + *why);
+  if (auto why = CheckShortText(s.signal(), kMaxSheddingSignalBytes)) return bad("signal " + *why);
   const std::int64_t ahead = s.since_ns() - now.time_since_epoch().count();
   if (s.since_ns() < 0 || ahead > limits.max_future.count()) {
     return bad("since_ns " + std::to_string(s.since_ns()) + " is negative or in the future");

@@ -23,6 +23,7 @@ inline constexpr std::size_t kMaxFlightRecordBytes = std::size_t{2} << 20;
 inline constexpr std::size_t kMaxFlightTextBytes = 512;
 // The cause text of a batch's load-shedding state (ingest.proto LoadShedding).
 inline constexpr std::size_t kMaxSheddingCauseBytes = 128;
+inline constexpr std::size_t kMaxSheddingSignalBytes = 32;
 // Capture requests one ack may carry.
 inline constexpr std::size_t kMaxCapturesPerAck = 16;
 

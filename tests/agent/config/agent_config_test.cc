@@ -397,7 +397,7 @@ TEST(agent_config, ProtectDefaultsAndKeys) {
   EXPECT_TRUE(defaults.protect.enabled);
   EXPECT_EQ(defaults.protect.root, "/");
   EXPECT_EQ(defaults.protect.sample_every, 2s);
-  EXPECT_EQ(defaults.protect.signals.size(), 5u);
+  EXPECT_EQ(defaults.protect.signals.size(), 6u);
   EXPECT_EQ(defaults.protect.governor.steps, (std::vector<double>{1, 0.5, 0.25, 0.1}));
   const AgentConfig cfg = ParseAgentConfig(std::string(kMinimal) + R"(protect:
   enabled: false

@@ -51,6 +51,12 @@ TEST(ParseCpuStat, NoThrottlingFieldsIsNoStat) {
   EXPECT_FALSE(ParseCpuStat("usage_usec 5000\nuser_usec 4000\nsystem_usec 1000\n"));
 }
 
+TEST(ParseSchedstatWait, TheSecondFieldIsTheRunQueueWait) {
+  EXPECT_EQ(ParseSchedstatWait("489159753 252032296 1747\n"), 252032296u);
+  EXPECT_FALSE(ParseSchedstatWait("489159753\n"));
+  EXPECT_FALSE(ParseSchedstatWait("1 x 3\n"));
+}
+
 TEST(ParseSelfCgroup, FindsUnifiedAndTheCpuControllersPath) {
   const CgroupPaths hybrid = ParseSelfCgroup(
       "12:memory:/process_api/abc\n"

@@ -32,6 +32,7 @@ TEST(RateGovernor, StepsDownOncePerIntervalToTheLowestAndNeverToZero) {
     if (const auto change = g.Observe(Throttled(95), At(t))) {
       EXPECT_EQ(change->to, change->from + 1);
       EXPECT_EQ(change->cause, "cgroup cpu throttled 95%");
+      EXPECT_EQ(change->signal, "cgroup_throttled");
       fractions.push_back(g.fraction());
       if (g.step() == g.lowest_step()) {
         EXPECT_LE(t, 30s) << "lowest step too late";

@@ -44,6 +44,30 @@ TEST_F(LatencyTest, CpuOverloadFlagsThatHostOnly) {
   }
 }
 
+// A host whose agent sheds load for CPU pressure is short of CPU by its own
+// word: its p90 above the fleet's by the minimum excess flags it, where the
+// fleet-relative factor (there to tell overload from host-type differences)
+// would not. Shedding for memory says nothing about CPU.
+TEST_F(LatencyTest, AHostSheddingForCpuIsFlaggedBelowTheFactor) {
+  Faults faults;
+  for (HostId h = 0; h < 8; ++h) faults.host_processing_ns[h] = 200'000;
+  faults.host_processing_ns[5] = 600'000;  // about 2.8x the fleet's p90, over it by 400 us
+  auto r = RunWindow(0, faults);
+  EXPECT_TRUE(r.processing_flags.empty()) << "under proc_factor without the agent's word";
+
+  analysis_.NoteShedding(5, kT0 + 20 * kSecond, 0.25, kT0 + 19 * kSecond, "agent cpu wait 90%",
+                         true);
+  analysis_.NoteShedding(3, kT0 + 20 * kSecond, 0.5, kT0 + 19 * kSecond, "host memory pressure 30%",
+                         false);
+  faults.host_processing_ns[3] = 600'000;
+  r = RunWindow(1, faults);
+  ASSERT_EQ(r.shedding.size(), 2u);
+  ASSERT_EQ(r.processing_flags.size(), 1u);
+  EXPECT_EQ(r.processing_flags.front().host, 5u);
+  EXPECT_TRUE(r.processing_flags.front().shedding);
+  EXPECT_LT(r.processing_flags.front().p90_ns, 3 * r.processing_flags.front().fleet_median_p90_ns);
+}
+
 TEST_F(LatencyTest, SlaRowsForClusterRailsAndHosts) {
   const auto r = RunWindow(0, Faults{.link_loss = {{fleet_.RailSpine(0, 0), 1.0}}});
   EXPECT_EQ(r.sla.hosts.size(), 8u);

@@ -85,6 +85,7 @@ TEST(AnalysisFeed, AHostSheddingLoadIsNamedInItsWindows) {
   s->set_rate_fraction(0.25);
   s->set_since_ns(f.clock.RealtimeNow().time_since_epoch().count());
   s->set_cause("cgroup cpu throttled 96%");
+  s->set_signal("cgroup_throttled");
   feed.OnBatch(shedding, MakeHello("h1", 7, 4));
   v1::UploadBatch full = MakeBatch("h2", 8, 1, 40, f.clock.RealtimeNow());
   full.mutable_load_shedding()->set_rate_fraction(1.0);
@@ -100,6 +101,7 @@ TEST(AnalysisFeed, AHostSheddingLoadIsNamedInItsWindows) {
   EXPECT_EQ(feed.AgentOf(judged->shedding[0].host), "h1");
   EXPECT_DOUBLE_EQ(judged->shedding[0].rate_fraction, 0.25);
   EXPECT_EQ(judged->shedding[0].cause, "cgroup cpu throttled 96%");
+  EXPECT_TRUE(judged->shedding[0].cpu) << "cgroup_throttled is a CPU signal";
 }
 
 TEST(AnalysisFeed, PathsResolveThroughTheInventoryAndBadOnesAreCounted) {

@@ -313,6 +313,12 @@ TEST(batch_validator, EachBadBatchIsRejectedWithItsReason) {
          b.mutable_load_shedding()->set_cause("cpu\x1b[31m");
        },
        false, 0, RejectReason::kBadLoadShedding, "control character"},
+      {"shedding signal too long",
+       [](v1::UploadBatch& b) {
+         b.mutable_load_shedding()->set_rate_fraction(0.5);
+         b.mutable_load_shedding()->set_signal(std::string(33, 's'));
+       },
+       false, 0, RejectReason::kBadLoadShedding, "signal is 33 bytes (limit 32)"},
       {"shedding since the future",
        [](v1::UploadBatch& b) {
          b.mutable_load_shedding()->set_rate_fraction(0.5);

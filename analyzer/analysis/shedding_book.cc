@@ -1,11 +1,11 @@
-#include "analyzer/feed/shedding_book.h"
+#include "analyzer/analysis/shedding_book.h"
 
 #include <algorithm>
 
-namespace hostmesh::analyzer::app {
+namespace hostmesh::analysis {
 
-void SheddingBook::Note(analysis::HostId host, std::int64_t at_ns, double fraction,
-                        std::int64_t since_ns, const std::string& cause) {
+void SheddingBook::Note(HostId host, std::int64_t at_ns, double fraction, std::int64_t since_ns,
+                        const std::string& cause, bool cpu) {
   if (host >= hosts_.size()) hosts_.resize(std::size_t{host} + 1);
   std::vector<Change>& changes = hosts_[host];
   // Only changes are kept: every batch carries the state.
@@ -16,20 +16,20 @@ void SheddingBook::Note(analysis::HostId host, std::int64_t at_ns, double fracti
   // Batches of one agent come in order; a late one (a resend) changes nothing past.
   if (!changes.empty() && at_ns < changes.back().at_ns) return;
   if (changes.size() == kMaxChangesPerHost) changes.erase(changes.begin());
-  changes.push_back({at_ns, fraction, since_ns, cause});
+  changes.push_back({at_ns, fraction, since_ns, cause, cpu});
 }
 
-std::vector<analysis::SheddingHost> SheddingBook::ForWindow(
-    std::int64_t start_ns, std::int64_t end_ns, const std::vector<analysis::HostId>& present) {
-  std::vector<analysis::SheddingHost> out;
-  for (const analysis::HostId host : present) {
+std::vector<SheddingHost> SheddingBook::ForWindow(std::int64_t start_ns, std::int64_t end_ns,
+                                                  const std::vector<HostId>& present) {
+  std::vector<SheddingHost> out;
+  for (const HostId host : present) {
     if (host >= hosts_.size() || hosts_[host].empty()) continue;
     std::vector<Change>& changes = hosts_[host];
     // The state in force at the window's start, and the changes within it.
     auto first = std::upper_bound(changes.begin(), changes.end(), start_ns,
                                   [](std::int64_t t, const Change& c) { return t < c.at_ns; });
     if (first != changes.begin()) --first;
-    analysis::SheddingHost h;
+    SheddingHost h;
     h.host = host;
     bool any = false;
     for (auto it = first; it != changes.end() && it->at_ns < end_ns; ++it) {
@@ -37,7 +37,10 @@ std::vector<analysis::SheddingHost> SheddingBook::ForWindow(
       h.lowest_fraction = std::min(h.lowest_fraction, it->fraction);
       h.rate_fraction = it->fraction;
       h.since_ns = it->since_ns;
-      if (it->fraction < 1) h.cause = it->cause;
+      if (it->fraction < 1) {
+        h.cause = it->cause;
+        h.cpu = h.cpu || it->cpu;
+      }
     }
     // Later windows start later: what precedes the state at this start is done with.
     changes.erase(changes.begin(), first);
@@ -46,4 +49,4 @@ std::vector<analysis::SheddingHost> SheddingBook::ForWindow(
   return out;
 }
 
-}  // namespace hostmesh::analyzer::app
+}  // namespace hostmesh::analysis

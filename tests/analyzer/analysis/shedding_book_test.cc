@@ -1,22 +1,22 @@
 // Which hosts shed load in which window, from the state their batches carry.
-#include "analyzer/feed/shedding_book.h"
+#include "analyzer/analysis/shedding_book.h"
 
 #include <gtest/gtest.h>
 
-namespace hostmesh::analyzer::app {
+namespace hostmesh::analysis {
 namespace {
 
 constexpr std::int64_t kS = 1'000'000'000;
 
 TEST(SheddingBook, AHostShedsInEveryWindowItsStateTouches) {
   SheddingBook book;
-  book.Note(0, 5 * kS, 1.0, 0, "");
-  book.Note(0, 25 * kS, 0.5, 24 * kS, "cgroup cpu throttled 90%");
-  book.Note(0, 27 * kS, 0.5, 24 * kS, "cgroup cpu throttled 90%");  // same state: no change
-  book.Note(0, 31 * kS, 0.1, 30 * kS, "cgroup cpu throttled 99%");
-  book.Note(0, 70 * kS, 1.0, 69 * kS, "cgroup cpu throttled 0%");
-  book.Note(1, 5 * kS, 1.0, 0, "");
-  const std::vector<analysis::HostId> both = {0, 1};
+  book.Note(0, 5 * kS, 1.0, 0, "", true);
+  book.Note(0, 25 * kS, 0.5, 24 * kS, "cgroup cpu throttled 90%", true);
+  book.Note(0, 27 * kS, 0.5, 24 * kS, "cgroup cpu throttled 90%", true);  // same state: no change
+  book.Note(0, 31 * kS, 0.1, 30 * kS, "cgroup cpu throttled 99%", true);
+  book.Note(0, 70 * kS, 1.0, 69 * kS, "cgroup cpu throttled 0%", true);
+  book.Note(1, 5 * kS, 1.0, 0, "", true);
+  const std::vector<HostId> both = {0, 1};
 
   EXPECT_TRUE(book.ForWindow(0, 20 * kS, both).empty()) << "full rate before 25 s";
   auto w = book.ForWindow(20 * kS, 40 * kS, both);
@@ -39,7 +39,7 @@ TEST(SheddingBook, AHostShedsInEveryWindowItsStateTouches) {
 
 TEST(SheddingBook, OnlyPresentHostsAreListed) {
   SheddingBook book;
-  book.Note(3, 5 * kS, 0.25, 4 * kS, "host cpu pressure 75%");
+  book.Note(3, 5 * kS, 0.25, 4 * kS, "host cpu pressure 75%", true);
   EXPECT_TRUE(book.ForWindow(0, 20 * kS, {0, 1, 2}).empty());
   ASSERT_EQ(book.ForWindow(20 * kS, 40 * kS, {3}).size(), 1u);
 }
@@ -47,7 +47,7 @@ TEST(SheddingBook, OnlyPresentHostsAreListed) {
 TEST(SheddingBook, AFlappingAgentHoldsABoundedHistory) {
   SheddingBook book;
   for (int i = 0; i < 10'000; ++i) {
-    book.Note(0, i * kS, (i % 2) != 0 ? 0.5 : 1.0, i * kS, "x");
+    book.Note(0, i * kS, (i % 2) != 0 ? 0.5 : 1.0, i * kS, "x", true);
   }
   // Only the newest kMaxChangesPerHost changes are kept; the window at the
   // end still sees the flapping.
@@ -58,12 +58,12 @@ TEST(SheddingBook, AFlappingAgentHoldsABoundedHistory) {
 
 TEST(SheddingBook, AResentOlderBatchChangesNothing) {
   SheddingBook book;
-  book.Note(0, 30 * kS, 0.5, 29 * kS, "a");
-  book.Note(0, 10 * kS, 0.1, 9 * kS, "old");
+  book.Note(0, 30 * kS, 0.5, 29 * kS, "a", true);
+  book.Note(0, 10 * kS, 0.1, 9 * kS, "old", true);
   const auto w = book.ForWindow(0, 40 * kS, {0});
   ASSERT_EQ(w.size(), 1u);
   EXPECT_DOUBLE_EQ(w[0].lowest_fraction, 0.5);
 }
 
 }  // namespace
-}  // namespace hostmesh::analyzer::app
+}  // namespace hostmesh::analysis
