@@ -259,11 +259,12 @@ std::optional<Rejection> CheckLoadShedding(const v1::LoadShedding& s, WallTime n
 
 std::string_view RejectReasonName(RejectReason reason) {
   static constexpr std::array<std::string_view, kRejectReasonCount> kNames = {
-      "schema_version",   "unknown_agent",      "bad_batch_seq",           "future_timestamp",
-      "past_timestamp",   "unknown_nic",        "too_many_results",        "too_many_paths",
-      "too_large",        "too_many_telemetry", "bad_telemetry",           "bad_result",
-      "bad_agent_id",     "bad_path",           "too_many_flight_records", "bad_flight_record",
-      "bad_load_shedding"};
+      "schema_version",     "unknown_agent",     "bad_batch_seq",
+      "future_timestamp",   "past_timestamp",    "unknown_nic",
+      "too_many_results",   "too_many_paths",    "too_large",
+      "too_many_telemetry", "bad_telemetry",     "bad_result",
+      "bad_agent_id",       "bad_path",          "too_many_flight_records",
+      "bad_flight_record",  "bad_load_shedding", "unasked_flight_record"};
   return kNames[static_cast<std::size_t>(reason)];
 }
 

@@ -33,10 +33,11 @@ enum class RejectReason {
   kBadAgentId,    // an agent id that is empty, too long or not printable
   kBadPath,       // a path report with impossible fields (addresses, ports, hops)
   kTooManyFlightRecords,
-  kBadFlightRecord,  // a flight record over its bounds or with impossible fields
-  kBadLoadShedding,  // a rate fraction outside (0, 1], or a cause too long or not text
+  kBadFlightRecord,      // a flight record over its bounds or with impossible fields
+  kBadLoadShedding,      // a rate fraction outside (0, 1], or a cause too long or not text
+  kUnaskedFlightRecord,  // a flight record nobody asked this agent for (ingest_handler.h)
 };
-inline constexpr std::size_t kRejectReasonCount = 17;
+inline constexpr std::size_t kRejectReasonCount = 18;
 std::string_view RejectReasonName(RejectReason reason);
 
 struct Rejection {

@@ -117,6 +117,23 @@ HelloOutcome IngestHandler::Hello(const v1::AgentHello& hello, const PeerIdentit
   return {};
 }
 
+// A flight record is kept 30 days: only the agent asked for that incident may
+// file one (CaptureOutbox::WasAsked). An agent sends each in a batch of its
+// own, so refusing the batch refuses nothing else.
+std::optional<Rejection> IngestHandler::CheckAsked(const v1::UploadBatch& batch) const {
+  for (int i = 0; i < batch.flight_records_size(); ++i) {
+    const std::uint64_t incident = batch.flight_records(i).incident_id();
+    if (options_.captures != nullptr && options_.captures->WasAsked(batch.agent_id(), incident)) {
+      continue;
+    }
+    return Rejection{RejectReason::kUnaskedFlightRecord,
+                     "flight record " + std::to_string(i) + ": incident " +
+                         std::to_string(incident) + " was not asked of this agent (or its " +
+                         "answer came too late, or across an analyzer restart)"};
+  }
+  return std::nullopt;
+}
+
 IngestHandler::Screened IngestHandler::Screen(v1::UploadBatch& batch, std::size_t encoded_bytes,
                                               const PeerIdentity& peer) {
   stats_.bytes.Increment(static_cast<double>(encoded_bytes));
@@ -142,6 +159,7 @@ IngestHandler::Screened IngestHandler::Screen(v1::UploadBatch& batch, std::size_
           : agents_.Find(batch.agent_id(), batch.boot_id());
   std::optional<Rejection> rejection = ValidateBatch(
       batch, encoded_bytes, agent ? &agent->nics : nullptr, clock_.RealtimeNow(), options_.limits);
+  if (!rejection) rejection = CheckAsked(batch);
   if (!rejection) {
     ClearStamps(batch);
     out.agent = std::move(agent);

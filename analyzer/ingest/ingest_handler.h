@@ -145,6 +145,8 @@ class IngestHandler {
   IngestStats& stats() { return stats_; }
 
  private:
+  // Refuses flight records that nobody asked this agent for (CaptureOutbox).
+  std::optional<Rejection> CheckAsked(const v1::UploadBatch& batch) const;
   void ClearStamps(v1::UploadBatch& batch);
   // Counts `n` events for `throttle`: how many to warn of now, if a warning is due.
   std::optional<std::uint64_t> NoteWarn(WarnThrottle& throttle, std::uint64_t n);

@@ -436,13 +436,15 @@ void AnalyzerApp::Publish(std::shared_ptr<const analysis::WindowReport> latest) 
                                  {"expired", e.expired.load()},
                                  {"store_error", e.store_errors.load()},
                                  {"probe_thinned", e.thinned_probes.load()}};
-    // The flight recorders asked for: queued, sent on an ack, refused, expired.
+    // The flight recorders asked for: queued, sent on an ack, refused, expired;
+    // and records refused because nobody asked that agent for them.
     const ingest::CaptureOutboxCounters c = captures_->counters();
     snapshot->evidence_events.insert(snapshot->evidence_events.end(),
                                      {{"flight_record_requested", c.requested},
                                       {"flight_record_request_sent", c.sent},
                                       {"flight_record_request_refused", c.refused},
-                                      {"flight_record_request_expired", c.expired}});
+                                      {"flight_record_request_expired", c.expired},
+                                      {"flight_record_unasked", c.unasked}});
     snapshot->evidence_bytes = e.bytes.load();
     snapshot->evidence_incidents = e.incidents.load();
   }

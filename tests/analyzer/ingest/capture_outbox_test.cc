@@ -70,5 +70,43 @@ TEST(capture_outbox, RequestsForAnAgentWithoutAStreamExpire) {
   EXPECT_EQ(outbox.counters().pending, 0u);
 }
 
+// What went out is remembered for the answer window: a record is taken only
+// from the agent asked, for the incident asked, within the window.
+TEST(capture_outbox, OnlyAnAgentAskedForAnIncidentMayAnswerWithinTheWindow) {
+  VirtualClock clock;
+  CaptureOutbox outbox(clock, {.answer_window = 10min});
+  EXPECT_TRUE(outbox.Request("h1", Request(7)));
+  EXPECT_FALSE(outbox.WasAsked("h1", 7)) << "queued is not asked: no ack carried it yet";
+  Attached(outbox, "h1");
+  EXPECT_TRUE(outbox.WasAsked("h1", 7));
+  EXPECT_TRUE(outbox.WasAsked("h1", 7)) << "a resent answer is still an answer";
+  EXPECT_FALSE(outbox.WasAsked("h1", 8));
+  EXPECT_FALSE(outbox.WasAsked("h2", 7));
+  clock.Advance(10min);
+  EXPECT_FALSE(outbox.WasAsked("h1", 7)) << "past the answer window";
+  EXPECT_EQ(outbox.counters().unasked, 4u);
+}
+
+TEST(capture_outbox, TheAskMemoryIsBoundedPerAgentAndInAgents) {
+  VirtualClock clock;
+  CaptureOutbox outbox(clock, {.max_agents = 2, .max_asked_per_agent = 2});
+  for (std::uint64_t incident = 1; incident <= 3; ++incident) {
+    EXPECT_TRUE(outbox.Request("h1", Request(incident)));
+    Attached(outbox, "h1");
+  }
+  EXPECT_FALSE(outbox.WasAsked("h1", 1)) << "the oldest ask is forgotten first";
+  EXPECT_TRUE(outbox.WasAsked("h1", 2));
+  EXPECT_TRUE(outbox.WasAsked("h1", 3));
+  clock.Advance(1s);
+  EXPECT_TRUE(outbox.Request("h2", Request(4)));
+  Attached(outbox, "h2");
+  clock.Advance(1s);
+  EXPECT_TRUE(outbox.Request("h3", Request(5)));
+  Attached(outbox, "h3");  // a third agent: the one asked longest ago goes
+  EXPECT_FALSE(outbox.WasAsked("h1", 3));
+  EXPECT_TRUE(outbox.WasAsked("h2", 4));
+  EXPECT_TRUE(outbox.WasAsked("h3", 5));
+}
+
 }  // namespace
 }  // namespace hostmesh::analyzer::ingest

@@ -173,6 +173,24 @@ TEST(AnalyzerEvidence, AnIncidentKeepsTheProbesFromBeforeItsFaultAndKeepsThemThr
     }
     ASSERT_NE(id, 0u) << "no incident opened";
     ASSERT_TRUE(evidence.is_object()) << "evidence not complete in time";
+    // A record nobody asked for (another incident) is refused, not filed for 30 days.
+    {
+      v1::UploadBatch unasked = HealthyBatch(++seq, analyzer.clock().RealtimeNow());
+      unasked.clear_results();
+      unasked.clear_telemetry();
+      v1::FlightRecord& record = *unasked.add_flight_records();
+      record.set_incident_id(id + 1000);
+      record.set_from_ns(fault_ns);
+      record.set_to_ns(fault_ns + 1'000'000'000);
+      v1::UploadAck ack;
+      ASSERT_TRUE(stream->Write(unasked));
+      ASSERT_TRUE(stream->Read(&ack));
+      EXPECT_EQ(ack.status(), v1::UploadAck::STATUS_REJECTED);
+      EXPECT_NE(ack.error().find("unasked_flight_record: flight record 0: incident " +
+                                 std::to_string(id + 1000) + " was not asked of this agent"),
+                std::string::npos)
+          << ack.error();
+    }
     stream->WritesDone();
 
     EXPECT_EQ(evidence["version"], 1);
