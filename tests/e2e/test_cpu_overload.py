@@ -7,17 +7,39 @@ so replies reach the agent while it sleeps, as on hardware): within 3 windows
 after the injection a host_processing_delay incident names that host, and
 none names another; and a starved host is not a broken network: no network
 incident opens (link_loss, latency_hotspot, switch, RNIC), no link is a
-culprit and no RNIC is anomalous. The incident is diagnosed cpu_overload."""
+culprit and no RNIC is anomalous. The incident is diagnosed cpu_overload.
+
+Self-protection (docs/agent.md#self-protection) on the same starved host:
+its agent waits for the CPU (its threads' run-queue wait, throttling
+included; the testbed's agents watch only that) and steps its probe rate down to
+the lowest step (0.1) within 30 s of the injection, with its defaults; the
+analyzer names it, and only it, as shedding load (/api/v1/status); the
+incident above still opens at the reduced rate (shedding sheds load, it does
+not hide the symptom). Once the load is gone the agent is back at its
+configured rate within 2 minutes."""
 
 import json
 import os
+import time
 import unittest
 
 import e2e
 import harness
-from hmfabric import cpu_cgroup
+from hmfabric import cpu_cgroup, layout
 
 HOST = "h006"
+LOWEST_STEP = 0.1  # protect.steps' last, the agent's default
+
+
+def rate_fraction(host: str) -> float | None:
+    """The agent's hostmesh_agent_probe_rate_fraction, None when /metrics does not answer."""
+    mgmt_ip = layout.mgmt_ip(int(host[1:]))
+    proc = e2e.fabric("exec", "mgmt", "--", "curl", "-sf", "-m", "5",
+                      f"http://{mgmt_ip}:{layout.AGENT_METRICS_PORT}/metrics", check=False)
+    for line in proc.stdout.splitlines():
+        if line.startswith("hostmesh_agent_probe_rate_fraction "):
+            return float(line.split()[1])
+    return None
 
 
 def throttling() -> str:
@@ -43,9 +65,12 @@ class CpuOverload(e2e.FabricTestCase):
         bound = self.windows_after(t, 3)
         flagged = []
         network = []
+        shedding = {}  # host -> its hosts_shedding entry, the latest seen
         for snap in self.windows_until(bound, self.deadline_for(bound)):
             if snap.end_s <= t:
                 continue  # judged before the fault
+            for entry in (e2e.api("status") or {}).get("hosts_shedding", []):
+                shedding[entry["host"]] = entry
             sla = {h["host"]: h for h in (e2e.api("sla") or {}).get("hosts", [])}
             if HOST in sla:
                 e2e.log(f"{HOST} processing p50/p90/p99 " + "/".join(
@@ -73,6 +98,29 @@ class CpuOverload(e2e.FabricTestCase):
         self.assertTrue(mine, last.describe())
         e2e.log(f"diagnosis: {mine[0]['diagnosis']}")
         self.assertEqual(mine[0]["diagnosis"]["type"], "cpu_overload", mine[0]["diagnosis"])
+
+        # Self-protection: the starved host, and only it, shed load to the lowest step in 30 s.
+        e2e.log(f"hosts shedding: {shedding}")
+        self.assertEqual(sorted(shedding), [HOST], "shedding hosts other than the starved one")
+        entry = shedding[HOST]
+        self.assertEqual(entry["rate_fraction"], LOWEST_STEP, entry)
+        self.assertIn("agent cpu wait", entry["cause"])
+        reached_s = entry["since_ns"] / 1e9 - t
+        e2e.log(f"{HOST} at the lowest step {reached_s:.1f} s after the injection")
+        self.assertLessEqual(reached_s, 30.0, entry)
+
+        # The load gone, back at the configured rate within 2 minutes.
+        [fault] = [f for f in json.loads(e2e.fabric("fault", "list").stdout) if f["kind"] == "cpu"]
+        e2e.fabric("fault", "clear", fault["id"])
+        cleared = time.time()
+        fraction = rate_fraction(HOST)
+        while fraction != 1.0 and time.time() - cleared < 150:
+            time.sleep(2)
+            fraction = rate_fraction(HOST)
+        recovered_s = time.time() - cleared
+        e2e.log(f"{HOST} back at rate fraction {fraction} {recovered_s:.0f} s after the load ended")
+        self.assertEqual(fraction, 1.0, f"still shedding {recovered_s:.0f} s after the load ended")
+        self.assertLessEqual(recovered_s, 120.0)
 
 
 if __name__ == "__main__":

@@ -499,6 +499,8 @@ class Prometheus(e2e.FabricTestCase):
         self.assertGreater(live["timeline_windows"], 0, "no judged window in the timeline")
         self.assertEqual([r[1] for r in live["links"]], [name], "the suspicious-link table")
         self.assertNotEqual(live["cards"].get("network drop rate"), "0%", live["cards"])
+        # No agent here is under pressure (the testbed's watch only their own cgroups).
+        self.assertEqual(live["cards"].get("hosts shedding load"), "none", live["cards"])
 
         # The incident's own page, opened from its row's link.
         drill = self.read_phase(page, "incident", 60)

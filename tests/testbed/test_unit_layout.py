@@ -178,6 +178,9 @@ upload:
   batch_max_results: 1000
   batch_max_age: 1s
   buffer_budget: 64MiB
+protect:
+  signals:
+    - self_cpu_wait
 nics:
   - name: nic0
     rail: 0
