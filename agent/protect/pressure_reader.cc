@@ -40,9 +40,16 @@ void PressureReader::Locate() {
   cgroup_memory_psi_.clear();
   cgroup_cpu_stat_.clear();
   last_stat_.reset();
+  // Where the hierarchies are mounted: /sys/fs/cgroup, or elsewhere (a
+  // network namespace's sysfs hides that; the testbed binds them elsewhere).
+  const std::string mounts = Slurp(root / "proc/self/mounts").value_or("");
   // The root cgroup's files are the host's: only a cgroup of its own counts.
   if (!paths.unified.empty() && paths.unified != "/") {
-    for (const fs::path& base : {root / "sys/fs/cgroup", root / "sys/fs/cgroup/unified"}) {
+    std::vector<fs::path> bases = {root / "sys/fs/cgroup", root / "sys/fs/cgroup/unified"};
+    if (const std::string point = ParseCgroup2Mount(mounts); !point.empty()) {
+      bases.insert(bases.begin(), root / fs::path(point).relative_path());
+    }
+    for (const fs::path& base : bases) {
       const fs::path dir = Under(base, paths.unified);
       if (Exists(dir / "cpu.pressure")) cgroup_cpu_psi_ = dir / "cpu.pressure";
       if (Exists(dir / "memory.pressure")) cgroup_memory_psi_ = dir / "memory.pressure";
@@ -53,12 +60,11 @@ void PressureReader::Locate() {
     }
   }
   if (cgroup_cpu_stat_.empty() && !paths.cpu_v1.empty() && paths.cpu_v1 != "/") {
-    std::vector<fs::path> mounts = {root / "sys/fs/cgroup/cpu", root / "sys/fs/cgroup/cpu,cpuacct"};
-    if (const std::string point = ParseCpuMount(Slurp(root / "proc/self/mounts").value_or(""));
-        !point.empty()) {
-      mounts.insert(mounts.begin(), root / fs::path(point).relative_path());
+    std::vector<fs::path> points = {root / "sys/fs/cgroup/cpu", root / "sys/fs/cgroup/cpu,cpuacct"};
+    if (const std::string point = ParseCpuMount(mounts); !point.empty()) {
+      points.insert(points.begin(), root / fs::path(point).relative_path());
     }
-    for (const fs::path& mount : mounts) {
+    for (const fs::path& mount : points) {
       const fs::path stat = Under(mount, paths.cpu_v1) / "cpu.stat";
       if (Exists(stat)) {
         cgroup_cpu_stat_ = stat;

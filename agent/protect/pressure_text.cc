@@ -74,7 +74,25 @@ std::optional<CpuStat> ParseCpuStat(std::string_view text) {
   return stat;
 }
 
-std::string ParseCpuMount(std::string_view mounts) {
+namespace {
+
+// The kernel escapes a space in a mount point as \040.
+std::string Unescape(std::string_view raw) {
+  std::string point;
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    if (raw.substr(i, 4) == "\\040") {
+      point += ' ';
+      i += 3;
+    } else {
+      point += raw[i];
+    }
+  }
+  return point;
+}
+
+// The mount point of the first line of /proc/self/mounts whose type is
+// `type` and, when `option` is not empty, whose options list it.
+std::string FindMount(std::string_view mounts, std::string_view type, std::string_view option) {
   while (!mounts.empty()) {
     const std::string_view line = NextLine(mounts);
     // device mountpoint type options dump pass
@@ -86,28 +104,26 @@ std::string ParseCpuMount(std::string_view mounts) {
       fields[n] = rest.substr(0, space);
       rest = space == std::string_view::npos ? std::string_view{} : rest.substr(space + 1);
     }
-    if (n < 4 || fields[2] != "cgroup") continue;
+    if (n < 4 || fields[2] != type) continue;
+    if (option.empty()) return Unescape(fields[1]);
     std::string_view options = fields[3];
     while (!options.empty()) {
       const std::size_t comma = options.find(',');
-      if (options.substr(0, comma) == "cpu") {
-        // The kernel escapes a space in a mount point as \040.
-        std::string point;
-        const std::string_view raw = fields[1];
-        for (std::size_t i = 0; i < raw.size(); ++i) {
-          if (raw.substr(i, 4) == "\\040") {
-            point += ' ';
-            i += 3;
-          } else {
-            point += raw[i];
-          }
-        }
-        return point;
-      }
+      if (options.substr(0, comma) == option) return Unescape(fields[1]);
       options = comma == std::string_view::npos ? std::string_view{} : options.substr(comma + 1);
     }
   }
   return {};
+}
+
+}  // namespace
+
+std::string ParseCpuMount(std::string_view mounts) {
+  return FindMount(mounts, "cgroup", "cpu");
+}
+
+std::string ParseCgroup2Mount(std::string_view mounts) {
+  return FindMount(mounts, "cgroup2", "");
 }
 
 std::optional<std::uint64_t> ParseSchedstatWait(std::string_view text) {

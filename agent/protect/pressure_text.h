@@ -46,5 +46,7 @@ CgroupPaths ParseSelfCgroup(std::string_view text);
 // Where cgroup v1's cpu controller is mounted, from /proc/self/mounts (a
 // "cgroup" file system whose options list "cpu"); empty when it is not.
 std::string ParseCpuMount(std::string_view mounts);
+// Where cgroup v2 is mounted (the first "cgroup2" file system); empty when not.
+std::string ParseCgroup2Mount(std::string_view mounts);
 
 }  // namespace hostmesh::agent::protect

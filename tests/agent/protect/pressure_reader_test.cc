@@ -59,6 +59,24 @@ TEST(PressureReader, V1ThrottledShareIsOverThePeriodsSinceTheLastRead) {
   EXPECT_FALSE(reader.Read(At(5s)).cpu) << "no host PSI in this tree";
 }
 
+// A network namespace's `ip netns exec` mounts its own sysfs over /sys: the
+// cgroups are then only where a bind mount put them, which /proc/self/mounts
+// tells (the testbed's fabric does this for its agents).
+TEST(PressureReader, FindsTheCpuHierarchyWhereTheMountsSayItIs) {
+  FakeSysfs fs;
+  fs.Write("proc/self/cgroup", "3:cpu,cpuacct:/hostmesh-hm-f2\n0::/\n");
+  fs.Write("proc/self/mounts",
+           "sysfs /sys sysfs rw 0 0\n"
+           "cgroup /run/hostmesh-cgroup/hm- cgroup rw,relatime,cpu 0 0\n");
+  fs.Write("run/hostmesh-cgroup/hm-/hostmesh-hm-f2/cpu.stat", V1Stat(10, 0));
+  PressureReader reader(fs.root());
+  reader.Read(At(1s));
+  fs.Write("run/hostmesh-cgroup/hm-/hostmesh-hm-f2/cpu.stat", V1Stat(30, 20));
+  const auto share = reader.Read(At(3s)).cgroup_throttled;
+  ASSERT_TRUE(share);
+  EXPECT_DOUBLE_EQ(*share, 100.0);
+}
+
 TEST(PressureReader, FollowsTheAgentIntoAnotherCgroup) {
   FakeSysfs fs;
   fs.Write("proc/self/cgroup", "0::/\n");

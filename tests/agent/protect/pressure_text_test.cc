@@ -51,6 +51,15 @@ TEST(ParseCpuStat, NoThrottlingFieldsIsNoStat) {
   EXPECT_FALSE(ParseCpuStat("usage_usec 5000\nuser_usec 4000\nsystem_usec 1000\n"));
 }
 
+TEST(ParseCgroup2Mount, FindsTheUnifiedHierarchyWhereverItIsMounted) {
+  EXPECT_EQ(ParseCgroup2Mount("cgroup2 /sys/fs/cgroup cgroup2 rw,nsdelegate 0 0\n"),
+            "/sys/fs/cgroup");
+  EXPECT_EQ(ParseCgroup2Mount("sysfs /sys sysfs rw 0 0\n"
+                              "cgroup2 /run/hostmesh-cgroup/hm- cgroup2 rw 0 0\n"),
+            "/run/hostmesh-cgroup/hm-");
+  EXPECT_EQ(ParseCgroup2Mount("cgroup /sys/fs/cgroup/cpu cgroup rw,cpu 0 0\n"), "");
+}
+
 TEST(ParseSchedstatWait, TheSecondFieldIsTheRunQueueWait) {
   EXPECT_EQ(ParseSchedstatWait("489159753 252032296 1747\n"), 252032296u);
   EXPECT_FALSE(ParseSchedstatWait("489159753\n"));
