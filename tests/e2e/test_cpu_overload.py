@@ -10,8 +10,8 @@ incident opens (link_loss, latency_hotspot, switch, RNIC), no link is a
 culprit and no RNIC is anomalous. The incident is diagnosed cpu_overload.
 
 Self-protection (docs/agent.md#self-protection) on the same starved host:
-its agent waits for the CPU (its threads' run-queue wait, throttling
-included; the testbed's agents watch only that) and steps its probe rate down to
+its agent sees its cgroup at its CPU limit (the testbed's agents watch only
+their cgroup, which `fabric start` lets them see) and steps its probe rate down to
 the lowest step (0.1) within 30 s of the injection, with its defaults; the
 analyzer names it, and only it, as shedding load (/api/v1/status); the
 incident above still opens at the reduced rate (shedding sheds load, it does
@@ -104,7 +104,7 @@ class CpuOverload(e2e.FabricTestCase):
         self.assertEqual(sorted(shedding), [HOST], "shedding hosts other than the starved one")
         entry = shedding[HOST]
         self.assertEqual(entry["rate_fraction"], LOWEST_STEP, entry)
-        self.assertIn("agent cpu wait", entry["cause"])
+        self.assertIn("cgroup cpu throttled", entry["cause"])
         reached_s = entry["since_ns"] / 1e9 - t
         e2e.log(f"{HOST} at the lowest step {reached_s:.1f} s after the injection")
         self.assertLessEqual(reached_s, 30.0, entry)

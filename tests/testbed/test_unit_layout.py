@@ -180,7 +180,9 @@ upload:
   buffer_budget: 64MiB
 protect:
   signals:
-    - self_cpu_wait
+    - cgroup_cpu
+    - cgroup_memory
+    - cgroup_throttled
 nics:
   - name: nic0
     rail: 0

@@ -17,8 +17,10 @@ relative to that root ("/hostmesh-hm-f3"), as /proc/PID/cgroup shows them.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import subprocess
 import time
 
 V2_ROOT = "/sys/fs/cgroup"
@@ -45,6 +47,49 @@ def hierarchy() -> tuple[int, str]:
                 return 1, fields[1].replace("\\040", " ")
     raise CgroupError("no cgroup cpu controller is mounted (cgroup v2 at /sys/fs/cgroup, or "
                       "v1 e.g. at /sys/fs/cgroup/cpu)")
+
+
+EXPOSE_ROOT = "/run/hostmesh-cgroup"  # never inside a fabric's state dir, which `down` removes
+
+
+def exposed_at(prefix: str) -> str:
+    return os.path.join(EXPOSE_ROOT, prefix)
+
+
+def expose(prefix: str) -> str | None:
+    """Bind-mounts the CPU controller's hierarchy where the fabric's agents can
+    see it: `ip netns exec` mounts the namespace's own sysfs over /sys, which
+    hides /sys/fs/cgroup, so an agent could not read its cgroup (the cpu
+    fault's) as an agent on a real host does. The mount is listed in the
+    agents' /proc/self/mounts with its type ("cgroup" with "cpu", or
+    "cgroup2"), which is how they find it. Call before the agents start (their
+    mount namespaces are copies taken then). Returns why it could not be
+    done, None when it is (or already was) in place."""
+    try:
+        _, mount = hierarchy()
+    except (CgroupError, OSError) as exc:
+        return str(exc)
+    point = exposed_at(prefix)
+    if os.path.ismount(point):
+        return None
+    os.makedirs(point, exist_ok=True)
+    done = subprocess.run(["mount", "--bind", mount, point], capture_output=True, text=True,
+                          check=False)
+    if done.returncode != 0:
+        with contextlib.suppress(OSError):
+            os.rmdir(point)
+        return f"mount --bind {mount} {point}: {done.stderr.strip()}"
+    return None
+
+
+def unexpose(prefix: str) -> None:
+    """Undoes expose (lazily: an agent still exiting may hold it); no error
+    when it is not there."""
+    point = exposed_at(prefix)
+    if os.path.ismount(point):
+        subprocess.run(["umount", "-l", point], capture_output=True, check=False)
+    with contextlib.suppress(OSError):
+        os.rmdir(point)
 
 
 def name_for(prefix: str, fault_id: str) -> str:

@@ -97,10 +97,10 @@ def agent_config(lay: L.Layout, host: str, ports: tuple[int, int] | None = None,
         "traceroute": {"enabled": True, "rate_per_second": 40, "per_switch_rate_per_second": 5,
                        "max_ttl": 8, "refresh_period": "240s"},
         "upload": {"batch_max_results": 1000, "batch_max_age": "1s", "buffer_budget": "64MiB"},
-        # Every emulated host runs on one machine, whose PSI is no one host's,
-        # and `ip netns exec` mounts the namespace's sysfs over /sys, hiding the
-        # cgroups: the agent's own wait for a CPU is its host's pressure.
-        "protect": {"signals": ["self_cpu_wait"]},
+        # Every emulated host runs on one machine, whose PSI and CPU are no one
+        # host's: an emulated host's own CPU is its cgroup (the cpu fault's,
+        # which `fabric start` lets the agents see: cpu_cgroup.expose).
+        "protect": {"signals": ["cgroup_cpu", "cgroup_memory", "cgroup_throttled"]},
         "nics": [{"name": n["name"], "rail": n["rail"], "ip": n["ip"], "netdev": n["netdev"]}
                  for n in (_nic(lay, h, r) for r in range(lay.size.rails))],
     }

@@ -20,11 +20,12 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import time
 
 from . import inventory
 from . import layout as L
-from . import netns, pki, state
+from . import cpu_cgroup, netns, pki, state
 
 BUILD_DIR_ENV = "HOSTMESH_BUILD_DIR"
 REPO_DIR = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
@@ -247,6 +248,10 @@ def start(pfx: str, window: str, grace: str | None, build_dir: str | None,
                       "pid": _spawn(L.namespace(L.MGMT_DEVICE, pfx),
                                     [analyzer_bin, "--config", cfg], log)})
         _save(pfx, procs)
+        # Before the agents: each sees its own cgroup, as on a real host.
+        if (why := cpu_cgroup.expose(pfx)) is not None:
+            print(f"fabric start: warning: the agents cannot see their cgroups ({why}); "
+                  "their self-protection is blind to the cpu fault", file=sys.stderr)
         for h, host in enumerate(lay.hosts):
             if host in (no_agent or []):
                 continue
@@ -298,6 +303,7 @@ def stop(pfx: str, grace: float = 5.0) -> int:
     live = sum(1 for p in procs if _ours(p["pid"], p["binary"]))
     _terminate([p for p in procs if p["name"] != "analyzer"], grace)
     _terminate([p for p in procs if p["name"] == "analyzer"], grace)
+    cpu_cgroup.unexpose(pfx)
     with contextlib.suppress(FileNotFoundError):
         os.remove(os.path.join(state.state_dir(pfx), PROCESSES_FILE))
     return live
