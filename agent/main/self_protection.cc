@@ -20,6 +20,15 @@ std::shared_ptr<spdlog::logger> Log() {
 
 using protect::kSignalNames;
 
+protect::SignalMask WatchedOf(const ProtectConfig& config) {
+  protect::SignalMask watched{};
+  for (std::size_t i = 0; i < kSignalNames.size(); ++i) {
+    watched[i] = std::find(config.signals.begin(), config.signals.end(), kSignalNames[i]) !=
+                 config.signals.end();
+  }
+  return watched;
+}
+
 }  // namespace
 
 SelfProtection::SelfProtection(const ProtectConfig& config, Scheduler& scheduler,
@@ -28,14 +37,10 @@ SelfProtection::SelfProtection(const ProtectConfig& config, Scheduler& scheduler
       scheduler_(scheduler),
       clock_(clock),
       sink_(std::move(sink)),
-      reader_(config.root),
+      reader_(config.root, WatchedOf(config)),
       governor_(config.governor),
       next_sample_(clock.MonotonicNow()) {
   for (auto& p : pressure_) p.store(std::numeric_limits<double>::quiet_NaN());
-  for (std::size_t i = 0; i < kSignals; ++i) {
-    watched_[i] = std::find(config.signals.begin(), config.signals.end(), kSignalNames[i]) !=
-                  config.signals.end();
-  }
   state_.set_rate_fraction(1.0);
   state_.set_since_ns(clock.RealtimeNow().time_since_epoch().count());
   if (sink_) sink_(state_);
@@ -88,17 +93,14 @@ SelfProtection::SelfProtection(const ProtectConfig& config, Scheduler& scheduler
 void SelfProtection::Tick(MonoTime now) {
   if (now < next_sample_) return;
   next_sample_ = now + config_.sample_every;
-  protect::PressureSample sample = reader_.Read(now);
-  for (std::size_t i = 0; i < kSignals; ++i) {
-    if (!watched_[i]) sample.at(i).reset();
-  }
-  Publish(sample);
+  const protect::PressureSample sample = reader_.Read(now);
+  Publish(sample, now);
   if (const std::optional<protect::StepChange> change = governor_.Observe(sample, now)) {
     Apply(*change, now);
   }
 }
 
-void SelfProtection::Publish(protect::PressureSample& sample) {
+void SelfProtection::Publish(const protect::PressureSample& sample, MonoTime now) {
   std::uint64_t read = 0;
   for (std::size_t i = 0; i < kSignals; ++i) {
     pressure_[i].store(sample.at(i).value_or(std::numeric_limits<double>::quiet_NaN()));
@@ -108,7 +110,6 @@ void SelfProtection::Publish(protect::PressureSample& sample) {
   const std::uint64_t errors = reader_.read_errors();
   read_errors_.store(errors);
   // Degraded: warned once an hour at most, with the count since the last warning.
-  const MonoTime now = clock_.MonotonicNow();
   if (errors > errors_warned_ &&
       (!errors_warned_at_ || now - *errors_warned_at_ >= std::chrono::hours{1})) {
     Log()->warn(

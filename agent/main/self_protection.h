@@ -39,7 +39,7 @@ class SelfProtection {
 
  private:
   void Apply(const protect::StepChange& change, MonoTime now);
-  void Publish(protect::PressureSample& sample);
+  void Publish(const protect::PressureSample& sample, MonoTime now);
 
   ProtectConfig config_;
   Scheduler& scheduler_;
@@ -61,7 +61,6 @@ class SelfProtection {
   std::atomic<std::uint64_t> read_errors_{0};
   std::atomic<std::uint64_t> signals_read_{0};            // watched signals the last sample had
   std::array<std::atomic<double>, kSignals> pressure_{};  // NaN: signal absent
-  std::array<bool, kSignals> watched_{};                  // protect.signals
 };
 
 }  // namespace hostmesh::agent::app

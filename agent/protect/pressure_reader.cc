@@ -23,14 +23,17 @@ fs::path Under(const fs::path& base, const std::string& cgroup_path) {
 
 }  // namespace
 
-PressureReader::PressureReader(fs::path root)
+PressureReader::PressureReader(fs::path root, SignalMask watched)
     : root_(std::move(root)),
+      watched_(watched),
+      watch_cgroup_(watched[kCgroupCpu] || watched[kCgroupMemory] || watched[kCgroupThrottled]),
       host_cpu_(root_ / "proc/pressure/cpu"),
       host_memory_(root_ / "proc/pressure/memory") {
   Locate();
 }
 
 void PressureReader::Locate() {
+  if (!watch_cgroup_) return;
   std::optional<std::string> self = Slurp(root_ / "proc/self/cgroup");
   if (!self || *self == self_cgroup_) return;
   self_cgroup_ = std::move(*self);
@@ -155,12 +158,12 @@ std::optional<double> PressureReader::SelfWait(MonoTime now) {
 PressureSample PressureReader::Read(MonoTime now) {
   Locate();
   PressureSample s;
-  s.cpu = Psi(host_cpu_);
-  s.memory = Psi(host_memory_);
-  s.cgroup_cpu = Psi(cgroup_cpu_psi_);
-  s.cgroup_memory = Psi(cgroup_memory_psi_);
-  s.cgroup_throttled = Throttled();
-  s.self_cpu_wait = SelfWait(now);
+  if (watched_[kHostCpu]) s.cpu = Psi(host_cpu_);
+  if (watched_[kHostMemory]) s.memory = Psi(host_memory_);
+  if (watched_[kCgroupCpu]) s.cgroup_cpu = Psi(cgroup_cpu_psi_);
+  if (watched_[kCgroupMemory]) s.cgroup_memory = Psi(cgroup_memory_psi_);
+  if (watched_[kCgroupThrottled]) s.cgroup_throttled = Throttled();
+  if (watched_[kSelfCpuWait]) s.self_cpu_wait = SelfWait(now);
   return s;
 }
 
@@ -169,15 +172,14 @@ std::string PressureReader::Describe() const {
   const auto add = [&out](bool have, const char* name) {
     if (have) out += (out.empty() ? "" : ", ") + std::string(name);
   };
-  add(Exists(host_cpu_), "host cpu PSI");
-  add(Exists(host_memory_), "host memory PSI");
-  add(!cgroup_cpu_psi_.empty(), "cgroup cpu PSI");
-  add(!cgroup_memory_psi_.empty(), "cgroup memory PSI");
-  if (!cgroup_cpu_stat_.empty()) out += (out.empty() ? "" : ", ") + cgroup_cpu_stat_.string();
   std::error_code ec;
-  if (fs::is_directory(root_ / "proc/self/task", ec)) {
-    out += (out.empty() ? "" : ", ") + std::string("the agent's threads' CPU wait");
-  }
+  add(watched_[kHostCpu] && Exists(host_cpu_), "host cpu PSI");
+  add(watched_[kHostMemory] && Exists(host_memory_), "host memory PSI");
+  add(watched_[kCgroupCpu] && !cgroup_cpu_psi_.empty(), "cgroup cpu PSI");
+  add(watched_[kCgroupMemory] && !cgroup_memory_psi_.empty(), "cgroup memory PSI");
+  add(watched_[kCgroupThrottled] && !cgroup_cpu_stat_.empty(), cgroup_cpu_stat_.c_str());
+  add(watched_[kSelfCpuWait] && fs::is_directory(root_ / "proc/self/task", ec),
+      "the agent's threads' CPU wait");
   return out;
 }
 

@@ -23,15 +23,18 @@ namespace hostmesh::agent::protect {
 
 class PressureReader {
  public:
-  explicit PressureReader(std::filesystem::path root = "/");
+  // Reads only the signals `watched` (the others are nullopt, their files
+  // never opened: /proc/self/task alone is a dozen files a sample).
+  explicit PressureReader(std::filesystem::path root = "/", SignalMask watched = kAllSignals);
 
   // The signals at `now` (monotonic). The cgroup's throttled share and the
   // agent's CPU wait are over the time since the previous call (absent on
   // the first).
   PressureSample Read(MonoTime now);
 
-  // What this host offers, for the start-up log line, e.g. "host cpu, host
-  // memory, cgroup v1 cpu.stat"; empty when nothing (self-protection blind).
+  // What this host offers of the watched signals, for the start-up log
+  // line, e.g. "host cpu PSI, host memory PSI"; empty when nothing
+  // (self-protection blind).
   std::string Describe() const;
   std::uint64_t read_errors() const { return read_errors_; }
 
@@ -45,6 +48,8 @@ class PressureReader {
   std::optional<double> SelfWait(MonoTime now);
 
   std::filesystem::path root_;
+  SignalMask watched_;
+  bool watch_cgroup_;        // some cgroup signal is watched: its files are located
   std::string self_cgroup_;  // the text Locate last found the files for
   std::filesystem::path host_cpu_;
   std::filesystem::path host_memory_;

@@ -32,6 +32,19 @@ namespace hostmesh::agent::protect {
 inline constexpr std::array<const char*, 6> kSignalNames = {
     "cpu", "memory", "cgroup_cpu", "cgroup_memory", "cgroup_throttled", "self_cpu_wait"};
 
+enum SignalIndex : std::size_t {
+  kHostCpu,
+  kHostMemory,
+  kCgroupCpu,
+  kCgroupMemory,
+  kCgroupThrottled,
+  kSelfCpuWait
+};
+
+// Which signals to read, by index in kSignalNames (protect.signals).
+using SignalMask = std::array<bool, kSignalNames.size()>;
+inline constexpr SignalMask kAllSignals = {true, true, true, true, true, true};
+
 // One reading of the signals, in percent; nullopt where the host has none.
 struct PressureSample {
   std::optional<double> cpu;               // /proc/pressure/cpu some avg10
@@ -49,6 +62,9 @@ struct PressureSample {
     std::optional<double>* all[] = {&cpu,           &memory,           &cgroup_cpu,
                                     &cgroup_memory, &cgroup_throttled, &self_cpu_wait};
     return *all[i];
+  }
+  const std::optional<double>& at(std::size_t i) const {
+    return const_cast<PressureSample&>(*this).at(i);
   }
 };
 

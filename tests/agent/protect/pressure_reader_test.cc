@@ -145,6 +145,25 @@ TEST(PressureReader, SelfCpuWaitSumsTheThreadsWaitsOverTheInterval) {
   EXPECT_NE(reader.Describe().find("CPU wait"), std::string::npos);
 }
 
+// protect.signals: what is not watched is neither read nor described.
+TEST(PressureReader, ReadsOnlyTheWatchedSignals) {
+  FakeSysfs fs;
+  fs.Write("proc/pressure/cpu", Psi("42.00"));
+  fs.Write("proc/self/task/100/schedstat", Schedstat(1, 2));
+  fs.Write("proc/self/cgroup", "3:cpu,cpuacct:/hm\n0::/\n");
+  fs.Write("sys/fs/cgroup/cpu/hm/cpu.stat", V1Stat(10, 5));
+  SignalMask only_cgroup{};
+  only_cgroup[kCgroupThrottled] = true;
+  PressureReader reader(fs.root(), only_cgroup);
+  reader.Read(At(1s));
+  fs.Write("sys/fs/cgroup/cpu/hm/cpu.stat", V1Stat(20, 15));
+  const PressureSample s = reader.Read(At(3s));
+  EXPECT_FALSE(s.cpu);
+  EXPECT_FALSE(s.self_cpu_wait);
+  EXPECT_DOUBLE_EQ(s.cgroup_throttled.value_or(-1), 100.0);
+  EXPECT_EQ(reader.Describe(), (fs.root() / "sys/fs/cgroup/cpu/hm/cpu.stat").string());
+}
+
 TEST(PressureReader, NothingToReadIsBlindNotAnError) {
   FakeSysfs fs;
   PressureReader reader(fs.root());
