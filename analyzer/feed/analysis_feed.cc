@@ -193,10 +193,17 @@ void AnalysisFeed::OnBatch(const v1::UploadBatch& batch, const v1::AgentHello& h
   // Paths first: a batch's results may be the first of a freshly traced tuple.
   for (const v1::PathReport& report : batch.paths()) AddPath(host, report);
   for (const v1::ProbeResult& p : batch.results()) AddResult(host, p);
+  // Every batch repeats the state: only a change is queued, so a stalled
+  // loop's queue grows with the agents' steps, not with their batches.
   if (batch.has_load_shedding()) {
     const v1::LoadShedding& s = batch.load_shedding();
-    queue_.shedding.push_back({host, batch.created_ns(), s.rate_fraction(), s.since_ns(), s.cause(),
-                               IsCpuSignal(s.signal())});
+    if (last_shedding_.size() <= host) last_shedding_.resize(std::size_t{host} + 1, {1.0, 0});
+    auto& last = last_shedding_[host];
+    if (last != std::pair{s.rate_fraction(), s.since_ns()}) {
+      last = {s.rate_fraction(), s.since_ns()};
+      queue_.shedding.push_back({host, batch.created_ns(), s.rate_fraction(), s.since_ns(),
+                                 s.cause(), IsCpuSignal(s.signal())});
+    }
   }
 }
 

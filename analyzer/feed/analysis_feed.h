@@ -176,6 +176,8 @@ class AnalysisFeed final : public ingest::IngestSink {
   std::unordered_map<std::string, analysis::HostId> host_ids_;  // by agent id
   std::vector<api::HostInfo> hosts_;                            // by HostId
   std::vector<std::uint64_t> boots_;                            // by HostId: Hello read for
+  // By HostId: the load-shedding state (fraction, since) last queued.
+  std::vector<std::pair<double, std::int64_t>> last_shedding_;
   mutable std::shared_ptr<const std::vector<api::HostInfo>> hosts_shared_;  // null: stale
   topology::ResolvedPath scratch_;
   FeedStats stats_;
