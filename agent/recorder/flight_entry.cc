@@ -87,12 +87,16 @@ std::size_t PackedSizeAt(std::span<const std::uint8_t> in) {
   return kGenericBytes + Get<std::uint16_t>(in.data() + 2);
 }
 
+std::int64_t PackedTimeAt(std::span<const std::uint8_t> in) {
+  return Get<std::int64_t>(in.data() + 4);
+}
+
 FlightEntry Unpack(std::span<const std::uint8_t> in) {
   const std::uint8_t* p = in.data();
   FlightEntry e;
   e.kind = static_cast<FlightKind>(p[0]);
   e.nic = p[1];
-  e.time_ns = Get<std::int64_t>(p + 4);
+  e.time_ns = PackedTimeAt(in);
   e.peer_nic = p[12];
   e.flags = p[13];
   e.port = Get<std::uint16_t>(p + 14);

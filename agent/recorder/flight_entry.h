@@ -68,6 +68,8 @@ void Pack(const FlightEntry& entry, std::span<std::uint8_t> out);
 std::size_t PackedSizeAt(std::span<const std::uint8_t> in);
 // Reads the packed entry at the start of `in`; its text points into `in`.
 FlightEntry Unpack(std::span<const std::uint8_t> in);
+// Its time_ns alone (eviction reads nothing else).
+std::int64_t PackedTimeAt(std::span<const std::uint8_t> in);
 
 // `text` cut to at most `max` bytes without splitting a UTF-8 sequence.
 std::string_view CutUtf8(std::string_view text, std::size_t max);

@@ -49,7 +49,7 @@ bool FlightRing::Push(const FlightEntry& entry) {
 void FlightRing::EvictOldest() {
   const std::span<const std::uint8_t> at(buf_.data() + head_, buf_.size() - head_);
   const std::size_t size = PackedSizeAt(at);
-  NoteEviction(Unpack(at).time_ns);
+  NoteEviction(PackedTimeAt(at));
   head_ += size;
   used_ -= size;
   --count_;
@@ -61,12 +61,16 @@ void FlightRing::EvictOldest() {
 }
 
 void FlightRing::NoteEviction(std::int64_t time_ns) {
-  const std::int64_t bucket = BucketOf(time_ns, bucket_ns_);
   // Sources push nearly in time order; a late one joins the newest bucket.
-  if (!evicted_buckets_.empty() && evicted_buckets_.back().start_ns >= bucket) {
-    ++evicted_buckets_.back().count;
-    return;
+  // Most evictions fall in it: no division for them.
+  if (!evicted_buckets_.empty()) {
+    const std::int64_t newest = evicted_buckets_.back().start_ns;
+    if (time_ns < newest || time_ns - newest < bucket_ns_) {
+      ++evicted_buckets_.back().count;
+      return;
+    }
   }
+  const std::int64_t bucket = BucketOf(time_ns, bucket_ns_);
   evicted_buckets_.push_back({bucket, 1});
   if (evicted_buckets_.size() > max_buckets_) {
     older_evicted_ += evicted_buckets_.front().count;

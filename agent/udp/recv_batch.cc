@@ -18,19 +18,23 @@ RecvBatch::RecvBatch(std::size_t capacity, std::size_t data_bytes, std::size_t c
     msg.msg_iov = &iovs_[i];
     msg.msg_iovlen = 1;
     msg.msg_control = reinterpret_cast<char*>(control_.get()) + i * control_bytes_;
+    msg.msg_controllen = control_bytes_;
   }
 }
 
 int RecvBatch::Receive(int fd, int flags, std::size_t max) {
   const std::size_t count = std::min(max, headers_.size());
-  // The kernel writes back how much control data each message used.
-  for (std::size_t i = 0; i < count; ++i) {
+  // The kernel wrote back how much control data each message of the last call
+  // used (and its length and flags): only those headers need their room back.
+  for (std::size_t i = 0; i < dirty_; ++i) {
     headers_[i].msg_hdr.msg_controllen = control_bytes_;
     headers_[i].msg_hdr.msg_flags = 0;
     headers_[i].msg_len = 0;
   }
-  return ::recvmmsg(fd, headers_.data(), static_cast<unsigned>(count), flags | MSG_DONTWAIT,
-                    nullptr);
+  const int got =
+      ::recvmmsg(fd, headers_.data(), static_cast<unsigned>(count), flags | MSG_DONTWAIT, nullptr);
+  dirty_ = got > 0 ? static_cast<std::size_t>(got) : 0;
+  return got;
 }
 
 std::span<const std::uint8_t> RecvBatch::data(std::size_t i) const {

@@ -43,6 +43,7 @@ class RecvBatch {
   std::unique_ptr<std::max_align_t[]> control_;  // aligned for cmsghdr
   std::vector<iovec> iovs_;
   std::vector<mmsghdr> headers_;
+  std::size_t dirty_ = 0;  // headers the kernel wrote back in the last Receive
 };
 
 }  // namespace hostmesh::agent::udp

@@ -135,5 +135,20 @@ TEST(FlightRingTest, EvictionsPastTheHorizonAreStillCounted) {
   EXPECT_EQ(ring.Slice(95, 100).dropped_before, 0u);
 }
 
+TEST(FlightRingTest, LateAndNegativeTimesAreCountedInTheirBuckets) {
+  // 10 ns buckets; 10 probes fit. Times before the epoch, and late pushes.
+  FlightRing ring(200, /*eviction_bucket_ns=*/10);
+  const std::vector<std::int64_t> times = {-25, -21, -11, -10, -1, 0, -3, 9, 10, 4, 19, 25};
+  for (const std::int64_t t : times) ring.Push(Probe(t));
+  for (int i = 0; i < 10; ++i) ring.Push(Probe(1000 + i));  // evicts all of the above
+  // Evicted by bucket: -30: -25 -21; -20: -11; -10: -10 -1; 0: 0 and the late
+  // -3, then 9; 10: 10, the late 4, 19; 20: 25.
+  EXPECT_EQ(ring.Slice(-30, 2000).dropped_before, times.size());
+  EXPECT_EQ(ring.Slice(-20, 2000).dropped_before, times.size() - 2);
+  EXPECT_EQ(ring.Slice(-10, 2000).dropped_before, times.size() - 3);
+  EXPECT_EQ(ring.Slice(10, 2000).dropped_before, 4U);
+  EXPECT_EQ(ring.Slice(20, 2000).dropped_before, 1U);
+}
+
 }  // namespace
 }  // namespace hostmesh::agent::recorder
