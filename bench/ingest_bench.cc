@@ -7,11 +7,13 @@
 //
 // Usage: ingest_bench [--streams N] [--batches B] [--results R] [--channels C]
 //                     [--client-threads T] [--rate R] [--in-flight W]
-//                     [--no-analysis] [--data-dir DIR]
+//                     [--no-analysis] [--result-columns] [--data-dir DIR]
 //                     [--tls DIR [--hostile H [--hostile-lead S] [--hostile-oversize-mib M]]]
 //   defaults: 4 streams x 300 batches x 1000 results, one connection per
 //   stream up to the file limit, closed loop (8 in flight), data in a fresh
-//   temp dir. The fleet's shape: --streams 10000 --batches 20 --results 80
+//   temp dir; results one message each, as older agents send them
+//   (--result-columns: packed, as current agents do). The fleet's shape: --streams 10000 --batches
+//   20 --results 80
 //   --rate 1 (one batch a second per agent). --tls DIR (bench/make_bench_pki.sh
 //   DIR N H): mutual TLS, a connection and certificate per stream; --hostile H
 //   adds H hostile streams with certificates of the same CA (ingest_load.h).
@@ -69,6 +71,10 @@ bool ParseArgs(int argc, char** argv, Args& args) {
     const std::string flag = argv[i];
     if (flag == "--no-analysis") {
       args.analysis = false;
+      continue;
+    }
+    if (flag == "--result-columns") {
+      args.load.result_columns = true;
       continue;
     }
     if (i + 1 >= argc) return false;
@@ -213,12 +219,13 @@ bool ReadAll(int fd, void* data, std::size_t size) {
 int main(int argc, char** argv) {
   Args args;
   if (!ParseArgs(argc, argv, args)) {
-    std::fprintf(stderr,
-                 "usage: %s [--streams N] [--batches B] [--results R] [--channels C] "
-                 "[--client-threads T] [--rate R] [--in-flight W] [--no-analysis] "
-                 "[--data-dir DIR] [--tls DIR [--hostile H [--hostile-lead S] "
-                 "[--hostile-oversize-mib M]]]\n",
-                 argv[0]);
+    std::fprintf(
+        stderr,
+        "usage: %s [--streams N] [--batches B] [--results R] [--channels C] "
+        "[--client-threads T] [--rate R] [--in-flight W] [--no-analysis] [--result-columns] "
+        "[--data-dir DIR] [--tls DIR [--hostile H [--hostile-lead S] "
+        "[--hostile-oversize-mib M]]]\n",
+        argv[0]);
     return 2;
   }
   const int wanted_channels = args.load.tls_dir.empty()
@@ -385,6 +392,7 @@ int main(int argc, char** argv) {
   committer.Stop();
   const std::uint64_t groups = committer.groups_written();
   const double durable_ms = 1e3 * HistogramMean(registry, "hostmesh_ingest_store_write_seconds");
+  const bool analysed = feed != nullptr;
   feed.reset();
   db.reset();
   if (temporary) std::filesystem::remove_all(args.data_dir);
@@ -392,14 +400,15 @@ int main(int argc, char** argv) {
   const double seconds = load.seconds;
   std::printf(
       "ingest_bench: %d streams over %d connections (%d client threads) x %d batches x ~%d "
-      "results, %s, gRPC%s on 127.0.0.1, RocksDB with a synced WAL (group commit)%s\n",
+      "results (%s), %s, gRPC%s on 127.0.0.1, RocksDB with a synced WAL (group commit)%s\n",
       args.load.streams, args.load.channels, args.load.threads, args.load.batches,
-      args.load.results,
+      args.load.results, args.load.result_columns ? "packed columns" : "a message each",
       args.load.rate > 0
           ? ("paced at " + std::to_string(args.load.rate) + " batches/s per stream").c_str()
           : ("closed loop, " + std::to_string(args.load.in_flight) + " in flight per stream")
                 .c_str(),
-      args.load.tls_dir.empty() ? "" : " over mutual TLS", feed ? ", analysis feed and loop" : "");
+      args.load.tls_dir.empty() ? "" : " over mutual TLS",
+      analysed ? ", analysis feed and loop" : "");
   if (args.load.hostile > 0) {
     std::printf(
         "  beside %d hostile streams (junk, oversize batches of %.1f MiB, forged ids) from a "
@@ -434,9 +443,12 @@ int main(int argc, char** argv) {
   for (const auto& [name, s] : threads) {
     if (s >= 0.05 * cpu && s > 0) std::printf("; %s %.1f s", name.c_str(), s);
   }
-  std::printf("\n  analyzer peak RSS     %.0f MB\n", peak_rss_mb);
+  std::printf("\n  analyzer CPU/result   %.2f us (all its threads, over the results stored)\n",
+              stored == 0 ? 0.0 : 1e6 * cpu / static_cast<double>(stored));
+  std::printf("  analyzer peak RSS     %.0f MB\n", peak_rss_mb);
   std::printf("  load generator CPU    %.2f cores\n", load.cpu_seconds / seconds);
-  if (feed) std::printf("  windows judged        %llu\n", static_cast<unsigned long long>(windows));
+  if (analysed)
+    std::printf("  windows judged        %llu\n", static_cast<unsigned long long>(windows));
   const hostmesh::bench::HostileReport& h = hostile_load.hostile;
   std::printf("  bytes read            %.1f MB of batches (honest ones: %.1f MB)\n",
               stats.bytes.Value() / 1e6, static_cast<double>(load.wire_bytes) / 1e6);

@@ -17,6 +17,7 @@
 
 #include "bench/fleet_agent.h"
 #include "hostmesh/v1/ingest.grpc.pb.h"
+#include "proto/wire/result_columns.h"
 
 namespace hostmesh::bench {
 namespace {
@@ -40,7 +41,7 @@ struct Bodies {
   std::size_t bytes = 0;
 };
 
-Bodies MakeBodies(int count, int results_per_batch) {
+Bodies MakeBodies(int count, int results_per_batch, bool result_columns) {
   Bodies out;
   const std::int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
                                std::chrono::system_clock::now().time_since_epoch())
@@ -63,9 +64,14 @@ Bodies MakeBodies(int count, int results_per_batch) {
     body.clear_boot_id();
     body.clear_batch_seq();
     body.clear_created_ns();
+    if (result_columns) {
+      std::int64_t previous_send = 0;
+      wire::AppendRowsToColumns(body.results(), *body.mutable_result_columns(), previous_send);
+      body.clear_results();
+    }
     const std::string bytes = body.SerializeAsString();
     out.bytes += bytes.size();
-    out.results.push_back(body.results_size());
+    out.results.push_back(static_cast<int>(wire::ResultCount(body)));
     out.slices.emplace_back(bytes);
   }
   return out;
@@ -415,7 +421,8 @@ bool MakeTlsChannels(const LoadOptions& options, grpc::ChannelArguments args,
 
 LoadReport RunLoad(const LoadOptions& options, void (*started)(void*), void* arg) {
   LoadReport report;
-  const Bodies bodies = MakeBodies(std::min(options.batches, 20), options.results);
+  const Bodies bodies =
+      MakeBodies(std::min(options.batches, 20), options.results, options.result_columns);
 
   std::vector<std::shared_ptr<grpc::Channel>> channels;
   grpc::ChannelArguments args;

@@ -22,10 +22,13 @@ struct LoadOptions {
   int streams = 4;
   int batches = 300;
   int results = 1000;  // per batch, about
-  int channels = 4;    // TCP connections the streams share
-  int threads = 1;     // completion-queue threads
-  double rate = 0;     // batches/s per stream, 0: closed loop
-  int in_flight = 8;   // closed loop: unacknowledged batches per stream
+  // Results as packed columns (UploadBatch.result_columns), as current agents
+  // send them; false: one message each, as agents before them did.
+  bool result_columns = false;
+  int channels = 4;   // TCP connections the streams share
+  int threads = 1;    // completion-queue threads
+  double rate = 0;    // batches/s per stream, 0: closed loop
+  int in_flight = 8;  // closed loop: unacknowledged batches per stream
   // Mutual TLS when set: a directory made by bench/make_bench_pki.sh (ca.crt,
   // client.key, bench-<i>.crt per honest stream, hostile-<i>.crt per hostile
   // one). Each stream then has a connection of its own, as agents do.

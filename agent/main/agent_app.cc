@@ -520,9 +520,7 @@ void AgentApp::OnResult(const ProbeResult& result) {
 
 void AgentApp::UploadResults() {
   if (results_.empty()) return;
-  uploader_->AppendResults(results_.size(), [this](std::size_t i, v1::ProbeResult& out) {
-    upload::ToProto(results_[i], out);
-  });
+  uploader_->AppendResults(results_);
   results_.clear();
 }
 

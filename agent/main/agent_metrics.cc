@@ -193,6 +193,10 @@ constexpr UploadRow kUploadRows[] = {
      &upload::UploadCounters::connects},
     {kCounter, "hostmesh_agent_upload_connect_failures_total",
      "Failed attempts to connect to the analyzer.", &upload::UploadCounters::connect_failures},
+    {kCounter, "hostmesh_agent_upload_batches_sent_as_rows_total",
+     "Batches written with their results as one message each, for an analyzer that predates "
+     "packed result columns (HelloReply.takes_result_columns).",
+     &upload::UploadCounters::batches_sent_as_rows},
 };
 
 }  // namespace

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <utility>
 
+#include "agent/upload/wire_messages.h"
+#include "proto/wire/result_columns.h"
+
 namespace hostmesh::agent::upload {
 namespace {
 
@@ -27,12 +30,19 @@ v1::UploadBatch& Batcher::Open() {
   if (!open_) {
     open_ = std::make_shared<Building>(BatchArenaOptions());
     open_->batch = google::protobuf::Arena::CreateMessage<v1::UploadBatch>(&open_->arena);
+    previous_send_ns_ = 0;
   }
   return *open_->batch;
 }
 
 SharedBatch Batcher::Add(const v1::ProbeResult& result) {
-  return AddResult([&](v1::ProbeResult& out) { out = result; });
+  *Open().add_results() = result;
+  return Added();
+}
+
+SharedBatch Batcher::AddResult(const ProbeResult& result) {
+  wire::AppendEntry(ToColumnEntry(result), *Open().mutable_result_columns(), previous_send_ns_);
+  return Added();
 }
 
 SharedBatch Batcher::Add(const v1::PathReport& path) {

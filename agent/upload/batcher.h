@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "agent/core/probe_types.h"
 #include "agent/upload/shared_batch.h"
 #include "common/base/clock.h"
 #include "hostmesh/v1/ingest.pb.h"
@@ -41,12 +42,9 @@ class Batcher {
   // A flight record closes its batch at once: the analyzer asked for it, and
   // a batch carries at most one (the bound is kMaxFlightRecordsPerBatch).
   SharedBatch Add(const v1::FlightRecord& record);
-  // A result written in place by fill(v1::ProbeResult&): no message to copy.
-  template <typename Fill>
-  SharedBatch AddResult(Fill&& fill) {
-    fill(*Open().add_results());
-    return Added();
-  }
+  // A result appended to the batch's packed columns (UploadBatch.result_columns):
+  // a few array appends, no message per result.
+  SharedBatch AddResult(const ProbeResult& result);
 
   // When the open batch reaches max_age; nullopt while nothing is open. The I/O
   // loop sleeps until then.
@@ -84,6 +82,7 @@ class Batcher {
   std::uint32_t items_ = 0;
   MonoTime first_item_at_{};
   std::uint64_t last_seq_ = 0;
+  std::int64_t previous_send_ns_ = 0;  // the open batch's columns' last send_time_ns
 };
 
 }  // namespace hostmesh::agent::upload

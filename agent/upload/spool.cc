@@ -3,16 +3,17 @@
 #include <algorithm>
 #include <utility>
 
+#include "proto/wire/result_columns.h"
+
 namespace hostmesh::agent::upload {
 
 Spool::Spool(std::uint64_t budget_bytes) : budget_(budget_bytes) {}
 
 std::uint64_t Spool::MemoryBytes(const v1::UploadBatch& batch) {
-  // In its arena a batch takes about twice its wire size (message objects,
-  // block slack): the arena's blocks are what the budget must bound.
-  if (google::protobuf::Arena* arena = batch.GetArena()) {
-    return std::max<std::uint64_t>(arena->SpaceAllocated(), batch.ByteSizeLong());
-  }
+  // In its arena a batch takes more than its wire size (message objects,
+  // grown columns, block slack): the arena's blocks are what the budget must
+  // bound, and reading them costs nothing (no walk of the batch).
+  if (google::protobuf::Arena* arena = batch.GetArena()) return arena->SpaceAllocated();
   return batch.ByteSizeLong();
 }
 
@@ -30,7 +31,7 @@ void Spool::DropOldest() {
   const auto oldest = entries_.begin();
   const Entry& entry = oldest->second;
   ++counters_.batches_dropped;
-  counters_.results_dropped += static_cast<std::uint64_t>(entry.batch->results_size());
+  counters_.results_dropped += wire::ResultCount(*entry.batch);
   counters_.paths_dropped += static_cast<std::uint64_t>(entry.batch->paths_size());
   counters_.bytes_dropped += entry.bytes;
   bytes_ -= entry.bytes;

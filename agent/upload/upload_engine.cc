@@ -4,6 +4,9 @@
 #include <memory>
 #include <utility>
 
+#include "common/base/upload_limits.h"
+#include "proto/wire/result_columns.h"
+
 namespace hostmesh::agent::upload {
 
 std::string_view ConnectionStateName(ConnectionState state) {
@@ -36,7 +39,17 @@ UploadEngine::UploadEngine(const Clock& clock, const UploadEngineOptions& option
                     random_) {}
 
 bool UploadEngine::Append(const v1::ProbeResult& result) {
-  return AppendResult([&](v1::ProbeResult& out) { out = result; });
+  const bool was_empty = batcher_.open_items() == 0;
+  return Accepted(batcher_.Add(result), was_empty);
+}
+
+bool UploadEngine::AppendResults(std::span<const ProbeResult> results) {
+  bool wake = false;
+  for (const ProbeResult& result : results) {
+    const bool was_empty = batcher_.open_items() == 0;
+    wake |= Accepted(batcher_.AddResult(result), was_empty);
+  }
+  return wake;
 }
 
 bool UploadEngine::Append(const v1::PathReport& path) {
@@ -83,6 +96,7 @@ AckOutcome UploadEngine::Handle(const ChannelEvent& event) {
     case Kind::kOpened:
       if (state_ != ConnectionState::kConnecting) break;
       last_durable_seq_ = event.hello_reply.last_durable_batch_seq();
+      peer_takes_columns_ = event.hello_reply.takes_result_columns();
       if (!spool_.Rewind(last_durable_seq_)) {
         last_protocol_error_ = "the analyzer says batch " + std::to_string(last_durable_seq_) +
                                " of this boot is durable, but only batches up to " +
@@ -135,11 +149,21 @@ MonoTime UploadEngine::Poll() {
     } else if (!write_in_flight_) {
       if (SharedBatch batch = spool_.TakeNextToSend(now)) {
         write_in_flight_ = true;
-        channel_.Write(connection_, std::move(batch));
+        channel_.Write(connection_, WireForm(std::move(batch)));
       }
     }
   }
   return NextWake();
+}
+
+SharedBatch UploadEngine::WireForm(SharedBatch batch) {
+  if (peer_takes_columns_ || !batch->has_result_columns()) return batch;
+  // An older analyzer would skip the columns and lose the results: a copy
+  // with them as rows (rare: an analyzer rolled back under newer agents).
+  auto rows = std::make_shared<v1::UploadBatch>(*batch);
+  wire::ExpandResultColumns(*rows, kMaxResultsPerBatch);
+  ++batches_sent_as_rows_;
+  return rows;
 }
 
 MonoTime UploadEngine::NextWake() const {
@@ -199,6 +223,7 @@ UploadCounters UploadEngine::Counters() const {
   counters.connects = connects_;
   counters.connect_failures = connect_failures_;
   counters.disconnects = disconnects_;
+  counters.batches_sent_as_rows = batches_sent_as_rows_;
   return counters;
 }
 

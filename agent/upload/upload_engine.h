@@ -3,10 +3,12 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
 #include "agent/config/agent_config.h"
+#include "agent/core/probe_types.h"
 #include "agent/upload/backoff.h"
 #include "agent/upload/batcher.h"
 #include "agent/upload/spool.h"
@@ -36,6 +38,8 @@ struct UploadCounters : SpoolCounters {
   std::uint64_t connects = 0;        // Hello answered and stream open
   std::uint64_t connect_failures = 0;
   std::uint64_t disconnects = 0;  // open streams lost (or given up for lack of acks)
+  // Written as rows to an analyzer that predates result columns.
+  std::uint64_t batches_sent_as_rows = 0;
 };
 
 enum class ConnectionState {
@@ -64,12 +68,8 @@ class UploadEngine {
   bool Append(const v1::PathReport& path);
   bool Append(const v1::NicTelemetry& telemetry);
   bool Append(const v1::FlightRecord& record);
-  // A result written in place by fill(v1::ProbeResult&) (Batcher::AddResult).
-  template <typename Fill>
-  bool AppendResult(Fill&& fill) {
-    const bool was_empty = batcher_.open_items() == 0;
-    return Accepted(batcher_.AddResult(std::forward<Fill>(fill)), was_empty);
-  }
+  // Results into the batches' packed columns (Batcher::AddResult).
+  bool AppendResults(std::span<const ProbeResult> results);
 
   // Applies one event from the channel; events of a connection already given up
   // are ignored, except acks (an ack is true whichever stream brought it).
@@ -96,6 +96,7 @@ class UploadEngine {
   MonoTime retry_at() const { return retry_at_; }
   std::chrono::nanoseconds last_retry_delay() const { return last_retry_delay_; }
   std::uint64_t last_durable_seq() const { return last_durable_seq_; }
+  bool peer_takes_columns() const { return peer_takes_columns_; }
   const std::string& last_error() const { return last_error_; }
   // The latest protocol error of the analyzer (an ack or durable claim for a
   // batch never sent); empty when none.
@@ -109,6 +110,8 @@ class UploadEngine {
   void Fail(std::string error, bool busy = false);
   void MarkHealthy();
   MonoTime NextWake() const;
+  // `batch` as this connection's analyzer reads it.
+  SharedBatch WireForm(SharedBatch batch);
 
   const Clock& clock_;
   std::chrono::nanoseconds ack_timeout_;
@@ -137,6 +140,10 @@ class UploadEngine {
   bool healthy_ = false;
   bool write_in_flight_ = false;
   std::uint64_t last_durable_seq_ = 0;
+  // The analyzer of this connection expands result columns (HelloReply);
+  // batches that hold columns are sent to others as rows (WireForm).
+  bool peer_takes_columns_ = false;
+  std::uint64_t batches_sent_as_rows_ = 0;
   std::string last_error_;
   std::string last_protocol_error_;
 

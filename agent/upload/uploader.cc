@@ -70,17 +70,19 @@ void Uploader::Start() {
 }
 
 void Uploader::Append(const v1::ProbeResult& result) {
-  AppendResults(1, [&](std::size_t, v1::ProbeResult& out) { out = result; });
-}
-
-void Uploader::AppendResults(std::size_t n,
-                             const std::function<void(std::size_t, v1::ProbeResult&)>& fill) {
   bool wake = false;
   {
     std::lock_guard lock(mu_);
-    for (std::size_t i = 0; i < n; ++i) {
-      wake |= engine_->AppendResult([&](v1::ProbeResult& out) { fill(i, out); });
-    }
+    wake = engine_->Append(result);
+  }
+  if (wake) Poke();
+}
+
+void Uploader::AppendResults(std::span<const ProbeResult> results) {
+  bool wake = false;
+  {
+    std::lock_guard lock(mu_);
+    wake = engine_->AppendResults(results);
   }
   if (wake) Poke();
 }
@@ -277,6 +279,13 @@ void Uploader::NoteTransition(ConnectionState before, std::vector<Note>& notes) 
         {LogLevel::kInfo, "connected to analyzer " + address + " (durable up to batch " +
                               std::to_string(engine_->last_durable_seq()) + "); " +
                               std::to_string(counters.queue_depth) + " batches to send"});
+    if (!engine_->peer_takes_columns()) {
+      notes.push_back(
+          {LogLevel::kWarn, "analyzer " + address +
+                                " predates packed result columns: results go as one message each, "
+                                "at more CPU and bytes per probe, until it is upgraded "
+                                "(hostmesh_agent_upload_batches_sent_as_rows_total)"});
+    }
     failures_in_a_row_ = 0;
   } else if (after == ConnectionState::kWaiting && before == ConnectionState::kConnecting) {
     // The first failure in a row is news; the rest only say it is still down.

@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -60,13 +61,14 @@ class Uploader {
   // Starts the thread; it connects right away and keeps retrying with backoff.
   void Start();
 
-  // Copied into the open batch's arena (a result is a few scalars).
+  // Copied into the open batch's arena as a message of its own (the form of
+  // agents that predate result columns; tests of the analyzer's row path).
   void Append(const v1::ProbeResult& result);
   void Append(const v1::PathReport& path);
   void Append(const v1::NicTelemetry& telemetry);
-  // `n` results under one lock, each written in place by fill(i, result): a
-  // probe loop turn's results at once, with no message built and copied.
-  void AppendResults(std::size_t n, const std::function<void(std::size_t, v1::ProbeResult&)>& fill);
+  // A probe loop turn's results under one lock, into the batches' packed
+  // columns: no message built per result.
+  void AppendResults(std::span<const ProbeResult> results);
   // Self-protection's state, stamped on every batch closed from now on.
   void SetLoadShedding(const v1::LoadShedding& state);
 

@@ -3,6 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
+#include "agent/upload/wire_messages.h"
+#include "proto/wire/result_columns.h"
+
 namespace hostmesh::agent::upload {
 namespace {
 
@@ -56,16 +61,49 @@ TEST(upload_batcher, EveryBatchCarriesTheLoadSheddingStateOfItsClose) {
   }
 }
 
-TEST(upload_batcher, AResultWrittenInPlaceIsAnItemLikeACopiedOne) {
+TEST(upload_batcher, AgentResultsGoIntoColumnsThatReadBackAsTheirMessages) {
   VirtualClock clock;
-  Batcher batcher(clock, {"h003", 42}, 2, 1s);
-  EXPECT_FALSE(batcher.Add(Result(1)));
-  const SharedBatch batch = batcher.AddResult([](v1::ProbeResult& out) { out.set_sequence(2); });
+  Batcher batcher(clock, {"h003", 42}, 4, 1s);
+  EXPECT_FALSE(batcher.Add(Result(1)));  // an older producer's row
+  std::vector<ProbeResult> results(3);
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    ProbeResult& r = results[i];
+    r.src_nic = static_cast<NicId>(i);
+    r.dst_nic = 7;
+    r.src_port = static_cast<std::uint16_t>(50000 + i);
+    r.dst_port = 4791;
+    r.sequence = 10 + i;
+    r.send_time_ns = 1'700'000'000'000'000'000 - static_cast<std::int64_t>(i) * 3'000;
+    r.app_send_ns = r.send_time_ns + 900;
+    r.nic_send_ns = i == 1 ? 0 : r.send_time_ns + 2'000;
+    r.nic_recv_ns = r.send_time_ns + 15'000;
+    r.app_recv_ns = r.send_time_ns + 30'000;
+    r.send_timestamp_source = i == 1 ? TimestampSource::kUnspecified : TimestampSource::kKernel;
+    r.recv_timestamp_source = TimestampSource::kHardware;
+    r.timeout = i == 2;
+    r.payload_bytes = 64;
+    r.timestamp_error_ns = 120;
+  }
+  EXPECT_FALSE(batcher.AddResult(results[0]));
+  EXPECT_FALSE(batcher.AddResult(results[1]));
+  const SharedBatch batch = batcher.AddResult(results[2]);
   ASSERT_TRUE(batch);
-  ASSERT_EQ(batch->results_size(), 2);
-  EXPECT_EQ(batch->results(0).sequence(), 1U);
-  EXPECT_EQ(batch->results(1).sequence(), 2U);
-  EXPECT_EQ(batcher.open_items(), 0U);
+  EXPECT_EQ(batch->results_size(), 1);
+  EXPECT_EQ(batch->result_columns().src_nic_size(), 3);
+  v1::UploadBatch read = *batch;
+  ASSERT_FALSE(wire::ExpandResultColumns(read, 100).has_value());
+  ASSERT_EQ(read.results_size(), 4);
+  EXPECT_EQ(read.results(0).sequence(), 1U);
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    EXPECT_EQ(read.results(static_cast<int>(i) + 1).SerializeAsString(),
+              ToProto(results[i]).SerializeAsString())
+        << "result " << i;
+  }
+  // The next batch's columns start their own send-time chain.
+  EXPECT_FALSE(batcher.AddResult(results[1]));
+  const SharedBatch next = batcher.Close();
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->result_columns().send_time_delta_ns(0), results[1].send_time_ns);
 }
 
 TEST(upload_batcher, PathsCountTowardsTheSize) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "agent/upload/deferred_channel.h"
+#include "agent/upload/wire_messages.h"
 #include "tests/agent/upload/fake_upload_channel.h"
 
 namespace hostmesh::agent::upload {
@@ -54,10 +55,10 @@ class upload_engine : public ::testing::Test {
     }
   }
 
-  void Connect(std::uint64_t last_durable_seq = 0) {
+  void Connect(std::uint64_t last_durable_seq = 0, bool takes_columns = true) {
     engine_.Poll();
     ASSERT_EQ(engine_.state(), ConnectionState::kConnecting);
-    channel_.AcceptOpen(last_durable_seq);
+    channel_.AcceptOpen(last_durable_seq, takes_columns);
     ASSERT_EQ(engine_.state(), ConnectionState::kStreaming);
   }
 
@@ -142,6 +143,56 @@ TEST_F(upload_engine, AFlightRecordRidesInABatchOfItsOwn) {
   EXPECT_EQ(channel_.writes[1].batch->results_size(), 0);
   EXPECT_EQ(channel_.writes[1].batch->flight_records_size(), 1);
   EXPECT_EQ(engine_.Counters().open_items, 1u) << "the next result opens the next batch";
+}
+
+// Four agent results: two batches of columns.
+std::vector<ProbeResult> AgentResults() {
+  std::vector<ProbeResult> results(4);
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    results[i].sequence = i + 1;
+    results[i].send_time_ns = 1'000'000 + static_cast<std::int64_t>(i);
+    results[i].nic_recv_ns = 1'020'000;
+  }
+  return results;
+}
+
+TEST_F(upload_engine, ResultsGoAsColumnsToAnAnalyzerThatTakesThem) {
+  Connect();
+  const std::vector<ProbeResult> results = AgentResults();
+  EXPECT_TRUE(engine_.AppendResults(results));
+  Pump();
+  ASSERT_EQ(channel_.WrittenSeqs(), (std::vector<std::uint64_t>{1, 2}));
+  for (const auto& write : channel_.writes) {
+    EXPECT_EQ(write.batch->results_size(), 0);
+    EXPECT_EQ(write.batch->result_columns().sequence_size(), 2);
+  }
+  EXPECT_EQ(engine_.Counters().batches_sent_as_rows, 0U);
+}
+
+TEST_F(upload_engine, ResultsGoAsRowsToAnAnalyzerThatPredatesColumns) {
+  const std::vector<ProbeResult> results = AgentResults();
+  engine_.AppendResults(results);  // built as columns before any analyzer answered
+  Connect(0, false);
+  Pump();
+  ASSERT_EQ(channel_.WrittenSeqs(), (std::vector<std::uint64_t>{1, 2}));
+  for (std::size_t b = 0; b < 2; ++b) {
+    const v1::UploadBatch& batch = *channel_.writes[b].batch;
+    EXPECT_FALSE(batch.has_result_columns());
+    ASSERT_EQ(batch.results_size(), 2);
+    for (int i = 0; i < 2; ++i) {
+      EXPECT_EQ(batch.results(i).SerializeAsString(),
+                ToProto(results[2 * b + static_cast<std::size_t>(i)]).SerializeAsString());
+    }
+  }
+  EXPECT_EQ(engine_.Counters().batches_sent_as_rows, 2U);
+  // The spool keeps the batches as built: a newer analyzer gets columns.
+  channel_.Disconnect();
+  AdvanceToRetry();
+  Connect(0, true);
+  Pump();
+  EXPECT_EQ(channel_.WrittenSeqs(2), (std::vector<std::uint64_t>{1, 2}));
+  EXPECT_EQ(channel_.writes.back().batch->result_columns().sequence_size(), 2);
+  EXPECT_EQ(engine_.Counters().batches_sent_as_rows, 2U);
 }
 
 TEST_F(upload_engine, AgedBatchIsClosedAndSentByPoll) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <thread>
+#include <vector>
 
 #include "agent/upload/uploader.h"
 #include "tests/agent/upload/recording_ingest_server.h"
@@ -61,8 +62,9 @@ UploaderOptions Options(int port) {
 }
 
 // Appends results [first, first + count) spread over the NICs, in groups of
-// 8 (a probe loop turn's): every other group through AppendResults, the rest
-// one Append each. Returns the longest any single call took.
+// 8 (a probe loop turn's): every other group through AppendResults (columns),
+// the rest one Append each (rows, as older agents send them). Returns the
+// longest any single call took.
 std::chrono::nanoseconds AppendResults(Uploader& uploader, std::uint64_t first,
                                        std::uint64_t count) {
   const auto fill = [](std::uint64_t i, v1::ProbeResult& result) {
@@ -81,9 +83,15 @@ std::chrono::nanoseconds AppendResults(Uploader& uploader, std::uint64_t first,
   for (std::uint64_t g = first; g < first + count; g += kGroup) {
     const std::uint64_t n = std::min(kGroup, first + count - g);
     if ((g / kGroup) % 2 == 0) {
-      timed([&] {
-        uploader.AppendResults(n, [&](std::size_t k, v1::ProbeResult& out) { fill(g + k, out); });
-      });
+      std::vector<ProbeResult> results(n);
+      for (std::uint64_t k = 0; k < n; ++k) {
+        const std::uint64_t i = g + k;
+        results[k].src_nic = static_cast<NicId>(i % kNics);
+        results[k].dst_nic = static_cast<NicId>((i + 1) % kNics);
+        results[k].sequence = i / kNics;
+        results[k].send_time_ns = static_cast<std::int64_t>(i);
+      }
+      timed([&] { uploader.AppendResults(results); });
       continue;
     }
     for (std::uint64_t i = g; i < g + n; ++i) {
@@ -110,12 +118,14 @@ void ExpectEveryResultExactlyOnce(const IngestStore& store, std::uint64_t total)
   EXPECT_EQ(missing, 0u);
 }
 
-void KillAndRestartMidRun(bool report_last_durable) {
+// The second analyzer may predate result columns: the batches built as
+// columns for the first are then sent to it as rows.
+void KillAndRestartMidRun(bool report_last_durable, bool second_takes_columns) {
   IngestStore store;
   // The first analyzer makes 8 batches durable-and-acked, then keeps storing
   // without acking: those acks are "lost in the crash".
   auto first = std::make_unique<TestIngestServer>(store, "127.0.0.1:0",
-                                                  IngestBehavior{8, report_last_durable});
+                                                  IngestBehavior{8, report_last_durable, true});
   ASSERT_TRUE(first->ok());
   const int port = first->port();
 
@@ -144,7 +154,7 @@ void KillAndRestartMidRun(bool report_last_durable) {
   EXPECT_GE(uploader.Counters().queue_depth, 2 * kPhase / 20);
 
   TestIngestServer second(store, "127.0.0.1:" + std::to_string(port),
-                          {UINT64_MAX, report_last_durable});
+                          {UINT64_MAX, report_last_durable, second_takes_columns});
   ASSERT_TRUE(second.ok()) << "port " << port << " could not be reused";
   AppendResults(uploader, 3 * kPhase, kPhase);
 
@@ -157,6 +167,13 @@ void KillAndRestartMidRun(bool report_last_durable) {
   EXPECT_GE(counters.batches_closed, 4 * kPhase / 20);  // more if age closed some early
   EXPECT_GE(counters.connects, 2u);
   EXPECT_GE(counters.disconnects, 1u);
+  EXPECT_GT(store.column_batches(), 0U);
+  EXPECT_EQ(store.malformed_batches(), 0U);
+  if (second_takes_columns) {
+    EXPECT_EQ(counters.batches_sent_as_rows, 0U);
+  } else {
+    EXPECT_GE(counters.batches_sent_as_rows, 3 * kPhase / 20);
+  }
   if (report_last_durable) {
     // The batches stored but never acked are skipped on the strength of Hello.
     EXPECT_GE(counters.batches_already_durable, stored_unacked);
@@ -169,11 +186,11 @@ void KillAndRestartMidRun(bool report_last_durable) {
 }
 
 TEST(upload_integration, KillAndRestartTheAnalyzerLosesAndDuplicatesNothing) {
-  KillAndRestartMidRun(/*report_last_durable=*/true);
+  KillAndRestartMidRun(/*report_last_durable=*/true, /*second_takes_columns=*/true);
 }
 
 TEST(upload_integration, ResentBatchesAreDeduplicatedWhenHelloKnowsNothing) {
-  KillAndRestartMidRun(/*report_last_durable=*/false);
+  KillAndRestartMidRun(/*report_last_durable=*/false, /*second_takes_columns=*/false);
 }
 
 TEST(upload_integration, StartsAndBuffersWithNoAnalyzerAtAll) {

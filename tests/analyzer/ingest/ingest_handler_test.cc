@@ -4,8 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <future>
 
+#include "proto/wire/result_columns.h"
 #include "tests/analyzer/ingest/analyzer_under_test.h"
 #include "tests/analyzer/store/temp_dir.h"
 #include "tests/analyzer/store/test_batches.h"
@@ -112,6 +114,67 @@ TEST_F(IngestHandlerTest, AcceptedThenDuplicateCountsAndFeedsTheSinkOnce) {
   EXPECT_GT(stats_.bytes.Value(), 2 * 100 * 10u);
   EXPECT_EQ(sink_.seqs(), std::vector<std::uint64_t>{1});
   EXPECT_EQ(store_->CountResultsByAgent().at("h1"), 100u);
+}
+
+// Every stored result of h1, serialized, in store order.
+std::vector<std::string> StoredResults(store::Store& store, WallTime now) {
+  std::vector<std::string> out;
+  EXPECT_TRUE(store
+                  .ScanResults(now - 1h, now + 1h,
+                               [&](const store::StoredResult& r) {
+                                 if (r.agent_id == "h1")
+                                   out.push_back(r.result->SerializeAsString());
+                                 return true;
+                               })
+                  .ok());
+  return out;
+}
+
+TEST_F(IngestHandlerTest, ResultColumnsAreStoredAsTheResultsTheyHold) {
+  v1::HelloReply reply;
+  ASSERT_EQ(handler_->Hello(MakeHello("h1", 7), PeerIdentity::Anyone(), reply).code,
+            HelloCode::kOk);
+  EXPECT_TRUE(reply.takes_result_columns()) << "agents send columns only when told";
+  const v1::UploadBatch rows = MakeBatch("h1", 7, 1, 50, Now());
+  v1::UploadBatch columns = rows;
+  columns.clear_results();
+  std::int64_t previous = 0;
+  wire::AppendRowsToColumns(rows.results(), *columns.mutable_result_columns(), previous);
+  EXPECT_EQ(Ingest(columns).status(), v1::UploadAck::STATUS_ACCEPTED);
+  EXPECT_EQ(stats_.results_accepted.Value(), 50u);
+  ASSERT_EQ(sink_.seqs(), std::vector<std::uint64_t>{1});
+  std::vector<std::string> expected;
+  for (const v1::ProbeResult& r : rows.results()) expected.push_back(r.SerializeAsString());
+  std::vector<std::string> stored = StoredResults(*store_, Now());
+  std::sort(expected.begin(), expected.end());
+  std::sort(stored.begin(), stored.end());
+  EXPECT_EQ(stored, expected);
+  // Resent as rows (an agent rolled back): the same batch, a duplicate.
+  EXPECT_EQ(Ingest(rows).status(), v1::UploadAck::STATUS_DUPLICATE);
+}
+
+TEST_F(IngestHandlerTest, MalformedResultColumnsAreRejectedNamingTheColumn) {
+  SayHello("h1", 7);
+  const v1::UploadBatch rows = MakeBatch("h1", 7, 1, 5, Now());
+  v1::UploadBatch columns = rows;
+  columns.clear_results();
+  std::int64_t previous = 0;
+  wire::AppendRowsToColumns(rows.results(), *columns.mutable_result_columns(), previous);
+  columns.mutable_result_columns()->mutable_flags()->RemoveLast();
+  const v1::UploadAck ack = Ingest(columns);
+  EXPECT_EQ(ack.status(), v1::UploadAck::STATUS_REJECTED);
+  EXPECT_NE(ack.error().find("bad_result: result_columns.flags holds 4 entries, src_nic 5"),
+            std::string::npos)
+      << ack.error();
+  EXPECT_EQ(stats_.Rejected(RejectReason::kBadResult).Value(), 1u);
+  // A result inside the columns is validated like any other: here a NIC the
+  // Hello never named.
+  columns.mutable_result_columns()->add_flags(0);
+  columns.mutable_result_columns()->set_src_nic(2, 99);
+  const v1::UploadAck unknown = Ingest(columns);
+  EXPECT_EQ(unknown.status(), v1::UploadAck::STATUS_REJECTED);
+  EXPECT_EQ(stats_.Rejected(RejectReason::kUnknownNic).Value(), 1u) << unknown.error();
+  EXPECT_TRUE(sink_.seqs().empty());
 }
 
 TEST_F(IngestHandlerTest, NicTelemetryIsStoredWithItsBatchAndCounted) {
