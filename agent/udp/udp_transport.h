@@ -124,8 +124,9 @@ class UdpTransport final : public ProbeTransport {
     bool open = false;
     TimestampMode mode = TimestampMode::kSoftware;
     UniqueFd receiver;
-    // Send sockets by source port: a pool's ports are few (16 by default), so
-    // a scan of the packed port list beats hashing and touches one cache line.
+    // Send sockets by source port: a pool's ports are few (16 by default, and
+    // the next rotation's), so a scan of the packed port list, eight at a
+    // time, beats hashing and touches a cache line or two.
     std::vector<std::uint16_t> sender_ports;
     std::vector<Sender> senders;  // senders[i] is bound to sender_ports[i]
     UdpNicCounters counters;
