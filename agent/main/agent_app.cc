@@ -510,7 +510,6 @@ void AgentApp::StartLocalCapture(int capture_fd) {
 }
 
 void AgentApp::OnResult(const ProbeResult& result) {
-  recorder_->RecordProbe(result);
   metrics_->ObserveResult(result);
   results_.push_back(result);
   if (tracer_ && tracer_->up()) {
@@ -520,6 +519,8 @@ void AgentApp::OnResult(const ProbeResult& result) {
 
 void AgentApp::UploadResults() {
   if (results_.empty()) return;
+  // A loop turn's results at once: one lock each for the recorder and the uploader.
+  recorder_->RecordProbes(results_);
   uploader_->AppendResults(results_);
   results_.clear();
 }

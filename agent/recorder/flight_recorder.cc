@@ -47,16 +47,24 @@ void FlightRecorder::Record(FlightEntry entry) {
 }
 
 void FlightRecorder::RecordProbe(const ProbeResult& r) {
-  FlightEntry e;
-  e.kind = FlightKind::kProbe;
-  e.time_ns = r.send_time_ns;
-  e.nic = Nic8(r.src_nic);
-  e.peer_nic = Nic8(r.dst_nic);
-  e.port = r.src_port;
-  e.flags = static_cast<std::uint8_t>((r.timeout ? kProbeTimeout : 0) |
-                                      (r.send_failed ? kProbeSendFailed : 0));
-  e.value_ns = OneWayNs(r);
-  Record(e);
+  RecordProbes(std::span<const ProbeResult>(&r, 1));
+}
+
+void FlightRecorder::RecordProbes(std::span<const ProbeResult> results) {
+  std::lock_guard lock(mu_);
+  for (const ProbeResult& r : results) {
+    FlightEntry e;
+    e.kind = FlightKind::kProbe;
+    e.time_ns = r.send_time_ns;
+    e.nic = Nic8(r.src_nic);
+    e.peer_nic = Nic8(r.dst_nic);
+    e.port = r.src_port;
+    e.flags = static_cast<std::uint8_t>((r.timeout ? kProbeTimeout : 0) |
+                                        (r.send_failed ? kProbeSendFailed : 0));
+    e.value_ns = OneWayNs(r);
+    if (e.time_ns == 0) e.time_ns = clock_.RealtimeNow().time_since_epoch().count();
+    ring_.Push(e);
+  }
 }
 
 void FlightRecorder::RecordPath(const tracer::PathReport& report) {

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <span>
 #include <string_view>
 
 #include "agent/core/probe_types.h"
@@ -35,6 +36,8 @@ class FlightRecorder {
   // Any entry; a zero time_ns is stamped with the clock's realtime now.
   void Record(FlightEntry entry);
   void RecordProbe(const ProbeResult& result);
+  // Several under one lock (a probe loop turn's).
+  void RecordProbes(std::span<const ProbeResult> results);
   void RecordPath(const tracer::PathReport& report);
   void RecordCounters(const v1::NicTelemetry& telemetry);
   void RecordLog(std::string_view component, std::string_view level, std::string_view line);
