@@ -16,6 +16,7 @@
 #include "agent/wiring/options_from_config.h"
 #include "common/base/exit_codes.h"
 #include "common/base/logging.h"
+#include "common/base/mutex_tuning.h"
 #include "common/base/service_notify.h"
 #include "common/base/stop_signals.h"
 #include "common/config/config_error.h"
@@ -37,6 +38,7 @@ int main(int argc, char** argv) {
   // without the lock). Measured at 10 probes/s with a scrape every few
   // seconds: about 2.15 MB private, against 2.35 to 2.45 MB with the arenas.
   ::mallopt(M_ARENA_MAX, 1);
+  DisableMutexDeadlockDetection();
   CLI::App cli{"hostmesh agent: full-mesh probes between the NICs of this host"};
   std::string config_path;
   std::string log_level;

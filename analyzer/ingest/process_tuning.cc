@@ -1,7 +1,8 @@
 #include "analyzer/ingest/process_tuning.h"
 
-#include <absl/synchronization/mutex.h>
 #include <sys/resource.h>
+
+#include "common/base/mutex_tuning.h"
 
 namespace hostmesh::analyzer::ingest {
 
@@ -16,7 +17,7 @@ ProcessTuning TuneProcess() {
     }
     out.open_files = files.rlim_cur;
   }
-  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  DisableMutexDeadlockDetection();
   return out;
 }
 

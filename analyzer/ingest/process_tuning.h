@@ -13,10 +13,7 @@ struct ProcessTuning {
 // - Open files: every agent holds a connection (10,000 hosts: 10,000
 //   descriptors, beside the store's files), so the soft limit is raised to
 //   the hard one (systemd's default soft limit is 1,024).
-// - Abseil's mutex deadlock detection: Debian builds gRPC and Abseil without
-//   NDEBUG, so every absl::Mutex gRPC locks or destroys updates a global
-//   lock-order graph (4% of ingest's CPU at 10,000 streams). It is a debugging
-//   aid; the analyzer turns it off.
+// - Abseil's mutex deadlock detection, off (common/base/mutex_tuning.h).
 ProcessTuning TuneProcess();
 
 }  // namespace hostmesh::analyzer::ingest
