@@ -172,13 +172,16 @@ def probe_loop_parts(p: Profile) -> list[tuple[str, int, int]]:
     tracker = tracker_gross - sink
     prober_other = run_once - sched - encode - send - receive - decode - tracker_gross
     metrics = inc(NS + "app::AgentMetrics::ObserveResult(")
-    recorder = inc(NS + "recorder::FlightRecorder::RecordProbe(")
+    # A loop turn's results go to the recorder and the uploader at once
+    # (AgentApp::UploadResults, inlined into Run), one lock each.
+    recorder = inc(NS + "recorder::FlightRecorder::RecordProbes(",
+                   NS + "recorder::FlightRecorder::RecordProbe(")
     retrace = inc(NS + "wiring::TraceFeed::RetraceFor(")
-    batch = inc(NS + "app::AgentApp::UploadResults(")
+    batch = inc(NS + "upload::Uploader::AppendResults(")
     publish = inc(NS + "app::AgentApp::Publish(")
     ports = inc(NS + "app::AgentApp::PrepareSourcePorts(")
     targets = inc(NS + "app::AgentApp::HandTraceTargets(")
-    loop_other = p.total - run_once - batch - publish - ports - targets
+    loop_other = p.total - run_once - batch - recorder - publish - ports - targets
     return [
         ("probe loop (main thread), all", 0, p.total),
         ("probing: Prober::RunOnce less the result sink", 1, run_once - sink),
@@ -189,13 +192,13 @@ def probe_loop_parts(p: Profile) -> list[tuple[str, int, int]]:
         ("decode (DecodeProbe)", 2, decode),
         ("tracker (Tracker::On*, Poll, NextDeadline)", 2, tracker),
         ("prober's own (dispatch, clock, loop)", 2, prober_other),
-        ("result path", 1, sink + batch),
+        ("result path", 1, sink + recorder + batch),
         ("sink AgentApp::OnResult", 2, sink),
         ("result metrics (AgentMetrics::ObserveResult)", 3, metrics),
-        ("flight recorder (FlightRecorder::RecordProbe)", 3, recorder),
         ("retrace check (TraceFeed::RetraceFor)", 3, retrace),
-        ("rest of OnResult (results_ vector)", 3, sink - metrics - recorder - retrace),
-        ("batch append (AgentApp::UploadResults -> Uploader::AppendResults)", 2, batch),
+        ("rest of OnResult (results_ vector)", 3, sink - metrics - retrace),
+        ("flight recorder (FlightRecorder::RecordProbes)", 2, recorder),
+        ("batch append (Uploader::AppendResults: packed records)", 2, batch),
         ("loop upkeep", 1, publish + ports + targets + loop_other),
         ("Publish (metrics snapshot)", 2, publish),
         ("PrepareSourcePorts + HandTraceTargets", 2, ports + targets),
@@ -219,7 +222,7 @@ def uploader_parts(p: Profile) -> list[tuple[str, int, int]]:
         ("gRPC call and transport (Write less serialization)", 2, write - serialize),
         ("of which TLS encryption (tsi_frame_protector_protect*)", 3, tls),
         ("UploadEngine::Poll/Handle (batching, spool)", 1, engine),
-        ("of which Spool::MemoryBytes (a third ByteSizeLong)", 2, spool),
+        ("of which Spool::MemoryBytes (arena size, no walk)", 2, spool),
         ("rest (inbox, locks, waits)", 1, p.total - write - engine),
         ("UploadBatch::ByteSizeLong, all calls (inside the above)", 1, bytesize),
     ]
