@@ -7,12 +7,12 @@
 //
 // Usage: ingest_bench [--streams N] [--batches B] [--results R] [--channels C]
 //                     [--client-threads T] [--rate R] [--in-flight W]
-//                     [--no-analysis] [--result-columns] [--data-dir DIR]
+//                     [--no-analysis] [--packed-results] [--data-dir DIR]
 //                     [--tls DIR [--hostile H [--hostile-lead S] [--hostile-oversize-mib M]]]
 //   defaults: 4 streams x 300 batches x 1000 results, one connection per
 //   stream up to the file limit, closed loop (8 in flight), data in a fresh
 //   temp dir; results one message each, as older agents send them
-//   (--result-columns: packed, as current agents do). The fleet's shape: --streams 10000 --batches
+//   (--packed-results: packed, as current agents do). The fleet's shape: --streams 10000 --batches
 //   20 --results 80
 //   --rate 1 (one batch a second per agent). --tls DIR (bench/make_bench_pki.sh
 //   DIR N H): mutual TLS, a connection and certificate per stream; --hostile H
@@ -73,8 +73,8 @@ bool ParseArgs(int argc, char** argv, Args& args) {
       args.analysis = false;
       continue;
     }
-    if (flag == "--result-columns") {
-      args.load.result_columns = true;
+    if (flag == "--packed-results") {
+      args.load.packed_results = true;
       continue;
     }
     if (i + 1 >= argc) return false;
@@ -222,7 +222,7 @@ int main(int argc, char** argv) {
     std::fprintf(
         stderr,
         "usage: %s [--streams N] [--batches B] [--results R] [--channels C] "
-        "[--client-threads T] [--rate R] [--in-flight W] [--no-analysis] [--result-columns] "
+        "[--client-threads T] [--rate R] [--in-flight W] [--no-analysis] [--packed-results] "
         "[--data-dir DIR] [--tls DIR [--hostile H [--hostile-lead S] "
         "[--hostile-oversize-mib M]]]\n",
         argv[0]);
@@ -402,7 +402,7 @@ int main(int argc, char** argv) {
       "ingest_bench: %d streams over %d connections (%d client threads) x %d batches x ~%d "
       "results (%s), %s, gRPC%s on 127.0.0.1, RocksDB with a synced WAL (group commit)%s\n",
       args.load.streams, args.load.channels, args.load.threads, args.load.batches,
-      args.load.results, args.load.result_columns ? "packed columns" : "a message each",
+      args.load.results, args.load.packed_results ? "packed" : "a message each",
       args.load.rate > 0
           ? ("paced at " + std::to_string(args.load.rate) + " batches/s per stream").c_str()
           : ("closed loop, " + std::to_string(args.load.in_flight) + " in flight per stream")

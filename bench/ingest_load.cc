@@ -17,7 +17,7 @@
 
 #include "bench/fleet_agent.h"
 #include "hostmesh/v1/ingest.grpc.pb.h"
-#include "proto/wire/result_columns.h"
+#include "proto/wire/packed_results.h"
 
 namespace hostmesh::bench {
 namespace {
@@ -41,7 +41,7 @@ struct Bodies {
   std::size_t bytes = 0;
 };
 
-Bodies MakeBodies(int count, int results_per_batch, bool result_columns) {
+Bodies MakeBodies(int count, int results_per_batch, bool packed_results) {
   Bodies out;
   const std::int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
                                std::chrono::system_clock::now().time_since_epoch())
@@ -64,9 +64,9 @@ Bodies MakeBodies(int count, int results_per_batch, bool result_columns) {
     body.clear_boot_id();
     body.clear_batch_seq();
     body.clear_created_ns();
-    if (result_columns) {
+    if (packed_results) {
       std::int64_t previous_send = 0;
-      wire::AppendRowsToColumns(body.results(), *body.mutable_result_columns(), previous_send);
+      wire::AppendRowsToPacked(body.results(), *body.mutable_packed_results(), previous_send);
       body.clear_results();
     }
     const std::string bytes = body.SerializeAsString();
@@ -422,7 +422,7 @@ bool MakeTlsChannels(const LoadOptions& options, grpc::ChannelArguments args,
 LoadReport RunLoad(const LoadOptions& options, void (*started)(void*), void* arg) {
   LoadReport report;
   const Bodies bodies =
-      MakeBodies(std::min(options.batches, 20), options.results, options.result_columns);
+      MakeBodies(std::min(options.batches, 20), options.results, options.packed_results);
 
   std::vector<std::shared_ptr<grpc::Channel>> channels;
   grpc::ChannelArguments args;

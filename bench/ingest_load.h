@@ -22,9 +22,9 @@ struct LoadOptions {
   int streams = 4;
   int batches = 300;
   int results = 1000;  // per batch, about
-  // Results as packed columns (UploadBatch.result_columns), as current agents
-  // send them; false: one message each, as agents before them did.
-  bool result_columns = false;
+  // Results packed (UploadBatch.packed_results), as current agents send
+  // them; false: one message each, as agents before them did.
+  bool packed_results = false;
   int channels = 4;   // TCP connections the streams share
   int threads = 1;    // completion-queue threads
   double rate = 0;    // batches/s per stream, 0: closed loop

@@ -1,6 +1,6 @@
 // What an agent's stream hands the analyzer, through the code the analyzer
 // runs on it: an AgentHello and an UploadBatch (protobuf wire bytes) into
-// IngestHandler::Hello and ::Screen (result columns expanded, schema, agent id, the batch validator
+// IngestHandler::Hello and ::Screen (packed results expanded, schema, agent id, the batch validator
 // against the Hello's NICs); an accepted batch is encoded for the store as
 // the committer does (Store::Prepare, whose chunks must read back to the
 // batch's items) and handed to the AnalysisFeed as the committer does after
@@ -132,7 +132,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       handler.Screen(batch, batch.ByteSizeLong(), anyone);
   if (!screened.ok()) return 0;  // refused, with why
   FUZZ_CHECK(screened.agent != nullptr && screened.agent->hello.boot_id() == batch.boot_id());
-  FUZZ_CHECK(!batch.has_result_columns());  // expanded into results before validation
+  FUZZ_CHECK(!batch.has_packed_results());  // expanded into results before validation
 
   // What the committer stores must read back as the batch's items.
   const store::PreparedBatch prepared = store::Store::Prepare(batch);

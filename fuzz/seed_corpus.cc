@@ -26,7 +26,7 @@
 #include "common/net/roce.h"
 #include "hostmesh/v1/analyzer_state.pb.h"
 #include "hostmesh/v1/ingest.pb.h"
-#include "proto/wire/result_columns.h"
+#include "proto/wire/packed_results.h"
 #include "topology/ecmp.h"
 #include "topology/generator.h"
 #include "topology/inventory_loader.h"
@@ -225,13 +225,12 @@ void IngestAndStoreSeeds(const Traced& traced) {
   }
   v1::UploadBatch results_only = batch;
   Write("analyzer_ingest", "results_learned", IngestInput(0, traced.hello, results_only));
-  // The same results as packed columns, as current agents send them.
-  v1::UploadBatch columns = results_only;
-  columns.clear_results();
+  // The same results packed, as current agents send them.
+  v1::UploadBatch packed = results_only;
+  packed.clear_results();
   std::int64_t previous_send = 0;
-  wire::AppendRowsToColumns(results_only.results(), *columns.mutable_result_columns(),
-                            previous_send);
-  Write("analyzer_ingest", "result_columns", IngestInput(0, traced.hello, columns));
+  wire::AppendRowsToPacked(results_only.results(), *packed.mutable_packed_results(), previous_send);
+  Write("analyzer_ingest", "packed_results", IngestInput(0, traced.hello, packed));
   for (const v1::PathReport& p : traced.paths) *batch.add_paths() = p;
   *batch.add_telemetry() = Telemetry(0, kNow - 1000 * kMs);
   *batch.add_telemetry() = Telemetry(1, kNow - 1000 * kMs);

@@ -195,7 +195,7 @@ constexpr UploadRow kUploadRows[] = {
      "Failed attempts to connect to the analyzer.", &upload::UploadCounters::connect_failures},
     {kCounter, "hostmesh_agent_upload_batches_sent_as_rows_total",
      "Batches written with their results as one message each, for an analyzer that predates "
-     "packed result columns (HelloReply.takes_result_columns).",
+     "packed probe results (HelloReply.packed_results_format).",
      &upload::UploadCounters::batches_sent_as_rows},
 };
 

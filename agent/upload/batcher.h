@@ -42,8 +42,8 @@ class Batcher {
   // A flight record closes its batch at once: the analyzer asked for it, and
   // a batch carries at most one (the bound is kMaxFlightRecordsPerBatch).
   SharedBatch Add(const v1::FlightRecord& record);
-  // A result appended to the batch's packed columns (UploadBatch.result_columns):
-  // a few array appends, no message per result.
+  // A result appended to the batch's packed records (UploadBatch.packed_results):
+  // a few varints, no message per result.
   SharedBatch AddResult(const ProbeResult& result);
 
   // When the open batch reaches max_age; nullopt while nothing is open. The I/O
@@ -82,7 +82,11 @@ class Batcher {
   std::uint32_t items_ = 0;
   MonoTime first_item_at_{};
   std::uint64_t last_seq_ = 0;
-  std::int64_t previous_send_ns_ = 0;  // the open batch's columns' last send_time_ns
+  // The open batch's packed records (in its arena's message, null before the
+  // first), their count and the last one's send_time_ns.
+  std::string* records_ = nullptr;
+  std::uint32_t packed_count_ = 0;
+  std::int64_t previous_send_ns_ = 0;
 };
 
 }  // namespace hostmesh::agent::upload

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "proto/wire/result_columns.h"
+#include "proto/wire/packed_results.h"
 
 namespace hostmesh::agent::upload {
 
@@ -11,9 +11,13 @@ Spool::Spool(std::uint64_t budget_bytes) : budget_(budget_bytes) {}
 
 std::uint64_t Spool::MemoryBytes(const v1::UploadBatch& batch) {
   // In its arena a batch takes more than its wire size (message objects,
-  // grown columns, block slack): the arena's blocks are what the budget must
-  // bound, and reading them costs nothing (no walk of the batch).
-  if (google::protobuf::Arena* arena = batch.GetArena()) return arena->SpaceAllocated();
+  // block slack): the arena's blocks, and the packed records' string (on the
+  // heap), are what the budget must bound. Reading them walks nothing.
+  if (google::protobuf::Arena* arena = batch.GetArena()) {
+    const std::uint64_t records =
+        batch.has_packed_results() ? batch.packed_results().records().capacity() : 0;
+    return arena->SpaceAllocated() + records;
+  }
   return batch.ByteSizeLong();
 }
 

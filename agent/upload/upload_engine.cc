@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "common/base/upload_limits.h"
-#include "proto/wire/result_columns.h"
+#include "proto/wire/packed_results.h"
 
 namespace hostmesh::agent::upload {
 
@@ -96,7 +96,7 @@ AckOutcome UploadEngine::Handle(const ChannelEvent& event) {
     case Kind::kOpened:
       if (state_ != ConnectionState::kConnecting) break;
       last_durable_seq_ = event.hello_reply.last_durable_batch_seq();
-      peer_takes_columns_ = event.hello_reply.takes_result_columns();
+      peer_reads_packed_ = event.hello_reply.packed_results_format() >= wire::kPackedResultsFormat;
       if (!spool_.Rewind(last_durable_seq_)) {
         last_protocol_error_ = "the analyzer says batch " + std::to_string(last_durable_seq_) +
                                " of this boot is durable, but only batches up to " +
@@ -157,11 +157,12 @@ MonoTime UploadEngine::Poll() {
 }
 
 SharedBatch UploadEngine::WireForm(SharedBatch batch) {
-  if (peer_takes_columns_ || !batch->has_result_columns()) return batch;
-  // An older analyzer would skip the columns and lose the results: a copy
-  // with them as rows (rare: an analyzer rolled back under newer agents).
+  if (peer_reads_packed_ || !batch->has_packed_results()) return batch;
+  // An older analyzer would skip the packed records and lose the results: a
+  // copy with them as messages (rare: an analyzer rolled back under newer
+  // agents). The agent's own records always read back.
   auto rows = std::make_shared<v1::UploadBatch>(*batch);
-  wire::ExpandResultColumns(*rows, kMaxResultsPerBatch);
+  wire::ExpandPackedResults(*rows, kMaxResultsPerBatch);
   ++batches_sent_as_rows_;
   return rows;
 }

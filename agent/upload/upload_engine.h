@@ -38,7 +38,7 @@ struct UploadCounters : SpoolCounters {
   std::uint64_t connects = 0;        // Hello answered and stream open
   std::uint64_t connect_failures = 0;
   std::uint64_t disconnects = 0;  // open streams lost (or given up for lack of acks)
-  // Written as rows to an analyzer that predates result columns.
+  // Written with results as messages to an analyzer that predates packed results.
   std::uint64_t batches_sent_as_rows = 0;
 };
 
@@ -68,7 +68,7 @@ class UploadEngine {
   bool Append(const v1::PathReport& path);
   bool Append(const v1::NicTelemetry& telemetry);
   bool Append(const v1::FlightRecord& record);
-  // Results into the batches' packed columns (Batcher::AddResult).
+  // Results into the batches' packed records (Batcher::AddResult).
   bool AppendResults(std::span<const ProbeResult> results);
 
   // Applies one event from the channel; events of a connection already given up
@@ -96,7 +96,7 @@ class UploadEngine {
   MonoTime retry_at() const { return retry_at_; }
   std::chrono::nanoseconds last_retry_delay() const { return last_retry_delay_; }
   std::uint64_t last_durable_seq() const { return last_durable_seq_; }
-  bool peer_takes_columns() const { return peer_takes_columns_; }
+  bool peer_reads_packed() const { return peer_reads_packed_; }
   const std::string& last_error() const { return last_error_; }
   // The latest protocol error of the analyzer (an ack or durable claim for a
   // batch never sent); empty when none.
@@ -140,9 +140,9 @@ class UploadEngine {
   bool healthy_ = false;
   bool write_in_flight_ = false;
   std::uint64_t last_durable_seq_ = 0;
-  // The analyzer of this connection expands result columns (HelloReply);
-  // batches that hold columns are sent to others as rows (WireForm).
-  bool peer_takes_columns_ = false;
+  // The analyzer of this connection reads packed results (HelloReply);
+  // batches that hold them go to others as messages (WireForm).
+  bool peer_reads_packed_ = false;
   std::uint64_t batches_sent_as_rows_ = 0;
   std::string last_error_;
   std::string last_protocol_error_;

@@ -279,10 +279,10 @@ void Uploader::NoteTransition(ConnectionState before, std::vector<Note>& notes) 
         {LogLevel::kInfo, "connected to analyzer " + address + " (durable up to batch " +
                               std::to_string(engine_->last_durable_seq()) + "); " +
                               std::to_string(counters.queue_depth) + " batches to send"});
-    if (!engine_->peer_takes_columns()) {
+    if (!engine_->peer_reads_packed()) {
       notes.push_back(
           {LogLevel::kWarn, "analyzer " + address +
-                                " predates packed result columns: results go as one message each, "
+                                " predates packed probe results: results go as one message each, "
                                 "at more CPU and bytes per probe, until it is upgraded "
                                 "(hostmesh_agent_upload_batches_sent_as_rows_total)"});
     }

@@ -67,7 +67,7 @@ class Uploader {
   void Append(const v1::PathReport& path);
   void Append(const v1::NicTelemetry& telemetry);
   // A probe loop turn's results under one lock, into the batches' packed
-  // columns: no message built per result.
+  // records: no message built per result.
   void AppendResults(std::span<const ProbeResult> results);
   // Self-protection's state, stamped on every batch closed from now on.
   void SetLoadShedding(const v1::LoadShedding& state);

@@ -56,8 +56,8 @@ void ToProto(const ProbeResult& r, v1::ProbeResult& out) {
   out.set_timestamp_error_ns(r.timestamp_error_ns);
 }
 
-wire::ColumnEntry ToColumnEntry(const ProbeResult& r) {
-  wire::ColumnEntry e;
+wire::ResultRecord ToRecord(const ProbeResult& r) {
+  wire::ResultRecord e;
   e.src_nic = r.src_nic;
   e.dst_nic = r.dst_nic;
   e.src_port = r.src_port;

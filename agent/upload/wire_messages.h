@@ -12,7 +12,7 @@
 #include "agent/core/probe_transport.h"
 #include "agent/core/probe_types.h"
 #include "hostmesh/v1/ingest.pb.h"
-#include "proto/wire/result_columns.h"
+#include "proto/wire/packed_results.h"
 #include "tracer/path_report.h"
 
 namespace hostmesh::agent::upload {
@@ -22,8 +22,8 @@ v1::Transport ToProto(Transport transport);
 v1::ProbeResult ToProto(const ProbeResult& result);
 // Into `out`, every field set (a message the batch's arena already holds).
 void ToProto(const ProbeResult& result, v1::ProbeResult& out);
-// Its values for UploadBatch.result_columns (wire::AppendEntry).
-wire::ColumnEntry ToColumnEntry(const ProbeResult& result);
+// Its values for UploadBatch.packed_results (wire::AppendRecord).
+wire::ResultRecord ToRecord(const ProbeResult& result);
 
 v1::PathReport ToProto(const tracer::PathReport& report);
 // The same into `out`, which is cleared first: a message reused batch after

@@ -7,7 +7,7 @@
 #include <unordered_set>
 
 #include "common/base/names.h"
-#include "proto/wire/result_columns.h"
+#include "proto/wire/packed_results.h"
 
 namespace hostmesh::analyzer::ingest {
 
@@ -288,11 +288,11 @@ std::optional<std::string> CheckSchemaVersion(v1::SchemaVersion version) {
          " is not supported (this analyzer speaks " + std::to_string(v1::SCHEMA_VERSION_1) + ")";
 }
 
-std::optional<Rejection> ExpandColumns(v1::UploadBatch& batch, std::size_t encoded_bytes,
-                                       const ValidationLimits& limits) {
+std::optional<Rejection> ExpandPacked(v1::UploadBatch& batch, std::size_t encoded_bytes,
+                                      const ValidationLimits& limits) {
   // Too large: ValidateBatch refuses it without a walk.
   if (encoded_bytes > limits.max_batch_bytes) return std::nullopt;
-  std::optional<wire::ExpandError> error = wire::ExpandResultColumns(batch, limits.max_results);
+  std::optional<wire::ExpandError> error = wire::ExpandPackedResults(batch, limits.max_results);
   if (!error) return std::nullopt;
   return Rejection{error->too_many ? RejectReason::kTooManyResults : RejectReason::kBadResult,
                    std::move(error->message)};

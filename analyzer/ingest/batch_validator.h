@@ -90,12 +90,12 @@ class AgentNics {
   std::size_t count_ = 0;
 };
 
-// Turns the batch's result columns (UploadBatch.result_columns) into results,
-// first of all: everything after reads results. A malformed column or too
+// Turns the batch's packed results (UploadBatch.packed_results) into results,
+// first of all: everything after reads results. A malformed record or too
 // many results in all is the batch's rejection; a batch over max_batch_bytes
 // is left alone for ValidateBatch to refuse.
-std::optional<Rejection> ExpandColumns(v1::UploadBatch& batch, std::size_t encoded_bytes,
-                                       const ValidationLimits& limits);
+std::optional<Rejection> ExpandPacked(v1::UploadBatch& batch, std::size_t encoded_bytes,
+                                      const ValidationLimits& limits);
 
 // nullopt: the batch may be stored. `agent` is null when (agent, boot) never
 // said Hello. `encoded_bytes` is the batch's ByteSizeLong.

@@ -7,6 +7,7 @@
 
 #include "analyzer/store/store_keys.h"
 #include "common/base/names.h"
+#include "proto/wire/packed_results.h"
 
 namespace hostmesh::analyzer::ingest {
 
@@ -114,7 +115,7 @@ HelloOutcome IngestHandler::Hello(const v1::AgentHello& hello, const PeerIdentit
   reply.set_schema_version(v1::SCHEMA_VERSION_1);
   reply.set_analyzer_version(options_.analyzer_version);
   reply.set_last_durable_batch_seq(store_.LastDurableBatchSeq(hello.agent_id(), hello.boot_id()));
-  reply.set_takes_result_columns(true);  // Screen expands them
+  reply.set_packed_results_format(wire::kPackedResultsFormat);  // Screen expands them
   return {};
 }
 
@@ -158,8 +159,8 @@ IngestHandler::Screened IngestHandler::Screen(v1::UploadBatch& batch, std::size_
       batch.agent_id().empty() || batch.agent_id().size() > kMaxNameBytes
           ? nullptr
           : agents_.Find(batch.agent_id(), batch.boot_id());
-  // Columns become rows first: the validator and everything after read rows.
-  std::optional<Rejection> rejection = ExpandColumns(batch, encoded_bytes, options_.limits);
+  // Packed results become messages first: the validator and all after read those.
+  std::optional<Rejection> rejection = ExpandPacked(batch, encoded_bytes, options_.limits);
   if (!rejection) {
     rejection = ValidateBatch(batch, encoded_bytes, agent ? &agent->nics : nullptr,
                               clock_.RealtimeNow(), options_.limits);

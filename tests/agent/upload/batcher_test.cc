@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "agent/upload/wire_messages.h"
-#include "proto/wire/result_columns.h"
+#include "proto/wire/packed_results.h"
 
 namespace hostmesh::agent::upload {
 namespace {
@@ -61,7 +61,7 @@ TEST(upload_batcher, EveryBatchCarriesTheLoadSheddingStateOfItsClose) {
   }
 }
 
-TEST(upload_batcher, AgentResultsGoIntoColumnsThatReadBackAsTheirMessages) {
+TEST(upload_batcher, AgentResultsArePackedAndReadBackAsTheirMessages) {
   VirtualClock clock;
   Batcher batcher(clock, {"h003", 42}, 4, 1s);
   EXPECT_FALSE(batcher.Add(Result(1)));  // an older producer's row
@@ -89,9 +89,10 @@ TEST(upload_batcher, AgentResultsGoIntoColumnsThatReadBackAsTheirMessages) {
   const SharedBatch batch = batcher.AddResult(results[2]);
   ASSERT_TRUE(batch);
   EXPECT_EQ(batch->results_size(), 1);
-  EXPECT_EQ(batch->result_columns().src_nic_size(), 3);
+  EXPECT_EQ(batch->packed_results().count(), 3U);
+  EXPECT_EQ(batch->packed_results().format(), wire::kPackedResultsFormat);
   v1::UploadBatch read = *batch;
-  ASSERT_FALSE(wire::ExpandResultColumns(read, 100).has_value());
+  ASSERT_FALSE(wire::ExpandPackedResults(read, 100).has_value());
   ASSERT_EQ(read.results_size(), 4);
   EXPECT_EQ(read.results(0).sequence(), 1U);
   for (std::size_t i = 0; i < results.size(); ++i) {
@@ -99,11 +100,14 @@ TEST(upload_batcher, AgentResultsGoIntoColumnsThatReadBackAsTheirMessages) {
               ToProto(results[i]).SerializeAsString())
         << "result " << i;
   }
-  // The next batch's columns start their own send-time chain.
+  // The next batch's records start their own send-time chain.
   EXPECT_FALSE(batcher.AddResult(results[1]));
   const SharedBatch next = batcher.Close();
   ASSERT_TRUE(next);
-  EXPECT_EQ(next->result_columns().send_time_delta_ns(0), results[1].send_time_ns);
+  v1::UploadBatch next_read = *next;
+  ASSERT_FALSE(wire::ExpandPackedResults(next_read, 100).has_value());
+  ASSERT_EQ(next_read.results_size(), 1);
+  EXPECT_EQ(next_read.results(0).send_time_ns(), results[1].send_time_ns);
 }
 
 TEST(upload_batcher, PathsCountTowardsTheSize) {

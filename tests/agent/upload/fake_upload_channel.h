@@ -40,12 +40,12 @@ class FakeUploadChannel final : public UploadChannel {
   }
 
   // Commands: each delivers one event for the current connection.
-  // `takes_columns`: the analyzer expands result columns (false: one that predates them).
-  void AcceptOpen(std::uint64_t last_durable_seq = 0, bool takes_columns = true) {
+  // `reads_packed`: the analyzer reads packed results (false: one that predates them).
+  void AcceptOpen(std::uint64_t last_durable_seq = 0, bool reads_packed = true) {
     v1::HelloReply reply;
     reply.set_schema_version(v1::SCHEMA_VERSION_1);
     reply.set_last_durable_batch_seq(last_durable_seq);
-    reply.set_takes_result_columns(takes_columns);
+    reply.set_packed_results_format(reads_packed ? 1 : 0);
     sink_(ChannelEvent::Opened(current, reply));
   }
   void FailOpen(std::string error = "connection refused", bool deadline_exceeded = false) {

@@ -16,7 +16,7 @@
 
 #include "common/base/upload_limits.h"
 #include "hostmesh/v1/ingest.grpc.pb.h"
-#include "proto/wire/result_columns.h"
+#include "proto/wire/packed_results.h"
 
 namespace hostmesh::agent::upload::testing {
 
@@ -27,10 +27,10 @@ class IngestStore {
   using ResultKey = std::tuple<std::string, std::uint64_t, std::uint32_t, std::uint64_t>;
 
   // True when the batch is new (and now durable); false for a duplicate.
-  // Result columns are read as the analyzer reads them (expanded to rows).
+  // Packed results are read as the analyzer reads them (expanded).
   bool Record(v1::UploadBatch batch) {
-    if (batch.has_result_columns()) ++column_batches_;
-    if (wire::ExpandResultColumns(batch, kMaxResultsPerBatch)) ++malformed_batches_;
+    if (batch.has_packed_results()) ++packed_batches_;
+    if (wire::ExpandPackedResults(batch, kMaxResultsPerBatch)) ++malformed_batches_;
     std::lock_guard lock(mu_);
     const BatchKey key{batch.agent_id(), batch.boot_id(), batch.batch_seq()};
     if (!batches_.emplace(key, batch.results_size()).second) {
@@ -62,7 +62,7 @@ class IngestStore {
     std::lock_guard lock(mu_);
     return duplicate_batches_;
   }
-  std::uint64_t column_batches() const { return column_batches_; }
+  std::uint64_t packed_batches() const { return packed_batches_; }
   std::uint64_t malformed_batches() const { return malformed_batches_; }
   std::map<ResultKey, int> results() const {
     std::lock_guard lock(mu_);
@@ -74,7 +74,7 @@ class IngestStore {
   std::map<BatchKey, int> batches_;
   std::map<ResultKey, int> results_;
   std::uint64_t duplicate_batches_ = 0;
-  std::atomic<std::uint64_t> column_batches_{0};  // received with result columns
+  std::atomic<std::uint64_t> packed_batches_{0};  // received with packed results
   std::atomic<std::uint64_t> malformed_batches_{0};
 };
 
@@ -85,8 +85,8 @@ struct IngestBehavior {
   // False: Hello answers last_durable_batch_seq 0 (an analyzer that lost its
   // index), so the agent resends everything and dedup must catch it.
   bool report_last_durable = true;
-  // False: an analyzer that predates result columns (HelloReply says so).
-  bool takes_columns = true;
+  // False: an analyzer that predates packed results (HelloReply says so).
+  bool reads_packed = true;
 };
 
 class RecordingIngest final : public v1::AgentIngest::Service {
@@ -98,7 +98,7 @@ class RecordingIngest final : public v1::AgentIngest::Service {
                      v1::HelloReply* reply) override {
     reply->set_schema_version(v1::SCHEMA_VERSION_1);
     reply->set_analyzer_version("test");
-    reply->set_takes_result_columns(behavior_.takes_columns);
+    reply->set_packed_results_format(behavior_.reads_packed ? wire::kPackedResultsFormat : 0);
     if (behavior_.report_last_durable) {
       reply->set_last_durable_batch_seq(
           store_.LastDurable(request->agent_id(), request->boot_id()));

@@ -172,6 +172,18 @@ TEST(upload_spool, BudgetCountsTheMemoryOfArenaBatchesNotTheirWireSize) {
   EXPECT_EQ(spool.counters().bytes_dropped, arena->SpaceAllocated());
 }
 
+TEST(upload_spool, APackedBatchCountsItsRecordsBesideItsArena) {
+  // The packed records' string lives on the heap, outside the arena's blocks.
+  auto arena = std::make_shared<google::protobuf::Arena>();
+  auto* message = google::protobuf::Arena::CreateMessage<v1::UploadBatch>(arena.get());
+  message->set_batch_seq(1);
+  std::string& records = *message->mutable_packed_results()->mutable_records();
+  records.assign(100'000, '\x01');
+  const SharedBatch batch(arena, message);
+  EXPECT_EQ(Spool::MemoryBytes(*batch), arena->SpaceAllocated() + records.capacity());
+  EXPECT_GE(Spool::MemoryBytes(*batch), 100'000U);
+}
+
 TEST(upload_spool, OverBudgetDropsOldestFirstAndCounts) {
   const std::uint64_t one = Batch(1, 10)->ByteSizeLong();
   Spool spool(3 * one + one / 2);  // room for three batches

@@ -55,10 +55,10 @@ class upload_engine : public ::testing::Test {
     }
   }
 
-  void Connect(std::uint64_t last_durable_seq = 0, bool takes_columns = true) {
+  void Connect(std::uint64_t last_durable_seq = 0, bool reads_packed = true) {
     engine_.Poll();
     ASSERT_EQ(engine_.state(), ConnectionState::kConnecting);
-    channel_.AcceptOpen(last_durable_seq, takes_columns);
+    channel_.AcceptOpen(last_durable_seq, reads_packed);
     ASSERT_EQ(engine_.state(), ConnectionState::kStreaming);
   }
 
@@ -145,7 +145,7 @@ TEST_F(upload_engine, AFlightRecordRidesInABatchOfItsOwn) {
   EXPECT_EQ(engine_.Counters().open_items, 1u) << "the next result opens the next batch";
 }
 
-// Four agent results: two batches of columns.
+// Four agent results: two batches.
 std::vector<ProbeResult> AgentResults() {
   std::vector<ProbeResult> results(4);
   for (std::size_t i = 0; i < results.size(); ++i) {
@@ -156,7 +156,7 @@ std::vector<ProbeResult> AgentResults() {
   return results;
 }
 
-TEST_F(upload_engine, ResultsGoAsColumnsToAnAnalyzerThatTakesThem) {
+TEST_F(upload_engine, ResultsGoPackedToAnAnalyzerThatReadsThem) {
   Connect();
   const std::vector<ProbeResult> results = AgentResults();
   EXPECT_TRUE(engine_.AppendResults(results));
@@ -164,20 +164,20 @@ TEST_F(upload_engine, ResultsGoAsColumnsToAnAnalyzerThatTakesThem) {
   ASSERT_EQ(channel_.WrittenSeqs(), (std::vector<std::uint64_t>{1, 2}));
   for (const auto& write : channel_.writes) {
     EXPECT_EQ(write.batch->results_size(), 0);
-    EXPECT_EQ(write.batch->result_columns().sequence_size(), 2);
+    EXPECT_EQ(write.batch->packed_results().count(), 2U);
   }
   EXPECT_EQ(engine_.Counters().batches_sent_as_rows, 0U);
 }
 
-TEST_F(upload_engine, ResultsGoAsRowsToAnAnalyzerThatPredatesColumns) {
+TEST_F(upload_engine, ResultsGoAsMessagesToAnAnalyzerThatPredatesPacking) {
   const std::vector<ProbeResult> results = AgentResults();
-  engine_.AppendResults(results);  // built as columns before any analyzer answered
+  engine_.AppendResults(results);  // packed before any analyzer answered
   Connect(0, false);
   Pump();
   ASSERT_EQ(channel_.WrittenSeqs(), (std::vector<std::uint64_t>{1, 2}));
   for (std::size_t b = 0; b < 2; ++b) {
     const v1::UploadBatch& batch = *channel_.writes[b].batch;
-    EXPECT_FALSE(batch.has_result_columns());
+    EXPECT_FALSE(batch.has_packed_results());
     ASSERT_EQ(batch.results_size(), 2);
     for (int i = 0; i < 2; ++i) {
       EXPECT_EQ(batch.results(i).SerializeAsString(),
@@ -185,13 +185,13 @@ TEST_F(upload_engine, ResultsGoAsRowsToAnAnalyzerThatPredatesColumns) {
     }
   }
   EXPECT_EQ(engine_.Counters().batches_sent_as_rows, 2U);
-  // The spool keeps the batches as built: a newer analyzer gets columns.
+  // The spool keeps the batches as built: a newer analyzer gets them packed.
   channel_.Disconnect();
   AdvanceToRetry();
   Connect(0, true);
   Pump();
   EXPECT_EQ(channel_.WrittenSeqs(2), (std::vector<std::uint64_t>{1, 2}));
-  EXPECT_EQ(channel_.writes.back().batch->result_columns().sequence_size(), 2);
+  EXPECT_EQ(channel_.writes.back().batch->packed_results().count(), 2U);
   EXPECT_EQ(engine_.Counters().batches_sent_as_rows, 2U);
 }
 

@@ -62,7 +62,7 @@ UploaderOptions Options(int port) {
 }
 
 // Appends results [first, first + count) spread over the NICs, in groups of
-// 8 (a probe loop turn's): every other group through AppendResults (columns),
+// 8 (a probe loop turn's): every other group through AppendResults (packed),
 // the rest one Append each (rows, as older agents send them). Returns the
 // longest any single call took.
 std::chrono::nanoseconds AppendResults(Uploader& uploader, std::uint64_t first,
@@ -118,9 +118,9 @@ void ExpectEveryResultExactlyOnce(const IngestStore& store, std::uint64_t total)
   EXPECT_EQ(missing, 0u);
 }
 
-// The second analyzer may predate result columns: the batches built as
-// columns for the first are then sent to it as rows.
-void KillAndRestartMidRun(bool report_last_durable, bool second_takes_columns) {
+// The second analyzer may predate packed results: the batches packed for the
+// first are then sent to it as messages.
+void KillAndRestartMidRun(bool report_last_durable, bool second_reads_packed) {
   IngestStore store;
   // The first analyzer makes 8 batches durable-and-acked, then keeps storing
   // without acking: those acks are "lost in the crash".
@@ -154,7 +154,7 @@ void KillAndRestartMidRun(bool report_last_durable, bool second_takes_columns) {
   EXPECT_GE(uploader.Counters().queue_depth, 2 * kPhase / 20);
 
   TestIngestServer second(store, "127.0.0.1:" + std::to_string(port),
-                          {UINT64_MAX, report_last_durable, second_takes_columns});
+                          {UINT64_MAX, report_last_durable, second_reads_packed});
   ASSERT_TRUE(second.ok()) << "port " << port << " could not be reused";
   AppendResults(uploader, 3 * kPhase, kPhase);
 
@@ -167,9 +167,9 @@ void KillAndRestartMidRun(bool report_last_durable, bool second_takes_columns) {
   EXPECT_GE(counters.batches_closed, 4 * kPhase / 20);  // more if age closed some early
   EXPECT_GE(counters.connects, 2u);
   EXPECT_GE(counters.disconnects, 1u);
-  EXPECT_GT(store.column_batches(), 0U);
+  EXPECT_GT(store.packed_batches(), 0U);
   EXPECT_EQ(store.malformed_batches(), 0U);
-  if (second_takes_columns) {
+  if (second_reads_packed) {
     EXPECT_EQ(counters.batches_sent_as_rows, 0U);
   } else {
     EXPECT_GE(counters.batches_sent_as_rows, 3 * kPhase / 20);
@@ -186,11 +186,11 @@ void KillAndRestartMidRun(bool report_last_durable, bool second_takes_columns) {
 }
 
 TEST(upload_integration, KillAndRestartTheAnalyzerLosesAndDuplicatesNothing) {
-  KillAndRestartMidRun(/*report_last_durable=*/true, /*second_takes_columns=*/true);
+  KillAndRestartMidRun(/*report_last_durable=*/true, /*second_reads_packed=*/true);
 }
 
 TEST(upload_integration, ResentBatchesAreDeduplicatedWhenHelloKnowsNothing) {
-  KillAndRestartMidRun(/*report_last_durable=*/false, /*second_takes_columns=*/false);
+  KillAndRestartMidRun(/*report_last_durable=*/false, /*second_reads_packed=*/false);
 }
 
 TEST(upload_integration, StartsAndBuffersWithNoAnalyzerAtAll) {

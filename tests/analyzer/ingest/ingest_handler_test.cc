@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <future>
 
-#include "proto/wire/result_columns.h"
+#include "proto/wire/packed_results.h"
 #include "tests/analyzer/ingest/analyzer_under_test.h"
 #include "tests/analyzer/store/temp_dir.h"
 #include "tests/analyzer/store/test_batches.h"
@@ -130,17 +130,18 @@ std::vector<std::string> StoredResults(store::Store& store, WallTime now) {
   return out;
 }
 
-TEST_F(IngestHandlerTest, ResultColumnsAreStoredAsTheResultsTheyHold) {
+TEST_F(IngestHandlerTest, PackedResultsAreStoredAsTheResultsTheyHold) {
   v1::HelloReply reply;
   ASSERT_EQ(handler_->Hello(MakeHello("h1", 7), PeerIdentity::Anyone(), reply).code,
             HelloCode::kOk);
-  EXPECT_TRUE(reply.takes_result_columns()) << "agents send columns only when told";
+  EXPECT_EQ(reply.packed_results_format(), wire::kPackedResultsFormat)
+      << "agents pack results only when told";
   const v1::UploadBatch rows = MakeBatch("h1", 7, 1, 50, Now());
-  v1::UploadBatch columns = rows;
-  columns.clear_results();
+  v1::UploadBatch packed = rows;
+  packed.clear_results();
   std::int64_t previous = 0;
-  wire::AppendRowsToColumns(rows.results(), *columns.mutable_result_columns(), previous);
-  EXPECT_EQ(Ingest(columns).status(), v1::UploadAck::STATUS_ACCEPTED);
+  wire::AppendRowsToPacked(rows.results(), *packed.mutable_packed_results(), previous);
+  EXPECT_EQ(Ingest(packed).status(), v1::UploadAck::STATUS_ACCEPTED);
   EXPECT_EQ(stats_.results_accepted.Value(), 50u);
   ASSERT_EQ(sink_.seqs(), std::vector<std::uint64_t>{1});
   std::vector<std::string> expected;
@@ -153,25 +154,29 @@ TEST_F(IngestHandlerTest, ResultColumnsAreStoredAsTheResultsTheyHold) {
   EXPECT_EQ(Ingest(rows).status(), v1::UploadAck::STATUS_DUPLICATE);
 }
 
-TEST_F(IngestHandlerTest, MalformedResultColumnsAreRejectedNamingTheColumn) {
+TEST_F(IngestHandlerTest, MalformedPackedResultsAreRejectedNamingTheRecord) {
   SayHello("h1", 7);
   const v1::UploadBatch rows = MakeBatch("h1", 7, 1, 5, Now());
-  v1::UploadBatch columns = rows;
-  columns.clear_results();
+  v1::UploadBatch packed = rows;
+  packed.clear_results();
   std::int64_t previous = 0;
-  wire::AppendRowsToColumns(rows.results(), *columns.mutable_result_columns(), previous);
-  columns.mutable_result_columns()->mutable_flags()->RemoveLast();
-  const v1::UploadAck ack = Ingest(columns);
+  wire::AppendRowsToPacked(rows.results(), *packed.mutable_packed_results(), previous);
+  packed.mutable_packed_results()->mutable_records()->pop_back();
+  const v1::UploadAck ack = Ingest(packed);
   EXPECT_EQ(ack.status(), v1::UploadAck::STATUS_REJECTED);
-  EXPECT_NE(ack.error().find("bad_result: result_columns.flags holds 4 entries, src_nic 5"),
-            std::string::npos)
+  EXPECT_EQ(ack.error(),
+            "bad_result: packed_results: record 4: timestamp_error ends inside the record")
       << ack.error();
   EXPECT_EQ(stats_.Rejected(RejectReason::kBadResult).Value(), 1u);
-  // A result inside the columns is validated like any other: here a NIC the
-  // Hello never named.
-  columns.mutable_result_columns()->add_flags(0);
-  columns.mutable_result_columns()->set_src_nic(2, 99);
-  const v1::UploadAck unknown = Ingest(columns);
+  // A packed result is validated like any other: here a NIC the Hello never
+  // named.
+  v1::UploadBatch unknown_nic = rows;
+  unknown_nic.mutable_results(2)->set_src_nic(99);
+  v1::UploadBatch repacked = rows;
+  repacked.clear_results();
+  previous = 0;
+  wire::AppendRowsToPacked(unknown_nic.results(), *repacked.mutable_packed_results(), previous);
+  const v1::UploadAck unknown = Ingest(repacked);
   EXPECT_EQ(unknown.status(), v1::UploadAck::STATUS_REJECTED);
   EXPECT_EQ(stats_.Rejected(RejectReason::kUnknownNic).Value(), 1u) << unknown.error();
   EXPECT_TRUE(sink_.seqs().empty());
