@@ -1,6 +1,5 @@
 #pragma once
 
-#include <cstddef>
 #include <cstdint>
 #include <span>
 
@@ -13,11 +12,6 @@ namespace hostmesh::agent {
 // (x86-64 SSE4.2, checked at run time); else a byte table.
 // `crc` chains calls: Crc32c(b, Crc32c(a)) == Crc32c(a followed by b).
 std::uint32_t Crc32c(std::span<const std::uint8_t> data, std::uint32_t crc = 0);
-
-// The CRC of `data` as if its bytes [zero_at, zero_at + zero_bytes) were
-// zero, in one pass: a checksum checked where it is stored (probe_codec).
-std::uint32_t Crc32cZeroing(std::span<const std::uint8_t> data, std::size_t zero_at,
-                            std::size_t zero_bytes, std::uint32_t crc = 0);
 
 // The table version alone, whatever the CPU: for tests that both agree.
 std::uint32_t Crc32cTable(std::span<const std::uint8_t> data, std::uint32_t crc = 0);

@@ -1,5 +1,6 @@
 #include "agent/core/probe_codec.h"
 
+#include <array>
 #include <bit>
 #include <cstring>
 
@@ -59,7 +60,10 @@ std::uint8_t PaddingByte(std::size_t offset, std::uint64_t sequence) {
 
 // CRC over the payload as if its checksum field were zero, without copying it.
 std::uint32_t PayloadChecksum(std::span<const std::uint8_t> payload) {
-  return Crc32cZeroing(payload, kChecksumOffset, 4);
+  static constexpr std::array<std::uint8_t, 4> kZeros{};
+  std::uint32_t crc = Crc32c(payload.first(kChecksumOffset));
+  crc = Crc32c(kZeros, crc);
+  return Crc32c(payload.subspan(kChecksumOffset + 4), crc);
 }
 
 }  // namespace
