@@ -1,6 +1,7 @@
 #include "agent/upload/batcher.h"
 
 #include <algorithm>
+#include <cstring>
 #include <utility>
 
 #include "agent/upload/wire_messages.h"
@@ -36,7 +37,7 @@ v1::UploadBatch& Batcher::Open() {
     open_ = std::make_shared<Building>(BatchArenaOptions());
     open_->batch = google::protobuf::Arena::CreateMessage<v1::UploadBatch>(&open_->arena);
     previous_send_ns_ = 0;
-    records_ = nullptr;
+    records_used_ = 0;
     packed_count_ = 0;
   }
   return *open_->batch;
@@ -48,14 +49,17 @@ SharedBatch Batcher::Add(const v1::ProbeResult& result) {
 }
 
 SharedBatch Batcher::AddResult(const ProbeResult& result) {
-  v1::UploadBatch& batch = Open();  // a new batch has no records yet
-  if (records_ == nullptr) {
-    v1::PackedResults& packed = *batch.mutable_packed_results();
-    packed.set_format(wire::kPackedResultsFormat);
-    records_ = packed.mutable_records();
-    records_->reserve(kRecordsReserve);
+  Open();
+  if (records_capacity_ - records_used_ < wire::kMaxRecordBytes) {
+    const std::size_t capacity = std::max(kRecordsReserve, 2 * records_capacity_);
+    auto grown = std::make_unique<char[]>(capacity);
+    if (records_used_ > 0) std::memcpy(grown.get(), records_.get(), records_used_);
+    records_ = std::move(grown);
+    records_capacity_ = capacity;
   }
-  wire::AppendRecord(ToRecord(result), *records_, previous_send_ns_);
+  char* end =
+      wire::WriteRecord(ToRecord(result), records_.get() + records_used_, previous_send_ns_);
+  records_used_ = static_cast<std::size_t>(end - records_.get());
   ++packed_count_;
   return Added();
 }
@@ -97,7 +101,6 @@ SharedBatch Batcher::Close() {
   if (items_ == 0) return nullptr;
   std::shared_ptr<Building> closed = std::move(open_);
   items_ = 0;
-  records_ = nullptr;
   v1::UploadBatch& batch = *closed->batch;
   batch.set_schema_version(v1::SCHEMA_VERSION_1);
   batch.set_agent_id(identity_.agent_id);
@@ -105,7 +108,12 @@ SharedBatch Batcher::Close() {
   batch.set_batch_seq(++last_seq_);
   batch.set_created_ns(clock_.RealtimeNow().time_since_epoch().count());
   if (shedding_) *batch.mutable_load_shedding() = *shedding_;
-  if (packed_count_ > 0) batch.mutable_packed_results()->set_count(packed_count_);
+  if (packed_count_ > 0) {
+    v1::PackedResults& packed = *batch.mutable_packed_results();
+    packed.set_format(wire::kPackedResultsFormat);
+    packed.set_count(packed_count_);
+    packed.set_records(records_.get(), records_used_);
+  }
   // Shares ownership of the arena: the batch lives as long as any holder.
   return SharedBatch(closed, closed->batch);
 }

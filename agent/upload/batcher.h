@@ -82,11 +82,13 @@ class Batcher {
   std::uint32_t items_ = 0;
   MonoTime first_item_at_{};
   std::uint64_t last_seq_ = 0;
-  // The open batch's packed records (in its arena's message, null before the
-  // first), their count and the last one's send_time_ns.
-  std::string* records_ = nullptr;
+  // The open batch's packed records, written here without a bounds check per
+  // varint and copied into the batch when it closes; kept for the next batch.
+  std::unique_ptr<char[]> records_;
+  std::size_t records_capacity_ = 0;
+  std::size_t records_used_ = 0;
   std::uint32_t packed_count_ = 0;
-  std::int64_t previous_send_ns_ = 0;
+  std::int64_t previous_send_ns_ = 0;  // the last record's
 };
 
 }  // namespace hostmesh::agent::upload

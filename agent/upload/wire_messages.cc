@@ -56,27 +56,6 @@ void ToProto(const ProbeResult& r, v1::ProbeResult& out) {
   out.set_timestamp_error_ns(r.timestamp_error_ns);
 }
 
-wire::ResultRecord ToRecord(const ProbeResult& r) {
-  wire::ResultRecord e;
-  e.src_nic = r.src_nic;
-  e.dst_nic = r.dst_nic;
-  e.src_port = r.src_port;
-  e.dst_port = r.dst_port;
-  e.sequence = r.sequence;
-  e.send_time_ns = r.send_time_ns;
-  e.stamps[0] = r.app_send_ns;
-  e.stamps[1] = r.nic_send_ns;
-  e.stamps[2] = r.nic_recv_ns;
-  e.stamps[3] = r.app_recv_ns;
-  e.send_source = static_cast<std::uint32_t>(ToProto(r.send_timestamp_source));
-  e.recv_source = static_cast<std::uint32_t>(ToProto(r.recv_timestamp_source));
-  e.timeout = r.timeout;
-  e.send_failed = r.send_failed;
-  e.payload_bytes = r.payload_bytes;
-  e.timestamp_error_ns = r.timestamp_error_ns;
-  return e;
-}
-
 v1::AgentHello BuildHello(const AgentConfig& config, const HelloInputs& in) {
   v1::AgentHello hello;
   hello.set_schema_version(v1::SCHEMA_VERSION_1);

@@ -22,8 +22,29 @@ v1::Transport ToProto(Transport transport);
 v1::ProbeResult ToProto(const ProbeResult& result);
 // Into `out`, every field set (a message the batch's arena already holds).
 void ToProto(const ProbeResult& result, v1::ProbeResult& out);
-// Its values for UploadBatch.packed_results (wire::AppendRecord).
-wire::ResultRecord ToRecord(const ProbeResult& result);
+// Its values for UploadBatch.packed_results (wire::WriteRecord). Inline:
+// once per result, where the copy can be folded away.
+inline wire::ResultRecord ToRecord(const ProbeResult& r) {
+  wire::ResultRecord e;
+  e.src_nic = r.src_nic;
+  e.dst_nic = r.dst_nic;
+  e.src_port = r.src_port;
+  e.dst_port = r.dst_port;
+  e.sequence = r.sequence;
+  e.send_time_ns = r.send_time_ns;
+  e.stamps[0] = r.app_send_ns;
+  e.stamps[1] = r.nic_send_ns;
+  e.stamps[2] = r.nic_recv_ns;
+  e.stamps[3] = r.app_recv_ns;
+  // TimestampSource's numbers are v1::TimestampSource's (probe_types.h).
+  e.send_source = static_cast<std::uint32_t>(r.send_timestamp_source);
+  e.recv_source = static_cast<std::uint32_t>(r.recv_timestamp_source);
+  e.timeout = r.timeout;
+  e.send_failed = r.send_failed;
+  e.payload_bytes = r.payload_bytes;
+  e.timestamp_error_ns = r.timestamp_error_ns;
+  return e;
+}
 
 v1::PathReport ToProto(const tracer::PathReport& report);
 // The same into `out`, which is cleared first: a message reused batch after

@@ -79,13 +79,12 @@ inline char* PutVarint(std::uint64_t v, char* out) {
 // A record's largest size: 13 varints of at most 10 bytes.
 inline constexpr std::size_t kMaxRecordBytes = 130;
 
-// Appends `r` to `records` (PackedResults.records); `previous_send_ns` is
-// the last record's send_time_ns (0 before the first) and becomes r's.
-// Inline: the agent's probe loop calls it once per result.
-inline void AppendRecord(const ResultRecord& r, std::string& records,
-                         std::int64_t& previous_send_ns) {
-  char buffer[kMaxRecordBytes];
-  char* p = buffer;
+// Writes `r` as a record at `out`, which has room for kMaxRecordBytes, and
+// returns its end; `previous_send_ns` is the last record's send_time_ns (0
+// before the first) and becomes r's. Inline: the agent's probe loop calls it
+// once per result.
+inline char* WriteRecord(const ResultRecord& r, char* out, std::int64_t& previous_send_ns) {
+  char* p = out;
   p = PutVarint(r.src_nic, p);
   p = PutVarint(r.dst_nic, p);
   p = PutVarint(r.src_port, p);
@@ -109,8 +108,15 @@ inline void AppendRecord(const ResultRecord& r, std::string& records,
   put_stamp(r.stamps[2]);
   put_stamp(r.stamps[3]);
   p = PutVarint(r.payload_bytes, p);
-  p = PutVarint(ZigZag(r.timestamp_error_ns), p);
-  records.append(buffer, static_cast<std::size_t>(p - buffer));
+  return PutVarint(ZigZag(r.timestamp_error_ns), p);
+}
+
+// The same appended to `records` (PackedResults.records).
+inline void AppendRecord(const ResultRecord& r, std::string& records,
+                         std::int64_t& previous_send_ns) {
+  char buffer[kMaxRecordBytes];
+  const char* end = WriteRecord(r, buffer, previous_send_ns);
+  records.append(buffer, static_cast<std::size_t>(end - buffer));
 }
 
 // Results in the batch: its messages and its packed count.
