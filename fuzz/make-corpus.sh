@@ -11,7 +11,7 @@ corpus=fuzz/corpus
 
 ninja -C "$build" fuzz_seed_corpus >/dev/null
 for target in probe_codec tracer_icmp_reply tracer_trace_engine analyzer_ingest store_keys \
-  store_chunks store_result_codec state_codec state_learned_fabric; do
+  store_chunks store_result_codec state_codec state_learned_fabric packed_results; do
   rm -rf "${corpus:?}/$target"
 done
 "$build/fuzz/fuzz_seed_corpus" "$corpus"

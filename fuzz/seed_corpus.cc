@@ -231,6 +231,21 @@ void IngestAndStoreSeeds(const Traced& traced) {
   std::int64_t previous_send = 0;
   wire::AppendRowsToPacked(results_only.results(), *packed.mutable_packed_results(), previous_send);
   Write("analyzer_ingest", "packed_results", IngestInput(0, traced.hello, packed));
+  const std::uint32_t count = packed.packed_results().count();
+  const std::string count_bytes{static_cast<char>(count >> 8), static_cast<char>(count & 0xff)};
+  Write("packed_results", "results", count_bytes + packed.packed_results().records());
+  v1::UploadBatch failures_packed;
+  previous_send = 0;
+  v1::UploadBatch with_failures = results_only;
+  for (v1::ProbeResult& r : *with_failures.mutable_results()) {
+    r.set_send_failed(r.timeout());
+    r.set_timeout(false);
+    r.clear_nic_recv_ns();
+  }
+  wire::AppendRowsToPacked(with_failures.results(), *failures_packed.mutable_packed_results(),
+                           previous_send);
+  Write("packed_results", "send_failures",
+        count_bytes + failures_packed.packed_results().records());
   for (const v1::PathReport& p : traced.paths) *batch.add_paths() = p;
   *batch.add_telemetry() = Telemetry(0, kNow - 1000 * kMs);
   *batch.add_telemetry() = Telemetry(1, kNow - 1000 * kMs);
