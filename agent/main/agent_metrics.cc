@@ -338,9 +338,12 @@ void AgentMetrics::Publish(LoopSnapshot snapshot) {
 }
 
 void AgentMetrics::Observe(Pending& pending, double seconds) {
-  // prometheus::Histogram::Observe's rule: the first bucket whose bound is >= v.
-  const auto bucket = std::lower_bound(buckets_.begin(), buckets_.end(), seconds);
-  pending.counts[static_cast<std::size_t>(bucket - buckets_.begin())] += 1;
+  // prometheus::Histogram::Observe's rule: the first bucket whose bound is >=
+  // v. Probes land in the lowest few of the 13 bounds (1 us, 3.2 us, 10 us,
+  // ...): a scan from the bottom finds them in fewer steps than a binary search.
+  std::size_t bucket = 0;
+  while (bucket < buckets_.size() && buckets_[bucket] < seconds) ++bucket;
+  pending.counts[bucket] += 1;
   pending.sum += seconds;
   pending.any = true;
 }

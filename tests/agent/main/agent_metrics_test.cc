@@ -3,6 +3,7 @@
 #include "agent/main/agent_metrics.h"
 
 #include <gtest/gtest.h>
+#include <prometheus/histogram.h>
 
 #include <string>
 
@@ -166,6 +167,39 @@ TEST(agent_metrics, LatencyReachesTheHistogramBucketsWithEachPublish) {
   EXPECT_EQ(count(), "1");  // not before the loop publishes
   f.metrics.Publish(Snapshot(2));
   EXPECT_EQ(count(), "2");
+}
+
+TEST(agent_metrics, EachLatencyLandsInTheBucketPrometheusWouldPick) {
+  Fixture f(2);
+  prometheus::Histogram reference(AgentMetrics::LatencyBuckets());
+  reference.Observe(10e-6);  // the fixture's probe
+  // Below, on and between the bounds, and past the last one.
+  for (const std::int64_t ns : {0LL, 1LL, 999LL, 1'000LL, 1'001LL, 3'162LL, 3'163LL, 99'999LL,
+                                316'228LL, 999'999'999LL, 1'000'000'000LL, 7'000'000'000LL}) {
+    ProbeResult r;
+    r.src_nic = 1;
+    r.nic_send_ns = 5'000;
+    r.nic_recv_ns = 5'000 + ns;
+    f.metrics.ObserveResult(r);
+    reference.Observe(static_cast<double>(ns) * 1e-9);
+  }
+  f.metrics.Publish(Snapshot(2));
+  const prometheus::ClientMetric expected = reference.Collect();
+  bool found = false;
+  for (const prometheus::MetricFamily& family : f.registry.Collect()) {
+    if (family.name != "hostmesh_agent_network_latency_seconds") continue;
+    for (const prometheus::ClientMetric& m : family.metric) {
+      if (m.label.empty() || m.label[0].value != "nic1") continue;
+      found = true;
+      ASSERT_EQ(m.histogram.bucket.size(), expected.histogram.bucket.size());
+      for (std::size_t i = 0; i < m.histogram.bucket.size(); ++i) {
+        EXPECT_EQ(m.histogram.bucket[i].cumulative_count,
+                  expected.histogram.bucket[i].cumulative_count)
+            << "le " << m.histogram.bucket[i].upper_bound;
+      }
+    }
+  }
+  EXPECT_TRUE(found);
 }
 
 TEST(agent_metrics, EightNicsStayUnderTheSeriesBudget) {
