@@ -11,6 +11,7 @@
 #include <string>
 
 #include "hostmesh/v1/ingest.grpc.pb.h"
+#include "proto/wire/packed_results.h"
 
 namespace {
 
@@ -21,6 +22,8 @@ class Sink final : public v1::AgentIngest::Service {
   grpc::Status Hello(grpc::ServerContext*, const v1::AgentHello*, v1::HelloReply* reply) override {
     reply->set_schema_version(v1::SCHEMA_VERSION_1);
     reply->set_analyzer_version("ingest-sink");
+    // As the analyzer: agents pack their results (counted by their count).
+    reply->set_packed_results_format(hostmesh::wire::kPackedResultsFormat);
     return grpc::Status::OK;
   }
   grpc::Status Upload(grpc::ServerContext*,
@@ -28,7 +31,7 @@ class Sink final : public v1::AgentIngest::Service {
     v1::UploadBatch batch;
     while (stream->Read(&batch)) {
       batches_ += 1;
-      results_ += static_cast<unsigned long>(batch.results_size());
+      results_ += static_cast<unsigned long>(hostmesh::wire::ResultCount(batch));
       v1::UploadAck ack;
       ack.set_batch_seq(batch.batch_seq());
       ack.set_status(v1::UploadAck::STATUS_ACCEPTED);
