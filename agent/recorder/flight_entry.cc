@@ -55,11 +55,6 @@ std::string_view CutUtf8(std::string_view text, std::size_t max) {
   return text.substr(0, end);
 }
 
-std::size_t PackedSize(const FlightEntry& entry) {
-  if (entry.kind == FlightKind::kProbe) return kProbeBytes;
-  return kGenericBytes + CutUtf8(entry.text, kMaxEntryText).size();
-}
-
 void Pack(const FlightEntry& e, std::span<std::uint8_t> out) {
   const std::string_view text =
       e.kind == FlightKind::kProbe ? std::string_view{} : CutUtf8(e.text, kMaxEntryText);
@@ -80,15 +75,6 @@ void Pack(const FlightEntry& e, std::span<std::uint8_t> out) {
   Put<std::int32_t>(p + 16, e.value);
   Put<std::int64_t>(p + 20, e.value_ns);
   if (!text.empty()) std::memcpy(p + kGenericBytes, text.data(), text.size());
-}
-
-std::size_t PackedSizeAt(std::span<const std::uint8_t> in) {
-  if (IsProbe(in[0])) return kProbeBytes;
-  return kGenericBytes + Get<std::uint16_t>(in.data() + 2);
-}
-
-std::int64_t PackedTimeAt(std::span<const std::uint8_t> in) {
-  return Get<std::int64_t>(in.data() + 4);
 }
 
 FlightEntry Unpack(std::span<const std::uint8_t> in) {

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string>
 #include <string_view>
@@ -60,19 +61,34 @@ inline constexpr std::size_t kHeaderBytes = 12;
 inline constexpr std::size_t kProbeBytes = kHeaderBytes + 8;
 inline constexpr std::size_t kGenericBytes = kHeaderBytes + 16;
 
+// `text` cut to at most `max` bytes without splitting a UTF-8 sequence.
+std::string_view CutUtf8(std::string_view text, std::size_t max);
+
+// The sizes and time below are inline: the ring reads them for every probe
+// it stores and every entry it evicts.
+
 // The bytes `entry` takes in the ring (after cutting its text).
-std::size_t PackedSize(const FlightEntry& entry);
+inline std::size_t PackedSize(const FlightEntry& entry) {
+  if (entry.kind == FlightKind::kProbe) return kProbeBytes;
+  return kGenericBytes + CutUtf8(entry.text, kMaxEntryText).size();
+}
 // Writes `entry` into `out` (PackedSize bytes long).
 void Pack(const FlightEntry& entry, std::span<std::uint8_t> out);
 // The size of the packed entry at the start of `in`, from its header.
-std::size_t PackedSizeAt(std::span<const std::uint8_t> in);
+inline std::size_t PackedSizeAt(std::span<const std::uint8_t> in) {
+  if (in[0] == static_cast<std::uint8_t>(FlightKind::kProbe)) return kProbeBytes;
+  std::uint16_t text = 0;
+  std::memcpy(&text, in.data() + 2, sizeof text);
+  return kGenericBytes + text;
+}
 // Reads the packed entry at the start of `in`; its text points into `in`.
 FlightEntry Unpack(std::span<const std::uint8_t> in);
 // Its time_ns alone (eviction reads nothing else).
-std::int64_t PackedTimeAt(std::span<const std::uint8_t> in);
-
-// `text` cut to at most `max` bytes without splitting a UTF-8 sequence.
-std::string_view CutUtf8(std::string_view text, std::size_t max);
+inline std::int64_t PackedTimeAt(std::span<const std::uint8_t> in) {
+  std::int64_t time = 0;
+  std::memcpy(&time, in.data() + 4, sizeof time);
+  return time;
+}
 
 void ToProto(const FlightEntry& entry, v1::FlightEvent& out);
 
