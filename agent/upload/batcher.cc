@@ -20,7 +20,7 @@ google::protobuf::ArenaOptions BatchArenaOptions() {
 }
 
 // Room for the records of a second at 8 NICs x 10/s (about 30 bytes each):
-// the string grows by doubling past it.
+// the buffer grows by doubling past it, and is kept from batch to batch.
 constexpr std::size_t kRecordsReserve = 4096;
 
 }  // namespace
