@@ -41,8 +41,12 @@ FlightRecorder::FlightRecorder(const Clock& clock, std::size_t capacity_bytes)
     : clock_(clock), ring_(capacity_bytes) {}
 
 void FlightRecorder::Record(FlightEntry entry) {
-  if (entry.time_ns == 0) entry.time_ns = clock_.RealtimeNow().time_since_epoch().count();
   std::lock_guard lock(mu_);
+  PushLocked(entry);
+}
+
+void FlightRecorder::PushLocked(FlightEntry& entry) {
+  if (entry.time_ns == 0) entry.time_ns = clock_.RealtimeNow().time_since_epoch().count();
   ring_.Push(entry);
 }
 
@@ -62,8 +66,7 @@ void FlightRecorder::RecordProbes(std::span<const ProbeResult> results) {
     e.flags = static_cast<std::uint8_t>((r.timeout ? kProbeTimeout : 0) |
                                         (r.send_failed ? kProbeSendFailed : 0));
     e.value_ns = OneWayNs(r);
-    if (e.time_ns == 0) e.time_ns = clock_.RealtimeNow().time_since_epoch().count();
-    ring_.Push(e);
+    PushLocked(e);
   }
 }
 

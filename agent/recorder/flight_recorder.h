@@ -53,6 +53,9 @@ class FlightRecorder {
   const Clock& clock() const { return clock_; }
 
  private:
+  // Stamps a zero time_ns with the clock's realtime now, then stores; mu_ held.
+  void PushLocked(FlightEntry& entry);
+
   const Clock& clock_;
   mutable std::mutex mu_;
   FlightRing ring_;

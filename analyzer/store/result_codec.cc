@@ -2,6 +2,7 @@
 
 #include "analyzer/store/chunk_codec.h"
 #include "common/net/roce.h"
+#include "proto/wire/varint.h"
 
 namespace hostmesh::analyzer::store {
 namespace {
@@ -33,33 +34,23 @@ constexpr std::uint32_t kSourceMask = 3;
 constexpr std::size_t kMaxResultBytes = 96;  // flags 2, nics 2, ports 7, 7 deltas 70, payload 5
 
 void PutVarint(char*& out, std::uint64_t v) {
-  while (v >= 0x80) {
-    *out++ = static_cast<char>((v & 0x7f) | 0x80);
-    v >>= 7;
-  }
-  *out++ = static_cast<char>(v);
+  out = wire::PutVarint(v, out);
 }
 // Differences wrap in unsigned arithmetic, so any two int64 values round-trip.
 void PutDelta(char*& out, std::uint64_t value, std::uint64_t base) {
-  const auto d = static_cast<std::int64_t>(value - base);
-  PutVarint(out, (static_cast<std::uint64_t>(d) << 1) ^ static_cast<std::uint64_t>(d >> 63));
+  PutVarint(out, wire::ZigZag(static_cast<std::int64_t>(value - base)));
 }
 
 bool GetVarint(std::string_view& in, std::uint64_t& v) {
-  v = 0;
-  for (int shift = 0; shift < 64; shift += 7) {
-    if (in.empty()) return false;
-    const auto byte = static_cast<unsigned char>(in.front());
-    in.remove_prefix(1);
-    v |= static_cast<std::uint64_t>(byte & 0x7f) << shift;
-    if (byte < 0x80) return true;
-  }
-  return false;
+  const auto* p = reinterpret_cast<const std::uint8_t*>(in.data());
+  const bool ok = wire::GetVarint(p, p + in.size(), v) == wire::VarintRead::kOk;
+  in.remove_prefix(static_cast<std::size_t>(p - reinterpret_cast<const std::uint8_t*>(in.data())));
+  return ok;
 }
 bool GetDelta(std::string_view& in, std::uint64_t base, std::uint64_t& value) {
   std::uint64_t z = 0;
   if (!GetVarint(in, z)) return false;
-  value = base + ((z >> 1) ^ (~(z & 1) + 1));
+  value = base + static_cast<std::uint64_t>(wire::UnZigZag(z));
   return true;
 }
 

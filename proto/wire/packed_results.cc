@@ -6,14 +6,6 @@ namespace {
 // The fewest bytes a record takes: 9 varints that are always there.
 constexpr std::size_t kMinRecordBytes = 9;
 
-std::int64_t WrappingSum(std::int64_t a, std::int64_t b) {
-  return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b));
-}
-
-std::int64_t UnZigZag(std::uint64_t v) {
-  return static_cast<std::int64_t>(v >> 1) ^ -static_cast<std::int64_t>(v & 1);
-}
-
 v1::TimestampSource Source(std::uint32_t bits) {
   // An unknown source reads as unspecified, as an unknown enum value would.
   return v1::TimestampSource_IsValid(static_cast<int>(bits))
@@ -30,16 +22,13 @@ class Reader {
   // The next varint; false (and `error` names `field`) past the end or over
   // 64 bits.
   bool Next(const char* field, std::uint64_t& out) {
-    std::uint64_t v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (p_ == end_) return Fail(field, "ends inside");
-      const std::uint8_t byte = *p_++;
-      if (shift == 63 && byte > 1) return Fail(field, "is over 64 bits in");
-      v |= static_cast<std::uint64_t>(byte & 0x7f) << shift;
-      if (byte < 0x80) {
-        out = v;
+    switch (GetVarint(p_, end_, out)) {
+      case VarintRead::kOk:
         return true;
-      }
+      case VarintRead::kTruncated:
+        return Fail(field, "ends inside");
+      case VarintRead::kTooLong:
+        break;
     }
     return Fail(field, "is over 64 bits in");
   }

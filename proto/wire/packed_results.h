@@ -12,6 +12,7 @@
 #include <string>
 
 #include "hostmesh/v1/ingest.pb.h"
+#include "proto/wire/varint.h"
 
 namespace hostmesh::wire {
 
@@ -41,43 +42,8 @@ struct ResultRecord {
   std::int64_t timestamp_error_ns = 0;
 };
 
-// Two's-complement difference: the reader's sum undoes it for every int64.
-inline std::int64_t WrappingDifference(std::int64_t a, std::int64_t b) {
-  return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) - static_cast<std::uint64_t>(b));
-}
-
-inline std::uint64_t ZigZag(std::int64_t v) {
-  return (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63);
-}
-
-// Writes `v` at `out` as a base-128 varint; returns its end. Most of a
-// record's values take one to three bytes: those without a loop.
-inline char* PutVarint(std::uint64_t v, char* out) {
-  if (v < (std::uint64_t{1} << 7)) {
-    out[0] = static_cast<char>(v);
-    return out + 1;
-  }
-  if (v < (std::uint64_t{1} << 14)) {
-    out[0] = static_cast<char>(v | 0x80);
-    out[1] = static_cast<char>(v >> 7);
-    return out + 2;
-  }
-  if (v < (std::uint64_t{1} << 21)) {
-    out[0] = static_cast<char>(v | 0x80);
-    out[1] = static_cast<char>((v >> 7) | 0x80);
-    out[2] = static_cast<char>(v >> 14);
-    return out + 3;
-  }
-  while (v >= 0x80) {
-    *out++ = static_cast<char>(v | 0x80);
-    v >>= 7;
-  }
-  *out++ = static_cast<char>(v);
-  return out;
-}
-
 // A record's largest size: 13 varints of at most 10 bytes.
-inline constexpr std::size_t kMaxRecordBytes = 130;
+inline constexpr std::size_t kMaxRecordBytes = 13 * kMaxVarintBytes;
 
 // Writes `r` as a record at `out`, which has room for kMaxRecordBytes, and
 // returns its end; `previous_send_ns` is the last record's send_time_ns (0
