@@ -30,8 +30,8 @@ std::uint32_t UpdateTable(std::span<const std::uint8_t> data, std::uint32_t crc)
 
 #if defined(__x86_64__)
 // The SSE4.2 CRC32 instruction computes exactly this CRC, 8 bytes at a time.
-__attribute__((target("sse4.2"))) std::uint32_t UpdateSse42(std::span<const std::uint8_t> data,
-                                                            std::uint32_t crc) {
+__attribute__((target("sse4.2"))) inline std::uint32_t UpdateSse42(
+    std::span<const std::uint8_t> data, std::uint32_t crc) {
   const std::uint8_t* p = data.data();
   std::size_t n = data.size();
   std::uint64_t wide = crc;
@@ -61,6 +61,15 @@ __attribute__((target("sse4.2"))) std::uint32_t UpdateSse42(std::span<const std:
   return narrow;
 }
 
+// The three spans around the zeroed field in one function: the receiver's
+// check of every probe, where three calls cost a third more.
+__attribute__((target("sse4.2"))) std::uint32_t UpdateSse42Zeroed(
+    std::span<const std::uint8_t> data, std::size_t zero_offset, std::uint32_t crc) {
+  crc = UpdateSse42(data.first(zero_offset), crc);
+  crc = _mm_crc32_u32(crc, 0);
+  return UpdateSse42(data.subspan(zero_offset + 4), crc);
+}
+
 const bool kHaveSse42 = __builtin_cpu_supports("sse4.2");
 #endif
 
@@ -71,6 +80,16 @@ std::uint32_t Crc32c(std::span<const std::uint8_t> data, std::uint32_t crc) {
   if (kHaveSse42) return ~UpdateSse42(data, ~crc);
 #endif
   return ~UpdateTable(data, ~crc);
+}
+
+std::uint32_t Crc32cZeroed(std::span<const std::uint8_t> data, std::size_t zero_offset) {
+#if defined(__x86_64__)
+  if (kHaveSse42) return ~UpdateSse42Zeroed(data, zero_offset, ~0U);
+#endif
+  static constexpr std::uint8_t kZeros[4] = {};
+  std::uint32_t crc = UpdateTable(data.first(zero_offset), ~0U);
+  crc = UpdateTable(kZeros, crc);
+  return ~UpdateTable(data.subspan(zero_offset + 4), crc);
 }
 
 std::uint32_t Crc32cTable(std::span<const std::uint8_t> data, std::uint32_t crc) {

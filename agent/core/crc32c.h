@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 
@@ -12,6 +13,11 @@ namespace hostmesh::agent {
 // (x86-64 SSE4.2, checked at run time); else a byte table.
 // `crc` chains calls: Crc32c(b, Crc32c(a)) == Crc32c(a followed by b).
 std::uint32_t Crc32c(std::span<const std::uint8_t> data, std::uint32_t crc = 0);
+
+// The CRC of `data` as if its 4 bytes at `zero_offset` were zero (a
+// checksum field in the data it covers), in one call. Requires
+// zero_offset + 4 <= data.size().
+std::uint32_t Crc32cZeroed(std::span<const std::uint8_t> data, std::size_t zero_offset);
 
 // The table version alone, whatever the CPU: for tests that both agree.
 std::uint32_t Crc32cTable(std::span<const std::uint8_t> data, std::uint32_t crc = 0);

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <set>
 #include <string>
@@ -77,6 +78,33 @@ TEST(agent_codec, Crc32cInstructionAndTableAgreeOnEveryLengthAndOffset) {
       ASSERT_EQ(Crc32c(part, 0x1234U), Crc32cTable(part, 0x1234U))
           << "start " << start << " length " << length;
     }
+  }
+}
+
+TEST(agent_codec, Crc32cZeroedEqualsTheCrcOfACopyWithTheFieldZeroed) {
+  Bytes bytes(60);
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::uint8_t>(i * 91 + 7);
+  // Every offset: the field starts inside, at and across the instruction's words.
+  for (std::size_t offset = 0; offset + 4 <= bytes.size(); ++offset) {
+    Bytes zeroed = bytes;
+    std::fill_n(zeroed.begin() + static_cast<std::ptrdiff_t>(offset), 4, 0);
+    ASSERT_EQ(Crc32cZeroed(bytes, offset), Crc32c(zeroed)) << "offset " << offset;
+    ASSERT_EQ(Crc32cZeroed(bytes, offset), Crc32cTable(zeroed)) << "offset " << offset;
+  }
+}
+
+TEST(agent_codec, PaddingOfEveryLengthFollowsItsRule) {
+  // Written eight bytes at a time: every length ends the words at another point.
+  for (std::size_t size = kProbeHeaderBytes; size < kProbeHeaderBytes + 40; ++size) {
+    Bytes out(size);
+    ProbeHeader header = kGood50Header;
+    header.sequence = 0xABCDEF0123ULL + size;
+    ASSERT_TRUE(EncodeProbe(header, out));
+    for (std::size_t i = kProbeHeaderBytes; i < size; ++i) {
+      ASSERT_EQ(out[i], static_cast<std::uint8_t>(i * 0x5BU + header.sequence))
+          << "size " << size << " byte " << i;
+    }
+    EXPECT_EQ(DecodeProbe(out, header.boot_id).status, DecodeStatus::kOk);
   }
 }
 
