@@ -107,8 +107,7 @@ std::vector<std::uint16_t> PortPool::NextRotationPorts() const {
   return fresh;
 }
 
-void PortPool::AdvanceTo(MonoTime now) {
-  if (now < next_rotation_) return;
+void PortPool::Advance(MonoTime now) {
   const auto period = options_.rotation_period;
   const long long due = (now - next_rotation_) / period + 1;
   // Beyond this many rotations every slot is new anyway; skipping the rest

@@ -61,8 +61,12 @@ class PortPool {
            std::uint64_t seed);
 
   // Applies the rotations due by `now`. After a long stall it performs only as
-  // many as renew the whole pool and moves the schedule on.
-  void AdvanceTo(MonoTime now);
+  // many as renew the whole pool and moves the schedule on. Inline: the
+  // scheduler asks for every NIC on every turn of the probe loop, and a
+  // rotation is due once a minute.
+  void AdvanceTo(MonoTime now) {
+    if (now >= next_rotation_) Advance(now);
+  }
 
   // A port drawn uniformly from the current pool for a probe to `dst`; the use
   // is recorded for DistinctPortsUsed.
@@ -91,6 +95,7 @@ class PortPool {
     std::uint32_t index;
     Permutation permutation;
   };
+  void Advance(MonoTime now);  // AdvanceTo's rotations, once some are due
   std::uint16_t NextUnusedPort();
   // The walk's next port not in `pool`, advancing `walk` (the pool's own walk or a copy).
   std::uint16_t NextUnusedPort(Walk& walk, std::span<const std::uint16_t> pool) const;

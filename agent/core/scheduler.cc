@@ -64,6 +64,7 @@ bool Scheduler::SetAllowedPorts(NicId nic, std::vector<std::uint16_t> ports, Mon
   // Seeded from the NIC's own stream: other NICs' draws stay as they were.
   state.pool = PortPool(pool, static_cast<std::uint32_t>(nics_.size()), now, state.rng.Next());
   current = std::move(ports);
+  ++pool_changes_;
   return true;
 }
 
@@ -110,7 +111,10 @@ void Scheduler::PopDue(MonoTime now, std::vector<ProbeOrder>& out) {
   for (NicId src = 0; src < nics_.size(); ++src) {
     NicState& state = nics_[src];
     // Every pool, due or not, so that what the metrics read is current.
-    state.pool.AdvanceTo(now);
+    if (now >= state.pool.next_rotation()) {
+      state.pool.AdvanceTo(now);
+      ++pool_changes_;
+    }
     if (state.due > horizon) continue;
 
     // Uniform over the other NICs: draw among N-1 and step over ourselves.

@@ -77,6 +77,9 @@ class Scheduler {
 
   std::uint32_t num_nics() const { return static_cast<std::uint32_t>(nics_.size()); }
   const PortPool& pool(NicId nic) const { return nics_.at(nic).pool; }
+  // Grows whenever some pool may have changed (a rotation was due, or a new
+  // pool): who follows the pools compares it instead of every generation.
+  std::uint64_t pool_changes() const { return pool_changes_; }
   // Probes sent so far by `nic` (its last sequence number).
   std::uint64_t orders(NicId nic) const { return nics_.at(nic).last_sequence; }
   // Slots given up because the loop ran more than an interval late.
@@ -99,6 +102,7 @@ class Scheduler {
   std::chrono::nanoseconds interval_;     // options_.interval / rate_fraction_
   std::chrono::nanoseconds jitter_span_;  // largest deviation of one gap
   std::vector<NicState> nics_;
+  std::uint64_t pool_changes_ = 0;
 };
 
 }  // namespace hostmesh::agent

@@ -7,6 +7,8 @@ namespace hostmesh::agent::wiring {
 std::optional<std::vector<tracer::TraceTarget>> TraceFeed::TargetsIfRotated(
     const Scheduler& scheduler) {
   const std::size_t n = config_.nics.size();
+  if (handed_.size() == n && scheduler.pool_changes() == handed_changes_) return std::nullopt;
+  handed_changes_ = scheduler.pool_changes();
   bool rotated = handed_.size() != n;
   for (NicId nic = 0; nic < n && !rotated; ++nic) {
     rotated = scheduler.pool(nic).generation() != handed_[nic];

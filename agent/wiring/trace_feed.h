@@ -37,6 +37,7 @@ class TraceFeed {
  private:
   const AgentConfig& config_;
   std::vector<std::uint64_t> handed_;  // each pool's generation when last handed over
+  std::uint64_t handed_changes_ = 0;   // Scheduler::pool_changes() when last compared
 };
 
 }  // namespace hostmesh::agent::wiring

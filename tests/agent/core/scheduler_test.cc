@@ -207,6 +207,24 @@ TEST(agent_scheduler, DrivesPortRotationAndCountsPortsPerPair) {
   EXPECT_FALSE(std::ranges::equal(scheduler.pool(0).ports(), scheduler.pool(1).ports()));
 }
 
+TEST(agent_scheduler, PoolChangesGrowWithEveryRotationAndNewPoolOnly) {
+  Scheduler scheduler(Options(4), kStart, 12);
+  const std::uint64_t at_start = scheduler.pool_changes();
+  RunUntil(scheduler, kStart + 59s);
+  EXPECT_EQ(scheduler.pool_changes(), at_start) << "no rotation in the first minute";
+  RunUntil(scheduler, kStart + 3min + 50ms);
+  std::uint64_t generations = 0;
+  for (NicId nic = 0; nic < 4; ++nic) generations += scheduler.pool(nic).generation();
+  ASSERT_EQ(generations, 12U);
+  // At least one change per rotation (those a late loop applies at once count once).
+  EXPECT_GE(scheduler.pool_changes() - at_start, 12U);
+  const std::uint64_t before = scheduler.pool_changes();
+  EXPECT_FALSE(scheduler.SetAllowedPorts(1, {}, kStart + 3min + 60ms));  // unchanged
+  EXPECT_EQ(scheduler.pool_changes(), before);
+  ASSERT_TRUE(scheduler.SetAllowedPorts(1, {50101, 50102, 50103}, kStart + 3min + 60ms));
+  EXPECT_GT(scheduler.pool_changes(), before);
+}
+
 TEST(agent_scheduler, AStalledLoopGetsOneProbePerNicNotABurst) {
   Scheduler scheduler(Options(4), kStart, 10);
   RunUntil(scheduler, kStart + 1s);
