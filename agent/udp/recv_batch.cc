@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/base/plain_syscalls.h"
+
 namespace hostmesh::agent::udp {
 
 RecvBatch::RecvBatch(std::size_t capacity, std::size_t data_bytes, std::size_t control_bytes)
@@ -32,7 +34,7 @@ int RecvBatch::Receive(int fd, int flags, std::size_t max) {
     headers_[i].msg_len = 0;
   }
   const int got =
-      ::recvmmsg(fd, headers_.data(), static_cast<unsigned>(count), flags | MSG_DONTWAIT, nullptr);
+      PlainRecvmmsg(fd, headers_.data(), static_cast<unsigned>(count), flags | MSG_DONTWAIT);
   dirty_ = got > 0 ? static_cast<std::size_t>(got) : 0;
   return got;
 }

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -18,6 +19,7 @@
 
 #include "agent/udp/timestamping_cmsg.h"
 #include "common/base/logging.h"
+#include "common/base/plain_syscalls.h"
 #include "common/base/sticky_socket_error.h"
 
 namespace hostmesh::agent::udp {
@@ -63,7 +65,10 @@ UdpTransport::UdpTransport(const Clock& clock, UdpTransportOptions options)
       rx_batch_(std::max<std::size_t>(options_.receive_batch, 1), options_.max_payload_bytes + 1,
                 kControlBytes),
       err_batch_(std::max<std::size_t>(options_.receive_batch, 1), kErrQuoteBytes, kControlBytes) {
-  for (std::size_t i = 0; i < nics_.size(); ++i) nics_[i].config = options_.nics[i];
+  for (std::size_t i = 0; i < nics_.size(); ++i) {
+    nics_[i].config = options_.nics[i];
+    nics_[i].probe_address = MakeSocketAddress(nics_[i].config.ip, options_.dst_port);
+  }
   if (!epoll_.valid()) Log()->error("epoll_create1: {}", std::strerror(errno));
 }
 
@@ -226,14 +231,17 @@ SendResult UdpTransport::Send(const ProbeOrder& order, std::span<const std::uint
   }
   sender->last_used = now;
   const std::uint16_t dst_port = order.dst_port != 0 ? order.dst_port : options_.dst_port;
-  const SocketAddress to = MakeSocketAddress(nics_[order.dst].config.ip, dst_port);
+  const Nic& dst = nics_[order.dst];
+  std::optional<SocketAddress> other_port;  // not built (128 bytes) for a probe
+  if (dst_port != options_.dst_port) other_port = MakeSocketAddress(dst.config.ip, dst_port);
+  const SocketAddress& to = other_port ? *other_port : dst.probe_address;
 
   ssize_t sent = -1;
   for (int attempt = 0; attempt < 2; ++attempt) {
     // (1) as late as possible before the kernel takes the packet.
     result.app_send = {RealtimeNs(), TimestampSource::kUser};
-    sent = ::sendto(sender->fd.get(), payload.data(), payload.size(), MSG_DONTWAIT, to.get(),
-                    to.length);
+    sent = PlainSendto(sender->fd.get(), payload.data(), payload.size(), MSG_DONTWAIT, to.get(),
+                       to.length);
     if (sent >= 0 || !IsStickyIcmpError(errno)) break;
     ++nic.counters.icmp_errors;
   }
@@ -258,7 +266,7 @@ SendResult UdpTransport::Send(const ProbeOrder& order, std::span<const std::uint
 std::size_t UdpTransport::Poll(std::vector<TransportEvent>& out, std::size_t max_events) {
   if (clock_.MonotonicNow() >= next_sweep_) Sweep();
   std::array<epoll_event, 64> ready;
-  const int n = ::epoll_wait(epoll_.get(), ready.data(), static_cast<int>(ready.size()), 0);
+  const int n = PlainEpollWait(epoll_.get(), ready.data(), static_cast<int>(ready.size()), 0);
   std::size_t appended = 0;
   for (int i = 0; i < n && appended < max_events; ++i) {
     const std::uint64_t key = ready[static_cast<std::size_t>(i)].data.u64;
@@ -340,10 +348,12 @@ std::size_t UdpTransport::DrainErrQueue(NicId id, Sender& sender, std::vector<Tr
     const int n = err_batch_.Receive(sender.fd.get(), MSG_ERRQUEUE, asked);
     if (n < 0) break;
     for (std::size_t i = 0; i < static_cast<std::size_t>(n); ++i) {
-      TransportEvent event;
-      if (OnErrQueueMessage(nic, id, sender, err_batch_.header(i), event)) {
-        out.push_back(event);
+      // Built in place (no copy of the event and its payload vector): nearly
+      // every message is a stamp.
+      if (OnErrQueueMessage(nic, id, sender, err_batch_.header(i), out.emplace_back())) {
         ++appended;
+      } else {
+        out.pop_back();
       }
     }
     if (static_cast<std::size_t>(n) < asked) break;  // the queue is empty

@@ -130,6 +130,7 @@ class UdpTransport final : public ProbeTransport {
     std::vector<std::uint16_t> sender_ports;
     std::vector<Sender> senders;  // senders[i] is bound to sender_ports[i]
     UdpNicCounters counters;
+    SocketAddress probe_address;  // config.ip at options_.dst_port: every probe's, made once
   };
 
   // The index of `port`'s send socket on `nic`, or -1.
