@@ -31,6 +31,7 @@
 #include "agent/wiring/options_from_config.h"
 #include "agent/wiring/trace_plan.h"
 #include "common/base/logging.h"
+#include "common/base/plain_syscalls.h"
 #include "common/http/metrics_endpoint.h"
 #include "common/http/server.h"
 #include "common/http/server_config.h"
@@ -527,6 +528,9 @@ void AgentApp::UploadResults() {
 
 void AgentApp::PrepareSourcePorts() {
   const std::size_t n = config_.nics.size();
+  const std::uint64_t changes = core_->scheduler.pool_changes();
+  if (prepared_generations_.size() == n && changes == prepared_changes_) return;
+  prepared_changes_ = changes;
   if (prepared_generations_.size() != n) prepared_generations_.assign(n, ~std::uint64_t{0});
   for (NicId nic = 0; nic < n; ++nic) {
     const PortPool& pool = core_->scheduler.pool(nic);
@@ -641,10 +645,7 @@ bool AgentApp::Run(int stop_fd, int capture_fd) {
     const bool watch_stop = core_->prober.sending();
     if (watch_stop) fds[count++] = {stop_fd, POLLIN, 0};
     const auto wait = std::max(wake - now, std::chrono::nanoseconds::zero());
-    timespec timeout{};
-    timeout.tv_sec = static_cast<time_t>(wait.count() / 1'000'000'000);
-    timeout.tv_nsec = static_cast<long>(wait.count() % 1'000'000'000);
-    const int n = ::ppoll(fds, count, &timeout, nullptr);
+    const int n = PlainPpoll(fds, count, wait);
     if (n < 0 && errno != EINTR) Log()->warn("ppoll: {}", std::strerror(errno));
     events_ready = ready_fd < 0 || n != 0;
     const bool capture = capture_fd >= 0 && n > 0 && (fds[capture_at].revents & POLLIN) != 0;

@@ -342,7 +342,7 @@ void AgentMetrics::Observe(Pending& pending, double seconds) {
   // v. Probes land in the lowest few of the 13 bounds (1 us, 3.2 us, 10 us,
   // ...): a scan from the bottom finds them in fewer steps than a binary search.
   std::size_t bucket = 0;
-  while (bucket < buckets_.size() && buckets_[bucket] < seconds) ++bucket;
+  while (scan_bounds_[bucket] < seconds) ++bucket;
   pending.counts[bucket] += 1;
   pending.sum += seconds;
   pending.any = true;

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -61,6 +62,10 @@ class AgentMetrics {
 
   // Histogram bounds: 1 us .. 1 s, ~3.16x apart.
   static std::vector<double> LatencyBuckets();
+  static std::vector<double> WithInfinity(std::vector<double> bounds) {
+    bounds.push_back(std::numeric_limits<double>::infinity());
+    return bounds;
+  }
 
  private:
   LoopSnapshot Read() const;
@@ -82,6 +87,8 @@ class AgentMetrics {
   static void Flush(Pending& pending);
 
   const std::vector<double> buckets_ = LatencyBuckets();
+  // buckets_ and +Inf last, so that Observe's scan needs no end check.
+  const std::vector<double> scan_bounds_ = WithInfinity(buckets_);
   std::vector<Pending> latency_;     // per source NIC
   std::vector<Pending> processing_;  // per source NIC
 
