@@ -19,6 +19,45 @@ FlightRing::FlightRing(std::size_t capacity_bytes, std::int64_t eviction_bucket_
   if (eviction_bucket_ns <= 0) throw std::invalid_argument("eviction bucket must be positive");
 }
 
+void FlightRing::NoteEvictionInNewBucket(std::int64_t time_ns) {
+  const std::int64_t bucket = BucketOf(time_ns, bucket_ns_);
+  evicted_buckets_.push_back({bucket, 1});
+  if (evicted_buckets_.size() > max_buckets_) {
+    older_evicted_ += evicted_buckets_.front().count;
+    older_until_ns_ = evicted_buckets_.front().start_ns + bucket_ns_;
+    evicted_buckets_.pop_front();
+  }
+}
+
+inline void FlightRing::NoteEviction(std::int64_t time_ns) {
+  // Sources push nearly in time order; a late one joins the newest bucket.
+  // Most evictions fall in it: no division for them.
+  if (!evicted_buckets_.empty()) {
+    const std::int64_t newest = evicted_buckets_.back().start_ns;
+    if (time_ns < newest || time_ns - newest < bucket_ns_) {
+      ++evicted_buckets_.back().count;
+      return;
+    }
+  }
+  NoteEvictionInNewBucket(time_ns);
+}
+
+// Inline, like NoteEviction's usual case: once the ring is full every push
+// evicts, and the calls cost as much as the work.
+inline void FlightRing::EvictOldest() {
+  const std::span<const std::uint8_t> at(buf_.data() + head_, buf_.size() - head_);
+  const std::size_t size = PackedSizeAt(at);
+  NoteEviction(PackedTimeAt(at));
+  head_ += size;
+  used_ -= size;
+  --count_;
+  ++evicted_;
+  if (wrapped_ && head_ == end_) {
+    head_ = 0;
+    wrapped_ = false;
+  }
+}
+
 bool FlightRing::Push(const FlightEntry& entry) {
   const std::size_t size = PackedSize(entry);
   if (size > buf_.size()) return false;
@@ -44,39 +83,6 @@ bool FlightRing::Push(const FlightEntry& entry) {
   ++count_;
   ++recorded_;
   return true;
-}
-
-void FlightRing::EvictOldest() {
-  const std::span<const std::uint8_t> at(buf_.data() + head_, buf_.size() - head_);
-  const std::size_t size = PackedSizeAt(at);
-  NoteEviction(PackedTimeAt(at));
-  head_ += size;
-  used_ -= size;
-  --count_;
-  ++evicted_;
-  if (wrapped_ && head_ == end_) {
-    head_ = 0;
-    wrapped_ = false;
-  }
-}
-
-void FlightRing::NoteEviction(std::int64_t time_ns) {
-  // Sources push nearly in time order; a late one joins the newest bucket.
-  // Most evictions fall in it: no division for them.
-  if (!evicted_buckets_.empty()) {
-    const std::int64_t newest = evicted_buckets_.back().start_ns;
-    if (time_ns < newest || time_ns - newest < bucket_ns_) {
-      ++evicted_buckets_.back().count;
-      return;
-    }
-  }
-  const std::int64_t bucket = BucketOf(time_ns, bucket_ns_);
-  evicted_buckets_.push_back({bucket, 1});
-  if (evicted_buckets_.size() > max_buckets_) {
-    older_evicted_ += evicted_buckets_.front().count;
-    older_until_ns_ = evicted_buckets_.front().start_ns + bucket_ns_;
-    evicted_buckets_.pop_front();
-  }
 }
 
 RingSlice FlightRing::Slice(std::int64_t from_ns, std::int64_t to_ns) const {

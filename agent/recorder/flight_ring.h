@@ -64,6 +64,7 @@ class FlightRing {
  private:
   void EvictOldest();
   void NoteEviction(std::int64_t time_ns);
+  void NoteEvictionInNewBucket(std::int64_t time_ns);
 
   std::vector<std::uint8_t> buf_;
   // Entries fill [head_, end_) then [0, tail_) when wrapped_, else [head_, tail_).
