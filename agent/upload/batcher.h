@@ -82,11 +82,12 @@ class Batcher {
   std::uint32_t items_ = 0;
   MonoTime first_item_at_{};
   std::uint64_t last_seq_ = 0;
-  // The open batch's packed records, written here without a bounds check per
-  // varint and copied into the batch when it closes; kept for the next batch.
-  std::unique_ptr<char[]> records_;
-  std::size_t records_capacity_ = 0;
+  // The open batch's packed records (PackedResults.records in its arena),
+  // written in place without a bounds check per varint: the string is sized
+  // ahead of the writes and cut to what was written when the batch closes.
+  std::string* records_ = nullptr;
   std::size_t records_used_ = 0;
+  std::size_t records_reserve_;  // the size a batch's records start at
   std::uint32_t packed_count_ = 0;
   std::int64_t previous_send_ns_ = 0;  // the last record's
 };

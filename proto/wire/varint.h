@@ -30,7 +30,7 @@ inline std::int64_t WrappingSum(std::int64_t a, std::int64_t b) {
 inline constexpr int kMaxVarintBytes = 10;
 
 // Writes `v` at `out` as a varint; returns its end. Most values the callers
-// write take one to three bytes: those without a loop.
+// write take one to four bytes: those without a loop.
 inline char* PutVarint(std::uint64_t v, char* out) {
   if (v < (std::uint64_t{1} << 7)) {
     out[0] = static_cast<char>(v);
@@ -46,6 +46,13 @@ inline char* PutVarint(std::uint64_t v, char* out) {
     out[1] = static_cast<char>((v >> 7) | 0x80);
     out[2] = static_cast<char>(v >> 14);
     return out + 3;
+  }
+  if (v < (std::uint64_t{1} << 28)) {
+    out[0] = static_cast<char>(v | 0x80);
+    out[1] = static_cast<char>((v >> 7) | 0x80);
+    out[2] = static_cast<char>((v >> 14) | 0x80);
+    out[3] = static_cast<char>(v >> 21);
+    return out + 4;
   }
   while (v >= 0x80) {
     *out++ = static_cast<char>(v | 0x80);
