@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "agent/upload/spool.h"
 #include "agent/upload/wire_messages.h"
 #include "proto/wire/packed_results.h"
 
@@ -108,6 +109,50 @@ TEST(upload_batcher, AgentResultsArePackedAndReadBackAsTheirMessages) {
   ASSERT_FALSE(wire::ExpandPackedResults(next_read, 100).has_value());
   ASSERT_EQ(next_read.results_size(), 1);
   EXPECT_EQ(next_read.results(0).send_time_ns(), results[1].send_time_ns);
+}
+
+TEST(upload_batcher, BatchesOfEverySizeReadBackWhateverTheLastOneTook) {
+  // The records' string reserves what the last batch took and grows in
+  // steps: batches larger, smaller and much larger than the one before.
+  VirtualClock clock;
+  Batcher batcher(clock, {"h", 1}, 20'000, 1s);
+  std::uint64_t sequence = 0;
+  for (const std::size_t count : {700, 3'000, 40, 12'000, 1}) {
+    std::vector<ProbeResult> sent;
+    SharedBatch batch;
+    for (std::size_t i = 0; i < count; ++i) {
+      ProbeResult r;
+      r.src_nic = static_cast<NicId>(i % 8);
+      r.dst_nic = static_cast<NicId>((i + 1) % 8);
+      r.src_port = static_cast<std::uint16_t>(49152 + (i * 7919) % 16384);
+      r.dst_port = 4791;
+      r.sequence = ++sequence;
+      // Send-time differences of every varint length, from 1 to 8 bytes
+      // (sequence < 2^15, so at most 2^55: no overflow).
+      r.send_time_ns = 1'700'000'000'000'000'000 + static_cast<std::int64_t>(sequence << (i % 41));
+      r.app_send_ns = r.send_time_ns + 700;
+      r.nic_send_ns = r.send_time_ns + 2'000;
+      r.nic_recv_ns = r.send_time_ns + static_cast<std::int64_t>(i % 3 == 0 ? 5'000'000 : 15'000);
+      r.app_recv_ns = r.nic_recv_ns + 40'000;
+      r.send_timestamp_source = TimestampSource::kKernel;
+      r.recv_timestamp_source = TimestampSource::kKernel;
+      r.payload_bytes = 50;
+      sent.push_back(r);
+      ASSERT_FALSE(batcher.AddResult(r));
+    }
+    batch = batcher.Close();
+    ASSERT_TRUE(batch);
+    v1::UploadBatch read = *batch;
+    ASSERT_FALSE(wire::ExpandPackedResults(read, 20'000).has_value()) << count << " results";
+    ASSERT_EQ(read.results_size(), static_cast<int>(count));
+    for (std::size_t i = 0; i < count; ++i) {
+      ASSERT_EQ(read.results(static_cast<int>(i)).SerializeAsString(),
+                ToProto(sent[i]).SerializeAsString())
+          << "batch of " << count << ", result " << i;
+    }
+    // What the spool's budget counts holds the records.
+    EXPECT_GE(Spool::MemoryBytes(*batch), batch->packed_results().records().size());
+  }
 }
 
 TEST(upload_batcher, PathsCountTowardsTheSize) {
