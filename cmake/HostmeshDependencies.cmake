@@ -22,6 +22,11 @@ pkg_check_modules(GNUTLS REQUIRED IMPORTED_TARGET gnutls>=3.7)
 
 find_package(Protobuf REQUIRED)
 find_package(gRPC CONFIG REQUIRED)
+include(HostmeshStaticGrpc)
+# What the libraries link for gRPC, protobuf and Abseil: shared, static in the agent.
+hostmesh_grpc_dependency(hm_grpcpp gRPC::grpc++)
+hostmesh_grpc_dependency(hm_protobuf protobuf::libprotobuf)
+hostmesh_grpc_dependency(hm_absl_synchronization absl::synchronization)
 find_package(RocksDB CONFIG REQUIRED)
 find_package(Boost 1.74 REQUIRED COMPONENTS graph)
 find_package(spdlog CONFIG REQUIRED)

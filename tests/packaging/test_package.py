@@ -55,6 +55,11 @@ def expected() -> dict[str, set[str]]:
     }
 
 
+def cmake_cache() -> str:
+    with open(os.path.join(BUILD_DIR, "CMakeCache.txt")) as f:
+        return f.read()
+
+
 def files_of(deb: str) -> set[str]:
     listing = run("dpkg-deb", "--contents", deb).stdout
     paths = {line.split()[-1].removeprefix("./") for line in listing.splitlines()}
@@ -98,13 +103,19 @@ class DebianPackages(unittest.TestCase):
         self.assertEqual(self.field("hostmesh-agent", "Version"), "0.1.0")
 
     def test_binaries_depend_on_their_shared_libraries(self):
-        for package, libs in (("hostmesh-agent", ("libc6", "libgrpc++", "libibverbs1",
-                                                  "libprotobuf")),
+        # gRPC, protobuf and Abseil are linked into the agent (cmake/HostmeshStaticGrpc.cmake),
+        # OpenSSL is not.
+        static_grpc = "HOSTMESH_AGENT_STATIC_GRPC:BOOL=ON" in cmake_cache()
+        grpc = () if static_grpc else ("libgrpc++", "libprotobuf")
+        for package, libs in (("hostmesh-agent", ("libc6", "libibverbs1", "libssl3") + grpc),
                               ("hostmesh-analyzer", ("libc6", "libgrpc++", "libprotobuf")),
                               ("hostmesh-ctl", ("libc6",))):
             depends = self.field(package, "Depends")
             for lib in libs:
                 self.assertIn(lib, depends, f"{package}: {depends}")
+        if static_grpc:
+            depends = self.field("hostmesh-agent", "Depends")
+            self.assertNotRegex(depends, r"libgrpc|libprotobuf|libabsl|libre2|libc-ares", depends)
         self.assertEqual(self.field("hostmesh-monitoring", "Depends"), "")
 
     def test_conffile_and_maintainer_scripts(self):
