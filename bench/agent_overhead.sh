@@ -43,6 +43,10 @@
 # among the processes mapping it) and RSS (every page, shared ones whole),
 # and the peak RSS.
 #
+# The agent runs with the environment its systemd unit sets
+# (systemd/hostmesh-agent.service's Environment=: glibc's per-thread malloc
+# caches off), as on a host.
+#
 # A stand-in analyzer (bench/ingest_sink.cc) in the management namespace
 # acknowledges every batch, so the agent runs connected and uploading, as in
 # production; then a third run at 1000/s with the analyzer gone (the agent
@@ -71,6 +75,7 @@ floor=${HOSTMESH_BUILD_DIR:-build}/bench/agent_overhead_floor
 fabric=deploy/testbed/fabric
 export HOSTMESH_FABRIC_PREFIX=${HOSTMESH_FABRIC_PREFIX:-hmbench-}
 [ -x "$agent" ] || { echo "bench: build first ($agent missing)" >&2; exit 1; }
+mapfile -t agent_env < <(sed -n 's/^Environment=//p' systemd/hostmesh-agent.service)
 
 $fabric down >/dev/null
 $fabric up --hosts 2 --rails 8 --spines 4 >/dev/null
@@ -190,7 +195,7 @@ run() {
     kill -TERM "$sink_pid"; wait "$sink_pid" >/dev/null || true
     sink_pid=""
   fi
-  $fabric exec h000 -- "$agent" --config "$cfg" --log-level error &
+  $fabric exec h000 -- env "${agent_env[@]}" "$agent" --config "$cfg" --log-level error &
   pid=$!
   sleep "$settle"  # start-up (sockets, first pool, the tracer's first pass) is not steady state
   local runs0 targets sent lost runs1 t0 t1 tprobes0 tprobes1 errq
