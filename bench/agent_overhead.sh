@@ -172,8 +172,17 @@ trace_metrics() {
 }
 
 # Memory of process $1 now, from smaps_rollup: "rss pss private anonymous"
-# in kB (private = clean + dirty pages no other process maps).
+# in kB (private = clean + dirty pages no other process maps). With
+# HOSTMESH_BENCH_SMAPS=DIR, the anonymous kB of each mapping go to
+# DIR/smaps-<pid>.txt, largest first: where the memory is.
 memory() {
+  if [ -n "${HOSTMESH_BENCH_SMAPS:-}" ]; then
+    mkdir -p "$HOSTMESH_BENCH_SMAPS"
+    awk '/^[0-9a-f]+-[0-9a-f]+ / {name = (NF >= 6 ? $6 : "[anon]")}
+         /^Anonymous:/ && $2 > 0 {a[name] += $2}
+         END {for (n in a) print a[n], n}' "/proc/$1/smaps" | sort -rn \
+      >"$HOSTMESH_BENCH_SMAPS/smaps-$1.txt"
+  fi
   awk '/^Rss:/ {r = $2} /^Pss:/ {p = $2} /^Private_(Clean|Dirty):/ {v += $2} /^Anonymous:/ {a = $2}
        END {print r, p, v, a}' "/proc/$1/smaps_rollup"
 }

@@ -61,6 +61,13 @@ class DueQueue {
     } else {
       items_.erase(it);
     }
+    // A drained queue gives its memory back: the tracer's queue of new
+    // 5-tuples holds a whole pool on the first pass and little after.
+    if (empty() && items_.capacity() > kKeptWhenEmpty) {
+      items_ = std::vector<Item>();  // `= {}` would keep the capacity
+      head_ = 0;
+      return;
+    }
     // The erased head's slots are reclaimed once they are most of the vector.
     if (head_ > 16 && head_ * 2 > items_.size()) {
       items_.erase(items_.begin(), items_.begin() + Head());
@@ -75,7 +82,10 @@ class DueQueue {
     return it == items_.end() ? nullptr : &*it;
   }
 
+  std::size_t capacity() const { return items_.capacity(); }
+
  private:
+  static constexpr std::size_t kKeptWhenEmpty = 64;
   std::ptrdiff_t Head() const { return static_cast<std::ptrdiff_t>(head_); }
 
   std::vector<Item> items_;

@@ -54,6 +54,25 @@ TEST(DueQueue, ErasesFromTheMiddleAndIgnoresWhatIsNotQueued) {
   EXPECT_EQ(Drain(q), want);
 }
 
+TEST(DueQueue, ADrainedLargeQueueGivesItsMemoryBackAndASmallOneKeepsIt) {
+  Queue large;
+  for (std::uint16_t p = 0; p < 1000; ++p) large.Insert({kT0 + std::chrono::seconds{p}, Tuple(p)});
+  ASSERT_GE(large.capacity(), 1000u);
+  EXPECT_EQ(Drain(large).size(), 1000u);  // Drain works on a copy
+  for (std::uint16_t p = 0; p < 1000; ++p) large.Erase(kT0 + std::chrono::seconds{p}, Tuple(p));
+  EXPECT_TRUE(large.empty());
+  EXPECT_EQ(large.capacity(), 0u);
+  large.Insert({kT0, Tuple(1)});  // and works on
+  EXPECT_EQ(large.front().tuple, Tuple(1));
+
+  Queue small;
+  for (std::uint16_t p = 0; p < 8; ++p) small.Insert({kT0 + std::chrono::seconds{p}, Tuple(p)});
+  const std::size_t capacity = small.capacity();
+  for (std::uint16_t p = 0; p < 8; ++p) small.Erase(kT0 + std::chrono::seconds{p}, Tuple(p));
+  EXPECT_TRUE(small.empty());
+  EXPECT_EQ(small.capacity(), capacity) << "a few slots are kept for the next items";
+}
+
 TEST(DueQueue, ValuesRideAlongWithTheirItems) {
   Queue q;
   q.Insert({kT0 + 3s, Tuple(1), 30});
