@@ -61,11 +61,13 @@ class PortPool {
            std::uint64_t seed);
 
   // Applies the rotations due by `now`. After a long stall it performs only as
-  // many as renew the whole pool and moves the schedule on. Inline: the
-  // scheduler asks for every NIC on every turn of the probe loop, and a
-  // rotation is due once a minute.
-  void AdvanceTo(MonoTime now) {
-    if (now >= next_rotation_) Advance(now);
+  // many as renew the whole pool and moves the schedule on. Returns whether
+  // a rotation was due. Inline: the scheduler asks for every NIC on every
+  // turn of the probe loop, and a rotation is due once a minute.
+  bool AdvanceTo(MonoTime now) {
+    if (now < next_rotation_) return false;
+    Advance(now);
+    return true;
   }
 
   // A port drawn uniformly from the current pool for a probe to `dst`; the use

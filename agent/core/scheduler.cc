@@ -111,10 +111,7 @@ void Scheduler::PopDue(MonoTime now, std::vector<ProbeOrder>& out) {
   for (NicId src = 0; src < nics_.size(); ++src) {
     NicState& state = nics_[src];
     // Every pool, due or not, so that what the metrics read is current.
-    if (now >= state.pool.next_rotation()) {
-      state.pool.AdvanceTo(now);
-      ++pool_changes_;
-    }
+    if (state.pool.AdvanceTo(now)) ++pool_changes_;
     if (state.due > horizon) continue;
 
     // Uniform over the other NICs: draw among N-1 and step over ourselves.

@@ -62,12 +62,12 @@ class AgentMetrics {
 
   // Histogram bounds: 1 us .. 1 s, ~3.16x apart.
   static std::vector<double> LatencyBuckets();
+
+ private:
   static std::vector<double> WithInfinity(std::vector<double> bounds) {
     bounds.push_back(std::numeric_limits<double>::infinity());
     return bounds;
   }
-
- private:
   LoopSnapshot Read() const;
   void AddPairCounter(metrics::Registry& registry, const char* name, const char* help,
                       std::uint64_t PairCounters::*field);
