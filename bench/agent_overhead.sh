@@ -178,7 +178,10 @@ trace_metrics() {
 memory() {
   if [ -n "${HOSTMESH_BENCH_SMAPS:-}" ]; then
     mkdir -p "$HOSTMESH_BENCH_SMAPS"
-    awk '/^[0-9a-f]+-[0-9a-f]+ / {name = (NF >= 6 ? $6 : "[anon]")}
+    # Unnamed mappings apart, with their size: a thread's stack is 8 MB
+    # (8192 kB), a malloc arena's heap 64 MB.
+    awk '/^[0-9a-f]+-[0-9a-f]+ / {name = (NF >= 6 ? $6 : "[anon]"); n++}
+         /^Size:/ && name == "[anon]" {name = "[anon " n ": " $2 " kB]"}
          /^Anonymous:/ && $2 > 0 {a[name] += $2}
          END {for (n in a) print a[n], n}' "/proc/$1/smaps" | sort -rn \
       >"$HOSTMESH_BENCH_SMAPS/smaps-$1.txt"

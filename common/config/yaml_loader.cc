@@ -5,7 +5,7 @@
 #include <unistd.h>
 #include <yaml-cpp/exceptions.h>
 
-#include <array>
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -78,15 +78,23 @@ std::string ReadConfigFile(const std::filesystem::path& path, ByteSize max_bytes
   if (S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) > max_bytes.bytes) {
     FileIssue(path, TooLarge(std::to_string(st.st_size) + " bytes", max_bytes));
   }
+  // Read straight into the result, no buffer on the stack: a daemon's main
+  // thread keeps every stack page it ever touched (a 64 KiB buffer here was
+  // a quarter of the agent's stack and heap growth budget).
   std::string contents;
-  contents.reserve(S_ISREG(st.st_mode) ? static_cast<std::size_t>(st.st_size) : 0);
-  std::array<char, 64 * 1024> buffer{};
+  // A regular file in one read (and one to see its end); a pipe, or a file
+  // whose size says 0 (procfs), a page at a time.
+  const std::size_t step = std::max<std::size_t>(
+      S_ISREG(st.st_mode) ? static_cast<std::size_t>(st.st_size) + 1 : 0, 4096);
+  contents.reserve(step);
   for (;;) {
-    const ssize_t n = ::read(fd, buffer.data(), buffer.size());
+    const std::size_t used = contents.size();
+    contents.resize(used + step);
+    const ssize_t n = ::read(fd, contents.data() + used, step);
+    contents.resize(used + static_cast<std::size_t>(std::max<ssize_t>(n, 0)));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) FileIssue(path, std::string("cannot read the file: ") + std::strerror(errno));
     if (n == 0) break;
-    contents.append(buffer.data(), static_cast<std::size_t>(n));
     // A pipe, or a file that grew after fstat: stop at the cap, not at the end.
     if (contents.size() > max_bytes.bytes) {
       FileIssue(path,

@@ -140,6 +140,18 @@ TEST_F(FileCap, AFileAtItsCapIsRead) {
   EXPECT_THAT(e.what(), HasSubstr("the file is 8 bytes, over the cap of 7B (7 bytes)"));
 }
 
+TEST_F(FileCap, FilesOfManyPagesAndProcfsFilesAreReadWhole) {
+  // Three pages and a bit: read into the result in place, nothing lost or doubled.
+  std::string text;
+  for (int i = 0; text.size() < 3 * 4096 + 5; ++i) text += "key" + std::to_string(i) + ": v\n";
+  { std::ofstream(path_) << text; }
+  EXPECT_EQ(ReadConfigFile(path_, kMaxConfigFileBytes), text);
+  // A procfs file says it is empty and is not.
+  const std::string self = ReadConfigFile("/proc/self/status", kMaxConfigFileBytes);
+  EXPECT_THAT(self, HasSubstr("Name:"));
+  EXPECT_EQ(self.back(), '\n');
+}
+
 TEST_F(FileCap, AStreamPastItsCapIsCutOffWhileReading) {
   // /dev/zero has no size ahead: the read itself stops at the cap.
   const ConfigError e = Caught([] { ReadConfigFile("/dev/zero", ByteSize{1000}); });
