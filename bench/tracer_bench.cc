@@ -21,7 +21,6 @@ std::vector<TraceTarget> Pool() {
         t.dst_nic = d;
         t.tuple = {Ipv4{0xC6120001u + 4 * s}, Ipv4{0xC6120001u + 4 * d},
                    static_cast<std::uint16_t>(50000 + 16 * s + p), kRoceV2Port, kIpProtoUdp};
-        t.netdev = "nic" + std::to_string(s);
         out.push_back(t);
       }
     }

@@ -10,28 +10,35 @@ ContinuousTracer::ContinuousTracer(ContinuousConfig config, const Clock& clock)
 void ContinuousTracer::SetTargets(const std::vector<TraceTarget>& targets) {
   const MonoTime now = clock_.MonotonicNow();
   // Only ever grown: a reserve below the table's bucket count rehashes it
-  // down, and the 5-tuples rotated in (inserted before the old ones leave)
-  // rehashed it up again, twice per rotation, every entry each time.
+  // down, every entry, and a rotation's insertions would rehash it up again.
   if (static_cast<float>(targets.size()) >
       static_cast<float>(entries_.bucket_count()) * entries_.max_load_factor()) {
     entries_.reserve(targets.size());
   }
   // Entries still wanted carry this call's stamp (no set of the targets: a
-  // pool's rotation hands over every 5-tuple of the host).
+  // pool's rotation hands over every 5-tuple of the host). Those that left
+  // go before the new ones come: their nodes are reused, where inserting
+  // first held a rotation's worth of both at once.
   ++set_targets_calls_;
+  for (const TraceTarget& t : targets) {
+    if (const auto it = entries_.find(t.tuple); it != entries_.end()) {
+      it->second.wanted = set_targets_calls_;
+    }
+  }
+  EraseUnwanted();
   for (const TraceTarget& t : targets) {
     auto [it, inserted] = entries_.try_emplace(t.tuple);
     it->second.src_nic = t.src_nic;
     it->second.dst_nic = t.dst_nic;
     it->second.wanted = set_targets_calls_;
-    Source& source = sources_[t.tuple.src];
-    if (source.netdev != t.netdev) source.netdev = t.netdev;
     if (inserted) {
       it->second.due = now;
-      ++source.entries;
       Enqueue(it->first, it->second);
     }
   }
+}
+
+void ContinuousTracer::EraseUnwanted() {
   for (auto it = entries_.begin(); it != entries_.end();) {
     if (it->second.wanted == set_targets_calls_) {
       ++it;
@@ -42,10 +49,6 @@ void ContinuousTracer::SetTargets(const std::vector<TraceTarget>& targets) {
       std::erase_if(in_flight_entries_, [&](const auto& f) { return f.second == &it->second; });
     } else {
       Dequeue(it->first, it->second);
-    }
-    if (const auto src = sources_.find(it->first.src);
-        src != sources_.end() && --src->second.entries == 0) {
-      sources_.erase(src);
     }
     it = entries_.erase(it);
   }
@@ -151,7 +154,7 @@ TraceRequest ContinuousTracer::HandOut(Entry& best_entry, const FiveTuple& tuple
   best->reserved = reserved;
   best->budget_key = key;
   if (best->new_in_pool) ++counters_.rotation_traces;
-  request.netdev = sources_[request.tuple.src].netdev;
+  if (best->src_nic < config_.netdevs.size()) request.netdev = config_.netdevs[best->src_nic];
   request.generation = best->generation++;
   request.switch_hops = best->switch_hops;
   request.first_hop = TrustedFirstHop(request.tuple.src, now);

@@ -78,13 +78,16 @@ struct ContinuousConfig {
   // Copied into every request (max_ttl, timeouts, destination_swallows,
   // session); tuple, netdev, generation and switch_hops are set per trace.
   TraceRequest request_template;
+  // Each source NIC's netdev, by TraceTarget::src_nic (a trace's socket is
+  // bound to it; none when missing or ""). Here once, not in every target: a
+  // rotation hands over every 5-tuple of the host.
+  std::vector<std::string> netdevs;
 };
 
 struct TraceTarget {
   std::uint32_t src_nic = 0;
   std::uint32_t dst_nic = 0;
   FiveTuple tuple;
-  std::string netdev;  // the source NIC's
 };
 
 // Plain counters; the agent exports them.
@@ -134,8 +137,7 @@ class ContinuousTracer {
     HopStatus status = HopStatus::kSilent;
     std::uint8_t icmp_code = 0;
   };
-  // One per 5-tuple of the pools (the map's key). The source NIC's netdev
-  // is kept per source (sources_), not per 5-tuple.
+  // One per 5-tuple of the pools (the map's key).
   struct Entry {
     std::uint32_t src_nic = 0;
     std::uint32_t dst_nic = 0;
@@ -164,6 +166,8 @@ class ContinuousTracer {
     }
   };
 
+  // SetTargets' removal of the entries its call did not list.
+  void EraseUnwanted();
   // The due queue of an entry that is not in flight (keyed by its due time).
   void Enqueue(const FiveTuple& tuple, Entry& e);
   void Dequeue(const FiveTuple& tuple, const Entry& e);
@@ -200,13 +204,6 @@ class ContinuousTracer {
   using SourceQueues = std::vector<std::pair<Ipv4, DueQueue<Entry*>>>;
   SourceQueues waiting_[2];
   static DueQueue<Entry*>& QueueOf(SourceQueues& queues, Ipv4 src);
-  // Per source address: its entries (budget keys follow sources) and its
-  // NIC's netdev.
-  struct Source {
-    std::size_t entries = 0;
-    std::string netdev;
-  };
-  std::map<Ipv4, Source> sources_;
   // Source address -> its first hop's address, learned from TTL-1 replies,
   // and when a trace last saw it.
   std::map<Ipv4, Ipv4> first_hop_;

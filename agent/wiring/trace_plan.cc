@@ -30,6 +30,7 @@ tracer::ContinuousConfig ContinuousConfigFrom(const AgentConfig& config, std::ui
   out.gather = kTraceGather;
   // One trace per NIC at a time at most; the budgets usually allow fewer.
   out.max_in_flight = std::max<std::size_t>(config.nics.size(), 1);
+  for (const NicConfig& nic : config.nics) out.netdevs.push_back(nic.netdev);
   out.request_template.max_ttl = t.max_ttl;
   out.request_template.probe_timeout = kTraceProbeTimeout;
   out.request_template.destination_swallows = true;  // our own receiver eats the last probe
@@ -57,7 +58,6 @@ std::vector<tracer::TraceTarget> TraceTargetsFrom(
         t.src_nic = static_cast<std::uint32_t>(s);
         t.dst_nic = static_cast<std::uint32_t>(d);
         t.tuple = {*src, *dst, port, config.probe.dst_port, tracer::kIpProtoUdp};
-        t.netdev = config.nics[s].netdev;
         out.push_back(std::move(t));
       }
     }

@@ -21,7 +21,6 @@ TraceTarget Target(const char* src, const char* dst, std::uint16_t sport) {
   t.tuple.src = Ip(src);
   t.tuple.dst = Ip(dst);
   t.tuple.sport = sport;
-  t.netdev = "nic0";
   return t;
 }
 
@@ -34,6 +33,7 @@ class ContinuousTracerTest : public ::testing::Test {
                       .burst = 100,
                       .per_first_hop_per_second = 1000,
                       .per_first_hop_burst = 100};
+    config_.netdevs = {"nic0"};
   }
 
   ContinuousTracer& Tracer() {
@@ -239,6 +239,21 @@ TEST_F(ContinuousTracerTest, LearnsThePathLengthForTheNextTrace) {
   EXPECT_EQ(requests_[1].max_ttl, 6);
   EXPECT_EQ(requests_[1].netdev, "nic0");
   EXPECT_NE(requests_[0].generation, requests_[1].generation);
+}
+
+TEST_F(ContinuousTracerTest, EachTraceIsBoundToItsSourceNicsNetdev) {
+  config_.netdevs = {"nic0", "nic1"};
+  TraceTarget second = Target("198.18.0.5", "198.18.0.9", 49152);
+  second.src_nic = 1;
+  TraceTarget unknown = Target("198.18.0.13", "198.18.0.9", 49152);
+  unknown.src_nic = 2;  // no netdev listed: the trace's socket is not bound
+  Tracer().SetTargets({second, unknown});
+  RunDue();
+  ASSERT_EQ(requests_.size(), 2U);
+  std::map<Ipv4, std::string> netdev_by_source;
+  for (const TraceRequest& r : requests_) netdev_by_source[r.tuple.src] = r.netdev;
+  EXPECT_EQ(netdev_by_source[Ip("198.18.0.5")], "nic1");
+  EXPECT_EQ(netdev_by_source[Ip("198.18.0.13")], "");
 }
 
 TEST_F(ContinuousTracerTest, BudgetSpreadsTracesOverTime) {

@@ -53,7 +53,6 @@ std::vector<tracer::TraceTarget> Targets(int ports) {
     t.dst_nic = 1;
     t.tuple = {Ip("198.18.0.1"), Ip("198.18.0.5"), static_cast<std::uint16_t>(50000 + i), 4791,
                tracer::kIpProtoUdp};
-    t.netdev = "nic0";
     out.push_back(t);
   }
   return out;

@@ -55,7 +55,6 @@ TEST(tracing_glue, TargetsAreEveryPairOfIpv4NicsTimesTheSourcePool) {
     EXPECT_EQ(t.tuple.dst.ToString(), config.nics[t.dst_nic].ip.ToString());
     EXPECT_EQ(t.tuple.dport, 4792);
     EXPECT_EQ(t.tuple.protocol, tracer::kIpProtoUdp);
-    EXPECT_EQ(t.netdev, config.nics[t.src_nic].netdev);
     const auto& pool = pools[t.src_nic];
     EXPECT_NE(std::find(pool.begin(), pool.end(), t.tuple.sport), pool.end());
     seen.insert({t.src_nic, t.dst_nic, t.tuple.sport});
@@ -76,6 +75,8 @@ TEST(tracing_glue, ContinuousConfigComesFromTheTracerouteSection) {
   EXPECT_TRUE(c.request_template.destination_swallows);
   EXPECT_EQ(c.request_template.session, 77U);
   EXPECT_EQ(c.request_template.probe_timeout, kTraceProbeTimeout);
+  // Every NIC's, by index, as TraceTarget::src_nic counts them.
+  EXPECT_EQ(c.netdevs, (std::vector<std::string>{"nic0", "nic1", "nic2", "nic3"}));
 }
 
 TEST(tracing_glue, TraceLoadSaysWhenTheBudgetCannotKeepUp) {
