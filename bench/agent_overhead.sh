@@ -171,6 +171,12 @@ trace_metrics() {
     END {printf "%d %d %d %d %d %d\n", r, t, s, l, p, e}'
 }
 
+# Private anonymous kB of process $1 once a second until killed, one per
+# line: the window's peak (a pool's rotation holds more for a few seconds).
+anon_samples() {
+  while awk '/^Anonymous:/ {print $2}' "/proc/$1/smaps_rollup" 2>/dev/null; do sleep 1; done
+}
+
 # Memory of process $1 now, from smaps_rollup: "rss pss private anonymous"
 # in kB (private = clean + dirty pages no other process maps). With
 # HOSTMESH_BENCH_SMAPS=DIR, the anonymous kB of each mapping go to
@@ -212,7 +218,13 @@ run() {
   sleep "$settle"  # start-up (sockets, first pool, the tracer's first pass) is not steady state
   local runs0 targets sent lost runs1 t0 t1 tprobes0 tprobes1 errq
   read -r runs0 targets _ _ tprobes0 _ < <(trace_metrics); t0=$(date +%s.%N)
+  local samples_file sampler anon_peak
+  samples_file=$(mktemp /tmp/hostmesh-bench.XXXXXX.anon)
+  anon_samples "$pid" >"$samples_file" &
+  sampler=$!
   figures=$(measure "$pid")
+  kill "$sampler"; wait "$sampler" 2>/dev/null || true
+  anon_peak=$(sort -n "$samples_file" | tail -1); rm -f "$samples_file"
   read -r runs1 targets sent lost tprobes1 errq < <(trace_metrics); t1=$(date +%s.%N)
   local threads mem hwm
   threads=$(cat "$threads_file")
@@ -224,9 +236,10 @@ run() {
   verbs=$(grep -qE 'libibverbs|libnl-3' "/proc/$pid/maps" && echo "mapped" || echo "not mapped")
   kill -TERM "$pid"; wait "$pid" || true
   summarize "$3" "$figures"
-  echo "$figures $mem" | awk -v threads="$nthreads" -v hwm="$hwm" -v sent="$sent" -v lost="$lost" '{
-    printf "%-22s %d threads, %.1f wake-ups/s; private anonymous %.2f MB (all private %.1f MB), PSS %.1f MB, RSS %.1f MB (peak %.1f MB); sent %d, timed out %d\n",
-           "", threads, $6, $12 / 1024, $11 / 1024, $10 / 1024, $9 / 1024, hwm / 1024, sent, lost }'
+  echo "$figures $mem" | awk -v threads="$nthreads" -v hwm="$hwm" -v sent="$sent" -v lost="$lost" \
+    -v anon_peak="${anon_peak:-0}" '{
+    printf "%-22s %d threads, %.1f wake-ups/s; private anonymous %.2f MB (at most %.2f MB in the window; all private %.1f MB), PSS %.1f MB, RSS %.1f MB (peak %.1f MB); sent %d, timed out %d\n",
+           "", threads, $6, $12 / 1024, anon_peak / 1024, $11 / 1024, $10 / 1024, $9 / 1024, hwm / 1024, sent, lost }'
   printf "%-22s by thread: %s; libibverbs/libnl %s\n" "" "${threads%, }" "$verbs"
   # ICMP errors for probes (and other error-queue messages) since the start,
   # and the open descriptors: what grows with uptime, if anything.
