@@ -45,8 +45,12 @@ void ContinuousTracer::EraseUnwanted() {
       continue;
     }
     if (it->second.in_flight) {
-      orphans_[it->first] = {it->second.budget_key, it->second.reserved};
-      std::erase_if(in_flight_entries_, [&](const auto& f) { return f.second == &it->second; });
+      const auto flight = std::find_if(in_flight_entries_.begin(), in_flight_entries_.end(),
+                                       [&](const InFlight& f) { return f.entry == &it->second; });
+      if (flight != in_flight_entries_.end()) {
+        orphans_[it->first] = {flight->budget_key, flight->reserved};
+        in_flight_entries_.erase(flight);
+      }
     } else {
       Dequeue(it->first, it->second);
     }
@@ -73,8 +77,10 @@ Ipv4 ContinuousTracer::TrustedFirstHop(Ipv4 src, MonoTime now) const {
 
 bool ContinuousTracer::SwitchesKnown(const Entry& e) {
   if (e.switch_hops <= 0 || static_cast<int>(e.known.size()) <= e.switch_hops) return false;
-  return std::all_of(e.known.begin(), e.known.begin() + e.switch_hops,
-                     [](const KnownHop& hop) { return hop.status == HopStatus::kTimeExceeded; });
+  for (int i = 0; i < e.switch_hops; ++i) {
+    if (e.known[static_cast<std::size_t>(i)].status != HopStatus::kTimeExceeded) return false;
+  }
+  return true;
 }
 
 std::vector<Ipv4> ContinuousTracer::KnownSwitches(const Entry& e) {
@@ -150,9 +156,7 @@ TraceRequest ContinuousTracer::HandOut(Entry& best_entry, const FiveTuple& tuple
   last_handout_ = now;
   best->waiting_for_budget = false;
   best->in_flight = true;
-  in_flight_entries_.emplace_back(request.tuple, best);
-  best->reserved = reserved;
-  best->budget_key = key;
+  in_flight_entries_.push_back({request.tuple, best, key, reserved});
   if (best->new_in_pool) ++counters_.rotation_traces;
   if (best->src_nic < config_.netdevs.size()) request.netdev = config_.netdevs[best->src_nic];
   request.generation = best->generation++;
@@ -234,7 +238,7 @@ std::optional<PathReport> ContinuousTracer::OnTraceDone(const TraceResult& resul
   }
 
   const auto flight = std::find_if(in_flight_entries_.begin(), in_flight_entries_.end(),
-                                   [&](const auto& f) { return f.first == result.tuple; });
+                                   [&](const InFlight& f) { return f.tuple == result.tuple; });
   std::erase(busy_sources_, result.tuple.src);
   if (flight == in_flight_entries_.end()) {
     if (const auto orphan = orphans_.find(result.tuple); orphan != orphans_.end()) {
@@ -245,9 +249,10 @@ std::optional<PathReport> ContinuousTracer::OnTraceDone(const TraceResult& resul
     ++counters_.results_dropped;
     return std::nullopt;
   }
-  Entry& e = *flight->second;
+  Entry& e = *flight->entry;
+  budget_.Settle(SettleKey(flight->budget_key, result.tuple.src), flight->reserved,
+                 result.probes_sent, now);
   in_flight_entries_.erase(flight);
-  budget_.Settle(SettleKey(e.budget_key, result.tuple.src), e.reserved, result.probes_sent, now);
   e.in_flight = false;
   e.new_in_pool = false;
   e.traced_at = now;
@@ -309,8 +314,8 @@ std::optional<std::vector<Hop>> ContinuousTracer::KnownPath(const FiveTuple& tup
 }
 
 void ContinuousTracer::StoreKnown(const std::vector<Hop>& hops, Entry& e) {
-  e.known.resize(hops.size());  // in place: a path's length rarely changes
-  for (std::size_t i = 0; i < hops.size(); ++i) {
+  e.known.Reset(hops.size());  // in place: a path's length rarely changes
+  for (std::size_t i = 0; i < e.known.size(); ++i) {
     e.known[i] = {hops[i].address, hops[i].status, hops[i].icmp_code};
   }
 }

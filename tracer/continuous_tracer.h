@@ -51,6 +51,7 @@
 
 #include "common/base/clock.h"
 #include "tracer/due_queue.h"
+#include "tracer/known_hops.h"
 #include "tracer/path_report.h"
 #include "tracer/trace_budget.h"
 #include "tracer/trace_types.h"
@@ -129,31 +130,24 @@ class ContinuousTracer {
   std::optional<std::vector<Hop>> KnownPath(const FiveTuple& tuple) const;
 
  private:
-  // What KnownPath needs of a hop: its address and status by TTL (index + 1),
-  // without the RTT. 8 bytes, not a Hop's 32: a host keeps one path per
-  // 5-tuple of its pools (896 with 8 NICs and 16 ports).
-  struct KnownHop {
-    Ipv4 address;
-    HopStatus status = HopStatus::kSilent;
-    std::uint8_t icmp_code = 0;
-  };
-  // One per 5-tuple of the pools (the map's key).
+  // One per 5-tuple of the pools (the map's key). 96 bytes, so that a node
+  // of the map (next pointer, key, entry; the hash is not cached) takes a
+  // 128-byte block: a host holds 896, the simulator 10,000 hosts' worth. What
+  // only a trace in flight needs is kept in in_flight_entries_.
   struct Entry {
-    std::uint32_t src_nic = 0;
-    std::uint32_t dst_nic = 0;
     MonoTime due{};
     MonoTime traced_at{};  // when its last trace ended
     MonoTime last_report{};
-    std::uint64_t wanted = 0;  // the SetTargets call that last listed it
-    double reserved = 0;
-    Ipv4 budget_key;
+    std::uint32_t wanted = 0;  // the SetTargets call that last listed it
     std::uint32_t generation = 0;
+    std::uint32_t src_nic = 0;
+    std::uint32_t dst_nic = 0;
     int switch_hops = 0;      // from the last trace that reached the destination
     bool new_in_pool = true;  // not traced since it (re)entered the pool
     bool in_flight = false;
     bool waiting_for_budget = false;
     bool traced = false;
-    std::vector<KnownHop> known;  // by TTL; updated in place
+    KnownHops known;  // by TTL; updated in place
   };
   // A due queue's head that NextTrace considers.
   struct Candidate {
@@ -211,15 +205,23 @@ class ContinuousTracer {
   // Budget reservations of traces whose 5-tuple left the pool while in flight.
   std::map<FiveTuple, std::pair<Ipv4, double>> orphans_;
   ContinuousCounters counters_;
-  std::uint64_t set_targets_calls_ = 0;
+  std::uint32_t set_targets_calls_ = 0;
   // Sources with a trace in flight (orphans included: their probes are still
   // out); a few, so a flat list.
   std::vector<Ipv4> busy_sources_;
   // The entries handed out and not done, by 5-tuple (as many as busy sources
-  // at most): OnTraceDone finds its entry here, not in the hash map, whose
-  // bucket and chain are cold when a trace ends (the simulator runs 10,000
-  // tracers in turn). An entry leaves it when done or when it leaves the pool.
-  std::vector<std::pair<FiveTuple, Entry*>> in_flight_entries_;
+  // at most), with the budget reserved for each under its key: OnTraceDone
+  // finds its entry here, not in the hash map, whose bucket and chain are
+  // cold when a trace ends (the simulator runs 10,000 tracers in turn). An
+  // entry leaves it when done or when it leaves the pool (its reservation to
+  // orphans_).
+  struct InFlight {
+    FiveTuple tuple;
+    Entry* entry;
+    Ipv4 budget_key;
+    double reserved;
+  };
+  std::vector<InFlight> in_flight_entries_;
   MonoTime last_handout_ = MonoTime::min();
   // NextTrace's scratch, kept between calls so that it allocates nothing.
   std::vector<Candidate> due_now_;

@@ -94,7 +94,8 @@ class DueQueue {
 
 // For unordered containers of 5-tuples.
 struct FiveTupleHash {
-  std::size_t operator()(const FiveTuple& t) const {
+  // noexcept: unordered containers then keep no copy of the hash per node.
+  std::size_t operator()(const FiveTuple& t) const noexcept {
     std::uint64_t k = (std::uint64_t{t.src.value} << 32 | t.dst.value) ^
                       ((std::uint64_t{t.sport} << 24 | std::uint64_t{t.dport} << 8 | t.protocol) *
                        0x9E3779B97F4A7C15ULL);

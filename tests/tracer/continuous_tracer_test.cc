@@ -177,6 +177,32 @@ TEST_F(ContinuousTracerTest, PathChangeIsReportedAtOnce) {
   EXPECT_EQ((*Tracer().KnownPath(t.tuple))[1].address, Ip("10.9.9.9"));
 }
 
+TEST_F(ContinuousTracerTest, APathLongerThanTwoTiersIsKeptWholeAndConfirmedAsBefore) {
+  // Five switches (leaf, spine, core, spine, leaf) and the destination: past
+  // the hops kept in place.
+  config_.request_template.destination_swallows = true;
+  const TraceTarget t = Target("198.18.0.1", "198.18.0.9", 49152);
+  override_[t.tuple] = {Ip("198.18.0.0"), Ip("10.1.0.1"), Ip("10.2.0.1"), Ip("10.1.0.2"),
+                        Ip("198.18.0.8")};
+  Tracer().SetTargets({t});
+  RunDue();
+  const auto known = Tracer().KnownPath(t.tuple);
+  ASSERT_TRUE(known);
+  ASSERT_EQ(known->size(), 6U);
+  for (std::size_t i = 0; i < 5; ++i) EXPECT_EQ((*known)[i].address, override_[t.tuple][i]);
+  EXPECT_EQ((*known)[5].address, t.tuple.dst);
+  clock_.Advance(60s);
+  EXPECT_TRUE(RunDue().empty());  // the same path: no report
+  ASSERT_EQ(requests_.size(), 2U);
+  EXPECT_EQ(requests_[1].known_hops, override_[t.tuple]);  // all five switches handed over
+  override_[t.tuple][4] = Ip("198.18.0.12");               // the last leaf changed
+  clock_.Advance(60s);
+  const auto reports = RunDue();
+  ASSERT_EQ(reports.size(), 1U);
+  EXPECT_TRUE(reports[0].changed);
+  EXPECT_EQ((*Tracer().KnownPath(t.tuple))[4].address, Ip("198.18.0.12"));
+}
+
 TEST_F(ContinuousTracerTest, ALostProbeBringsItsTraceForwardOncePerInterval) {
   config_.loss_retrace_after = 30s;
   const TraceTarget lost = Target("198.18.0.1", "198.18.0.9", 49152);
