@@ -111,9 +111,6 @@ struct SequentialParams {
   std::uint32_t max_unobserved_windows = 15;
   std::uint32_t min_failures = 3;
   std::uint32_t min_traced = 50;
-  // A NIC pair with fewer traced probes borrows its rails' share of failures
-  // through blamed links for its untraced probes.
-  std::uint32_t min_traced_pair = 20;
   std::uint32_t max_culprits = 64;
 };
 
