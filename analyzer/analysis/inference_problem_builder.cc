@@ -340,6 +340,13 @@ class ProblemBuilder {
   // two ends (the lower switch of its first and of its last link).
   void AddRoutes() {
     const auto& ok = w_.middle_ok();
+    route_probes_.assign(ok.begin(), ok.end());
+    for (std::size_t i = 0; i < groups_.keys.size(); ++i) {
+      const MiddleId m = DecodeGroup(groups_.keys[i]).middle;
+      if (m == PathTable::kNoPath) continue;
+      if (m >= route_probes_.size()) route_probes_.resize(std::size_t{m} + 1, 0);
+      route_probes_[m] += static_cast<double>(groups_.counts[i]);
+    }
     for (std::size_t m = 0; m < ok.size(); ++m) {
       if (ok[m] > 0) AddRoute(static_cast<MiddleId>(m));
     }
@@ -371,8 +378,11 @@ class ProblemBuilder {
     const auto it = ecmp_groups_.find((a << 32) | b);
     if (it == ecmp_groups_.end()) return;
     MiddleComponents(links, fabric_, ix_, comps_);
-    CandidateComponents(links, paths_.Candidates(m), fabric_, ix_, comps_);
-    p_->AddRoute(it->second, comps_);
+    route_weights_.assign(comps_.size(), 1.0f);
+    // A cut-short route crosses each of its k candidates at a position by
+    // 1/k: the share of the ECMP group's untraced probes it may fail.
+    CandidateComponents(links, paths_.Candidates(m), fabric_, ix_, comps_, &route_weights_);
+    p_->AddRoute(it->second, comps_, route_weights_, route_probes_[m]);
   }
 
   // Each failure group with its RNICs, its path's components and, for a
@@ -468,6 +478,8 @@ class ProblemBuilder {
   };
   std::vector<char> routed_;
   std::vector<std::uint32_t> comps_;
+  std::vector<float> route_weights_;
+  std::vector<double> route_probes_;  // per fabric path: the window's probes on it
 };
 
 }  // namespace

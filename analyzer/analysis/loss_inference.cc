@@ -1,9 +1,15 @@
 #include "analyzer/analysis/loss_inference.h"
 
 #include <algorithm>
+#include <boost/math/special_functions/gamma.hpp>
 #include <cmath>
 
 namespace hostmesh::analysis {
+namespace {
+// The one-sided confidence of the rate an RNIC's traced probes make
+// plausible for its untraced ones (Unexplained::CountUntraced).
+constexpr double kCorroboration = 0.95;
+}  // namespace
 
 void InferenceProblem::Reset(std::size_t component_count) {
   components = component_count;
@@ -18,12 +24,19 @@ void InferenceProblem::Reset(std::size_t component_count) {
   pairs.clear();
   routes.clear();
   route_comps.clear();
+  route_weights.clear();
 }
 
-void InferenceProblem::AddRoute(std::uint32_t rail_pair, std::span<const std::uint32_t> rc) {
+void InferenceProblem::AddRoute(std::uint32_t rail_pair, std::span<const std::uint32_t> rc,
+                                std::span<const float> rw, double probes) {
   routes.push_back({rail_pair, static_cast<std::uint32_t>(route_comps.size()),
-                    static_cast<std::uint32_t>(rc.size())});
+                    static_cast<std::uint32_t>(rc.size()), probes});
   route_comps.insert(route_comps.end(), rc.begin(), rc.end());
+  if (rw.size() == rc.size()) {
+    route_weights.insert(route_weights.end(), rw.begin(), rw.end());
+  } else {
+    route_weights.insert(route_weights.end(), rc.size(), 1.0f);
+  }
 }
 
 void InferenceProblem::AddGroup(std::uint32_t pair, std::uint32_t bad, bool traced,
@@ -58,43 +71,72 @@ std::vector<double> FailuresThrough(const InferenceProblem& p, std::vector<std::
   return failed;
 }
 
-UntracedExplainer::UntracedExplainer(const InferenceProblem& p)
-    : at_risk_(p.rail_pairs, 0), pair_failed_(p.pairs.size(), 0) {
+UntracedExplainer::UntracedExplainer(const InferenceProblem& p, double ambiguous_above)
+    : ambiguous_above_(ambiguous_above),
+      added_(p.rail_pairs, 0),
+      probes_(p.rail_pairs, 0),
+      pair_failed_(p.pairs.size(), 0) {
   for (const auto& g : p.groups) {
     if (!g.traced && g.pair < pair_failed_.size()) pair_failed_[g.pair] += g.bad;
   }
+  for (const auto& r : p.routes) {
+    if (r.rail_pair < probes_.size()) probes_[r.rail_pair] += r.probes;
+  }
 }
 
-bool UntracedExplainer::Blamed(const InferenceProblem& p, std::uint32_t component) {
+bool UntracedExplainer::Blamed(const InferenceProblem& p, std::uint32_t component, double loss) {
   bool changed = false;
   for (const auto& r : p.routes) {
-    if (r.rail_pair >= at_risk_.size() || at_risk_[r.rail_pair]) continue;
-    const auto* begin = p.route_comps.data() + r.first;
-    if (std::find(begin, begin + r.size, component) == begin + r.size) continue;
-    at_risk_[r.rail_pair] = 1;
-    changed = true;
+    if (r.rail_pair >= added_.size() || probes_[r.rail_pair] <= 0) continue;
+    for (std::uint32_t i = r.first; i < r.first + r.size; ++i) {
+      if (p.route_comps[i] != component) continue;
+      added_[r.rail_pair] += loss * p.route_weights[i] * r.probes / probes_[r.rail_pair];
+      changed = true;
+      break;
+    }
   }
   return changed;
 }
 
 void UntracedExplainer::Explain(const InferenceProblem& p, std::vector<double>& untraced_explained,
                                 std::vector<double>& ambiguous_good) const {
-  const auto risky = [&](std::uint32_t pair) {
+  const auto added = [&](std::uint32_t pair) {
     const std::uint32_t group = p.pairs[pair].rail_pair;
-    return group < at_risk_.size() && at_risk_[group] != 0;
+    return group < added_.size() ? added_[group] : 0.0;
   };
   for (std::size_t gi = 0; gi < p.groups.size(); ++gi) {
     const auto& g = p.groups[gi];
-    if (!g.traced && risky(g.pair)) untraced_explained[gi] = g.bad;
+    if (g.traced) continue;
+    const double a = added(g.pair);
+    if (a > ambiguous_above_) {
+      untraced_explained[gi] = g.bad;
+    } else if (pair_failed_[g.pair] > 0) {
+      // The pair's expected failures from the added loss, shared among its
+      // untraced failure groups by their failures.
+      const double expected = a * static_cast<double>(p.pairs[g.pair].untraced);
+      untraced_explained[gi] =
+          std::min<double>(g.bad, expected * g.bad / static_cast<double>(pair_failed_[g.pair]));
+    }
   }
   std::fill(ambiguous_good.begin(), ambiguous_good.end(), 0.0);
   for (std::uint32_t i = 0; i < p.pairs.size(); ++i) {
     const auto& t = p.pairs[i];
-    if (!risky(i) || t.untraced <= pair_failed_[i]) continue;
+    if (added(i) <= ambiguous_above_ || t.untraced <= pair_failed_[i]) continue;
     const double good = static_cast<double>(t.untraced - pair_failed_[i]);
     if (t.src_rnic < ambiguous_good.size()) ambiguous_good[t.src_rnic] += good;
     if (t.dst_rnic < ambiguous_good.size()) ambiguous_good[t.dst_rnic] += good;
   }
+}
+
+double PoissonTail(double k, double lambda) {
+  if (k <= 0) return 1.0;
+  if (lambda <= 0) return 0.0;
+  return boost::math::gamma_p(k, lambda);
+}
+
+double PoissonUpperBound(double k, double confidence) {
+  // P(X <= k | lambda) = gamma_q(k + 1, lambda) falls as lambda rises.
+  return boost::math::gamma_q_inv(std::max(k, 0.0) + 1, 1 - confidence);
 }
 
 double BinomialZ(double bad, double n, double p0) {
@@ -103,16 +145,20 @@ double BinomialZ(double bad, double n, double p0) {
   return (bad - n * p0) / std::max(sd, 1e-9);
 }
 
-Unexplained::Unexplained(const InferenceProblem& p, double min_traced)
+Unexplained::Unexplained(const InferenceProblem& p, const Options& options)
     : p_(p),
-      min_traced_(min_traced),
-      untraced_(p),
+      options_(options),
+      untraced_(p, options.ambiguous_above),
       explained_(p.groups.size(), 0),
       untraced_explained_(p.groups.size(), 0),
       ambiguous_good_(p.components, 0),
       ub_(p.components, 0),
       ub_u_(p.components, 0),
+      counted_u_(p.components, 0),
+      corroborated_(p.components, 0),
       traced_n_(p.components, 0) {
+  std::vector<std::uint64_t> rounded;
+  through_ = FailuresThrough(p, rounded);
   for (const auto& g : p.groups) {
     if (!g.traced) continue;
     for (std::uint32_t i = 0; i < g.size; ++i) {
@@ -135,6 +181,34 @@ void Unexplained::Recount() {
       into[p_.comps[g.first + i]] += rest * p_.weights[g.first + i];
     }
   }
+  CountUntraced();
+}
+
+// The untraced failures each RNIC is judged on. An RNIC fails every path
+// alike, traced or not; a fault of the fabric not blamed (yet), or one that
+// eats whole 5-tuples (a blackhole's ports), fails a few of an RNIC's
+// untraced 5-tuples in a burst, which on a clean fabric is conclusive on its
+// own. So an RNIC with traced probes (OnUntraced: too few to judge it by)
+// counts its untraced failures only when its traced ones are beyond chance
+// at the background (P < 1 - kCorroboration), and then up to the rate they
+// make plausible (their one-sided upper bound at kCorroboration, as for a
+// held culprit's rate); the rest, with as many probes, are ambiguous.
+void Unexplained::CountUntraced() {
+  for (std::uint32_t c = 0; c < p_.components; ++c) {
+    counted_u_[c] = ub_u_[c];
+    corroborated_[c] = 0;
+    if (!options_.corroborate || p_.is_link[c] || OnUntraced(c)) continue;
+    counted_u_[c] = 0;
+    const double traced_n = ub_[c] + static_cast<double>(p_.good[c]);
+    if (ub_[c] <= 0 || traced_n <= 0) continue;
+    if (PoissonTail(ub_[c], traced_n * options_.background) >= 1 - kCorroboration) continue;
+    corroborated_[c] = 1;
+    const double untraced_n =
+        ub_u_[c] + static_cast<double>(p_.good_untraced[c]) - ambiguous_good_[c];
+    const double plausible =
+        PoissonUpperBound(ub_[c], kCorroboration) / traced_n * std::max(untraced_n, 0.0);
+    counted_u_[c] = std::min(ub_u_[c], plausible);
+  }
 }
 
 void Unexplained::Explain(std::uint32_t c) {
@@ -143,14 +217,17 @@ void Unexplained::Explain(std::uint32_t c) {
     const auto* begin = p_.comps.data() + g.first;
     if (std::find(begin, begin + g.size, c) != begin + g.size) explained_[gi] = 1;
   }
-  if (p_.is_link[c] && untraced_.Blamed(p_, c)) {
+  const double loss = through_[c] / (through_[c] + static_cast<double>(p_.good[c]));
+  if (p_.is_link[c] && through_[c] > 0 && untraced_.Blamed(p_, c, loss)) {
     untraced_.Explain(p_, untraced_explained_, ambiguous_good_);
   }
 }
 
 std::pair<double, double> Unexplained::Counts(std::uint32_t c) const {
-  if (!OnUntraced(c)) return {ub_[c], ub_[c] + static_cast<double>(p_.good[c])};
-  const double bad = ub_[c] + ub_u_[c];
+  if (p_.is_link[c] || (!OnUntraced(c) && !corroborated_[c])) {
+    return {ub_[c], ub_[c] + static_cast<double>(p_.good[c])};
+  }
+  const double bad = ub_[c] + counted_u_[c];
   return {bad, bad + static_cast<double>(p_.good[c] + p_.good_untraced[c]) - ambiguous_good_[c]};
 }
 
@@ -164,7 +241,7 @@ InferenceResult Infer(InferenceProblem& p, const InferenceParams& params) {
   const std::size_t n_comp = p.components;
   InferenceResult out;
   std::vector<char> blamed(n_comp, 0);
-  Unexplained left(p, params.min_traced);
+  Unexplained left(p, {.min_traced = static_cast<double>(params.min_traced)});
   FailuresThrough(p, out.failures);
   auto score_of = [&](std::uint32_t c) {
     const auto [bad, n] = left.Counts(c);

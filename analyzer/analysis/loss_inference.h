@@ -16,10 +16,12 @@
 //  - Partial loss (5%) and 5-tuple blackholes are accepted by a binomial test
 //    against a background loss rate, not by a fixed ratio: a link with 40
 //    failures in 800 probes is significant, a link with 1 in 10,000 is not.
-//  - Untraced probes only tell their two RNICs, and only while no link their
-//    5-tuples may cross is blamed (UntracedExplainer). An RNIC with enough
-//    traced probes is judged on those alone (its untraced failures are
-//    ambiguous); only an RNIC with few traced probes counts untraced ones.
+//  - Untraced probes only tell their two RNICs, less what the blamed links
+//    and switches their 5-tuples may cross add to them (UntracedExplainer).
+//    This window inference judges an RNIC with enough traced probes on those
+//    alone and counts untraced ones only for an RNIC with few; the
+//    sequential one judges every RNIC on both, its untraced failures counted
+//    as far as its traced ones bear them out (Unexplained).
 //  - RNICs are components like links: an RNIC fault fails its probes over all
 //    its paths (high loss at the RNIC, the fabric links diluted by other NICs'
 //    successes), a link fault only over the paths through that link (the link's
@@ -70,9 +72,13 @@ struct InferenceProblem {
     std::uint32_t rail_pair = 0;
     std::uint32_t first = 0;  // into route_comps
     std::uint32_t size = 0;
+    double probes = 1;  // the window's traced probes on it, failed or not
   };
   std::vector<Route> routes;
   std::vector<std::uint32_t> route_comps;
+  // Parallel to route_comps: the chance the route crosses the component (1,
+  // or 1/k for each of k candidates of a trace cut short).
+  std::vector<float> route_weights;
   // Components whose unexplained loss rate estimates the ambient loss (the
   // directed fabric links): sequential_inference.h.
   std::vector<bool> ambient;
@@ -81,7 +87,9 @@ struct InferenceProblem {
   void AddGroup(std::uint32_t pair, std::uint32_t bad, bool traced,
                 std::span<const std::uint32_t> group_comps,
                 std::span<const float> group_weights = {});
-  void AddRoute(std::uint32_t rail_pair, std::span<const std::uint32_t> comps);
+  // route_weights: parallel to comps, or empty (all 1).
+  void AddRoute(std::uint32_t rail_pair, std::span<const std::uint32_t> comps,
+                std::span<const float> route_weights = {}, double probes = 1);
   void Reset(std::size_t component_count);
 };
 
@@ -121,31 +129,44 @@ std::vector<double> FailuresThrough(const InferenceProblem& p, std::vector<std::
 
 // Which untraced probes say nothing of their RNICs. An untraced 5-tuple's
 // path is unknown, and ECMP may send it through any link between its two rail
-// switches. When a link of that ECMP group (NIC pairs between the same two
-// rail switches, pooled over hosts) is blamed, the group's untraced probes are
-// ambiguous: their failures are explained (by the link, as far as the RNICs
-// are concerned) and their successes do not count for the RNICs either. A
-// group is affected when any of its routes in the window (the paths its
-// traced probes took, failed or not) crosses the blamed link or switch.
-// Estimating how many of them crossed the link from the traced ones is biased
-// exactly when it matters: a gray link eats the traceroutes that cross it, so
-// the 5-tuples it fails are the last to be traced, and the untraced ones of a
-// window are mostly the failing ones; charging the RNICs with the excess
-// blamed every RNIC of the fleet while a gray link lasted. RNICs are then
-// judged on their traced probes and on the untraced ones of unaffected groups.
+// switches. A blamed link or switch adds to the loss of an ECMP group's (NIC
+// pairs between the same two rail switches, pooled over hosts) untraced
+// probes its share of the group's routes in the window (the paths its traced
+// probes took, failed or not; a cut-short trace's k candidates 1/k each)
+// times its loss: the group's added loss, summed over the blamed.
+//  - Above `ambiguous_above`, the group's untraced probes are ambiguous:
+//    their failures are explained (by the blamed, as far as the RNICs are
+//    concerned) and their successes do not count for the RNICs either.
+//    Estimating how many of them crossed a gray link from the traced ones is
+//    biased exactly when it matters: a gray link eats the traceroutes that
+//    cross it, so the 5-tuples it fails are the last to be traced, and the
+//    untraced ones of a window are mostly the failing ones; charging the
+//    RNICs with the excess blamed every RNIC of the fleet while a gray link
+//    lasted.
+//  - At or below it, the group's untraced probes still tell their RNICs, less
+//    the added loss's expected failures: a lossy spine of 32 crosses a 32nd
+//    of every group, and made every RNIC of a 10,000-host fleet ambiguous,
+//    so that RNIC faults went unnamed for as long as it lasted. The
+//    sequential inference sets the bar at the excess its CUSUM is
+//    indifferent to (sequential_inference.h): even unsubtracted, an added
+//    loss that small drains an RNIC's evidence rather than building it.
+// RNICs are then judged on their traced probes and on what is left of the
+// untraced ones. ambiguous_above = 0: any share makes a group ambiguous.
 class UntracedExplainer {
  public:
-  explicit UntracedExplainer(const InferenceProblem& p);
-  // A network component (link, switch) was blamed: whether an ECMP group
-  // became affected.
-  bool Blamed(const InferenceProblem& p, std::uint32_t component);
+  UntracedExplainer(const InferenceProblem& p, double ambiguous_above);
+  // A network component (link, switch) losing at `loss` was blamed: whether
+  // an ECMP group's added loss changed.
+  bool Blamed(const InferenceProblem& p, std::uint32_t component, double loss);
   // After Blamed: untraced_explained (per group) and ambiguous_good (per
   // component: untraced successes that do not count).
   void Explain(const InferenceProblem& p, std::vector<double>& untraced_explained,
                std::vector<double>& ambiguous_good) const;
 
  private:
-  std::vector<char> at_risk_;               // per ECMP group: a route crosses a blamed component
+  double ambiguous_above_ = 0;
+  std::vector<double> added_;               // per ECMP group: loss the blamed add
+  std::vector<double> probes_;              // per ECMP group: traced probes of its routes
   std::vector<std::uint64_t> pair_failed_;  // per pair: untraced failures
 };
 
@@ -155,34 +176,65 @@ class UntracedExplainer {
 // untraced, with the probes it is judged on.
 class Unexplained {
  public:
-  // An RNIC with fewer than min_traced traced probes is judged on its
-  // untraced ones too (see Infer's header).
-  Unexplained(const InferenceProblem& p, double min_traced);
+  struct Options {
+    // An RNIC with fewer traced probes ranks as judged on untraced ones
+    // (OnUntraced); with `corroborate` off it is also the only kind judged
+    // on them (Infer's header).
+    double min_traced = 50;
+    double ambiguous_above = 0;  // UntracedExplainer
+    // An RNIC with enough traced probes judged on its untraced ones too,
+    // when its traced failures are beyond chance at `background`, and as
+    // many as those make plausible (CountUntraced).
+    bool corroborate = false;
+    double background = 1e-3;
+  };
+  explicit Unexplained(const InferenceProblem& p, const Options& options);
   // Counts again what no culprit explains yet.
   void Recount();
   // `c` is a culprit: every group through it is explained.
   void Explain(std::uint32_t c);
   // The failures and probes `c` is judged on.
   std::pair<double, double> Counts(std::uint32_t c) const;
+  // The same but for an RNIC's corroborated untraced failures: what one
+  // window alone must show to be conclusive. A few untraced 5-tuples lost
+  // in a burst (a blackhole's ports) are three or more failures, conclusive
+  // on a clean fabric; as evidence over windows they weigh as they should.
+  std::pair<double, double> Alone(std::uint32_t c) const {
+    if (!corroborated_[c]) return Counts(c);
+    return {ub_[c], ub_[c] + static_cast<double>(p_.good[c])};
+  }
   // An RNIC judged on untraced probes (fewer than min_traced traced).
-  bool OnUntraced(std::uint32_t c) const { return !p_.is_link[c] && traced_n_[c] < min_traced_; }
+  bool OnUntraced(std::uint32_t c) const {
+    return !p_.is_link[c] && traced_n_[c] < options_.min_traced;
+  }
   double traced(std::uint32_t c) const { return ub_[c]; }
   double all(std::uint32_t c) const { return ub_[c] + ub_u_[c]; }
   // Per component, all its unexplained failures.
   std::vector<double> Residual() const;
 
  private:
+  void CountUntraced();
+
   const InferenceProblem& p_;
-  double min_traced_;
+  Options options_;
   UntracedExplainer untraced_;
+  std::vector<double> through_;             // per component: failures through it
   std::vector<char> explained_;             // per group
   std::vector<double> untraced_explained_;  // per group
   std::vector<double> ambiguous_good_;      // per component
   std::vector<double> ub_, ub_u_;           // per component: traced, untraced
+  std::vector<double> counted_u_;           // per RNIC: untraced failures it is judged on
+  std::vector<char> corroborated_;          // per RNIC: judged on untraced probes too
   std::vector<double> traced_n_;            // per component: traced probes
 };
 
 InferenceResult Infer(InferenceProblem& problem, const InferenceParams& params);
+
+// P(X >= k) for X ~ Poisson(lambda).
+double PoissonTail(double k, double lambda);
+// The largest Poisson mean under which k or fewer events have a chance of at
+// least 1 - `confidence`: an upper confidence bound on the mean.
+double PoissonUpperBound(double k, double confidence);
 
 // One-sided binomial z-score of `bad` failures in `n` probes against rate p0.
 double BinomialZ(double bad, double n, double p0);

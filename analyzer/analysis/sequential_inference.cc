@@ -49,12 +49,6 @@ double IndifferentBackground(double p0, double p1, double mid) {
   return lo;
 }
 
-double PoissonTail(double k, double lambda) {
-  if (k <= 0) return 1.0;
-  if (lambda <= 0) return 0.0;
-  return boost::math::gamma_p(k, lambda);
-}
-
 double PoissonLowerBound(double k, double chance) {
   if (k <= 0) return 0.0;
   // P(X >= k | lambda) = gamma_p(k, lambda) rises with lambda.
@@ -94,7 +88,7 @@ SequentialPass::SequentialPass(InferenceProblem& p, std::span<const std::uint64_
                                 p0_ + params.indifference * params.min_loss)),
       blamed_(n_comp_, 0),
       deferred_(n_comp_, 0),
-      left_(p, params.min_traced) {
+      left_(p, LeftOptions()) {
   result_.background = p0_;
   result_.threshold = h_;
   // The recovery test's bar (header): false releases as rare fleet-wide as
@@ -117,25 +111,30 @@ void SequentialPass::CountSurelyCrossed() {
 }
 
 // Whether a candidate with `bad` of `n` unexplained qualifies: conclusive over
-// the windows (its CUSUM with this window reaches h) or in this window alone.
-bool SequentialPass::Eligible(const EvidenceBook::Entry* e, double bad, double n) const {
+// the windows (its CUSUM with this window reaches h) or in this window alone,
+// on `alone` (its counts but for an RNIC's untraced failures, which count
+// towards the first only: Unexplained::Alone).
+bool SequentialPass::Eligible(const EvidenceBook::Entry* e, double bad, double n,
+                              std::pair<double, double> alone) const {
   const double s_new =
       std::clamp((e ? e->s : 0.0) + LogLikelihoodRatio(bad, n, q0_, H1(e, bad, n)), 0.0, cap_);
   if (s_new >= h_) return true;
-  return bad >= params_.min_failures && bad / n >= p0_ + params_.min_loss &&
-         PoissonTail(bad, n * p0_) < window_alpha_;
+  const auto [a_bad, a_n] = alone;
+  return a_bad >= params_.min_failures && a_n > 0 && a_bad / a_n >= p0_ + params_.min_loss &&
+         PoissonTail(a_bad, a_n * p0_) < window_alpha_;
 }
 
 // The strongest candidate not blamed yet, into best_ (best_strength_ stays
 // below 0 when there is none). Strength is evidence in nats; culprits of
 // earlier windows that still qualify go first, among themselves by strength.
-// Evidence that rests on untraced probes (an RNIC with few traced ones) is
-// the weakest kind: its failures may cross a fabric fault not chosen yet,
-// which would make its ECMP groups ambiguous. Such a candidate is eligible
-// on all its probes but ranked by its traced ones alone (unless `full`): an
-// RNIC that fails everything it sends is still chosen first, one whose few
-// failures are all untraced only after the fabric's candidates (and, when no
-// failure is traced at all, by all its probes).
+// Evidence that rests on untraced probes is the weakest kind: their failures
+// may cross a fabric fault not chosen yet, which would make their ECMP
+// groups ambiguous, or an RNIC at their other end that fails everything (an
+// RNIC without a route, whose peers' untraced failures are all with it). So
+// unless `full`, an RNIC is a candidate only if its traced probes alone
+// qualify it; the rest are weighed on all their probes once no other
+// candidate is left, and the one whose probes fail most explains the
+// others' failures to it.
 void SequentialPass::Pick(bool full) {
   best_strength_ = -1;
   best_held_ = false;
@@ -144,16 +143,18 @@ void SequentialPass::Pick(bool full) {
     const auto [bad, n] = Counts(c);
     if (n <= 0 || bad <= 0) continue;
     const auto* e = book_.Find(keys_[c]);
-    if (!Eligible(e, bad, n)) continue;
+    if (!Eligible(e, bad, n, left_.Alone(c))) continue;
+    const bool held = e != nullptr && e->culprit && !e->untraced;
+    if (!full && !held && !p_.is_link[c] &&
+        !Eligible(e, left_.traced(c), left_.traced(c) + static_cast<double>(p_.good[c]))) {
+      continue;
+    }
     // Candidates that explain the same failures tie on this window's
     // evidence (a 1% link's failures that all fell on the flows it shares
     // with a neighbour): the evidence of the windows before decides, which
     // the true fault has more of, since the neighbour's share of its
     // failures is all the neighbour has.
-    const double strength =
-        left_.OnUntraced(c) && !full
-            ? Gain(left_.traced(c), left_.traced(c) + static_cast<double>(p_.good[c]))
-            : Strength(e, bad, n);
+    const double strength = Strength(e, bad, n);
     // Culprits of earlier windows that still qualify explain first: a
     // window's chance shape (a burst on a small fault, a neighbour losing
     // too) must not hand a held fault's failures to its switch or to a
@@ -164,7 +165,6 @@ void SequentialPass::Pick(bool full) {
     // its paths cross were not in view, and the first traces may show one
     // of them explains it all (a gray link's far direction named its
     // rail's every RNIC, then kept them named for as long as it lasted).
-    const bool held = e != nullptr && e->culprit && !e->untraced;
     if (held < best_held_ || (held == best_held_ && strength <= best_strength_)) continue;
     if (held && HeldPartWaiting(c)) continue;
     if (Spread(c)) {
@@ -181,9 +181,7 @@ void SequentialPass::ChooseGreedily() {
     left_.Recount();
     if (chosen_.size() >= params_.max_culprits) break;
     Pick(false);
-    // Only RNICs with no traced failure are eligible (nothing traced yet):
-    // the one whose probes fail most explains the others' failures to it.
-    if (best_strength_ == 0) Pick(true);
+    if (best_strength_ < 0) Pick(true);
     if (best_strength_ < 0) break;
     if (DeferTie()) continue;
     const auto [bad, n] = Counts(best_);
@@ -311,7 +309,7 @@ void SequentialPass::UpdateTheRest() {
 // culprits that are no switch (a link or RNIC named on its own took its
 // failures; a switch named for a link's failures must not hide them).
 void SequentialPass::RememberForSpread() {
-  Unexplained beside_switches(p_, params_.min_traced);
+  Unexplained beside_switches(p_, LeftOptions());
   for (const Chosen& ch : chosen_) {
     if (!HasParts(ch.c)) beside_switches.Explain(ch.c);
   }

@@ -60,7 +60,9 @@
 // place for one window (sequential_ties.cc).
 // Evidence of a component is what
 // remains unexplained when it is judged; untraced probes count as in
-// loss_inference.h.
+// loss_inference.h (Unexplained, corroborated), and an RNIC whose traced
+// probes alone do not qualify it is weighed only once no other candidate is
+// left (SequentialPass::Pick).
 //
 // p0, the ambient path loss, is estimated from the data: the pooled loss rate
 // that culprits leave unexplained on the directed fabric links, without
@@ -110,6 +112,8 @@ struct SequentialParams {
   double spread_decay = 0.9;
   std::uint32_t max_unobserved_windows = 15;
   std::uint32_t min_failures = 3;
+  // An RNIC with fewer traced probes is ranked as one judged on untraced
+  // failures (no tie deferral; not held first when named on them alone).
   std::uint32_t min_traced = 50;
   std::uint32_t max_culprits = 64;
 };
@@ -208,8 +212,6 @@ double LogLikelihoodRatio(double bad, double n, double p0, double p1);
 // p1 has zero drift for probes failing at `mid` (p0 when that drift is already
 // zero or negative at q0 = p0).
 double IndifferentBackground(double p0, double p1, double mid);
-// P(X >= k) for X ~ Poisson(lambda).
-double PoissonTail(double k, double lambda);
 // The smallest Poisson mean under which k or more events have a chance of at
 // least `chance` (0 for k <= 0): a lower confidence bound on the mean.
 double PoissonLowerBound(double k, double chance);

@@ -46,6 +46,16 @@ class SequentialPass {
   };
 
   InferenceResult& out() { return result_.inference; }
+  // How the pass counts what is left unexplained (loss_inference.h): an
+  // RNIC on its untraced probes too, as far as its traced ones corroborate
+  // them; an ECMP group's untraced probes ambiguous once the blamed add more
+  // loss to them than the CUSUM's indifference excess.
+  Unexplained::Options LeftOptions() const {
+    return {.min_traced = static_cast<double>(params_.min_traced),
+            .ambiguous_above = params_.indifference * params_.min_loss,
+            .corroborate = true,
+            .background = p0_};
+  }
   std::pair<double, double> Counts(std::uint32_t c) const { return left_.Counts(c); }
   bool HasParts(std::uint32_t c) const { return c < parts_.size() && !parts_[c].empty(); }
   // Whether `part` is one of switch `whole`'s parts.
@@ -85,7 +95,11 @@ class SequentialPass {
   std::pair<double, double> OwnWithPast(std::uint32_t c, const Unexplained& left) const;
   bool Spread(std::uint32_t c) const { return Spread(c, left_); }
   bool Spread(std::uint32_t c, const Unexplained& left) const;
-  bool Eligible(const EvidenceBook::Entry* e, double bad, double n) const;
+  bool Eligible(const EvidenceBook::Entry* e, double bad, double n,
+                std::pair<double, double> alone) const;
+  bool Eligible(const EvidenceBook::Entry* e, double bad, double n) const {
+    return Eligible(e, bad, n, {bad, n});
+  }
   bool HeldPartWaiting(std::uint32_t c) const;
   void Pick(bool full);
   bool Related(std::uint32_t a, std::uint32_t b) const;

@@ -32,7 +32,7 @@ std::vector<std::uint32_t> SequentialPass::Rivals() const {
     const auto* e = book_.Find(keys_[c]);
     if (e != nullptr && (e->culprit || e->deferred)) continue;
     if (Strength(e, bad, n) < bar || Related(best_, c)) continue;
-    if (Eligible(e, bad, n) && Spread(c)) rivals.push_back(c);
+    if (Eligible(e, bad, n, left_.Alone(c)) && Spread(c)) rivals.push_back(c);
   }
   return rivals;
 }
@@ -40,7 +40,7 @@ std::vector<std::uint32_t> SequentialPass::Rivals() const {
 // Whether `other` has no case left on the failures `left` leaves it.
 bool SequentialPass::NoCaseLeft(std::uint32_t other, const Unexplained& left) const {
   const auto [bad, n] = left.Counts(other);
-  return n <= 0 || bad <= 0 || !Eligible(book_.Find(keys_[other]), bad, n);
+  return n <= 0 || bad <= 0 || !Eligible(book_.Find(keys_[other]), bad, n, left.Alone(other));
 }
 
 // Whether, once `c` explains its failures, `other` has no case left.

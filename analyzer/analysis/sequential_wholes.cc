@@ -205,7 +205,7 @@ bool SequentialPass::SomePartClean(std::uint32_t whole, const Unexplained& left)
 
 bool SequentialPass::TryWhole(std::uint32_t whole) {
   if (ChosenUnits(whole) < 2) return false;  // an earlier switch took them
-  Unexplained without(p_, params_.min_traced);
+  Unexplained without(p_, LeftOptions());
   for (const Chosen& ch : chosen_) {
     if (!IsPartOf(whole, ch.c)) without.Explain(ch.c);
   }
