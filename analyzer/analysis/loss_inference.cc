@@ -71,8 +71,9 @@ std::vector<double> FailuresThrough(const InferenceProblem& p, std::vector<std::
   return failed;
 }
 
-UntracedExplainer::UntracedExplainer(const InferenceProblem& p, double ambiguous_above)
+UntracedExplainer::UntracedExplainer(const InferenceProblem& p, double ambiguous_above, bool peers)
     : ambiguous_above_(ambiguous_above),
+      peers_(peers),
       added_(p.rail_pairs, 0),
       probes_(p.rail_pairs, 0),
       pair_failed_(p.pairs.size(), 0) {
@@ -82,6 +83,28 @@ UntracedExplainer::UntracedExplainer(const InferenceProblem& p, double ambiguous
   for (const auto& r : p.routes) {
     if (r.rail_pair < probes_.size()) probes_[r.rail_pair] += r.probes;
   }
+  group_failed_.assign(p.rail_pairs, 0);
+  group_probes_.assign(p.rail_pairs, 0);
+  for (std::uint32_t i = 0; i < p.pairs.size(); ++i) {
+    const auto g = p.pairs[i].rail_pair;
+    if (g >= p.rail_pairs) continue;
+    group_failed_[g] += static_cast<double>(pair_failed_[i]);
+    group_probes_[g] += static_cast<double>(p.pairs[i].untraced);
+  }
+}
+
+// A pair's untraced failures that its peers in the ECMP group (other hosts'
+// pairs between the same two rail switches) make expected: their untraced
+// loss rate times its untraced probes. A path fault fails every pair of the
+// group alike, whether or not any trace saw it (a gray link eats the traces
+// that would); an RNIC fault fails its own pairs, whose peers are clean.
+double UntracedExplainer::PeerExpected(const InferenceProblem& p, std::uint32_t pair) const {
+  const auto g = p.pairs[pair].rail_pair;
+  if (g >= group_probes_.size()) return 0;
+  const double own_n = static_cast<double>(p.pairs[pair].untraced);
+  const double peers_n = group_probes_[g] - own_n;
+  if (peers_n <= 0) return 0;
+  return (group_failed_[g] - static_cast<double>(pair_failed_[pair])) / peers_n * own_n;
 }
 
 bool UntracedExplainer::Blamed(const InferenceProblem& p, std::uint32_t component, double loss) {
@@ -111,9 +134,10 @@ void UntracedExplainer::Explain(const InferenceProblem& p, std::vector<double>& 
     if (a > ambiguous_above_) {
       untraced_explained[gi] = g.bad;
     } else if (pair_failed_[g.pair] > 0) {
-      // The pair's expected failures from the added loss, shared among its
-      // untraced failure groups by their failures.
-      const double expected = a * static_cast<double>(p.pairs[g.pair].untraced);
+      // The pair's expected failures from the added loss, or from what its
+      // peers lose, shared among its untraced failure groups by their failures.
+      const double expected = std::max(a * static_cast<double>(p.pairs[g.pair].untraced),
+                                       peers_ ? PeerExpected(p, g.pair) : 0.0);
       untraced_explained[gi] =
           std::min<double>(g.bad, expected * g.bad / static_cast<double>(pair_failed_[g.pair]));
     }
@@ -148,7 +172,7 @@ double BinomialZ(double bad, double n, double p0) {
 Unexplained::Unexplained(const InferenceProblem& p, const Options& options)
     : p_(p),
       options_(options),
-      untraced_(p, options.ambiguous_above),
+      untraced_(p, options.ambiguous_above, options.peers),
       explained_(p.groups.size(), 0),
       untraced_explained_(p.groups.size(), 0),
       ambiguous_good_(p.components, 0),
@@ -166,6 +190,7 @@ Unexplained::Unexplained(const InferenceProblem& p, const Options& options)
     }
   }
   for (std::size_t c = 0; c < p.components; ++c) traced_n_[c] += static_cast<double>(p.good[c]);
+  if (options.peers) untraced_.Explain(p, untraced_explained_, ambiguous_good_);
 }
 
 void Unexplained::Recount() {
@@ -200,7 +225,7 @@ void Unexplained::CountUntraced() {
     if (!options_.corroborate || p_.is_link[c] || OnUntraced(c)) continue;
     counted_u_[c] = 0;
     const double traced_n = ub_[c] + static_cast<double>(p_.good[c]);
-    if (ub_[c] <= 0 || traced_n <= 0) continue;
+    if (ub_[c] < options_.min_corroborating || traced_n <= 0) continue;
     if (PoissonTail(ub_[c], traced_n * options_.background) >= 1 - kCorroboration) continue;
     corroborated_[c] = 1;
     const double untraced_n =

@@ -154,7 +154,9 @@ std::vector<double> FailuresThrough(const InferenceProblem& p, std::vector<std::
 // untraced ones. ambiguous_above = 0: any share makes a group ambiguous.
 class UntracedExplainer {
  public:
-  UntracedExplainer(const InferenceProblem& p, double ambiguous_above);
+  // peers: a pair's untraced failures its ECMP group's other pairs make
+  // expected are explained too (PeerExpected).
+  UntracedExplainer(const InferenceProblem& p, double ambiguous_above, bool peers = false);
   // A network component (link, switch) losing at `loss` was blamed: whether
   // an ECMP group's added loss changed.
   bool Blamed(const InferenceProblem& p, std::uint32_t component, double loss);
@@ -165,9 +167,14 @@ class UntracedExplainer {
 
  private:
   double ambiguous_above_ = 0;
+  bool peers_ = false;
   std::vector<double> added_;               // per ECMP group: loss the blamed add
   std::vector<double> probes_;              // per ECMP group: traced probes of its routes
   std::vector<std::uint64_t> pair_failed_;  // per pair: untraced failures
+  // Per ECMP group: untraced failures and probes of all its pairs (what a
+  // pair's peers in the group lose: PeerExpected).
+  std::vector<double> group_failed_, group_probes_;
+  double PeerExpected(const InferenceProblem& p, std::uint32_t pair) const;
 };
 
 // What both greedy inferences (Infer, InferSequential) keep while they pick
@@ -187,6 +194,10 @@ class Unexplained {
     // many as those make plausible (CountUntraced).
     bool corroborate = false;
     double background = 1e-3;
+    double min_corroborating = 1;  // traced failures, at least
+    // A pair's untraced failures that its ECMP group's peers make expected
+    // are not its RNICs' (UntracedExplainer::PeerExpected).
+    bool peers = false;
   };
   explicit Unexplained(const InferenceProblem& p, const Options& options);
   // Counts again what no culprit explains yet.

@@ -54,7 +54,9 @@ class SequentialPass {
     return {.min_traced = static_cast<double>(params_.min_traced),
             .ambiguous_above = params_.indifference * params_.min_loss,
             .corroborate = true,
-            .background = p0_};
+            .background = p0_,
+            .min_corroborating = static_cast<double>(params_.min_failures),
+            .peers = true};
   }
   std::pair<double, double> Counts(std::uint32_t c) const { return left_.Counts(c); }
   bool HasParts(std::uint32_t c) const { return c < parts_.size() && !parts_[c].empty(); }

@@ -91,6 +91,36 @@ TEST(UntracedExplainer, ALinkOnNoRouteOfTheGroupTakesNothing) {
   EXPECT_EQ(e.ambiguous, 0);
 }
 
+// Two NIC pairs of one ECMP group (RNICs 1-2 and 3-4), 400 untraced probes
+// each, nothing traced and nothing blamed.
+std::vector<double> PeersExplain(std::uint32_t bad0, std::uint32_t bad1) {
+  InferenceProblem p;
+  p.Reset(5);
+  p.rail_pairs = 1;
+  p.pairs.push_back({.untraced = kUntraced, .rail_pair = 0, .src_rnic = 1, .dst_rnic = 2});
+  p.pairs.push_back({.untraced = kUntraced, .rail_pair = 0, .src_rnic = 3, .dst_rnic = 4});
+  const std::uint32_t a[] = {1, 2}, b[] = {3, 4};
+  p.AddGroup(0, bad0, false, a);
+  p.AddGroup(1, bad1, false, b);
+  UntracedExplainer x(p, 0.0015, true);
+  std::vector<double> explained(p.groups.size(), 0), ambiguous(p.components, 0);
+  x.Explain(p, explained, ambiguous);
+  return explained;
+}
+
+TEST(UntracedExplainer, APairsPeersInTheGroupTellWhatAPathFaultNoTraceSawFails) {
+  // A gray link that ate every trace across it fails a quarter of both
+  // pairs' untraced probes: each pair's failures are what its peer's rate
+  // expects of it, up to its own.
+  const auto gray = PeersExplain(110, 100);
+  EXPECT_DOUBLE_EQ(gray[0], 100);
+  EXPECT_DOUBLE_EQ(gray[1], 100);
+  // An RNIC fault fails its own pair only: its peer is clean, nothing is
+  // explained away.
+  const auto rnic = PeersExplain(12, 0);
+  EXPECT_DOUBLE_EQ(rnic[0], 0);
+}
+
 TEST(PoissonUpperBound, IsTheMeanUnderWhichTheCountIsJustUnlikelyToBeSoLow) {
   EXPECT_NEAR(PoissonUpperBound(0, 0.95), -std::log(0.05), 1e-9);
   for (const double k : {1.0, 4.0, 20.0}) {
@@ -171,6 +201,21 @@ TEST(Unexplained, AnRnicWhoseTracedProbesAreCleanIsJudgedOnThemAlone) {
   }
 }
 
+TEST(Unexplained, TracedFailuresFewerThanAWindowNeedsCorroborateNothing) {
+  // One or two traced failures are beyond chance at a low background for
+  // some RNIC of a fleet in every window (a gray link's cut-short trace):
+  // the sequential inference asks for as many as one window needs.
+  const InferenceProblem p = AnRnic(2, 20);
+  Unexplained left(p, {.min_traced = 50,
+                       .ambiguous_above = 0.0015,
+                       .corroborate = true,
+                       .background = 1e-3,
+                       .min_corroborating = 3});
+  left.Recount();
+  EXPECT_DOUBLE_EQ(left.Counts(kSrc).first, 2);
+  EXPECT_DOUBLE_EQ(left.Counts(kSrc).second, 200);
+}
+
 TEST(Unexplained, WithoutCorroborationAnRnicWithTracedProbesIsJudgedOnThemAlone) {
   const Judgement j = Judged(AnRnic(6, 9), false);
   EXPECT_DOUBLE_EQ(j.counts.first, 6);
@@ -184,57 +229,60 @@ bool RnicNamed(const WindowReport& r, HostId h, NicId n) {
   });
 }
 
-// 32 hosts under 32 spines, a fifth of the 5-tuples traced, so each RNIC has
-// about 80 traced probes of its 400 a window.
+// 32 hosts under 32 spines.
 class UntracedFleetTest : public ::testing::Test {
  protected:
   static constexpr std::int64_t kSecond = FleetTest::kSecond;
   static constexpr std::int64_t kT0 = FleetTest::kT0;
-  UntracedFleetTest()
-      : fleet_(FleetShape{.hosts = 32, .rails = 4, .spines = 32}),
-        analysis_(AnalysisConfig{}, fleet_.Map()) {
-    fleet_.TracePaths(analysis_, kT0, 0.2);
-  }
-  WindowReport Window(int w, const Faults& faults) {
-    const std::int64_t start = kT0 + w * 20 * kSecond;
-    fleet_.ProbeInto(analysis_, start, faults);
-    const auto reports = analysis_.Advance(start + 30 * kSecond);
-    EXPECT_EQ(reports.size(), 1u);
-    return reports.empty() ? WindowReport{} : reports.back();
-  }
+  UntracedFleetTest() : fleet_(FleetShape{.hosts = 32, .rails = 4, .spines = 32}) {}
   SyntheticFleet fleet_;
-  Analysis analysis_;
 };
 
-// A spine of 32 losing 1% on each link is on a route of every rail pair, so
-// it made every ECMP group's untraced probes ambiguous, and a 3% RNIC fault
-// was judged on its few traced probes alone (2.4 failures a window): at
-// 10,000 hosts RNIC faults beside a lossy spine went unnamed. The spine adds
-// 0.06% to a group's probes, its expected share; the RNIC is judged on all
-// its probes and named as fast as alone.
-TEST_F(UntracedFleetTest, AnRnicFaultBesideALossySpineOfManyIsJudgedOnAllItsProbes) {
+// An RNIC with 50 or more traced probes a window was judged on them alone:
+// a 3% RNIC fault of 400 probes a window, 80 of them traced, showed 2.4
+// traced failures a window, and took 2.6 windows on average to be named
+// over these 16 fleets (up to 5), whether or not a spine of 32 lost 1% on
+// every link (it adds 0.06% to a group's probes, its expected share). Its
+// untraced failures now count as far as its traced ones bear them out.
+TEST(UntracedFleet, AnRnicFaultIsJudgedOnAllItsProbesWhereItsTracedOnesCorroborate) {
+  const std::int64_t kSecond = FleetTest::kSecond;
   const HostId host = 5;
   const NicId nic = 2;
-  Faults faults{.nic_loss = {{{host, nic}, 0.03}}};
-  const std::uint32_t spine = 7;
-  for (std::uint32_t rail = 0; rail < fleet_.shape().rails; ++rail) {
-    faults.link_loss[fleet_.RailSpine(rail, spine)] = 0.01;
-  }
-  int first = -1;
-  for (int w = 0; w < 8; ++w) {
-    const WindowReport r = Window(w, faults);
-    if (first < 0 && RnicNamed(r, host, nic)) first = w;
-    if (first >= 0) {
-      EXPECT_TRUE(RnicNamed(r, host, nic)) << "window " << w << ": held";
+  constexpr int kFleets = 16, kWindows = 8;
+  int sum_first = 0;
+  for (int f = 0; f < kFleets; ++f) {
+    SyntheticFleet fleet(FleetShape{.hosts = 128, .rails = 4, .spines = 32},
+                         static_cast<std::uint64_t>(f / 2 + 1));
+    Analysis analysis(AnalysisConfig{}, fleet.Map());
+    fleet.TracePaths(analysis, FleetTest::kT0, 0.2);
+    Faults faults{.nic_loss = {{{host, nic}, 0.03}}};
+    for (std::uint32_t rail = 0; rail < 4 && f % 2 == 1; ++rail) {
+      faults.link_loss[fleet.RailSpine(rail, 7)] = 0.01;
     }
-    for (const auto& c : r.loss.culprits) {
-      if (c.component.kind != Component::Kind::kRnic) continue;
-      EXPECT_TRUE(c.component.host == host && c.component.nic == nic)
-          << "window " << w << ": RNIC h" << c.component.host << " nic" << c.component.nic;
+    int first = -1;
+    for (int w = 0; w < kWindows; ++w) {
+      const std::int64_t start = FleetTest::kT0 + w * 20 * kSecond;
+      fleet.ProbeInto(analysis, start, faults);
+      const auto reports = analysis.Advance(start + 30 * kSecond);
+      ASSERT_EQ(reports.size(), 1u);
+      const WindowReport& r = reports.back();
+      if (first < 0 && RnicNamed(r, host, nic)) first = w;
+      if (first >= 0) {
+        EXPECT_TRUE(RnicNamed(r, host, nic)) << "fleet " << f << " window " << w;
+      }
+      for (const auto& c : r.loss.culprits) {
+        if (c.component.kind != Component::Kind::kRnic) continue;
+        EXPECT_TRUE(c.component.host == host && c.component.nic == nic)
+            << "fleet " << f << " window " << w << ": RNIC h" << c.component.host << " nic"
+            << c.component.nic;
+      }
     }
+    ASSERT_GE(first, 0) << "fleet " << f << ": never named";
+    sum_first += first;
   }
-  EXPECT_GE(first, 0) << "never named";
-  EXPECT_LE(first, 1) << "named in window " << first;
+  // 1.2 windows now (old: 2.6); the rest is windows with fewer than
+  // min_failures traced failures, which corroborate nothing.
+  EXPECT_LE(static_cast<double>(sum_first) / kFleets, 1.5);
 }
 
 // An RNIC without a route loses every probe, and none is ever traced; its
