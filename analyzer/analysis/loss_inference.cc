@@ -224,14 +224,18 @@ void Unexplained::CountUntraced() {
     corroborated_[c] = 0;
     if (!options_.corroborate || p_.is_link[c] || OnUntraced(c)) continue;
     counted_u_[c] = 0;
-    const double traced_n = ub_[c] + static_cast<double>(p_.good[c]);
-    if (ub_[c] < options_.min_corroborating || traced_n <= 0) continue;
-    if (PoissonTail(ub_[c], traced_n * options_.background) >= 1 - kCorroboration) continue;
+    double traced_bad = ub_[c], traced_n = ub_[c] + static_cast<double>(p_.good[c]);
+    if (options_.traced_before != nullptr) {
+      traced_bad += (*options_.traced_before)[c].first;
+      traced_n += (*options_.traced_before)[c].second;
+    }
+    if (traced_bad < options_.min_corroborating || traced_n <= 0) continue;
+    if (PoissonTail(traced_bad, traced_n * options_.background) >= 1 - kCorroboration) continue;
     corroborated_[c] = 1;
     const double untraced_n =
         ub_u_[c] + static_cast<double>(p_.good_untraced[c]) - ambiguous_good_[c];
     const double plausible =
-        PoissonUpperBound(ub_[c], kCorroboration) / traced_n * std::max(untraced_n, 0.0);
+        PoissonUpperBound(traced_bad, kCorroboration) / traced_n * std::max(untraced_n, 0.0);
     counted_u_[c] = std::min(ub_u_[c], plausible);
   }
 }

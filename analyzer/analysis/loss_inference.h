@@ -195,6 +195,9 @@ class Unexplained {
     bool corroborate = false;
     double background = 1e-3;
     double min_corroborating = 1;  // traced failures, at least
+    // Per component, traced failures and probes of earlier windows that
+    // corroborate too (the sequential test's current run); none if null.
+    const std::vector<std::pair<double, double>>* traced_before = nullptr;
     // A pair's untraced failures that its ECMP group's peers make expected
     // are not its RNICs' (UntracedExplainer::PeerExpected).
     bool peers = false;

@@ -88,6 +88,7 @@ SequentialPass::SequentialPass(InferenceProblem& p, std::span<const std::uint64_
                                 p0_ + params.indifference * params.min_loss)),
       blamed_(n_comp_, 0),
       deferred_(n_comp_, 0),
+      traced_before_(TracedBefore()),
       left_(p, LeftOptions()) {
   result_.background = p0_;
   result_.threshold = h_;
@@ -135,6 +136,15 @@ bool SequentialPass::Eligible(const EvidenceBook::Entry* e, double bad, double n
 // qualify it; the rest are weighed on all their probes once no other
 // candidate is left, and the one whose probes fail most explains the
 // others' failures to it.
+std::vector<std::pair<double, double>> SequentialPass::TracedBefore() const {
+  std::vector<std::pair<double, double>> before(n_comp_, {0.0, 0.0});
+  for (std::uint32_t c = 0; c < n_comp_; ++c) {
+    if (p_.is_link[c]) continue;
+    if (const auto* e = book_.Find(keys_[c])) before[c] = {e->run_bad, e->run_n};
+  }
+  return before;
+}
+
 void SequentialPass::Pick(bool full) {
   best_strength_ = -1;
   best_held_ = false;
@@ -185,7 +195,9 @@ void SequentialPass::ChooseGreedily() {
     if (best_strength_ < 0) break;
     if (DeferTie()) continue;
     const auto [bad, n] = Counts(best_);
-    chosen_.push_back({best_, bad, n, left_.OnUntraced(best_) && left_.traced(best_) <= 0});
+    const auto [traced_bad, traced_n] = Traced(best_);
+    chosen_.push_back(
+        {best_, bad, n, left_.OnUntraced(best_) && left_.traced(best_) <= 0, traced_bad, traced_n});
     blamed_[best_] = 1;
     left_.Explain(best_);
   }
@@ -216,6 +228,7 @@ void SequentialPass::UpdateChosen() {
     e.failing =
         std::min(1.0, PoissonLowerBound(e.held_bad, 1 - params_.held_rate_confidence) / e.held_n);
     e.s = std::max(e.s, h_);
+    if (!p_.is_link[ch.c]) e.PoolRun(ch.traced_bad, ch.traced_n);
     e.r = 0;
     e.culprit = true;
     e.untraced = ch.untraced;
@@ -280,9 +293,14 @@ void SequentialPass::UpdateTheRest() {
       // as one without failures, against its hysteresis and recovery test.
       e.culprit = false;
       e.s = 0;
+      e.PoolRun(0, 0);
       continue;
     }
     e.s = std::clamp(e.s + LogLikelihoodRatio(bad, n, q0_, H1(&e, bad, n)), 0.0, cap_);
+    if (!p_.is_link[c]) {
+      const auto [traced_bad, traced_n] = Traced(c);
+      e.PoolRun(traced_bad, traced_n);
+    }
     if (!e.culprit) continue;
     // Held while the evidence holds (hysteresis), with what is left for it,
     // until its windows say it is back at p0.

@@ -134,6 +134,12 @@ class EvidenceBook {
     // switch and its parts on, beside the window's own.
     double past_bad = 0;
     double past_n = 0;
+    // An RNIC's traced failures and probes over its CUSUM's current run (the
+    // windows since the sum last stood at 0): what corroborates its
+    // untraced failures (loss_inference.h: Unexplained), as the sum itself
+    // pools evidence over the run.
+    double run_bad = 0;
+    double run_n = 0;
     bool culprit = false;
     bool untraced = false;         // last chosen on untraced failures alone
     bool deferred = false;         // tied with a rival in the last window, named by neither
@@ -144,6 +150,11 @@ class EvidenceBook {
     void PoolHeld(double bad, double n, double keep) {
       held_bad = held_bad * keep + bad;
       held_n = held_n * keep + n;
+    }
+    // Adds a window's traced counts to the run, or ends it (the sum at 0).
+    void PoolRun(double bad, double n) {
+      run_bad = s > 0 ? run_bad + bad : 0;
+      run_n = s > 0 ? run_n + n : 0;
     }
   };
 

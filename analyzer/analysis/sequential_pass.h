@@ -42,7 +42,8 @@ class SequentialPass {
   struct Chosen {
     std::uint32_t c;
     double bad, n;
-    bool untraced = false;  // on untraced failures alone
+    bool untraced = false;                // on untraced failures alone
+    double traced_bad = 0, traced_n = 0;  // of its counts, the traced ones
   };
 
   InferenceResult& out() { return result_.inference; }
@@ -56,6 +57,7 @@ class SequentialPass {
             .corroborate = true,
             .background = p0_,
             .min_corroborating = static_cast<double>(params_.min_failures),
+            .traced_before = &traced_before_,
             .peers = true};
   }
   std::pair<double, double> Counts(std::uint32_t c) const { return left_.Counts(c); }
@@ -120,6 +122,10 @@ class SequentialPass {
   bool KinChosen(std::uint32_t c) const;
   bool NoneLeftIsConclusive(const EvidenceBook::Entry& e, double n) const;
   void UpdateTheRest();
+  std::vector<std::pair<double, double>> TracedBefore() const;
+  std::pair<double, double> Traced(std::uint32_t c) const {
+    return {left_.traced(c), left_.traced(c) + static_cast<double>(p_.good[c])};
+  }
   void RememberForSpread();
   void UpdateBackground();
   void Score();
@@ -141,6 +147,8 @@ class SequentialPass {
   std::vector<char> blamed_;
   // Tied with a rival in this window (DeferTie).
   std::vector<char> deferred_;
+  // Per RNIC, its traced counts over its CUSUM's run (EvidenceBook::Entry).
+  std::vector<std::pair<double, double>> traced_before_;
   Unexplained left_;
   // Per component, the failures of paths that surely crossed it.
   std::vector<double> surely_;
