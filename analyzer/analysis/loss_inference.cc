@@ -224,7 +224,7 @@ void Unexplained::CountUntraced() {
     corroborated_[c] = 0;
     if (!options_.corroborate || p_.is_link[c] || OnUntraced(c)) continue;
     counted_u_[c] = 0;
-    double traced_bad = ub_[c], traced_n = ub_[c] + static_cast<double>(p_.good[c]);
+    auto [traced_bad, traced_n] = Traced(c);
     if (options_.traced_before != nullptr) {
       traced_bad += (*options_.traced_before)[c].first;
       traced_n += (*options_.traced_before)[c].second;
@@ -253,9 +253,7 @@ void Unexplained::Explain(std::uint32_t c) {
 }
 
 std::pair<double, double> Unexplained::Counts(std::uint32_t c) const {
-  if (p_.is_link[c] || (!OnUntraced(c) && !corroborated_[c])) {
-    return {ub_[c], ub_[c] + static_cast<double>(p_.good[c])};
-  }
+  if (p_.is_link[c] || (!OnUntraced(c) && !corroborated_[c])) return Traced(c);
   const double bad = ub_[c] + counted_u_[c];
   return {bad, bad + static_cast<double>(p_.good[c] + p_.good_untraced[c]) - ambiguous_good_[c]};
 }

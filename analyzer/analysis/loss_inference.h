@@ -214,7 +214,10 @@ class Unexplained {
   // in a burst (a blackhole's ports) are three or more failures, conclusive
   // on a clean fabric; as evidence over windows they weigh as they should.
   std::pair<double, double> Alone(std::uint32_t c) const {
-    if (!corroborated_[c]) return Counts(c);
+    return corroborated_[c] ? Traced(c) : Counts(c);
+  }
+  // Its unexplained traced failures and its traced probes.
+  std::pair<double, double> Traced(std::uint32_t c) const {
     return {ub_[c], ub_[c] + static_cast<double>(p_.good[c])};
   }
   // An RNIC judged on untraced probes (fewer than min_traced traced).

@@ -111,6 +111,16 @@ void SequentialPass::CountSurelyCrossed() {
   }
 }
 
+// Per RNIC, the traced counts of its CUSUM's run before this window.
+std::vector<std::pair<double, double>> SequentialPass::TracedBefore() const {
+  std::vector<std::pair<double, double>> before(n_comp_, {0.0, 0.0});
+  for (std::uint32_t c = 0; c < n_comp_; ++c) {
+    if (p_.is_link[c]) continue;
+    if (const auto* e = book_.Find(keys_[c])) before[c] = {e->run_bad, e->run_n};
+  }
+  return before;
+}
+
 // Whether a candidate with `bad` of `n` unexplained qualifies: conclusive over
 // the windows (its CUSUM with this window reaches h) or in this window alone,
 // on `alone` (its counts but for an RNIC's untraced failures, which count
@@ -136,15 +146,6 @@ bool SequentialPass::Eligible(const EvidenceBook::Entry* e, double bad, double n
 // qualify it; the rest are weighed on all their probes once no other
 // candidate is left, and the one whose probes fail most explains the
 // others' failures to it.
-std::vector<std::pair<double, double>> SequentialPass::TracedBefore() const {
-  std::vector<std::pair<double, double>> before(n_comp_, {0.0, 0.0});
-  for (std::uint32_t c = 0; c < n_comp_; ++c) {
-    if (p_.is_link[c]) continue;
-    if (const auto* e = book_.Find(keys_[c])) before[c] = {e->run_bad, e->run_n};
-  }
-  return before;
-}
-
 void SequentialPass::Pick(bool full) {
   best_strength_ = -1;
   best_held_ = false;
@@ -156,7 +157,7 @@ void SequentialPass::Pick(bool full) {
     if (!Eligible(e, bad, n, left_.Alone(c))) continue;
     const bool held = e != nullptr && e->culprit && !e->untraced;
     if (!full && !held && !p_.is_link[c] &&
-        !Eligible(e, left_.traced(c), left_.traced(c) + static_cast<double>(p_.good[c]))) {
+        !Eligible(e, left_.Traced(c).first, left_.Traced(c).second)) {
       continue;
     }
     // Candidates that explain the same failures tie on this window's
@@ -195,7 +196,7 @@ void SequentialPass::ChooseGreedily() {
     if (best_strength_ < 0) break;
     if (DeferTie()) continue;
     const auto [bad, n] = Counts(best_);
-    const auto [traced_bad, traced_n] = Traced(best_);
+    const auto [traced_bad, traced_n] = left_.Traced(best_);
     chosen_.push_back(
         {best_, bad, n, left_.OnUntraced(best_) && left_.traced(best_) <= 0, traced_bad, traced_n});
     blamed_[best_] = 1;
@@ -298,7 +299,7 @@ void SequentialPass::UpdateTheRest() {
     }
     e.s = std::clamp(e.s + LogLikelihoodRatio(bad, n, q0_, H1(&e, bad, n)), 0.0, cap_);
     if (!p_.is_link[c]) {
-      const auto [traced_bad, traced_n] = Traced(c);
+      const auto [traced_bad, traced_n] = left_.Traced(c);
       e.PoolRun(traced_bad, traced_n);
     }
     if (!e.culprit) continue;

@@ -123,9 +123,6 @@ class SequentialPass {
   bool NoneLeftIsConclusive(const EvidenceBook::Entry& e, double n) const;
   void UpdateTheRest();
   std::vector<std::pair<double, double>> TracedBefore() const;
-  std::pair<double, double> Traced(std::uint32_t c) const {
-    return {left_.traced(c), left_.traced(c) + static_cast<double>(p_.good[c])};
-  }
   void RememberForSpread();
   void UpdateBackground();
   void Score();
