@@ -210,7 +210,7 @@ void SequentialPass::Report(std::uint32_t c, double bad, double n, const Evidenc
   cul.explained = static_cast<std::uint64_t>(std::llround(bad));
   cul.failures = out().failures[c];
   cul.good = static_cast<std::uint64_t>(std::llround(std::max(0.0, n - bad)));
-  cul.loss = e.est;
+  cul.loss = e.held_n > 0 ? e.held_bad / e.held_n : 0.0;
   cul.z = e.s;
   const double share = cul.failures ? bad / static_cast<double>(cul.failures) : 1.0;
   cul.confidence = std::clamp(share, 0.0, 1.0) * std::min(1.0, e.s / h_);
@@ -222,9 +222,7 @@ void SequentialPass::UpdateChosen() {
   for (const Chosen& ch : chosen_) {
     EvidenceBook::Entry& e = book_.At(keys_[ch.c]);
     const bool fresh = !e.culprit;
-    const double loss = ch.n > 0 ? ch.bad / ch.n : 0;
     e.s = std::clamp(e.s + LogLikelihoodRatio(ch.bad, ch.n, q0_, H1(&e, ch.bad, ch.n)), 0.0, cap_);
-    e.est = fresh ? loss : 0.5 * e.est + 0.5 * loss;
     e.PoolHeld(ch.bad, ch.n, fresh ? 0.0 : params_.held_rate_decay);
     e.failing =
         std::min(1.0, PoissonLowerBound(e.held_bad, 1 - params_.held_rate_confidence) / e.held_n);
@@ -313,7 +311,6 @@ void SequentialPass::UpdateTheRest() {
       e.r = 0;
       continue;
     }
-    e.est = 0.5 * e.est + 0.5 * (bad / n);
     // Pooled, but `failing` is refreshed only when it is chosen again: its
     // quiet windows lower the rate it is tested at from then on, not the
     // recovery they are evidence of.

@@ -123,11 +123,13 @@ struct SequentialParams {
 class EvidenceBook {
  public:
   struct Entry {
-    double s = 0;         // CUSUM, nats
-    double est = 0;       // loss estimate while a culprit
-    double r = 0;         // recovery CUSUM while held, nats
-    double failing = 0;   // its loss rate when last chosen (the recovery test's H1)
-    double held_bad = 0;  // failures and probes since it was named (its pooled rate)
+    double s = 0;        // CUSUM, nats
+    double r = 0;        // recovery CUSUM while held, nats
+    double failing = 0;  // its loss rate when last chosen (the recovery test's H1)
+    // Failures and probes since it was named, older windows decayed by
+    // held_rate_decay: its pooled rate, which is also the loss it is reported
+    // at (a window's own rate swings by half or more around a 1% fault).
+    double held_bad = 0;
     double held_n = 0;
     // Failures and probes of past windows that no culprit but a switch
     // explained, decayed by spread_decay: what the spread test judges a
