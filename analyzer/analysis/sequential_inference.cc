@@ -55,6 +55,15 @@ double PoissonLowerBound(double k, double chance) {
   return boost::math::gamma_p_inv(k, chance);
 }
 
+void EvidenceBook::Entry::PoolRate(double bad, double n, double keep, double alpha) {
+  const double expected = rate_n > 0 ? n * rate_bad / rate_n : 0.0;
+  // P(X >= bad) and P(X <= bad) at the pooled rate.
+  const bool changed = alpha <= 0 || rate_n <= 0 || PoissonTail(bad, expected) < alpha ||
+                       1 - PoissonTail(bad + 1, expected) < alpha;
+  rate_bad = changed ? bad : rate_bad * keep + bad;
+  rate_n = changed ? n : rate_n * keep + n;
+}
+
 namespace {
 // A candidate's share of a cut-short path at or above which the path surely
 // crossed it (weights are floats: shares that sum to 1 may fall just short).
@@ -210,7 +219,7 @@ void SequentialPass::Report(std::uint32_t c, double bad, double n, const Evidenc
   cul.explained = static_cast<std::uint64_t>(std::llround(bad));
   cul.failures = out().failures[c];
   cul.good = static_cast<std::uint64_t>(std::llround(std::max(0.0, n - bad)));
-  cul.loss = e.held_n > 0 ? e.held_bad / e.held_n : 0.0;
+  cul.loss = e.rate_n > 0 ? e.rate_bad / e.rate_n : 0.0;
   cul.z = e.s;
   const double share = cul.failures ? bad / static_cast<double>(cul.failures) : 1.0;
   cul.confidence = std::clamp(share, 0.0, 1.0) * std::min(1.0, e.s / h_);
@@ -224,6 +233,7 @@ void SequentialPass::UpdateChosen() {
     const bool fresh = !e.culprit;
     e.s = std::clamp(e.s + LogLikelihoodRatio(ch.bad, ch.n, q0_, H1(&e, ch.bad, ch.n)), 0.0, cap_);
     e.PoolHeld(ch.bad, ch.n, fresh ? 0.0 : params_.held_rate_decay);
+    e.PoolRate(ch.bad, ch.n, params_.held_rate_decay, fresh ? 0.0 : params_.window_alpha);
     e.failing =
         std::min(1.0, PoissonLowerBound(e.held_bad, 1 - params_.held_rate_confidence) / e.held_n);
     e.s = std::max(e.s, h_);
@@ -315,6 +325,7 @@ void SequentialPass::UpdateTheRest() {
     // quiet windows lower the rate it is tested at from then on, not the
     // recovery they are evidence of.
     e.PoolHeld(bad, n, params_.held_rate_decay);
+    e.PoolRate(bad, n, params_.held_rate_decay, params_.window_alpha);
     ++e.windows;
     Report(c, bad, n, e);
     result_.fresh.push_back(false);

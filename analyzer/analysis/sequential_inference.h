@@ -123,14 +123,17 @@ struct SequentialParams {
 class EvidenceBook {
  public:
   struct Entry {
-    double s = 0;        // CUSUM, nats
-    double r = 0;        // recovery CUSUM while held, nats
-    double failing = 0;  // its loss rate when last chosen (the recovery test's H1)
-    // Failures and probes since it was named, older windows decayed by
-    // held_rate_decay: its pooled rate, which is also the loss it is reported
-    // at (a window's own rate swings by half or more around a 1% fault).
-    double held_bad = 0;
+    double s = 0;         // CUSUM, nats
+    double r = 0;         // recovery CUSUM while held, nats
+    double failing = 0;   // its loss rate when last chosen (the recovery test's H1)
+    double held_bad = 0;  // failures and probes since it was named (its pooled rate)
     double held_n = 0;
+    // The loss it is reported at: pooled as held_* are, but started anew in
+    // a window whose failures that rate makes unlikely, either way (below
+    // window_alpha): a lossy NIC that dies is reported dead in that window,
+    // while a 1% fault's windows (0 to 9 failures of 400) do not swing it.
+    double rate_bad = 0;
+    double rate_n = 0;
     // Failures and probes of past windows that no culprit but a switch
     // explained, decayed by spread_decay: what the spread test judges a
     // switch and its parts on, beside the window's own.
@@ -153,6 +156,8 @@ class EvidenceBook {
       held_bad = held_bad * keep + bad;
       held_n = held_n * keep + n;
     }
+    // Adds a window to the reported rate (above); `alpha` 0 starts anew.
+    void PoolRate(double bad, double n, double keep, double alpha);
     // Adds a window's traced counts to the run, or ends it (the sum at 0).
     void PoolRun(double bad, double n) {
       run_bad = s > 0 ? run_bad + bad : 0;
