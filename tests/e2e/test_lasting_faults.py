@@ -11,19 +11,26 @@ by its own test from the windows recorded along it:
                  on p0r0-s00, 3% loss in spine s01 (`switch-loss`: everything
                  it forwards)
                    -> test_1a: p0r0-s00 named (culprit, link incident) within
-                      5 minutes, held in every window after, one incident
+                      5 minutes, held in every window after to the end of
+                      phase 2, one incident
                    -> test_1b: s01 named as a switch (kind switch) within 5
                       minutes and held, no incident on any of its links
                    -> test_1c: nothing else blamed
-  phase 2 (5 min)  p0r0-s00 and s01 cleared; the gray stays; h002.nic1 flaps
-                 (down 0.5 s, up 0.5 s: a 1 s period); 5% loss both ways on
-                 h005.nic2's access link (h005.nic2-p0r2)
+  phase 2 (5 min)  s01 cleared; the gray and p0r0-s00's 1% stay; h002.nic1
+                 flaps (down 0.5 s, up 0.5 s: a 1 s period); 5% loss both ways
+                 on h005.nic2's access link (h005.nic2-p0r2); 1% both ways on
+                 h006.nic0's (h006.nic0-p0r0), under the same rail switch as
+                 p0r0-s00 (issue 29 item 6: a small RNIC fault beside a small
+                 link fault)
                    -> test_2a: one incident of kind flapping for h002.nic1,
                       no link blamed
                    -> test_2b: one rnic_lossy incident for h005.nic2 with a
                       loss estimate near 5%, no fabric link blamed
-                   -> test_2c: nothing else blamed; the faults cleared at the
-                      end of phase 1 have their incidents resolved
+                   -> test_2d: one rnic_lossy incident for h006.nic0, named
+                      within 5 minutes and held (not let go and reopened),
+                      its rail switch p0r0 never named
+                   -> test_2c: nothing else blamed; the spine cleared at the
+                      end of phase 1 has its incident resolved
   gray, 10 min     -> test_3: p0r3-s03 ranked first (and a culprit) in every
                       window from the first that holds it all to 10 minutes
                       later, one incident, open the whole time
@@ -33,7 +40,11 @@ s00 (p0r0-s00), s01 (the spine) and s03 (p0r3-s03) never meet on a path. A
 NIC's probes cross every spine, so in phase 2 about 1/12 of h002.nic1's and
 h005.nic2's probes (those to and from rail 3 through s03) also cross the gray
 link: the analyzer has to keep those apart (issue 14: two faults on one
-path), and the tests assert the same verdicts as for each fault alone. The
+path), and the tests assert the same verdicts as for each fault alone.
+h006.nic0's cable and p0r0-s00 do meet: a quarter of the NIC's probes cross
+the link, and the two faults' failures fall partly on each other's paths;
+each must still be held as one incident, and rail switch p0r0 above both
+never blamed. The
 timeline takes about 14-15 minutes instead of the 40 of separate fabrics.
 """
 
@@ -55,6 +66,8 @@ SPINE, SPINE_PERCENT = "s01", "3"
 FLAP_HOST, FLAP_NIC, FLAP_PERIOD = "h002", "nic1", "0.5"  # s between changes: a 1 s cycle
 LOSSY_HOST, LOSSY_NIC, LOSSY_PERCENT = "h005", "nic2", "5"
 LOSSY_LINK = f"{LOSSY_HOST}.{LOSSY_NIC}-p0r2"
+CABLE_HOST, CABLE_NIC, CABLE_PERCENT = "h006", "nic0", "1"
+CABLE_LINK = f"{CABLE_HOST}.{CABLE_NIC}-p0r0"
 FLAP_LINK = f"{FLAP_HOST}.{FLAP_NIC}-p0r1"
 LINK_KINDS = ("link_loss", "switch")
 
@@ -181,11 +194,13 @@ class LastingFaults(e2e.FabricTestCase):
         # Phase 2 at 5 minutes from the first injection, whatever the window edges.
         phase2 = tl.at["gray"] + PHASE_S
         tl.record(max(phase2 + PHASE_S, tl.at["gray"] + GRAY_S), [
-            (phase2, "cleared", clear("small", "spine")),
+            (phase2, "cleared", clear("spine")),
             (phase2, "flap", add("flap", "nic-flap", "--host", FLAP_HOST, "--nic", FLAP_NIC,
                                  "--period", FLAP_PERIOD)),
             (phase2, "lossy", add("lossy", "loss", "--link", LOSSY_LINK, "--percent",
                                   LOSSY_PERCENT)),
+            (phase2, "cable", add("cable", "loss", "--link", CABLE_LINK, "--percent",
+                                  CABLE_PERCENT)),
         ])
         tl.at["end"] = time.time()
         e2e.log(f"timeline done in {time.monotonic() - t0:.0f} s: " + ", ".join(
@@ -271,7 +286,8 @@ class LastingFaults(e2e.FabricTestCase):
 
     def test_1a_small_loss_named_within_5_minutes_held_one_incident(self):
         t = self.tl.at["small"]
-        windows = self.phase1()
+        # It lasts both phases: held beside phase 2's faults too.
+        windows = self.tl.between(t)
 
         def named(s: e2e.Snapshot) -> bool:
             culprit = SMALL in [e2e.link_name(l) for l in s.culprits()]
@@ -350,6 +366,22 @@ class LastingFaults(e2e.FabricTestCase):
         self.assertEqual(self.unexpected_culprits(self.phase2(), nic_links=False), [],
                          "fabric links blamed for a lossy NIC cable")
 
+    def test_2d_small_lossy_cable_beside_a_small_link_held_one_incident(self):
+        inc, opened = self.assertNicIncident(
+            f"{CABLE_HOST}.{CABLE_NIC} ({CABLE_PERCENT}% on its access link, beside {SMALL})",
+            "cable", CABLE_HOST, CABLE_NIC, CABLE_LINK, "rnic_lossy")
+        # Above 1% rather than below: a quarter of its probes also cross the
+        # 1% link, and it is named on a window that lost more than most
+        # (1.3-2.2% on this fabric, the pooled rate settling near 1.5%).
+        loss = inc["evidence"]["loss"]
+        self.assertTrue(0.005 <= loss <= 0.025, f"loss estimate {loss} for a 1% loss: "
+                                                f"{describe([inc])}")
+        # Both faults are under rail switch p0r0: it explains neither.
+        rail = CABLE_LINK.split("-")[1]
+        switch = [i for i in opened.values() if e2e.suspect_name(i) == rail]
+        self.assertEqual(describe(switch), [], f"rail switch {rail} blamed for a lossy cable "
+                                               f"and {SMALL} under it")
+
     def unexpected_culprits(self, windows: list[e2e.Snapshot], nic_links: bool) -> list[str]:
         """Culprit links of phase-2 windows that no fault explains: the gray
         link and the lossy cable are faults; p0r0-s00 and s01's links were
@@ -357,7 +389,7 @@ class LastingFaults(e2e.FabricTestCase):
         Fabric links only, or NIC links too."""
         out = set()
         for s in windows:
-            allowed = {GRAY, LOSSY_LINK}
+            allowed = {GRAY, LOSSY_LINK, CABLE_LINK}
             open_about = {e2e.suspect_name(i) for i in s.incidents["open"]}
             if SMALL in open_about:
                 allowed.add(SMALL)
@@ -373,18 +405,20 @@ class LastingFaults(e2e.FabricTestCase):
     def test_2c_phase2_nothing_else_blamed_and_cleared_faults_resolve(self):
         windows = self.phase2()
         opened = self.tl.opened(windows, self.before(self.tl.at["flap"]))
-        mine = (f"{FLAP_HOST}.{FLAP_NIC}", FLAP_LINK, f"{LOSSY_HOST}.{LOSSY_NIC}", LOSSY_LINK)
+        mine = (f"{FLAP_HOST}.{FLAP_NIC}", FLAP_LINK, f"{LOSSY_HOST}.{LOSSY_NIC}", LOSSY_LINK,
+                f"{CABLE_HOST}.{CABLE_NIC}", CABLE_LINK)
         others = [inc for inc in opened.values() if e2e.suspect_name(inc) not in mine]
         self.assertEqual(describe(others), [], "incidents on parts that are not faulty")
         rnics = sorted({f"{r['host']}.nic{r['nic']} {r['state']}" for s in windows
                         for r in s.anomalous_rnics()
                         if (r["host"], f"nic{r['nic']}") not in ((FLAP_HOST, FLAP_NIC),
-                                                                 (LOSSY_HOST, LOSSY_NIC))})
+                                                                 (LOSSY_HOST, LOSSY_NIC),
+                                                                 (CABLE_HOST, CABLE_NIC))})
         self.assertEqual(rnics, [], "other RNICs blamed")
-        # Cleared at the start of phase 2: their incidents resolve within it.
+        # Cleared at the start of phase 2: its incident resolves within it.
         last = windows[-1]
         lingering = [inc for inc in last.incidents["open"]
-                     if e2e.suspect_name(inc) == SMALL or on_switch(e2e.suspect_name(inc), SPINE)]
+                     if on_switch(e2e.suspect_name(inc), SPINE)]
         self.assertEqual(describe(lingering), [], f"incidents still open "
                          f"{last.end_s - self.tl.at['cleared']:.0f} s after their faults were "
                          "cleared")
