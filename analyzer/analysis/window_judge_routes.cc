@@ -74,8 +74,18 @@ void WindowJudge::NameWithdrawnLinks(const std::vector<SwitchId>& avoided_switch
   for (LinkRank& r : loss->links) {
     if (on_down_switch(r.link)) r.culprit = false;
   }
+  // A switch named by its loss explains a withdrawn link of its own: its
+  // links go one by one as routing reacts, and each named alone would open an
+  // incident beside the switch's, merged into it once two are withdrawn.
+  const auto on_culprit_switch = [&](LinkId l) {
+    if (l >= fabric_.links.size()) return false;
+    const auto& named = loss->culprit_switches;
+    const auto& ends = fabric_.links[l];
+    return std::find(named.begin(), named.end(), ends.lower) != named.end() ||
+           std::find(named.begin(), named.end(), ends.upper) != named.end();
+  };
   for (const WithdrawnLink& g : gone) {
-    if (on_down_switch(g.link)) continue;
+    if (on_down_switch(g.link) || on_culprit_switch(g.link)) continue;
     auto it = std::find_if(loss->culprits.begin(), loss->culprits.end(), [&](const Suspect& s) {
       return s.component.kind == Component::Kind::kLink && s.component.link == g.link;
     });

@@ -98,6 +98,27 @@ TEST_F(RoutedAroundTest, OneWithdrawnUplinkIsALinkCulpritAndRankedAsOne) {
   EXPECT_TRUE(std::binary_search(r.coverage.avoided.begin(), r.coverage.avoided.end(), down));
 }
 
+// A spine named by its loss whose links routing then withdraws one by one
+// (the e2e's dead spine): the first withdrawn link is the switch's, not a
+// culprit and an incident of its own beside it.
+TEST_F(RoutedAroundTest, AWithdrawnLinkOfASwitchNamedByItsLossIsTheSwitchs) {
+  const std::uint32_t spine = 1;
+  Faults faults;
+  for (std::uint32_t rail = 0; rail < fleet_.shape().rails; ++rail) {
+    faults.link_loss[fleet_.RailSpine(rail, spine)] = 0.03;
+  }
+  int w = 0;
+  for (; w < 10; ++w) {
+    const WindowReport r = RunWindow(w, faults);
+    if (r.loss.culprit_switches == std::vector<SwitchId>{fleet_.Spine(spine)}) break;
+  }
+  ASSERT_LT(w, 10) << "a spine losing 3% on every link named as the switch";
+  TraceFresh({{0, spine}}, 8);
+  const WindowReport r = RunWindow(w + 1, faults);
+  EXPECT_EQ(r.loss.culprit_switches, std::vector<SwitchId>{fleet_.Spine(spine)});
+  EXPECT_TRUE(BlamedLinks(r.loss).empty()) << "a withdrawn link named beside its switch";
+}
+
 TEST_F(RoutedAroundTest, ALinkIsAvoidedBeforeItIsWithdrawn) {
   // 48 draws per rail switch: past route_avoided_alpha (0.75^48 = 1e-6 <
   // 1e-3), far from withdrawal (0.75^97 = 1e-12).
