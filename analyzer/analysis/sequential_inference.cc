@@ -165,9 +165,9 @@ void SequentialPass::Pick(bool full) {
     const auto* e = book_.Find(keys_[c]);
     if (!Eligible(e, bad, n, left_.Alone(c))) continue;
     const bool held = e != nullptr && e->culprit && !e->untraced;
-    if (!full && !held && !p_.is_link[c] &&
-        !Eligible(e, left_.Traced(c).first, left_.Traced(c).second)) {
-      continue;
+    if (!full && !held && !p_.is_link[c]) {
+      const auto [traced_bad, traced_n] = left_.Traced(c);
+      if (!Eligible(e, traced_bad, traced_n)) continue;
     }
     // Candidates that explain the same failures tie on this window's
     // evidence (a 1% link's failures that all fell on the flows it shares

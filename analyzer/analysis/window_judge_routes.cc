@@ -62,11 +62,13 @@ void WindowJudge::NameWithdrawnLinks(const std::vector<SwitchId>& avoided_switch
               std::binary_search(avoided_switches.begin(), avoided_switches.end(), s);
     if (down[s]) NameDownSwitch(s, withdrawn.worst_p[s], loss);
   }
-  const auto on_down_switch = [&](LinkId l) {
+  // Whether `is` holds for either end of link l.
+  const auto either_end = [&](LinkId l, const auto& is) {
     if (l >= fabric_.links.size()) return false;
-    const auto& ends = fabric_.links[l];
-    return (ends.lower < switches && down[ends.lower]) ||
-           (ends.upper < switches && down[ends.upper]);
+    return is(fabric_.links[l].lower) || is(fabric_.links[l].upper);
+  };
+  const auto on_down_switch = [&](LinkId l) {
+    return either_end(l, [&](SwitchId s) { return s < switches && down[s]; });
   };
   std::erase_if(loss->culprits, [&](const Suspect& s) {
     return s.component.kind == Component::Kind::kLink && on_down_switch(s.component.link);
@@ -78,11 +80,9 @@ void WindowJudge::NameWithdrawnLinks(const std::vector<SwitchId>& avoided_switch
   // links go one by one as routing reacts, and each named alone would open an
   // incident beside the switch's, merged into it once two are withdrawn.
   const auto on_culprit_switch = [&](LinkId l) {
-    if (l >= fabric_.links.size()) return false;
     const auto& named = loss->culprit_switches;
-    const auto& ends = fabric_.links[l];
-    return std::find(named.begin(), named.end(), ends.lower) != named.end() ||
-           std::find(named.begin(), named.end(), ends.upper) != named.end();
+    return either_end(
+        l, [&](SwitchId s) { return std::find(named.begin(), named.end(), s) != named.end(); });
   };
   for (const WithdrawnLink& g : gone) {
     if (on_down_switch(g.link) || on_culprit_switch(g.link)) continue;
