@@ -60,7 +60,8 @@ struct AnalysisConfig {
   // A link routing has withdrawn (route_watch.h): named when fresh ECMP draws
   // at its rail switch missed it so often that a link in use would have been
   // missed with at most this chance. Per link and decision: a fleet draws
-  // about a million times a day per rail switch at 10,000 hosts.
+  // about a million times a day per rail switch at 10,000 hosts. The same bar
+  // names a switch whose up-links every rail switch avoids (window_judge_routes.cc).
   double route_withdrawn_alpha = 1e-12;
   // ...and seen as avoided (not yet named) past this chance: its probes on
   // paths traced before routing moved them are no sign of health then, so an

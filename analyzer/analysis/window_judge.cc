@@ -151,8 +151,7 @@ void WindowJudge::JudgeLoss(const WindowAccumulator& w, const ComponentIndex& ix
   NoteFlaps(w, &out->loss);
   flap_history_.Prune(w.start_ns());
   DropChurnShadows(w, out->background_loss, &out->loss);
-  NoteAvoided(&out->coverage);
-  NameWithdrawnLinks(out->coverage.avoided_switches, &out->loss);
+  NameWithdrawnLinks(NoteAvoided(&out->coverage), &out->loss);
 }
 
 // Each loss culprit's ports, and its flaps: down episodes of a link that went

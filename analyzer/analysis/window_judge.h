@@ -80,18 +80,20 @@ class WindowJudge {
   void FlagProcessing(const WindowAccumulator& w, WindowReport* out) const;
   void DropChurnShadows(const WindowAccumulator& w, double background, Localization* loss);
   void ForgetShadows(const std::vector<char>& shadow, Localization* loss);
-  // `avoided_switches`: the window's Coverage::avoided_switches (NoteAvoided).
-  void NameWithdrawnLinks(const std::vector<SwitchId>& avoided_switches, Localization* loss) const;
-  void NameDownSwitch(SwitchId id, double p_value, Localization* loss) const;
   // By switch: every watched up-link into it (two or more) among `unused`,
-  // how many of them are, and the largest p-value of those.
+  // how many of them are, and the largest and second largest p-value of those.
   struct UnusedSwitches {
     std::vector<char> all;
     std::vector<std::uint32_t> count;
     std::vector<double> worst_p;
+    std::vector<double> second_p;
   };
+  // Notes the window's avoided links and switches in `coverage`; returns
+  // them by switch, for NameWithdrawnLinks.
+  UnusedSwitches NoteAvoided(Coverage* coverage) const;
+  void NameWithdrawnLinks(const UnusedSwitches& avoided, Localization* loss) const;
+  void NameDownSwitch(SwitchId id, double p_value, Localization* loss) const;
   UnusedSwitches SwitchesOf(const std::vector<WithdrawnLink>& unused) const;
-  void NoteAvoided(Coverage* coverage) const;
   bool ShareASwitch(LinkId a, LinkId b) const;
   void CountCoverage(const WindowAccumulator& w, const ComponentIndex& ix, WindowReport* out) const;
   std::vector<LinkId> FullPath(HostId host, NicId src, NicId dst, MiddleId middle) const;

@@ -12,17 +12,26 @@ namespace hostmesh::analysis {
 
 // A withdrawn link is down whatever its probes say: they no longer cross it
 // (those that seem to are on paths traced before routing moved them). A
-// switch with two or more up-links into it withdrawn (one could be a cable)
-// and the rest avoided is down itself, or cut off: one fault, named as the
-// switch, its links not named beside it. Each is a culprit of the ranking
-// too, so the link and switch views say what the incidents say.
+// switch all of whose watched up-links into it (two or more) are avoided is
+// down itself, or cut off: one fault, named as the switch, its links not
+// named beside it, once one of two things holds:
+// - two or more of those links are withdrawn (one could be a cable);
+// - the chance that two or more of them are still in use is below
+//   route_withdrawn_alpha, the bar of a single link: the draws at different
+//   rail switches are independent, so it is at most the product of the two
+//   largest p-values. A dead spine rehashes about a 1/k share of its rail
+//   switches' 5-tuples; each of those draws counts at every rail switch at
+//   once this way, where one link's bar (96 draws at k = 4) can take minutes
+//   of rotation on a small fabric.
+// Each is a culprit of the ranking too, so the link and switch views say
+// what the incidents say.
 WindowJudge::UnusedSwitches WindowJudge::SwitchesOf(
     const std::vector<WithdrawnLink>& unused) const {
   const std::size_t switches = fabric_.switch_count;
   const std::vector<char> watched = routes_.Watched(fabric_);
   std::vector<std::uint32_t> watched_into(switches, 0);
   UnusedSwitches out{std::vector<char>(switches, 0), std::vector<std::uint32_t>(switches, 0),
-                     std::vector<double>(switches, 0)};
+                     std::vector<double>(switches, 0), std::vector<double>(switches, 0)};
   for (LinkId l = 0; l < watched.size(); ++l) {
     if (watched[l] && fabric_.links[l].upper < switches) ++watched_into[fabric_.links[l].upper];
   }
@@ -30,7 +39,12 @@ WindowJudge::UnusedSwitches WindowJudge::SwitchesOf(
     const SwitchId up = fabric_.links[g.link].upper;
     if (up >= switches) continue;
     ++out.count[up];
-    out.worst_p[up] = std::max(out.worst_p[up], g.p_value);
+    if (g.p_value > out.worst_p[up]) {
+      out.second_p[up] = out.worst_p[up];
+      out.worst_p[up] = g.p_value;
+    } else {
+      out.second_p[up] = std::max(out.second_p[up], g.p_value);
+    }
   }
   for (SwitchId s = 0; s < switches; ++s) {
     out.all[s] = out.count[s] >= 2 && out.count[s] == watched_into[s];
@@ -38,29 +52,32 @@ WindowJudge::UnusedSwitches WindowJudge::SwitchesOf(
   return out;
 }
 
-void WindowJudge::NoteAvoided(Coverage* coverage) const {
+WindowJudge::UnusedSwitches WindowJudge::NoteAvoided(Coverage* coverage) const {
   const std::vector<WithdrawnLink> avoided = routes_.Unused(fabric_, config_.route_avoided_alpha);
   for (const WithdrawnLink& a : avoided) coverage->avoided.push_back(a.link);
   std::sort(coverage->avoided.begin(), coverage->avoided.end());
-  const UnusedSwitches switches = SwitchesOf(avoided);
+  UnusedSwitches switches = SwitchesOf(avoided);
   for (SwitchId s = 0; s < switches.all.size(); ++s) {
     if (switches.all[s]) coverage->avoided_switches.push_back(s);
   }
+  return switches;
 }
 
-void WindowJudge::NameWithdrawnLinks(const std::vector<SwitchId>& avoided_switches,
-                                     Localization* loss) const {
+void WindowJudge::NameWithdrawnLinks(const UnusedSwitches& avoided, Localization* loss) const {
   const std::vector<WithdrawnLink> gone = routes_.Withdrawn(fabric_);
-  if (gone.empty()) return;
+  if (gone.empty() &&
+      std::none_of(avoided.all.begin(), avoided.all.end(), [](char a) { return a; })) {
+    return;
+  }
   const std::size_t switches = fabric_.switch_count;
-  // Two or more withdrawn, the rest at least avoided: links are withdrawn one
-  // by one as their switches' draws come in, the switch is down meanwhile.
   const UnusedSwitches withdrawn = SwitchesOf(gone);
   std::vector<char> down(switches, 0);
-  for (SwitchId s = 0; s < switches; ++s) {
-    down[s] = withdrawn.count[s] >= 2 &&
-              std::binary_search(avoided_switches.begin(), avoided_switches.end(), s);
-    if (down[s]) NameDownSwitch(s, withdrawn.worst_p[s], loss);
+  for (SwitchId s = 0; s < switches && s < avoided.all.size(); ++s) {
+    if (!avoided.all[s]) continue;
+    const double in_use = avoided.worst_p[s] * avoided.second_p[s];
+    const bool links_gone = withdrawn.count[s] >= 2;
+    down[s] = links_gone || in_use < config_.route_withdrawn_alpha;
+    if (down[s]) NameDownSwitch(s, links_gone ? withdrawn.worst_p[s] : in_use, loss);
   }
   // Whether `is` holds for either end of link l.
   const auto either_end = [&](LinkId l, const auto& is) {

@@ -119,6 +119,34 @@ TEST_F(RoutedAroundTest, AWithdrawnLinkOfASwitchNamedByItsLossIsTheSwitchs) {
   EXPECT_TRUE(BlamedLinks(r.loss).empty()) << "a withdrawn link named beside its switch";
 }
 
+// A dead spine rehashes its 5-tuples at every rail switch at once: 72 draws
+// at each leave every link at 0.75^72 = 1e-9, none withdrawn alone (1e-12),
+// but two of them still in use would have been missed with 1e-18.
+TEST_F(RoutedAroundTest, ASpineEveryRailSwitchAvoidsIsDownBeforeAnyLinkIsWithdrawn) {
+  std::set<RailSpinePair> gone;
+  for (std::uint32_t rail = 0; rail < 4; ++rail) gone.insert({rail, 2});
+  TraceFresh(gone, 3);  // 8 hosts x 3 destinations x 3 ports
+  const WindowReport r = RunWindow(0, {});
+  const SwitchRank* spine = Switch(r, fleet_.Spine(2));
+  ASSERT_NE(spine, nullptr);
+  EXPECT_TRUE(spine->culprit);
+  EXPECT_TRUE(spine->routed_around);
+  EXPECT_GT(spine->raw_confidence, 0.99);
+  EXPECT_EQ(r.loss.culprit_switches, std::vector<SwitchId>{fleet_.Spine(2)});
+  EXPECT_TRUE(BlamedLinks(r.loss).empty());
+}
+
+// Two cables into one spine avoided as far (1e-9 each), the spine's other
+// links in use: two links not yet withdrawn, and no switch.
+TEST_F(RoutedAroundTest, TwoAvoidedLinksOfASpineInUseAreNotTheSpine) {
+  TraceFresh({{0, 2}, {1, 2}}, 3);
+  const WindowReport r = RunWindow(0, {});
+  EXPECT_TRUE(r.loss.culprit_switches.empty());
+  EXPECT_TRUE(BlamedLinks(r.loss).empty());
+  EXPECT_EQ(r.coverage.avoided,
+            (std::vector<LinkId>{fleet_.RailSpine(0, 2), fleet_.RailSpine(1, 2)}));
+}
+
 TEST_F(RoutedAroundTest, ALinkIsAvoidedBeforeItIsWithdrawn) {
   // 48 draws per rail switch: past route_avoided_alpha (0.75^48 = 1e-6 <
   // 1e-3), far from withdrawal (0.75^97 = 1e-12).
