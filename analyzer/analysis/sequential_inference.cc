@@ -231,14 +231,33 @@ void SequentialPass::UpdateChosen() {
   for (const Chosen& ch : chosen_) {
     EvidenceBook::Entry& e = book_.At(keys_[ch.c]);
     const bool fresh = !e.culprit;
+    // A held culprit chosen again starts its recovery test anew only when
+    // the window's failures are beyond chance at the background (window_alpha):
+    // then it surely still fails. A failure or two over its probes may be
+    // background (0.4 a window over 400 probes at 1e-3), and restarting on
+    // each, the test of a fault that had ended started over about one window
+    // in three; such a window is weighed like any other.
+    const bool failing_still = PoissonTail(ch.bad, ch.n * p0_) < params_.window_alpha;
+    const double r =
+        fresh || failing_still
+            ? 0.0
+            : std::max(0.0, e.r - LogLikelihoodRatio(ch.bad, ch.n, p0_,
+                                                     std::max(p0_ + params_.min_loss, e.failing)));
     e.s = std::clamp(e.s + LogLikelihoodRatio(ch.bad, ch.n, q0_, H1(&e, ch.bad, ch.n)), 0.0, cap_);
+    if (r >= release_) {
+      if (!p_.is_link[ch.c]) e.PoolRun(ch.traced_bad, ch.traced_n);
+      e.culprit = false;
+      e.s = std::min(e.s, h_ * params_.off_fraction);
+      e.r = 0;
+      continue;
+    }
     e.PoolHeld(ch.bad, ch.n, fresh ? 0.0 : params_.held_rate_decay);
     e.PoolRate(ch.bad, ch.n, params_.held_rate_decay, fresh ? 0.0 : params_.window_alpha);
     e.failing =
         std::min(1.0, PoissonLowerBound(e.held_bad, 1 - params_.held_rate_confidence) / e.held_n);
     e.s = std::max(e.s, h_);
     if (!p_.is_link[ch.c]) e.PoolRun(ch.traced_bad, ch.traced_n);
-    e.r = 0;
+    e.r = r;
     e.culprit = true;
     e.untraced = ch.untraced;
     e.windows = fresh ? 1 : e.windows + 1;

@@ -21,8 +21,9 @@
 // window alone is conclusive (Poisson tail P(X >= bad | n p0) below
 // window_alpha / components, and at least min_failures failures, and loss
 // above p0 + delta). It stays one while S stays above off_fraction x h, and
-// until the windows since it last failed at its rate show it back at p0: a
-// second CUSUM of the opposite ratio,
+// until the windows since it last failed beyond chance at p0 (a window's
+// Poisson tail below window_alpha) show it back at p0: a second CUSUM of the
+// opposite ratio,
 //   R <- max(0, R - LLR(bad, n, p0, est))
 // with est its loss rate when it was last chosen (kept for this test, not
 // averaged with its clean windows as the reported estimate is, which would
