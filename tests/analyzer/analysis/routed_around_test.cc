@@ -48,6 +48,27 @@ class RoutedAroundTest : public FleetTest {
     }
   }
 
+  // Fresh 5-tuples as routing sends them with `spine` dead: over none of its links.
+  void TraceWithoutSpine(std::uint32_t spine, std::uint32_t ports) {
+    std::set<RailSpinePair> gone;
+    for (std::uint32_t rail = 0; rail < fleet_.shape().rails; ++rail) gone.insert({rail, spine});
+    TraceFresh(gone, ports);
+  }
+  // `spine` named down as the switch, first of the switches, and no link
+  // named or ranked a culprit beside it.
+  void ExpectDownSpine(const WindowReport& r, std::uint32_t spine) {
+    const SwitchRank* named = Switch(r, fleet_.Spine(spine));
+    ASSERT_NE(named, nullptr);
+    EXPECT_TRUE(named->culprit);
+    EXPECT_TRUE(named->routed_around);
+    EXPECT_EQ(named->loss, 1.0);
+    EXPECT_GT(named->raw_confidence, 0.99);
+    EXPECT_EQ(r.loss.culprit_switches, std::vector<SwitchId>{fleet_.Spine(spine)});
+    EXPECT_EQ(r.loss.switches.front().id, fleet_.Spine(spine)) << "culprits first";
+    EXPECT_TRUE(BlamedLinks(r.loss).empty());
+    for (const LinkRank& l : r.loss.links) EXPECT_FALSE(l.culprit) << "link " << l.link;
+  }
+
   static const SwitchRank* Switch(const WindowReport& r, SwitchId id) {
     for (const SwitchRank& s : r.loss.switches) {
       if (s.id == id) return &s;
@@ -63,20 +84,9 @@ class RoutedAroundTest : public FleetTest {
 };
 
 TEST_F(RoutedAroundTest, ASpineWithEveryUplinkWithdrawnIsNamedAsTheSwitchNotItsLinks) {
-  std::set<RailSpinePair> gone;
-  for (std::uint32_t rail = 0; rail < 4; ++rail) gone.insert({rail, 2});
-  TraceFresh(gone, 8);  // 8 hosts x 3 destinations x 8 ports: 192 draws per rail switch
+  TraceWithoutSpine(2, 8);  // 8 hosts x 3 destinations x 8 ports: 192 draws per rail switch
   const WindowReport r = RunWindow(0, {});
-  const SwitchRank* spine = Switch(r, fleet_.Spine(2));
-  ASSERT_NE(spine, nullptr);
-  EXPECT_TRUE(spine->culprit);
-  EXPECT_TRUE(spine->routed_around);
-  EXPECT_EQ(spine->loss, 1.0);
-  EXPECT_GT(spine->raw_confidence, 0.99);
-  EXPECT_EQ(r.loss.culprit_switches, std::vector<SwitchId>{fleet_.Spine(2)});
-  EXPECT_EQ(r.loss.switches.front().id, fleet_.Spine(2)) << "culprits first";
-  EXPECT_TRUE(BlamedLinks(r.loss).empty());
-  for (const LinkRank& l : r.loss.links) EXPECT_FALSE(l.culprit) << "link " << l.link;
+  ExpectDownSpine(r, 2);
   EXPECT_EQ(r.coverage.avoided_switches, std::vector<SwitchId>{fleet_.Spine(2)});
   EXPECT_EQ(r.coverage.avoided.size(), 4u);
 }
@@ -123,17 +133,8 @@ TEST_F(RoutedAroundTest, AWithdrawnLinkOfASwitchNamedByItsLossIsTheSwitchs) {
 // at each leave every link at 0.75^72 = 1e-9, none withdrawn alone (1e-12),
 // but two of them still in use would have been missed with 1e-18.
 TEST_F(RoutedAroundTest, ASpineEveryRailSwitchAvoidsIsDownBeforeAnyLinkIsWithdrawn) {
-  std::set<RailSpinePair> gone;
-  for (std::uint32_t rail = 0; rail < 4; ++rail) gone.insert({rail, 2});
-  TraceFresh(gone, 3);  // 8 hosts x 3 destinations x 3 ports
-  const WindowReport r = RunWindow(0, {});
-  const SwitchRank* spine = Switch(r, fleet_.Spine(2));
-  ASSERT_NE(spine, nullptr);
-  EXPECT_TRUE(spine->culprit);
-  EXPECT_TRUE(spine->routed_around);
-  EXPECT_GT(spine->raw_confidence, 0.99);
-  EXPECT_EQ(r.loss.culprit_switches, std::vector<SwitchId>{fleet_.Spine(2)});
-  EXPECT_TRUE(BlamedLinks(r.loss).empty());
+  TraceWithoutSpine(2, 3);  // 8 hosts x 3 destinations x 3 ports
+  ExpectDownSpine(RunWindow(0, {}), 2);
 }
 
 // Two cables into one spine avoided as far (1e-9 each), the spine's other
