@@ -238,17 +238,11 @@ void SequentialPass::UpdateChosen() {
     // each, the test of a fault that had ended started over about one window
     // in three; such a window is weighed like any other.
     const bool failing_still = PoissonTail(ch.bad, ch.n * p0_) < params_.window_alpha;
-    const double r =
-        fresh || failing_still
-            ? 0.0
-            : std::max(0.0, e.r - LogLikelihoodRatio(ch.bad, ch.n, p0_,
-                                                     std::max(p0_ + params_.min_loss, e.failing)));
+    const double r = fresh || failing_still ? 0.0 : Recovered(e, ch.bad, ch.n);
     e.s = std::clamp(e.s + LogLikelihoodRatio(ch.bad, ch.n, q0_, H1(&e, ch.bad, ch.n)), 0.0, cap_);
     if (r >= release_) {
       if (!p_.is_link[ch.c]) e.PoolRun(ch.traced_bad, ch.traced_n);
-      e.culprit = false;
-      e.s = std::min(e.s, h_ * params_.off_fraction);
-      e.r = 0;
+      LetGo(e);
       continue;
     }
     e.PoolHeld(ch.bad, ch.n, fresh ? 0.0 : params_.held_rate_decay);
@@ -284,7 +278,7 @@ bool SequentialPass::KinChosen(std::uint32_t c) const {
 }
 
 bool SequentialPass::NoneLeftIsConclusive(const EvidenceBook::Entry& e, double n) const {
-  return LogLikelihoodRatio(0, n, p0_, std::max(p0_ + params_.min_loss, e.failing)) <= -release_;
+  return LogLikelihoodRatio(0, n, p0_, HeldRate(e)) <= -release_;
 }
 
 // Every other component's evidence, with what is left for it.
@@ -332,12 +326,9 @@ void SequentialPass::UpdateTheRest() {
     if (!e.culprit) continue;
     // Held while the evidence holds (hysteresis), with what is left for it,
     // until its windows say it is back at p0.
-    e.r = std::max(
-        0.0, e.r - LogLikelihoodRatio(bad, n, p0_, std::max(p0_ + params_.min_loss, e.failing)));
-    e.culprit = e.s >= h_ * params_.off_fraction && e.r < release_;
-    if (!e.culprit) {
-      e.s = std::min(e.s, h_ * params_.off_fraction);
-      e.r = 0;
+    e.r = Recovered(e, bad, n);
+    if (e.s < h_ * params_.off_fraction || e.r >= release_) {
+      LetGo(e);
       continue;
     }
     // Pooled, but `failing` is refreshed only when it is chosen again: its

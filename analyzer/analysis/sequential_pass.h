@@ -70,6 +70,22 @@ class SequentialPass {
   // Whether the unit of `part` (any of its components) is chosen.
   bool UnitChosen(std::uint32_t whole, std::uint32_t part) const;
 
+  // A held culprit's rate in its hysteresis and recovery test (H1, below).
+  double HeldRate(const EvidenceBook::Entry& e) const {
+    return std::max(p0_ + params_.min_loss, e.failing);
+  }
+  // Its recovery test after a window: R <- max(0, R - LLR at that rate).
+  double Recovered(const EvidenceBook::Entry& e, double bad, double n) const {
+    return std::max(0.0, e.r - LogLikelihoodRatio(bad, n, p0_, HeldRate(e)));
+  }
+  // Lets a held culprit go: its hysteresis down to the bar it held at, its
+  // recovery test done.
+  void LetGo(EvidenceBook::Entry& e) const {
+    e.culprit = false;
+    e.s = std::min(e.s, h_ * params_.off_fraction);
+    e.r = 0;
+  }
+
   // H1: for a culprit, the rate it surely loses at (as in its recovery test:
   // against its latest estimate, inflated by the burst that named it, a quiet
   // window or two drained its hysteresis); for the rest, halfway from p0 to
@@ -77,7 +93,7 @@ class SequentialPass {
   // a fault of its size (a damped generalized likelihood ratio), while the
   // noise of a healthy component's windows rarely moves H1 off p0 + delta.
   double H1(const EvidenceBook::Entry* e, double bad, double n) const {
-    if (e != nullptr && e->culprit) return std::max(p0_ + params_.min_loss, e->failing);
+    if (e != nullptr && e->culprit) return HeldRate(*e);
     const double loss = n > 0 ? bad / n : 0.0;
     return p0_ + std::max(params_.min_loss, (loss - p0_) / 2);
   }
