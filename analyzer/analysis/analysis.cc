@@ -18,6 +18,16 @@ Analysis::Analysis(AnalysisConfig config, FabricMap fabric)
 
 void Analysis::AddPath(const PathRecord& path) {
   if (path.src_nic >= kMaxNics || path.dst_nic >= kMaxNics) return;
+  // The windows that ended by this trace are judged on the draws before it
+  // (not a trace from the future: it would freeze the counts of every window
+  // until then).
+  const std::int64_t width = config_.window.count();
+  const std::int64_t ended = path.time_ns - ((path.time_ns % width) + width) % width;
+  const bool future = now_ns_ != 0 && path.time_ns > now_ns_ + config_.max_future.count();
+  if (ended > routes_closed_ns_ && !future) {
+    routes_.Close(ended);
+    routes_closed_ns_ = ended;
+  }
   routes_.AddTrace(path, paths_.Add(path), fabric_,
                    PathTable::Key(path.host, path.src_nic, path.dst_nic, path.src_port));
   ++stats_.paths;
@@ -182,6 +192,7 @@ std::vector<WindowReport> Analysis::Advance(std::int64_t now_ns) {
   // a report (before the first window there is nothing to report).
   const std::int64_t judged = watermark - ((watermark % width) + width) % width;  // floor
   judged_before_ns_ = std::max(judged_before_ns_, judged);
+  routes_.Forget(judged_before_ns_ + width);  // the end of the next window to judge
   paths_.FreeOrphans(judged_before_ns_);
   stats_.paths_aged_out = paths_.aged_out();
   stats_.paths_refused_host_cap = paths_.refused_for_host_cap();

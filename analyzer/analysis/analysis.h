@@ -16,6 +16,7 @@
 //   for (auto& report : a.Advance(now_ns)) incidents.Update(report);
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <span>
@@ -117,6 +118,7 @@ class Analysis {
   FabricMap fabric_;
   PathTable paths_;
   RouteWatch routes_;
+  std::int64_t routes_closed_ns_ = std::numeric_limits<std::int64_t>::min();  // RouteWatch::Close
   WindowJudge judge_;
   SheddingBook shedding_;
   std::map<std::int64_t, std::unique_ptr<WindowAccumulator>> windows_;  // by start

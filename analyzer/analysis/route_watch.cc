@@ -23,13 +23,13 @@ double LowerTail(std::uint64_t c, std::uint64_t n, double p) {
 }  // namespace
 
 void RouteWatch::Grow(LinkId link, SwitchId sw) {
-  if (state_.size() <= link) state_.resize(std::size_t{link} + 1);
-  if (draws_.size() <= sw) draws_.resize(std::size_t{sw} + 1, 0);
+  if (now_.links.size() <= link) now_.links.resize(std::size_t{link} + 1);
+  if (now_.draws.size() <= sw) now_.draws.resize(std::size_t{sw} + 1, 0);
 }
 
 void RouteWatch::Use(LinkId link, SwitchId sw) {
   Grow(link, sw);
-  state_[link] = {draws_[sw], 0};
+  now_.links[link] = {now_.draws[sw], 0};
 }
 
 void RouteWatch::AddTrace(const PathRecord& path, bool fresh, const FabricMap& fabric,
@@ -51,8 +51,8 @@ void RouteWatch::AddTrace(const PathRecord& path, bool fresh, const FabricMap& f
     };
     const LinkId up = links[1];
     if (up != kUnknown && up_from_first(up)) {
-      if (draws_.size() <= first) draws_.resize(std::size_t{first} + 1, 0);
-      ++draws_[first];
+      if (now_.draws.size() <= first) now_.draws.resize(std::size_t{first} + 1, 0);
+      ++now_.draws[first];
     } else if (up == kUnknown && std::any_of(path.candidates.begin(), path.candidates.end(),
                                              [&](const PathCandidate& c) {
                                                return c.position == 1 && up_from_first(c.link);
@@ -65,8 +65,8 @@ void RouteWatch::AddTrace(const PathRecord& path, bool fresh, const FabricMap& f
         const auto [it, inserted] = pending_.try_emplace(key, Pending{first, path.time_ns});
         if (!inserted) Settle(it->second.sw, false, fabric);  // its earlier draw: no outcome came
         it->second = {first, path.time_ns};
-        if (pending_at_.size() <= first) pending_at_.resize(std::size_t{first} + 1, 0);
-        ++pending_at_[first];
+        if (now_.pending_at.size() <= first) now_.pending_at.resize(std::size_t{first} + 1, 0);
+        ++now_.pending_at[first];
         pending_order_.emplace_back(path.time_ns, key);
       }
     }
@@ -90,14 +90,14 @@ void RouteWatch::CountCutShort(SwitchId sw, const FabricMap& fabric) {
   if (sw >= up_links_.size()) return;
   for (const LinkId l : up_links_[sw]) {
     Grow(l, sw);
-    ++state_[l].maybe_since_use;
+    ++now_.links[l].maybe_since_use;
   }
-  if (draws_.size() <= sw) draws_.resize(std::size_t{sw} + 1, 0);
-  ++draws_[sw];
+  if (now_.draws.size() <= sw) now_.draws.resize(std::size_t{sw} + 1, 0);
+  ++now_.draws[sw];
 }
 
 void RouteWatch::Settle(SwitchId sw, bool delivered, const FabricMap& fabric) {
-  --pending_at_[sw];
+  --now_.pending_at[sw];
   if (!delivered) CountCutShort(sw, fabric);
 }
 
@@ -122,7 +122,7 @@ void RouteWatch::Expire(std::int64_t now_ns, const FabricMap& fabric) {
 }
 
 std::vector<std::uint32_t> RouteWatch::UpLinks(const FabricMap& fabric) const {
-  std::vector<std::uint32_t> up_links(draws_.size(), 0);
+  std::vector<std::uint32_t> up_links(now_.draws.size(), 0);
   for (LinkId l = 0; l < fabric.links.size(); ++l) {
     if (IsFabricLink(fabric, l) && fabric.links[l].lower < up_links.size()) {
       ++up_links[fabric.links[l].lower];
@@ -137,23 +137,40 @@ std::vector<char> RouteWatch::Watched(const FabricMap& fabric) const {
   for (LinkId l = 0; l < fabric.links.size(); ++l) {
     if (!IsFabricLink(fabric, l)) continue;
     const SwitchId sw = fabric.links[l].lower;
-    out[l] = sw < draws_.size() && up_links[sw] >= 2 && draws_[sw] > 0;
+    out[l] = sw < now_.draws.size() && up_links[sw] >= 2 && now_.draws[sw] > 0;
   }
   return out;
 }
 
-std::vector<WithdrawnLink> RouteWatch::Unused(const FabricMap& fabric, double alpha) const {
+void RouteWatch::Close(std::int64_t end_ns) {
+  if (closed_.contains(end_ns)) return;
+  // Two windows are open at most (a window and the grace of the one before).
+  while (closed_.size() >= kMaxClosed) closed_.erase(closed_.begin());
+  closed_.emplace(end_ns, now_);
+}
+
+void RouteWatch::Forget(std::int64_t end_ns) {
+  closed_.erase(closed_.begin(), closed_.lower_bound(end_ns));
+}
+
+std::vector<WithdrawnLink> RouteWatch::Unused(const FabricMap& fabric, double alpha,
+                                              std::span<const char> failing,
+                                              std::int64_t as_of_ns) const {
+  // Kept at the first trace at or past as_of_ns (none yet: now).
+  const auto kept = closed_.lower_bound(as_of_ns);
+  const Counts& at = kept == closed_.end() ? now_ : kept->second;
   const std::vector<std::uint32_t> up_links = UpLinks(fabric);
   std::vector<WithdrawnLink> out;
   for (LinkId l = 0; l < fabric.links.size(); ++l) {
     if (!IsFabricLink(fabric, l)) continue;
     const SwitchId sw = fabric.links[l].lower;
-    if (sw >= draws_.size() || up_links[sw] < 2) continue;
-    const LinkState s = l < state_.size() ? state_[l] : LinkState{};
-    // Draws awaiting their outcome count as ones it may have picked (those
-    // from before its last use too: on the safe side).
-    const std::uint64_t waiting = sw < pending_at_.size() ? pending_at_[sw] : 0;
-    const std::uint64_t n = draws_[sw] - s.draws_at_use + waiting;
+    if (sw >= at.draws.size() || up_links[sw] < 2) continue;
+    const LinkState s = l < at.links.size() ? at.links[l] : LinkState{};
+    // Draws awaiting their outcome count as ones a failing link may have
+    // picked (those from before its last use too: on the safe side).
+    const bool may_eat = l < failing.size() && failing[l];
+    const std::uint64_t waiting = may_eat && sw < at.pending_at.size() ? at.pending_at[sw] : 0;
+    const std::uint64_t n = at.draws[sw] - s.draws_at_use + waiting;
     const double p = LowerTail(s.maybe_since_use + waiting, n, 1.0 / up_links[sw]);
     if (p >= alpha) continue;
     out.push_back({l, p});

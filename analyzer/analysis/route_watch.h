@@ -31,12 +31,22 @@
 // so a draw cut short there waits for its 5-tuple's next probe outcome.
 // Delivered, the cut said nothing of which way it went: no draw. Lost, or no
 // outcome within pending_ttl (a 5-tuple is probed every 11 s by default), it
-// is a draw any of the switch's up-links may have picked, as before; and so
-// it is while it waits, so that a gray link's first cut traces count at once.
+// is a draw any of the switch's up-links may have picked, as before. While
+// it waits, it counts so only for the up-links named for their loss in the
+// window (`failing`), so that a gray link's first cut traces count at once;
+// for the others it is no draw yet, either way. A link routing withdrew
+// carries no probe, so nothing fails on it: at 1,000 hosts 260-560 draws
+// await an outcome at each rail switch at any time, and counted against
+// every up-link they kept a down link from being told apart for two windows.
+// A window is judged on the draws traced before its end (Close), not on
+// those of its grace: a link that goes down in the grace is the next
+// window's.
 // Pure; not thread-safe.
 
 #include <cstdint>
 #include <deque>
+#include <limits>
+#include <map>
 #include <span>
 #include <unordered_map>
 #include <utility>
@@ -79,12 +89,26 @@ class RouteWatch {
   // Cut-short draws counted at once because max_pending awaited already.
   std::uint64_t overflow() const { return overflow_; }
 
-  // The up-links routing does not use now, by link id.
-  std::vector<WithdrawnLink> Withdrawn(const FabricMap& fabric) const {
-    return Unused(fabric, false_alarm_);
+  // The up-links routing does not use now, by link id. `failing`, by link
+  // id: 1 for the links named for their loss in the window (the draws
+  // awaiting an outcome may have picked those); shorter than the links: 0
+  // for the rest.
+  // `as_of_ns`: the end of a window Close kept the counts for (else: now).
+  std::vector<WithdrawnLink> Withdrawn(const FabricMap& fabric, std::span<const char> failing,
+                                       std::int64_t as_of_ns = kNow) const {
+    return Unused(fabric, false_alarm_, failing, as_of_ns);
   }
   // The same test at another chance of error (0 < alpha < 1).
-  std::vector<WithdrawnLink> Unused(const FabricMap& fabric, double alpha) const;
+  std::vector<WithdrawnLink> Unused(const FabricMap& fabric, double alpha,
+                                    std::span<const char> failing,
+                                    std::int64_t as_of_ns = kNow) const;
+  static constexpr std::int64_t kNow = std::numeric_limits<std::int64_t>::max();
+  // Keeps the counts as they stand now for windows ending at or before
+  // end_ns and after the end kept before (the first call for an end wins):
+  // call it before the first trace at or past end_ns is added. Forget drops
+  // what no window ending at or after end_ns reads.
+  void Close(std::int64_t end_ns);
+  void Forget(std::int64_t end_ns);
   // By link id: 1 for the up-links the watch can judge (their switch has two
   // or more up-links and has made fresh draws), 0 for every other link.
   std::vector<char> Watched(const FabricMap& fabric) const;
@@ -106,13 +130,21 @@ class RouteWatch {
   void CountCutShort(SwitchId sw, const FabricMap& fabric);
   std::vector<std::uint32_t> UpLinks(const FabricMap& fabric) const;  // by switch
 
+  // What the test reads.
+  struct Counts {
+    std::vector<std::uint64_t> draws;       // by switch: fresh draws, ever
+    std::vector<LinkState> links;           // by link
+    std::vector<std::uint64_t> pending_at;  // by switch: draws awaiting an outcome
+  };
+  // Windows judged after their grace: the one judged and the one open.
+  static constexpr std::size_t kMaxClosed = 4;
+
   double false_alarm_;
   std::int64_t pending_ttl_ns_;
   std::size_t max_pending_;
-  std::vector<std::uint64_t> draws_;  // by switch: fresh draws, ever
-  std::vector<LinkState> state_;      // by link
+  Counts now_;
+  std::map<std::int64_t, Counts> closed_;  // by the end of the window they were kept for
   std::unordered_map<std::uint64_t, Pending> pending_;
-  std::vector<std::uint64_t> pending_at_;  // by switch: draws awaiting an outcome
   std::deque<std::pair<std::int64_t, std::uint64_t>> pending_order_;  // (time, key) as traced
   std::vector<std::vector<LinkId>> up_links_;  // by switch, for fabric links of up_links_span_
   std::size_t up_links_span_ = 0;

@@ -151,7 +151,9 @@ void WindowJudge::JudgeLoss(const WindowAccumulator& w, const ComponentIndex& ix
   NoteFlaps(w, &out->loss);
   flap_history_.Prune(w.start_ns());
   DropChurnShadows(w, out->background_loss, &out->loss);
-  NameWithdrawnLinks(NoteAvoided(&out->coverage), &out->loss);
+  const std::vector<char> failing = FailingLinks(out->loss);
+  NameWithdrawnLinks(NoteAvoided(failing, w.end_ns(), &out->coverage), failing, w.end_ns(),
+                     &out->loss);
 }
 
 // Each loss culprit's ports, and its flaps: down episodes of a link that went

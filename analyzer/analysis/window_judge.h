@@ -88,10 +88,16 @@ class WindowJudge {
     std::vector<double> worst_p;
     std::vector<double> second_p;
   };
+  // By link id: 1 for the links the loss verdict names, alone or as a
+  // culprit switch's (RouteWatch::Unused's `failing`).
+  std::vector<char> FailingLinks(const Localization& loss) const;
   // Notes the window's avoided links and switches in `coverage`; returns
-  // them by switch, for NameWithdrawnLinks.
-  UnusedSwitches NoteAvoided(Coverage* coverage) const;
-  void NameWithdrawnLinks(const UnusedSwitches& avoided, Localization* loss) const;
+  // them by switch, for NameWithdrawnLinks. Both read the route watch as of
+  // the window's end (`end_ns`).
+  UnusedSwitches NoteAvoided(const std::vector<char>& failing, std::int64_t end_ns,
+                             Coverage* coverage) const;
+  void NameWithdrawnLinks(const UnusedSwitches& avoided, const std::vector<char>& failing,
+                          std::int64_t end_ns, Localization* loss) const;
   void NameDownSwitch(SwitchId id, double p_value, Localization* loss) const;
   UnusedSwitches SwitchesOf(const std::vector<WithdrawnLink>& unused) const;
   bool ShareASwitch(LinkId a, LinkId b) const;

@@ -52,8 +52,28 @@ WindowJudge::UnusedSwitches WindowJudge::SwitchesOf(
   return out;
 }
 
-WindowJudge::UnusedSwitches WindowJudge::NoteAvoided(Coverage* coverage) const {
-  const std::vector<WithdrawnLink> avoided = routes_.Unused(fabric_, config_.route_avoided_alpha);
+// A link that eats its probes eats its traces too, so the draws awaiting
+// their outcome may have picked it; nothing fails on a link routing withdrew.
+std::vector<char> WindowJudge::FailingLinks(const Localization& loss) const {
+  std::vector<char> failing(fabric_.links.size(), 0);
+  for (const Suspect& s : loss.culprits) {
+    if (s.component.kind == Component::Kind::kLink && s.component.link < failing.size()) {
+      failing[s.component.link] = 1;
+    }
+  }
+  for (const SwitchId sw : loss.culprit_switches) {
+    for (LinkId l = 0; l < fabric_.links.size(); ++l) {
+      if (fabric_.links[l].lower == sw || fabric_.links[l].upper == sw) failing[l] = 1;
+    }
+  }
+  return failing;
+}
+
+WindowJudge::UnusedSwitches WindowJudge::NoteAvoided(const std::vector<char>& failing,
+                                                     std::int64_t end_ns,
+                                                     Coverage* coverage) const {
+  const std::vector<WithdrawnLink> avoided =
+      routes_.Unused(fabric_, config_.route_avoided_alpha, failing, end_ns);
   for (const WithdrawnLink& a : avoided) coverage->avoided.push_back(a.link);
   std::sort(coverage->avoided.begin(), coverage->avoided.end());
   UnusedSwitches switches = SwitchesOf(avoided);
@@ -63,8 +83,10 @@ WindowJudge::UnusedSwitches WindowJudge::NoteAvoided(Coverage* coverage) const {
   return switches;
 }
 
-void WindowJudge::NameWithdrawnLinks(const UnusedSwitches& avoided, Localization* loss) const {
-  const std::vector<WithdrawnLink> gone = routes_.Withdrawn(fabric_);
+void WindowJudge::NameWithdrawnLinks(const UnusedSwitches& avoided,
+                                     const std::vector<char>& failing, std::int64_t end_ns,
+                                     Localization* loss) const {
+  const std::vector<WithdrawnLink> gone = routes_.Withdrawn(fabric_, failing, end_ns);
   if (gone.empty() &&
       std::none_of(avoided.all.begin(), avoided.all.end(), [](char a) { return a; })) {
     return;

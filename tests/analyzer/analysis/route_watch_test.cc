@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
+#include <optional>
 
 #include "analyzer/analysis/analysis.h"
 #include "tests/analyzer/analysis/fleet_test_base.h"
@@ -49,7 +51,7 @@ class RouteWatchTest : public ::testing::Test {
     watch_.AddOutcome(Key(p), delivered, map_);
   }
   bool Withdrawn(LinkId link) const {
-    const auto gone = watch_.Withdrawn(map_);
+    const auto gone = watch_.Withdrawn(map_, {});
     return std::any_of(gone.begin(), gone.end(),
                        [&](const WithdrawnLink& w) { return w.link == link; });
   }
@@ -96,7 +98,7 @@ TEST_F(RouteWatchTest, ALinkInUseIsNotWithdrawnOverManyDraws) {
     const HostId h = static_cast<HostId>(i % 8);
     Add(Trace(h, fleet_.SpineOf(h, 0, 1, static_cast<std::uint16_t>(i))), true);
   }
-  EXPECT_TRUE(watch_.Withdrawn(map_).empty());
+  EXPECT_TRUE(watch_.Withdrawn(map_, {}).empty());
 }
 
 TEST_F(RouteWatchTest, AGrayLinkThatEatsItsTracesIsNotTakenForWithdrawn) {
@@ -126,10 +128,11 @@ TEST_F(RouteWatchTest, DrawsCutShortWhoseProbesGetThroughAreNoDraws) {
   EXPECT_EQ(watch_.awaiting(), 0u);
 }
 
-// A draw cut short counts as one the link may have picked while its outcome
-// is awaited (a gray link's first cut traces count at once), and when none
-// came within the wait.
-TEST_F(RouteWatchTest, ADrawAwaitingItsOutcomeMayHavePickedAnyUpLink) {
+// A draw cut short counts as one a link named for its loss may have picked
+// while its outcome is awaited (a gray link's first cut traces count at
+// once), and as one any up-link may have picked when none came within the
+// wait.
+TEST_F(RouteWatchTest, ADrawAwaitingItsOutcomeMayHavePickedAFailingUpLink) {
   const LinkId quiet = fleet_.RailSpine(0, 0);
   RouteWatch watch(kAlpha, /*pending_ttl_ns=*/100);
   std::vector<std::uint64_t> cut;
@@ -138,19 +141,66 @@ TEST_F(RouteWatchTest, ADrawAwaitingItsOutcomeMayHavePickedAnyUpLink) {
     watch.AddTrace(p, true, map_, Key(p));
     if (i % 3 == 0) cut.push_back(Key(p));
   }
-  const auto withdrawn = [&] {
-    const auto gone = watch.Withdrawn(map_);
+  std::vector<char> failing(map_.links.size(), 0);
+  failing[quiet] = 1;
+  const auto withdrawn = [&](const std::vector<char>& named) {
+    const auto gone = watch.Withdrawn(map_, named);
     return std::any_of(gone.begin(), gone.end(),
                        [&](const WithdrawnLink& w) { return w.link == quiet; });
   };
   EXPECT_EQ(watch.awaiting(), 200u);
-  EXPECT_FALSE(withdrawn()) << "a gray link's share may be among those awaited";
+  EXPECT_FALSE(withdrawn(failing)) << "a gray link's share may be among those awaited";
   watch.Expire(now_ + 1000, map_);  // no outcome came: each may have gone up it
   EXPECT_EQ(watch.awaiting(), 0u);
-  EXPECT_FALSE(withdrawn());
+  EXPECT_FALSE(withdrawn(failing));
+  EXPECT_FALSE(withdrawn({})) << "lost or unanswered, a cut draw may have gone any way";
   // Outcomes after the wait change nothing.
   for (const std::uint64_t k : cut) watch.AddOutcome(k, true, map_);
-  EXPECT_FALSE(withdrawn());
+  EXPECT_FALSE(withdrawn({}));
+}
+
+// Nothing fails on a link routing withdrew, so the draws awaiting their
+// outcome (a standing few hundred per rail switch at fleet scale, most of
+// them cut by rate limits) do not hold it back; a link named for its loss
+// they do.
+TEST_F(RouteWatchTest, DrawsAwaitingTheirOutcomeDoNotHideALinkNothingFailsOn) {
+  const LinkId down = fleet_.RailSpine(0, 0);
+  Add(Trace(0, 0), true);
+  for (int i = 0; i < 600; ++i) {
+    const PathRecord p = i % 3 == 0 ? CutShort(0) : Trace(0, 1 + i % 3);
+    watch_.AddTrace(p, true, map_, Key(p));  // the cut ones await their outcome
+  }
+  ASSERT_EQ(watch_.awaiting(), 200u);
+  EXPECT_TRUE(Withdrawn(down)) << "400 draws avoided it; those awaited say nothing yet";
+  std::vector<char> failing(map_.links.size(), 0);
+  failing[down] = 1;
+  const auto gone = watch_.Withdrawn(map_, failing);
+  EXPECT_TRUE(std::none_of(gone.begin(), gone.end(), [&](const WithdrawnLink& w) {
+    return w.link == down;
+  })) << "named for its loss, it may be eating those 200 traces";
+}
+
+// A window is judged on the draws traced before its end: a link that goes
+// down in its grace is the next window's, whatever the watch knows by the
+// time it judges.
+TEST_F(RouteWatchTest, AWindowIsJudgedOnTheDrawsBeforeItsEnd) {
+  const LinkId down = fleet_.RailSpine(0, 0);
+  constexpr std::int64_t kEnd = 1000, kNext = 2000;
+  for (int i = 0; i < 200; ++i) Add(Trace(0, i % 4), true);
+  watch_.Close(kEnd);
+  for (int i = 0; i < 200; ++i) Add(Trace(0, 1 + i % 3), true);  // it went down
+  const auto named = [&](std::int64_t as_of) {
+    const auto gone = watch_.Withdrawn(map_, {}, as_of);
+    return std::any_of(gone.begin(), gone.end(),
+                       [&](const WithdrawnLink& w) { return w.link == down; });
+  };
+  EXPECT_FALSE(named(kEnd)) << "in use up to the window's end";
+  EXPECT_TRUE(named(kNext)) << "nothing kept for the next window's end: as things stand";
+  EXPECT_TRUE(named(RouteWatch::kNow));
+  watch_.Close(kNext);
+  watch_.Forget(kNext);
+  EXPECT_TRUE(named(kEnd)) << "forgotten: an earlier end reads the next one kept";
+  EXPECT_TRUE(named(kNext));
 }
 
 // Beyond its cap of draws awaiting outcomes, a cut-short draw counts at once
@@ -187,24 +237,23 @@ TEST_F(RouteWatchTest, ASwitchWithOneUpLinkHasNoChoiceToTest) {
     watch.AddTrace(p, true, map, i);
     watch.AddOutcome(i, false, map);
   }
-  EXPECT_TRUE(watch.Withdrawn(map).empty());
+  EXPECT_TRUE(watch.Withdrawn(map, {}).empty());
 }
 
-// Through the analysis: a link that went down and that routing avoids stays
-// its culprit while new 5-tuples keep avoiding it, though no probe fails.
-TEST(RouteWatchAnalysis, ADownLinkRoutedAroundStaysNamedWithNoFailure) {
-  SyntheticFleet fleet(FleetShape{});
-  Analysis analysis(AnalysisConfig{}, fleet.Map());
-  const LinkId down = fleet.RailSpine(0, 0);
-  const std::int64_t t0 = FleetTest::kT0, s = FleetTest::kSecond;
+// One window of traffic through the analysis: new ports rotate in and are
+// traced, from rail 0 over spine_of(port); every probe arrives. Returns the
+// window's loss culprit on `link`, if any.
+struct RoutedWindow {
+  const SyntheticFleet& fleet;
+  Analysis& analysis;
   std::uint16_t port = 50000;
-  for (int w = 0; w < 4; ++w) {
-    const std::int64_t start = t0 + w * 20 * s;
-    // New ports rotate in each window and are traced: from rail 0 none goes
-    // over spine 0 any more; every probe arrives.
+
+  std::optional<Suspect> Run(int w, LinkId link, const std::function<std::uint32_t(int)>& spine_of,
+                             std::int64_t extra_trace_ns = 0) {
+    const std::int64_t s = FleetTest::kSecond, start = FleetTest::kT0 + w * 20 * s;
     for (HostId h = 0; h < 8; ++h) {
       for (int i = 0; i < 20; ++i, ++port) {
-        const std::uint32_t spine = 1 + port % 3;
+        const std::uint32_t spine = spine_of(port);
         PathRecord p{h,
                      0,
                      1,
@@ -213,6 +262,11 @@ TEST(RouteWatchAnalysis, ADownLinkRoutedAroundStaysNamedWithNoFailure) {
                      start,
                      {fleet.NicLink(h, 0), fleet.RailSpine(0, spine), fleet.RailSpine(1, spine),
                       fleet.NicLink(h, 1)}};
+        if (extra_trace_ns != 0 && h == 0 && i == 0) {
+          PathRecord odd = p;
+          odd.time_ns = extra_trace_ns;
+          analysis.AddPath(odd);
+        }
         analysis.AddPath(p);
         ProbeRecord r;
         r.host = h;
@@ -228,16 +282,47 @@ TEST(RouteWatchAnalysis, ADownLinkRoutedAroundStaysNamedWithNoFailure) {
       }
     }
     const auto reports = analysis.Advance(start + 30 * s);
-    ASSERT_EQ(reports.size(), 1u);
-    const auto& culprits = reports[0].loss.culprits;
-    const auto it = std::find_if(culprits.begin(), culprits.end(), [&](const Suspect& c) {
-      return c.component.kind == Component::Kind::kLink && c.component.link == down;
-    });
-    ASSERT_NE(it, culprits.end()) << "window " << w;
-    EXPECT_TRUE(it->routed_around);
-    EXPECT_EQ(it->loss, 1.0);
-    EXPECT_EQ(culprits.size(), 1u) << "window " << w << ": nothing else";
+    EXPECT_EQ(reports.size(), 1u);
+    if (reports.size() != 1) return std::nullopt;
+    culprits = reports[0].loss.culprits.size();
+    for (const Suspect& c : reports[0].loss.culprits) {
+      if (c.component.kind == Component::Kind::kLink && c.component.link == link) return c;
+    }
+    return std::nullopt;
   }
+  std::size_t culprits = 0;  // of the last window
+};
+
+// Through the analysis: a link that went down and that routing avoids stays
+// its culprit while new 5-tuples keep avoiding it, though no probe fails.
+TEST(RouteWatchAnalysis, ADownLinkRoutedAroundStaysNamedWithNoFailure) {
+  SyntheticFleet fleet(FleetShape{});
+  Analysis analysis(AnalysisConfig{}, fleet.Map());
+  const LinkId down = fleet.RailSpine(0, 0);
+  RoutedWindow traffic{fleet, analysis};
+  for (int w = 0; w < 4; ++w) {
+    const auto named = traffic.Run(w, down, [](int port) { return 1 + port % 3; });
+    ASSERT_TRUE(named.has_value()) << "window " << w;
+    EXPECT_TRUE(named->routed_around);
+    EXPECT_EQ(named->loss, 1.0);
+    EXPECT_EQ(traffic.culprits, 1u) << "window " << w << ": nothing else";
+  }
+}
+
+// A trace stamped an hour ahead (a clock gone wrong, or a hostile agent)
+// must not freeze the counts every window until then is judged on: the link
+// back in use is let go in the window it came back in.
+TEST(RouteWatchAnalysis, ATraceFromTheFutureDoesNotFreezeTheRouteWatch) {
+  SyntheticFleet fleet(FleetShape{});
+  Analysis analysis(AnalysisConfig{}, fleet.Map());
+  const LinkId down = fleet.RailSpine(0, 0);
+  RoutedWindow traffic{fleet, analysis};
+  const auto avoided = [](int port) { return 1 + port % 3; };
+  ASSERT_TRUE(traffic.Run(0, down, avoided).has_value());
+  const std::int64_t hour_ahead = FleetTest::kT0 + 3600 * FleetTest::kSecond;
+  ASSERT_TRUE(traffic.Run(1, down, avoided, hour_ahead).has_value());
+  EXPECT_FALSE(traffic.Run(2, down, [](int port) { return port % 4; }).has_value())
+      << "back in use in window 2";
 }
 
 }  // namespace
