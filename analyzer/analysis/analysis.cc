@@ -6,6 +6,11 @@
 namespace hostmesh::analysis {
 namespace {
 constexpr std::int64_t kMaxEmptyWindows = 1000;
+
+// The start of the window of `width` that holds t (t may be negative).
+std::int64_t FloorToWindow(std::int64_t t, std::int64_t width) {
+  return t - ((t % width) + width) % width;
+}
 }  // namespace
 
 Analysis::Analysis(AnalysisConfig config, FabricMap fabric)
@@ -16,18 +21,16 @@ Analysis::Analysis(AnalysisConfig config, FabricMap fabric)
       judge_(config_, fabric_, paths_, routes_),
       slow_threshold_ns_(config_.slow_latency_floor.count()) {}
 
+bool Analysis::Future(std::int64_t t_ns) const {
+  return now_ns_ != 0 && t_ns > now_ns_ + config_.max_future.count();
+}
+
 void Analysis::AddPath(const PathRecord& path) {
   if (path.src_nic >= kMaxNics || path.dst_nic >= kMaxNics) return;
   // The windows that ended by this trace are judged on the draws before it
   // (not a trace from the future: it would freeze the counts of every window
   // until then).
-  const std::int64_t width = config_.window.count();
-  const std::int64_t ended = path.time_ns - ((path.time_ns % width) + width) % width;
-  const bool future = now_ns_ != 0 && path.time_ns > now_ns_ + config_.max_future.count();
-  if (ended > routes_closed_ns_ && !future) {
-    routes_.Close(ended);
-    routes_closed_ns_ = ended;
-  }
+  if (!Future(path.time_ns)) routes_.Close(FloorToWindow(path.time_ns, config_.window.count()));
   routes_.AddTrace(path, paths_.Add(path), fabric_,
                    PathTable::Key(path.host, path.src_nic, path.dst_nic, path.src_port));
   ++stats_.paths;
@@ -45,7 +48,7 @@ void Analysis::SetFabric(std::vector<FabricMap::LinkEnds> links, std::size_t swi
 
 void Analysis::ResumeAfter(std::int64_t end_ns) {
   const std::int64_t width = config_.window.count();
-  const std::int64_t start = end_ns - ((end_ns % width) + width) % width;  // floor to a window
+  const std::int64_t start = FloorToWindow(end_ns, width);
   if (start <= judged_before_ns_) return;
   judged_before_ns_ = start;
   started_ = true;
@@ -72,7 +75,7 @@ AddStatus Analysis::AddResult(const ProbeRecord& r) {
   }
   const std::int64_t width = config_.window.count();
   const std::int64_t start = r.send_time_ns - r.send_time_ns % width;
-  const bool future = now_ns_ != 0 && r.send_time_ns > now_ns_ + config_.max_future.count();
+  const bool future = Future(r.send_time_ns);
   // A probe its own NIC failed to send crossed no link: counting it as a
   // failure would blame the network for a local fault. Its window counts it
   // for the sending RNIC's verdict (a down RNIC, not a lossy one).
@@ -147,7 +150,7 @@ std::vector<WindowReport> Analysis::Advance(std::int64_t now_ns) {
       // After a long silence (analyzer clock jump, fleet gone) skip to the
       // last few windows, but never past one that holds results.
       std::int64_t to = watermark - kMaxEmptyWindows * width;
-      to -= ((to % width) + width) % width;
+      to = FloorToWindow(to, width);
       if (!windows_.empty()) to = std::min(to, windows_.begin()->first);
       if (to > start) {
         start = to - width;
@@ -190,7 +193,7 @@ std::vector<WindowReport> Analysis::Advance(std::int64_t now_ns) {
   }
   // Windows that ended by the watermark are closed to results, with or without
   // a report (before the first window there is nothing to report).
-  const std::int64_t judged = watermark - ((watermark % width) + width) % width;  // floor
+  const std::int64_t judged = FloorToWindow(watermark, width);
   judged_before_ns_ = std::max(judged_before_ns_, judged);
   routes_.Forget(judged_before_ns_ + width);  // the end of the next window to judge
   paths_.FreeOrphans(judged_before_ns_);

@@ -16,7 +16,6 @@
 //   for (auto& report : a.Advance(now_ns)) incidents.Update(report);
 
 #include <cstdint>
-#include <limits>
 #include <map>
 #include <memory>
 #include <span>
@@ -113,12 +112,13 @@ class Analysis {
 
  private:
   WindowAccumulator& WindowFor(std::int64_t start_ns);
+  // Stamped beyond now + max_future (never before the first Advance).
+  bool Future(std::int64_t t_ns) const;
 
   AnalysisConfig config_;
   FabricMap fabric_;
   PathTable paths_;
   RouteWatch routes_;
-  std::int64_t routes_closed_ns_ = std::numeric_limits<std::int64_t>::min();  // RouteWatch::Close
   WindowJudge judge_;
   SheddingBook shedding_;
   std::map<std::int64_t, std::unique_ptr<WindowAccumulator>> windows_;  // by start

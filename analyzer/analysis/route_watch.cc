@@ -143,8 +143,8 @@ std::vector<char> RouteWatch::Watched(const FabricMap& fabric) const {
 }
 
 void RouteWatch::Close(std::int64_t end_ns) {
-  if (closed_.contains(end_ns)) return;
-  // Two windows are open at most (a window and the grace of the one before).
+  if (end_ns <= closed_to_) return;
+  closed_to_ = end_ns;
   while (closed_.size() >= kMaxClosed) closed_.erase(closed_.begin());
   closed_.emplace(end_ns, now_);
 }

@@ -104,9 +104,9 @@ class RouteWatch {
                                     std::int64_t as_of_ns = kNow) const;
   static constexpr std::int64_t kNow = std::numeric_limits<std::int64_t>::max();
   // Keeps the counts as they stand now for windows ending at or before
-  // end_ns and after the end kept before (the first call for an end wins):
-  // call it before the first trace at or past end_ns is added. Forget drops
-  // what no window ending at or after end_ns reads.
+  // end_ns and after the latest end kept before (an end not past that one is
+  // no-op): call it with a trace's window start before adding the trace.
+  // Forget drops what no window ending at or after end_ns reads.
   void Close(std::int64_t end_ns);
   void Forget(std::int64_t end_ns);
   // By link id: 1 for the up-links the watch can judge (their switch has two
@@ -136,7 +136,9 @@ class RouteWatch {
     std::vector<LinkState> links;           // by link
     std::vector<std::uint64_t> pending_at;  // by switch: draws awaiting an outcome
   };
-  // Windows judged after their grace: the one judged and the one open.
+  // Kept counts: a window judged after its grace needs one, the window open
+  // beside it another; more only while the judge lags, when the oldest go
+  // (its window then reads a later one: the counts of a little after).
   static constexpr std::size_t kMaxClosed = 4;
 
   double false_alarm_;
@@ -144,6 +146,7 @@ class RouteWatch {
   std::size_t max_pending_;
   Counts now_;
   std::map<std::int64_t, Counts> closed_;  // by the end of the window they were kept for
+  std::int64_t closed_to_ = std::numeric_limits<std::int64_t>::min();  // latest end kept
   std::unordered_map<std::uint64_t, Pending> pending_;
   std::deque<std::pair<std::int64_t, std::uint64_t>> pending_order_;  // (time, key) as traced
   std::vector<std::vector<LinkId>> up_links_;  // by switch, for fabric links of up_links_span_

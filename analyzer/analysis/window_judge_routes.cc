@@ -61,10 +61,13 @@ std::vector<char> WindowJudge::FailingLinks(const Localization& loss) const {
       failing[s.component.link] = 1;
     }
   }
+  std::vector<char> named(fabric_.switch_count, 0);
   for (const SwitchId sw : loss.culprit_switches) {
-    for (LinkId l = 0; l < fabric_.links.size(); ++l) {
-      if (fabric_.links[l].lower == sw || fabric_.links[l].upper == sw) failing[l] = 1;
-    }
+    if (sw < named.size()) named[sw] = 1;
+  }
+  const auto is_named = [&](SwitchId sw) { return sw < named.size() && named[sw]; };
+  for (LinkId l = 0; l < fabric_.links.size(); ++l) {
+    if (is_named(fabric_.links[l].lower) || is_named(fabric_.links[l].upper)) failing[l] = 1;
   }
   return failing;
 }

@@ -201,6 +201,10 @@ TEST_F(RouteWatchTest, AWindowIsJudgedOnTheDrawsBeforeItsEnd) {
   watch_.Forget(kNext);
   EXPECT_TRUE(named(kEnd)) << "forgotten: an earlier end reads the next one kept";
   EXPECT_TRUE(named(kNext));
+  Add(Trace(0, 0), true);  // back in use after kNext
+  watch_.Close(kEnd);      // a late trace of a window already closed keeps nothing
+  EXPECT_TRUE(named(kEnd)) << "still the counts kept at kNext";
+  EXPECT_FALSE(named(RouteWatch::kNow));
 }
 
 // Beyond its cap of draws awaiting outcomes, a cut-short draw counts at once
