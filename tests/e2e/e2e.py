@@ -276,6 +276,126 @@ class FabricTestCase(unittest.TestCase):
         return window_end + GRACE_S + WINDOW_S + 45
 
 
+class Timeline:
+    """Every judged window of the run, in order, with what was done when."""
+
+    def __init__(self):
+        self.snaps: list[Snapshot] = []
+        self.at: dict[str, float] = {}  # event -> Unix time it was done
+        self.fault_ids: dict[str, str] = {}
+
+    def add(self, name: str, kind: str, *args: str):
+        """An action for record(): `fabric fault add KIND ARGS`, its id kept as `name`."""
+        def do():
+            self.fault_ids[name] = fabric("fault", "add", kind, *args).stdout.strip()
+            log(f"fault {name}: {kind} {' '.join(args)} -> {self.fault_ids[name]}")
+        return do
+
+    def clear(self, *names: str):
+        """An action for record(): clears the faults added as `names`."""
+        def do():
+            for name in names:
+                fabric("fault", "clear", self.fault_ids[name])
+            log(f"cleared {', '.join(names)}")
+        return do
+
+    def record(self, until_s: float, actions: list[tuple[float, str, callable]],
+               on_window=None) -> None:
+        """Polls judged windows until one ends at or after `until_s`, doing
+        each action (Unix time, name, fn) once its time has come, and calling
+        `on_window(snap)` on each window as it is recorded (to read more of
+        the API about that same window)."""
+        pending = sorted(actions, key=lambda a: a[0])
+        deadline = max([until_s] + [a[0] for a in pending]) + GRACE_S + WINDOW_S + 90
+        while True:
+            while pending and time.time() >= pending[0][0]:
+                _, name, fn = pending.pop(0)
+                fn()
+                self.at[name] = time.time()
+            seen = self.snaps[-1].end_s if self.snaps else 0.0
+            snap = read_snapshot(seen)
+            if snap is not None:
+                self.snaps.append(snap)
+                log(snap.describe())
+                if on_window is not None:
+                    on_window(snap)
+                if snap.end_s >= until_s and not pending:
+                    return
+            if time.time() > deadline:
+                raise AssertionError(f"no judged window ending at or after {until_s:.0f} by the "
+                                     f"deadline (last ending {seen:.0f}); status: "
+                                     f"{api('status')}")
+            time.sleep(1.0)
+
+    def between(self, after_s: float, until_s: float = math.inf) -> list[Snapshot]:
+        """Windows ending after `after_s` and at or before `until_s`."""
+        return [s for s in self.snaps if after_s < s.end_s <= until_s]
+
+    def whole(self, from_s: float, until_s: float = math.inf) -> list[Snapshot]:
+        """Windows that start at or after `from_s` and end by `until_s`."""
+        return [s for s in self.snaps if s.start_s >= from_s and s.end_s <= until_s]
+
+    def incidents(self, windows: list[Snapshot]) -> dict[int, dict]:
+        """Every incident (open or resolved) served in those windows, by id, as
+        last served, with `first_window_end` (the first of those windows that
+        served it) and `open_in` (ends of the windows in which it was open)."""
+        out: dict[int, dict] = {}
+        for snap in windows:
+            for state in ("open", "resolved"):
+                for inc in snap.incidents.get(state, []):
+                    entry = out.setdefault(inc["id"], {"first_window_end": snap.end_s,
+                                                       "open_in": []})
+                    entry.update(inc)
+                    if state == "open":
+                        entry["open_in"].append(snap.end_s)
+        return out
+
+    def opened(self, windows: list[Snapshot], before: list[Snapshot]) -> dict[int, dict]:
+        """Incidents served in `windows` that no window of `before` served."""
+        old = self.incidents(before)
+        return {i: inc for i, inc in self.incidents(windows).items() if i not in old}
+
+
+def describe_incidents(incidents) -> list[str]:
+    return [f"#{i['id']} {i['kind']} {suspect_name(i)} ({i.get('summary', '')}; "
+            f"{'open' if i.get('open') else 'resolved'})" for i in incidents]
+
+
+class TimelineCase(FabricTestCase):
+    """Tests asserted from one shared timeline: setUpClass brings the fabric up
+    and runs `run_timeline` (faults injected, every judged window recorded);
+    each test then asserts its own property from the recorded windows. A
+    timeline that stops early fails every test with its error."""
+
+    timeline: "Timeline | None" = None
+    error: BaseException | None = None
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.timeline = Timeline()
+        try:
+            cls.run_timeline(cls.timeline)
+        except BaseException as exc:  # noqa: BLE001  (each test reports it)
+            cls.error = exc
+            log(f"timeline stopped: {exc!r}")
+
+    @classmethod
+    def run_timeline(cls, tl: "Timeline") -> None:
+        raise NotImplementedError
+
+    def setUp(self):
+        if self.error is not None:
+            raise AssertionError(f"the shared timeline did not complete: {self.error!r}")
+
+    @property
+    def tl(self) -> "Timeline":
+        return self.timeline
+
+    def before(self, t: float) -> list[Snapshot]:
+        return [s for s in self.tl.snaps if s.end_s <= t]
+
+
 class BuildLoad:
     """A parallel build beside the fabric, in the root namespace, as a developer's
     or CI's would run: `make -j JOBS` of the project's own compile commands

@@ -50,7 +50,6 @@ timeline takes about 14-15 minutes instead of the 40 of separate fabrics.
 
 from __future__ import annotations
 
-import math
 import time
 import unittest
 
@@ -77,105 +76,14 @@ def on_switch(name: str, switch: str) -> bool:
     return name == switch or switch in name.split("-")
 
 
-class Timeline:
-    """Every judged window of the run, in order, with what was done when."""
-
-    def __init__(self):
-        self.snaps: list[e2e.Snapshot] = []
-        self.at: dict[str, float] = {}  # event -> Unix time it was done
-        self.fault_ids: dict[str, str] = {}
-
-    def record(self, until_s: float, actions: list[tuple[float, str, callable]]) -> None:
-        """Polls judged windows until one ends at or after `until_s`, doing
-        each action (Unix time, name, fn) once its time has come."""
-        pending = sorted(actions, key=lambda a: a[0])
-        deadline = max([until_s] + [a[0] for a in pending]) + e2e.GRACE_S + W + 90
-        while True:
-            while pending and time.time() >= pending[0][0]:
-                _, name, fn = pending.pop(0)
-                fn()
-                self.at[name] = time.time()
-            seen = self.snaps[-1].end_s if self.snaps else 0.0
-            snap = e2e.read_snapshot(seen)
-            if snap is not None:
-                self.snaps.append(snap)
-                e2e.log(snap.describe())
-                if snap.end_s >= until_s and not pending:
-                    return
-            if time.time() > deadline:
-                raise AssertionError(f"no judged window ending at or after {until_s:.0f} by the "
-                                     f"deadline (last ending {seen:.0f}); status: "
-                                     f"{e2e.api('status')}")
-            time.sleep(1.0)
-
-    def between(self, after_s: float, until_s: float = math.inf) -> list[e2e.Snapshot]:
-        """Windows ending after `after_s` and at or before `until_s`."""
-        return [s for s in self.snaps if after_s < s.end_s <= until_s]
-
-    def whole(self, from_s: float, until_s: float = math.inf) -> list[e2e.Snapshot]:
-        """Windows that start at or after `from_s` and end by `until_s`."""
-        return [s for s in self.snaps if s.start_s >= from_s and s.end_s <= until_s]
-
-    def incidents(self, windows: list[e2e.Snapshot]) -> dict[int, dict]:
-        """Every incident (open or resolved) served in those windows, by id, as
-        last served, with `first_window_end` (the first of those windows that
-        served it) and `open_in` (ends of the windows in which it was open)."""
-        out: dict[int, dict] = {}
-        for snap in windows:
-            for state in ("open", "resolved"):
-                for inc in snap.incidents.get(state, []):
-                    entry = out.setdefault(inc["id"], {"first_window_end": snap.end_s,
-                                                       "open_in": []})
-                    entry.update(inc)
-                    if state == "open":
-                        entry["open_in"].append(snap.end_s)
-        return out
-
-    def opened(self, windows: list[e2e.Snapshot], before: list[e2e.Snapshot]) -> dict[int, dict]:
-        """Incidents served in `windows` that no window of `before` served."""
-        old = self.incidents(before)
-        return {i: inc for i, inc in self.incidents(windows).items() if i not in old}
-
-
-def describe(incidents) -> list[str]:
-    return [f"#{i['id']} {i['kind']} {e2e.suspect_name(i)} ({i.get('summary', '')}; "
-            f"{'open' if i.get('open') else 'resolved'})" for i in incidents]
-
-
-class LastingFaults(e2e.FabricTestCase):
-    timeline: Timeline | None = None
-    error: BaseException | None = None
-
+class LastingFaults(e2e.TimelineCase):
     @classmethod
-    def setUpClass(cls):
-        super().setUpClass()
-        cls.timeline = Timeline()
-        try:
-            cls.run_timeline(cls.timeline)
-        except BaseException as exc:  # noqa: BLE001  (each test reports it)
-            cls.error = exc
-            e2e.log(f"timeline stopped: {exc!r}")
-
-    @classmethod
-    def run_timeline(cls, tl: Timeline) -> None:
+    def run_timeline(cls, tl: e2e.Timeline) -> None:
         t0 = time.monotonic()
         probe = cls("test_0_loaded_machine_no_incident")
         probe.wait_healthy_window()
         tl.at["healthy"] = time.time()
         load = e2e.BuildLoad()
-
-        def add(name: str, kind: str, *args: str):
-            def do():
-                tl.fault_ids[name] = e2e.fabric("fault", "add", kind, *args).stdout.strip()
-                e2e.log(f"fault {name}: {kind} {' '.join(args)} -> {tl.fault_ids[name]}")
-            return do
-
-        def clear(*names: str):
-            def do():
-                for name in names:
-                    e2e.fabric("fault", "clear", tl.fault_ids[name])
-                e2e.log(f"cleared {', '.join(names)}")
-            return do
 
         load.start()
         tl.at["load"] = time.time()
@@ -186,44 +94,33 @@ class LastingFaults(e2e.FabricTestCase):
         tl.at["load_end"] = time.time()
         start = time.time()
         tl.record(start + PHASE_S, [
-            (start, "gray", add("gray", "gray", "--link", GRAY)),
-            (start, "small", add("small", "loss", "--link", SMALL, "--percent", SMALL_PERCENT)),
-            (start, "spine", add("spine", "switch-loss", "--switch", SPINE, "--percent",
+            (start, "gray", tl.add("gray", "gray", "--link", GRAY)),
+            (start, "small", tl.add("small", "loss", "--link", SMALL, "--percent", SMALL_PERCENT)),
+            (start, "spine", tl.add("spine", "switch-loss", "--switch", SPINE, "--percent",
                                  SPINE_PERCENT)),
         ])
         # Phase 2 at 5 minutes from the first injection, whatever the window edges.
         phase2 = tl.at["gray"] + PHASE_S
         tl.record(max(phase2 + PHASE_S, tl.at["gray"] + GRAY_S), [
-            (phase2, "cleared", clear("spine")),
-            (phase2, "flap", add("flap", "nic-flap", "--host", FLAP_HOST, "--nic", FLAP_NIC,
+            (phase2, "cleared", tl.clear("spine")),
+            (phase2, "flap", tl.add("flap", "nic-flap", "--host", FLAP_HOST, "--nic", FLAP_NIC,
                                  "--period", FLAP_PERIOD)),
-            (phase2, "lossy", add("lossy", "loss", "--link", LOSSY_LINK, "--percent",
+            (phase2, "lossy", tl.add("lossy", "loss", "--link", LOSSY_LINK, "--percent",
                                   LOSSY_PERCENT)),
-            (phase2, "cable", add("cable", "loss", "--link", CABLE_LINK, "--percent",
+            (phase2, "cable", tl.add("cable", "loss", "--link", CABLE_LINK, "--percent",
                                   CABLE_PERCENT)),
         ])
         tl.at["end"] = time.time()
         e2e.log(f"timeline done in {time.monotonic() - t0:.0f} s: " + ", ".join(
             f"{k} +{v - tl.at['healthy']:.0f} s" for k, v in tl.at.items()))
 
-    def setUp(self):
-        if self.error is not None:
-            raise AssertionError(f"the shared timeline did not complete: {self.error!r}")
-
     # --- helpers over the recorded timeline -------------------------------
-
-    @property
-    def tl(self) -> Timeline:
-        return self.timeline
 
     def phase1(self) -> list[e2e.Snapshot]:
         return self.tl.between(self.tl.at["gray"], self.tl.at["cleared"])
 
     def phase2(self) -> list[e2e.Snapshot]:
         return self.tl.between(self.tl.at["flap"])
-
-    def before(self, t: float) -> list[e2e.Snapshot]:
-        return [s for s in self.tl.snaps if s.end_s <= t]
 
     def assertNamedAndHeld(self, what: str, windows: list[e2e.Snapshot], injected: float,
                            named, related: dict[int, dict] | None = None) -> e2e.Snapshot:
@@ -233,7 +130,7 @@ class LastingFaults(e2e.FabricTestCase):
         first = next((s for s in windows if named(s)), None)
         last = windows[-1] if windows else None
         self.assertIsNotNone(first, f"{what} not named within {PHASE_S} s of the injection; "
-                                    f"incidents about it: {describe((related or {}).values())}; "
+                                    f"incidents about it: {e2e.describe_incidents((related or {}).values())}; "
                                     f"last window: {last.describe() if last else None}")
         e2e.log(f"{what}: named {first.end_s - injected:.0f} s after the injection")
         self.assertLessEqual(first.end_s - injected, PHASE_S + W,
@@ -251,9 +148,9 @@ class LastingFaults(e2e.FabricTestCase):
         """Exactly one incident about the fault, of one of `kinds`, open in
         every window from `held_from` to `until`."""
         self.assertEqual(len(related), 1, f"{what}: one incident expected, got "
-                                          f"{describe(related.values())}")
+                                          f"{e2e.describe_incidents(related.values())}")
         [inc] = related.values()
-        self.assertIn(inc["kind"], kinds, f"{what}: {describe([inc])}")
+        self.assertIn(inc["kind"], kinds, f"{what}: {e2e.describe_incidents([inc])}")
         windows = [s.end_s for s in self.tl.snaps if held_from <= s.end_s <= until]
         closed = [w for w in windows if w not in inc["open_in"]]
         self.assertEqual(closed, [], f"{what}: incident #{inc['id']} not open in "
@@ -277,7 +174,7 @@ class LastingFaults(e2e.FabricTestCase):
         self.assertGreaterEqual(len(loaded), LOAD_S // W - 3, "too few windows judged under load")
         no_fault = self.tl.between(self.tl.at["load"], self.tl.at["load_end"])
         opened = self.tl.opened(no_fault, self.before(self.tl.at["load"]))
-        self.assertEqual(describe(opened.values()), [],
+        self.assertEqual(e2e.describe_incidents(opened.values()), [],
                          "incidents opened on a fault-free fabric under a build")
         blamed = sorted({f"{e2e.link_name(l)} culprit" for s in loaded for l in s.culprits()}
                         | {f"{r['host']}.nic{r['nic']} {r['state']}" for s in loaded
@@ -322,7 +219,7 @@ class LastingFaults(e2e.FabricTestCase):
         others = [inc for inc in opened.values()
                   if e2e.suspect_name(inc) not in faulty
                   and not on_switch(e2e.suspect_name(inc), SPINE)]
-        self.assertEqual(describe(others), [], "incidents on parts that are not faulty")
+        self.assertEqual(e2e.describe_incidents(others), [], "incidents on parts that are not faulty")
         rnics = sorted({f"{r['host']}.nic{r['nic']} {r['state']}" for s in windows
                         for r in s.anomalous_rnics()})
         self.assertEqual(rnics, [], "RNICs blamed for fabric faults")
@@ -349,7 +246,7 @@ class LastingFaults(e2e.FabricTestCase):
         _, opened = self.assertNicIncident(f"{FLAP_HOST}.{FLAP_NIC} flapping", "flap", FLAP_HOST,
                                            FLAP_NIC, FLAP_LINK, "flapping")
         links = [inc for inc in opened.values() if inc["kind"] in LINK_KINDS]
-        self.assertEqual(describe(links), [], "link or switch incidents opened in phase 2")
+        self.assertEqual(e2e.describe_incidents(links), [], "link or switch incidents opened in phase 2")
         self.assertEqual(self.unexpected_culprits(self.phase2(), nic_links=True), [],
                          "links blamed for a flapping NIC")
 
@@ -360,9 +257,9 @@ class LastingFaults(e2e.FabricTestCase):
         # Every probe to or from the NIC crosses its cable once: about 5% of them lost.
         loss = inc["evidence"]["loss"]
         self.assertTrue(0.025 <= loss <= 0.10, f"loss estimate {loss} for a 5% loss: "
-                                               f"{describe([inc])}")
+                                               f"{e2e.describe_incidents([inc])}")
         links = [inc for inc in opened.values() if inc["kind"] in LINK_KINDS]
-        self.assertEqual(describe(links), [], "link or switch incidents opened in phase 2")
+        self.assertEqual(e2e.describe_incidents(links), [], "link or switch incidents opened in phase 2")
         self.assertEqual(self.unexpected_culprits(self.phase2(), nic_links=False), [],
                          "fabric links blamed for a lossy NIC cable")
 
@@ -375,11 +272,11 @@ class LastingFaults(e2e.FabricTestCase):
         # (1.3-2.2% on this fabric, the pooled rate settling near 1.5%).
         loss = inc["evidence"]["loss"]
         self.assertTrue(0.005 <= loss <= 0.025, f"loss estimate {loss} for a 1% loss: "
-                                                f"{describe([inc])}")
+                                                f"{e2e.describe_incidents([inc])}")
         # Both faults are under rail switch p0r0: it explains neither.
         rail = CABLE_LINK.split("-")[1]
         switch = [i for i in opened.values() if e2e.suspect_name(i) == rail]
-        self.assertEqual(describe(switch), [], f"rail switch {rail} blamed for a lossy cable "
+        self.assertEqual(e2e.describe_incidents(switch), [], f"rail switch {rail} blamed for a lossy cable "
                                                f"and {SMALL} under it")
 
     def unexpected_culprits(self, windows: list[e2e.Snapshot], nic_links: bool) -> list[str]:
@@ -408,7 +305,7 @@ class LastingFaults(e2e.FabricTestCase):
         mine = (f"{FLAP_HOST}.{FLAP_NIC}", FLAP_LINK, f"{LOSSY_HOST}.{LOSSY_NIC}", LOSSY_LINK,
                 f"{CABLE_HOST}.{CABLE_NIC}", CABLE_LINK)
         others = [inc for inc in opened.values() if e2e.suspect_name(inc) not in mine]
-        self.assertEqual(describe(others), [], "incidents on parts that are not faulty")
+        self.assertEqual(e2e.describe_incidents(others), [], "incidents on parts that are not faulty")
         rnics = sorted({f"{r['host']}.nic{r['nic']} {r['state']}" for s in windows
                         for r in s.anomalous_rnics()
                         if (r["host"], f"nic{r['nic']}") not in ((FLAP_HOST, FLAP_NIC),
@@ -419,7 +316,7 @@ class LastingFaults(e2e.FabricTestCase):
         last = windows[-1]
         lingering = [inc for inc in last.incidents["open"]
                      if on_switch(e2e.suspect_name(inc), SPINE)]
-        self.assertEqual(describe(lingering), [], f"incidents still open "
+        self.assertEqual(e2e.describe_incidents(lingering), [], f"incidents still open "
                          f"{last.end_s - self.tl.at['cleared']:.0f} s after their faults were "
                          "cleared")
 
