@@ -22,16 +22,22 @@ void FlapRecorder::Record(const ProbeRecord& r, std::span<const LinkId> middle) 
   if (watch_.size == 0) return;
   const std::int64_t ms = (r.send_time_ns - start_ns_) / 1'000'000;
   if (ms < 0 || ms >= (1 << 30)) return;
-  const std::uint32_t entry = (static_cast<std::uint32_t>(ms) << 1) | (r.timeout ? 1u : 0u);
+  const std::uint32_t entry = Entry(static_cast<std::uint32_t>(ms), r.timeout, false);
   for (const NicId nic : {r.src_nic, r.dst_nic}) {
     if (const auto* slot = watch_.rnics.Find(std::uint64_t{r.host} * kMaxNics + nic)) {
       trails_[*slot].push_back(entry);
     }
   }
+  // A probe across two watched links (an uplink and a downlink both named)
+  // is marked shared on each: its failure may be the other's.
+  const auto watched = std::count_if(middle.begin(), middle.end(), [&](LinkId l) {
+    return l != kUnknown && watch_.links.Find(l) != nullptr;
+  });
+  const std::uint32_t on_link = entry | (watched > 1 ? kShared : 0u);
   for (const LinkId l : middle) {
     if (l == kUnknown) continue;
     if (const auto* slot = watch_.links.Find(l)) {
-      trails_[*slot].push_back(entry);
+      trails_[*slot].push_back(on_link);
       ports_[*slot].Add(r.src_port, r.timeout);
     }
   }
@@ -84,7 +90,7 @@ FlapRecorder::Trail FlapRecorder::ByTime(const Trail& trail) {
   // arrived in (sorting by outcome too would make runs where there are none).
   Trail sorted = trail;
   std::stable_sort(sorted.begin(), sorted.end(),
-                   [](std::uint32_t a, std::uint32_t b) { return (a >> 1) < (b >> 1); });
+                   [](std::uint32_t a, std::uint32_t b) { return Ms(a) < Ms(b); });
   return sorted;
 }
 
@@ -100,23 +106,25 @@ std::optional<ChurnOverlap> FlapRecorder::FailuresWhileDown(LinkId failing,
   // Inside an episode when a down link's outcome just before or just after
   // this send time (same millisecond included) is a failure.
   const auto inside = [](const Trail& by_time, std::uint32_t ms) {
-    const auto after =
-        std::lower_bound(by_time.begin(), by_time.end(), ms,
-                         [](std::uint32_t e, std::uint32_t t) { return (e >> 1) < t; });
+    const auto after = std::lower_bound(by_time.begin(), by_time.end(), ms,
+                                        [](std::uint32_t e, std::uint32_t t) { return Ms(e) < t; });
     const auto last_by =
         std::upper_bound(by_time.begin(), by_time.end(), ms,
-                         [](std::uint32_t t, std::uint32_t e) { return t < (e >> 1); });
-    return (after != by_time.end() && (*after & 1) != 0) ||
-           (last_by != by_time.begin() && (*std::prev(last_by) & 1) != 0);
+                         [](std::uint32_t t, std::uint32_t e) { return t < Ms(e); });
+    return (after != by_time.end() && Failed(*after)) ||
+           (last_by != by_time.begin() && Failed(*std::prev(last_by)));
   };
   ChurnOverlap o;
   for (const std::uint32_t entry : trails_[*f]) {
-    const bool failed = (entry & 1) != 0;
+    const bool failed = Failed(entry);
     o.failures += failed;
-    const std::uint32_t ms = entry >> 1;
     if (std::none_of(outcomes.begin(), outcomes.end(),
-                     [&](const Trail& t) { return inside(t, ms); })) {
-      ++o.outside_probes;
+                     [&](const Trail& t) { return inside(t, Ms(entry)); })) {
+      // Outside, only what no other watched link may explain is its own.
+      if ((entry & kShared) == 0) {
+        ++o.outside_probes;
+        o.outside += failed;
+      }
     } else {
       ++o.inside_probes;
       o.inside += failed;
@@ -128,7 +136,7 @@ std::optional<ChurnOverlap> FlapRecorder::FailuresWhileDown(LinkId failing,
 bool IsChurn(const ChurnOverlap& o, const ChurnTest& t) {
   if (o.inside == 0) return false;
   if (o.inside >= t.inside_share * o.failures) return true;
-  const double outside = o.failures - o.inside;
+  const double outside = o.outside;
   const double n = o.outside_probes;
   const bool excess = outside >= n * (t.background + t.min_excess);
   return !(excess && PoissonTail(outside, n * t.background) < t.own_alpha);
@@ -139,7 +147,7 @@ std::optional<FlapVerdict> FlapRecorder::Judge(const Trail& trail, std::int64_t 
   const Trail sorted = ByTime(trail);
   // A plain array: std::vector<bool> has no contiguous storage for a span.
   std::unique_ptr<bool[]> failed(new bool[sorted.size()]);
-  for (std::size_t i = 0; i < sorted.size(); ++i) failed[i] = (sorted[i] & 1) != 0;
+  for (std::size_t i = 0; i < sorted.size(); ++i) failed[i] = Failed(sorted[i]);
   return JudgeOutcomes(std::span<const bool>(failed.get(), sorted.size()), window_ns);
 }
 

@@ -60,11 +60,16 @@ struct FlapWatchList {
 // Route churn: how many of a component's failed probes were sent while a
 // link was down (inside one of its down episodes: between the last success
 // before a run of its failures and the first success after).
+// Outside the episodes, only probes that crossed no other watched link
+// count: a failure on a path that also crossed another named link (a lossy
+// downlink under the detour's spine) is as much that link's, and counted as
+// the detour's own it made a flap's shadow look like a fault of its own.
 struct ChurnOverlap {
   std::uint32_t failures = 0;
-  std::uint32_t inside = 0;          // failures sent inside a down episode
-  std::uint32_t inside_probes = 0;   // probes (failed or not) sent inside one
-  std::uint32_t outside_probes = 0;  // and outside every episode
+  std::uint32_t inside = 0;         // failures sent inside a down episode
+  std::uint32_t inside_probes = 0;  // probes (failed or not) sent inside one
+  std::uint32_t outside = 0;        // failures sent outside every episode, on no other watched link
+  std::uint32_t outside_probes = 0;  // probes (failed or not) sent so
 };
 
 // Whether a link's failures beside down links are their churn: all but
@@ -109,8 +114,15 @@ class FlapRecorder {
   std::size_t memory_bytes() const;
 
  private:
-  // (ms since the window start) << 1 | failed
+  // (ms since the window start) << 2 | shared << 1 | failed; shared: the
+  // probe crossed another watched link too.
   using Trail = std::vector<std::uint32_t>;
+  static constexpr std::uint32_t kShared = 2;
+  static std::uint32_t Entry(std::uint32_t ms, bool failed, bool shared) {
+    return ms << 2 | (shared ? kShared : 0u) | (failed ? 1u : 0u);
+  }
+  static std::uint32_t Ms(std::uint32_t entry) { return entry >> 2; }
+  static bool Failed(std::uint32_t entry) { return (entry & 1) != 0; }
   std::optional<FlapVerdict> Judge(const Trail& trail, std::int64_t window_ns) const;
   static Trail ByTime(const Trail& trail);
 

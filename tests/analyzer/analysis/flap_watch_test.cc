@@ -173,8 +173,47 @@ TEST(FlapWatch, FailuresWhileDownCountsProbesInsideAndOutsideTheEpisodes) {
   // + 4 inside, the rest outside.
   EXPECT_EQ(o->inside_probes, 54u);
   EXPECT_EQ(o->outside_probes, 201u - 54u);
+  EXPECT_EQ(o->outside, 1u);
   const LinkId unwatched[] = {9};
   EXPECT_FALSE(recorder.FailuresWhileDown(2, unwatched).has_value());
+}
+
+// Outside the episodes, a failure on a path that also crossed another
+// watched link (a lossy downlink under the detour's spine) is not the
+// detour's own: it is left out of the outside test, probe and failure.
+TEST(FlapWatch, FailuresOutsideTheEpisodesOnAnotherWatchedLinkAreNotALinksOwn) {
+  FlapWatchList watch;
+  watch.AddLink(1);  // flapping
+  watch.AddLink(2);  // its detour
+  watch.AddLink(3);  // lossy, under the detour's spine
+  FlapRecorder recorder(watch, 0);
+  const auto probe = [&](std::span<const LinkId> middle, std::int64_t ms, bool failed) {
+    ProbeRecord r;
+    r.send_time_ns = ms * 1'000'000;
+    r.timeout = failed;
+    recorder.Record(r, middle);
+  };
+  const LinkId flap[] = {1}, detour[] = {2}, both[] = {2, 3};
+  for (std::int64_t ms = 0; ms < 10'000; ms += 100) {
+    probe(flap, ms, ms >= 1'000 && ms < 2'000);
+    probe(detour, ms + 50, ms >= 1'000 && ms < 2'000);
+    probe(both, ms + 60, ms >= 5'000 && ms % 500 == 0);  // the lossy link's
+  }
+  const LinkId down[] = {1};
+  const auto o = recorder.FailuresWhileDown(2, down);
+  ASSERT_TRUE(o.has_value());
+  EXPECT_EQ(o->failures, 10u + 10u);
+  EXPECT_EQ(o->inside, 10u);
+  EXPECT_EQ(o->outside, 0u);
+  // Its own probes: 100, less the ten in the episode and the one just before it.
+  EXPECT_EQ(o->outside_probes, 100u - 10u - 1u);
+  const ChurnTest t{
+      .background = 8.6e-4, .min_excess = 1.5e-3, .own_alpha = 1e-3, .inside_share = 1.0};
+  EXPECT_TRUE(IsChurn(*o, t)) << "the lossy link's failures made the detour a fault of its own";
+  // The lossy link's own count keeps them: it is judged on its own.
+  const auto lossy = recorder.FailuresWhileDown(3, down);
+  ASSERT_TRUE(lossy.has_value());
+  EXPECT_EQ(lossy->failures, 10u);
 }
 
 // The churn test on counts from the simulator's fleets (p0 near 0.1% a path).
@@ -183,27 +222,39 @@ TEST(FlapWatch, ChurnIsWhatFailsOnlyInsideTheEpisodesBeyondTheBackground) {
       .background = 8.6e-4, .min_excess = 1.5e-3, .own_alpha = 1e-3, .inside_share = 1.0};
   // A detour link: 13 failures inside, 2 outside over 4,500 probes, where
   // the background makes four.
-  EXPECT_TRUE(
-      IsChurn({.failures = 15, .inside = 13, .inside_probes = 500, .outside_probes = 4'500}, t));
+  EXPECT_TRUE(IsChurn(
+      {.failures = 15, .inside = 13, .inside_probes = 500, .outside = 2, .outside_probes = 4'500},
+      t));
   // A 1.2% fault one way beside a link that went down: 5 of 816 outside is
   // six times the background, beyond chance.
-  EXPECT_FALSE(
-      IsChurn({.failures = 27, .inside = 22, .inside_probes = 3'500, .outside_probes = 816}, t));
+  EXPECT_FALSE(IsChurn(
+      {.failures = 27, .inside = 22, .inside_probes = 3'500, .outside = 5, .outside_probes = 816},
+      t));
   // A 0.5% neighbour beside a flap: its own loss goes on between episodes.
-  EXPECT_FALSE(
-      IsChurn({.failures = 60, .inside = 35, .inside_probes = 1'000, .outside_probes = 5'000}, t));
+  EXPECT_FALSE(IsChurn({.failures = 60,
+                        .inside = 35,
+                        .inside_probes = 1'000,
+                        .outside = 25,
+                        .outside_probes = 5'000},
+                       t));
   // Beyond chance but below the excess worth a fault: the background's own
   // spread over many probes, not a fault.
-  EXPECT_TRUE(
-      IsChurn({.failures = 90, .inside = 60, .inside_probes = 1'000, .outside_probes = 20'000}, t));
+  EXPECT_TRUE(IsChurn({.failures = 90,
+                       .inside = 60,
+                       .inside_probes = 1'000,
+                       .outside = 30,
+                       .outside_probes = 20'000},
+                      t));
   // Nothing inside: no churn at all, whatever the rest says.
-  EXPECT_FALSE(
-      IsChurn({.failures = 3, .inside = 0, .inside_probes = 100, .outside_probes = 4'000}, t));
+  EXPECT_FALSE(IsChurn(
+      {.failures = 3, .inside = 0, .inside_probes = 100, .outside = 3, .outside_probes = 4'000},
+      t));
   // A share set by the operator makes churn of what falls inside enough.
   ChurnTest share = t;
   share.inside_share = 0.8;
-  EXPECT_TRUE(IsChurn({.failures = 27, .inside = 22, .inside_probes = 3'500, .outside_probes = 816},
-                      share));
+  EXPECT_TRUE(IsChurn(
+      {.failures = 27, .inside = 22, .inside_probes = 3'500, .outside = 5, .outside_probes = 816},
+      share));
 }
 
 }  // namespace
