@@ -92,9 +92,9 @@ SequentialPass::SequentialPass(InferenceProblem& p, std::span<const std::uint64_
       h_(Threshold(n_comp_, params)),
       cap_(h_ * params.cap_factor),
       window_alpha_(params.window_alpha / static_cast<double>(std::max<std::size_t>(n_comp_, 1))),
-      // The CUSUM's H0 at H1 = p0 + delta (header): zero drift at p0 +
-      // indifference x delta.
-      q0_(IndifferentBackground(p0_, p0_ + params.min_loss, Indifferent())),
+      // The CUSUM's H0 (header): zero drift at p0 + indifference x delta.
+      q0_(IndifferentBackground(p0_, p0_ + params.min_loss,
+                                p0_ + params.indifference * params.min_loss)),
       blamed_(n_comp_, 0),
       deferred_(n_comp_, 0),
       traced_before_(TracedBefore()),
@@ -130,27 +130,14 @@ std::vector<std::pair<double, double>> SequentialPass::TracedBefore() const {
   return before;
 }
 
-// The CUSUM's step for a window: its LLR of H1 against the H0 that keeps the
-// drift zero at the indifference rate for that H1 (header). H1 is p0 + delta
-// unless the window shows more, so most steps use q0_; a window that shows a
-// fault several times delta (H1 far above the indifference rate) is weighed
-// against a q0 near p0 instead, which the same zero-drift rule gives there:
-// against the fixed q0_, a 2.2% RNIC over 400 probes gained about half the
-// evidence its window holds, and was named a window later than it could be.
-double SequentialPass::CusumStep(const EvidenceBook::Entry* e, double bad, double n) const {
-  const double p1 = H1(e, bad, n);
-  const double q0 =
-      p1 <= p0_ + params_.min_loss ? q0_ : IndifferentBackground(p0_, p1, Indifferent());
-  return LogLikelihoodRatio(bad, n, q0, p1);
-}
-
 // Whether a candidate with `bad` of `n` unexplained qualifies: conclusive over
 // the windows (its CUSUM with this window reaches h) or in this window alone,
 // on `alone` (its counts but for an RNIC's untraced failures, which count
 // towards the first only: Unexplained::Alone).
 bool SequentialPass::Eligible(const EvidenceBook::Entry* e, double bad, double n,
                               std::pair<double, double> alone) const {
-  const double s_new = std::clamp((e ? e->s : 0.0) + CusumStep(e, bad, n), 0.0, cap_);
+  const double s_new =
+      std::clamp((e ? e->s : 0.0) + LogLikelihoodRatio(bad, n, q0_, H1(e, bad, n)), 0.0, cap_);
   if (s_new >= h_) return true;
   const auto [a_bad, a_n] = alone;
   return a_bad >= params_.min_failures && a_n > 0 && a_bad / a_n >= p0_ + params_.min_loss &&
@@ -252,7 +239,7 @@ void SequentialPass::UpdateChosen() {
     // in three; such a window is weighed like any other.
     const bool failing_still = PoissonTail(ch.bad, ch.n * p0_) < params_.window_alpha;
     const double r = fresh || failing_still ? 0.0 : Recovered(e, ch.bad, ch.n);
-    e.s = std::clamp(e.s + CusumStep(&e, ch.bad, ch.n), 0.0, cap_);
+    e.s = std::clamp(e.s + LogLikelihoodRatio(ch.bad, ch.n, q0_, H1(&e, ch.bad, ch.n)), 0.0, cap_);
     if (r >= release_) {
       if (!p_.is_link[ch.c]) e.PoolRun(ch.traced_bad, ch.traced_n);
       LetGo(e);
@@ -331,7 +318,7 @@ void SequentialPass::UpdateTheRest() {
       e.PoolRun(0, 0);
       continue;
     }
-    e.s = std::clamp(e.s + CusumStep(&e, bad, n), 0.0, cap_);
+    e.s = std::clamp(e.s + LogLikelihoodRatio(bad, n, q0_, H1(&e, bad, n)), 0.0, cap_);
     if (!p_.is_link[c]) {
       const auto [traced_bad, traced_n] = left_.Traced(c);
       e.PoolRun(traced_bad, traced_n);

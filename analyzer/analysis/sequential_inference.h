@@ -16,9 +16,7 @@
 // whose own background is three times the fleet's would be named within
 // minutes. Now an excess below delta/2 drains the sum (named only at the
 // false-alarm rate), one above it accumulates, and delta itself is named at
-// about half the speed the plain test would give it. p1 is larger when a
-// window shows more (H1, below), and q0 is then the one that keeps the drift
-// zero at p0 + delta/2 for that p1: p0 itself once p1 is a few times delta.
+// about half the speed the plain test would give it.
 // A component becomes a culprit when S reaches h, or at once when one
 // window alone is conclusive (Poisson tail P(X >= bad | n p0) below
 // window_alpha / components, and at least min_failures failures, and loss
