@@ -216,45 +216,38 @@ TEST(FlapWatch, FailuresOutsideTheEpisodesOnAnotherWatchedLinkAreNotALinksOwn) {
   EXPECT_EQ(lossy->failures, 10u);
 }
 
+// Counts with no probe shared with another watched link: every failure
+// outside the episodes is the link's own.
+ChurnOverlap Unshared(std::uint32_t failures, std::uint32_t inside, std::uint32_t inside_probes,
+                      std::uint32_t outside_probes) {
+  return {.failures = failures,
+          .inside = inside,
+          .inside_probes = inside_probes,
+          .outside = failures - inside,
+          .outside_probes = outside_probes};
+}
+
 // The churn test on counts from the simulator's fleets (p0 near 0.1% a path).
 TEST(FlapWatch, ChurnIsWhatFailsOnlyInsideTheEpisodesBeyondTheBackground) {
   const ChurnTest t{
       .background = 8.6e-4, .min_excess = 1.5e-3, .own_alpha = 1e-3, .inside_share = 1.0};
   // A detour link: 13 failures inside, 2 outside over 4,500 probes, where
   // the background makes four.
-  EXPECT_TRUE(IsChurn(
-      {.failures = 15, .inside = 13, .inside_probes = 500, .outside = 2, .outside_probes = 4'500},
-      t));
+  EXPECT_TRUE(IsChurn(Unshared(15, 13, 500, 4'500), t));
   // A 1.2% fault one way beside a link that went down: 5 of 816 outside is
   // six times the background, beyond chance.
-  EXPECT_FALSE(IsChurn(
-      {.failures = 27, .inside = 22, .inside_probes = 3'500, .outside = 5, .outside_probes = 816},
-      t));
+  EXPECT_FALSE(IsChurn(Unshared(27, 22, 3'500, 816), t));
   // A 0.5% neighbour beside a flap: its own loss goes on between episodes.
-  EXPECT_FALSE(IsChurn({.failures = 60,
-                        .inside = 35,
-                        .inside_probes = 1'000,
-                        .outside = 25,
-                        .outside_probes = 5'000},
-                       t));
+  EXPECT_FALSE(IsChurn(Unshared(60, 35, 1'000, 5'000), t));
   // Beyond chance but below the excess worth a fault: the background's own
   // spread over many probes, not a fault.
-  EXPECT_TRUE(IsChurn({.failures = 90,
-                       .inside = 60,
-                       .inside_probes = 1'000,
-                       .outside = 30,
-                       .outside_probes = 20'000},
-                      t));
+  EXPECT_TRUE(IsChurn(Unshared(90, 60, 1'000, 20'000), t));
   // Nothing inside: no churn at all, whatever the rest says.
-  EXPECT_FALSE(IsChurn(
-      {.failures = 3, .inside = 0, .inside_probes = 100, .outside = 3, .outside_probes = 4'000},
-      t));
+  EXPECT_FALSE(IsChurn(Unshared(3, 0, 100, 4'000), t));
   // A share set by the operator makes churn of what falls inside enough.
   ChurnTest share = t;
   share.inside_share = 0.8;
-  EXPECT_TRUE(IsChurn(
-      {.failures = 27, .inside = 22, .inside_probes = 3'500, .outside = 5, .outside_probes = 816},
-      share));
+  EXPECT_TRUE(IsChurn(Unshared(27, 22, 3'500, 816), share));
 }
 
 }  // namespace
