@@ -22,7 +22,7 @@ void FlapRecorder::Record(const ProbeRecord& r, std::span<const LinkId> middle) 
   if (watch_.size == 0) return;
   const std::int64_t ms = (r.send_time_ns - start_ns_) / 1'000'000;
   if (ms < 0 || ms >= (1 << 30)) return;
-  const std::uint32_t entry = Entry(static_cast<std::uint32_t>(ms), r.timeout, false);
+  const std::uint32_t entry = Entry(static_cast<std::uint32_t>(ms), r.timeout);
   for (const NicId nic : {r.src_nic, r.dst_nic}) {
     if (const auto* slot = watch_.rnics.Find(std::uint64_t{r.host} * kMaxNics + nic)) {
       trails_[*slot].push_back(entry);

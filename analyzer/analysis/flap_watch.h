@@ -118,9 +118,7 @@ class FlapRecorder {
   // probe crossed another watched link too.
   using Trail = std::vector<std::uint32_t>;
   static constexpr std::uint32_t kShared = 2;
-  static std::uint32_t Entry(std::uint32_t ms, bool failed, bool shared) {
-    return ms << 2 | (shared ? kShared : 0u) | (failed ? 1u : 0u);
-  }
+  static std::uint32_t Entry(std::uint32_t ms, bool failed) { return ms << 2 | (failed ? 1u : 0u); }
   static std::uint32_t Ms(std::uint32_t entry) { return entry >> 2; }
   static bool Failed(std::uint32_t entry) { return (entry & 1) != 0; }
   std::optional<FlapVerdict> Judge(const Trail& trail, std::int64_t window_ns) const;
