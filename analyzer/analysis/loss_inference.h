@@ -224,6 +224,8 @@ class Unexplained {
   bool OnUntraced(std::uint32_t c) const {
     return !p_.is_link[c] && traced_n_[c] < options_.min_traced;
   }
+  // Whether a culprit explains group `gi` (p.groups).
+  bool Explained(std::size_t gi) const { return explained_[gi] != 0; }
   double traced(std::uint32_t c) const { return ub_[c]; }
   double all(std::uint32_t c) const { return ub_[c] + ub_u_[c]; }
   // Per component, all its unexplained failures.

@@ -121,6 +121,32 @@ class SequentialPass {
     return Eligible(e, bad, n, {bad, n});
   }
   bool HeldPartWaiting(std::uint32_t c) const;
+  // A switch against its endpoints (sequential_endpoints.cc).
+  std::vector<double> ShareThrough(std::uint32_t c) const;
+  // Calls f(group, weight of s in it) for each unexplained traced group through s.
+  template <typename F>
+  void ForFailedThrough(std::uint32_t s, const Unexplained& left, F&& f) const {
+    for (std::uint32_t gi = 0; gi < p_.groups.size(); ++gi) {
+      const auto& g = p_.groups[gi];
+      if (!g.traced || left.Explained(gi)) continue;
+      for (std::uint32_t i = g.first; i < g.first + g.size; ++i) {
+        if (p_.comps[i] == s) {
+          f(g, static_cast<double>(p_.weights[i]));
+          break;
+        }
+      }
+    }
+  }
+  std::vector<std::uint32_t> EndsOf(std::uint32_t s, const Unexplained& left) const;
+  // A component's traced failures and probes in the window.
+  struct Tally {
+    std::uint32_t c;
+    double bad, n;
+  };
+  Tally TallyOf(std::uint32_t c) const;
+  double RateElsewhere(std::uint32_t r, std::uint32_t s, std::span<const double> share,
+                       std::span<const Tally> culprits, const Unexplained& left) const;
+  bool EndpointsExplain(std::uint32_t s, const Unexplained& left) const;
   void Pick(bool full);
   bool Related(std::uint32_t a, std::uint32_t b) const;
   std::vector<std::uint32_t> Rivals() const;
@@ -142,6 +168,15 @@ class SequentialPass {
   void RememberForSpread();
   void UpdateBackground();
   void Score();
+
+  // Per RNIC component, its pairs and its traced failure groups (index
+  // lists into p_.pairs and p_.groups), built when a switch is first weighed
+  // against its endpoints (EndpointsExplain).
+  struct RnicIncidence {
+    bool built = false;
+    std::vector<std::uint32_t> pair_first, pairs, group_first, groups;
+    void Build(const InferenceProblem& p);
+  };
 
   InferenceProblem& p_;
   const std::span<const std::uint64_t> keys_;
@@ -166,6 +201,7 @@ class SequentialPass {
   // Per component, the failures of paths that surely crossed it.
   std::vector<double> surely_;
   std::vector<Chosen> chosen_;
+  mutable RnicIncidence incidence_;
   // The candidate Pick found.
   std::uint32_t best_ = 0;
   double best_strength_ = -1;

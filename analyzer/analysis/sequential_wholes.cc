@@ -84,7 +84,7 @@ bool SequentialPass::Spread(std::uint32_t c, const Unexplained& left) const {
   }
   const double loss = bad / n;
   if (Concentrated(part_bad, part_n, loss, parts_[c].size())) return false;
-  if (n - part_n <= 0) return true;
+  if (n - part_n <= 0) return !EndpointsExplain(c, left);
   const double rest_bad = bad - part_bad, rest_n = n - part_n;
   // The part at its rate with the rest at the background explains the counts
   // better than the switch at one rate, by more than chance. A part on half
@@ -98,8 +98,11 @@ bool SequentialPass::Spread(std::uint32_t c, const Unexplained& left) const {
     return false;
   }
   // And the rest loses less than half the switch's rate, by more than chance.
-  if (rest_bad / rest_n >= 0.5 * loss) return true;
-  return 1.0 - PoissonTail(std::floor(rest_bad) + 1, 0.5 * loss * rest_n) >= chance;
+  if (rest_bad / rest_n < 0.5 * loss &&
+      1.0 - PoissonTail(std::floor(rest_bad) + 1, 0.5 * loss * rest_n) < chance) {
+    return false;
+  }
+  return !EndpointsExplain(c, left);
 }
 
 // A held switch explains after its held parts that still have failures to
