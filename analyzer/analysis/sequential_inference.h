@@ -16,7 +16,10 @@
 // whose own background is three times the fleet's would be named within
 // minutes. Now an excess below delta/2 drains the sum (named only at the
 // false-alarm rate), one above it accumulates, and delta itself is named at
-// about half the speed the plain test would give it.
+// about half the speed the plain test would give it. A window that surely
+// shows more (its rate's lower bound, held_rate_confidence, well above p0 +
+// delta) is weighed against the q0 the same rule gives for the H1 it surely
+// shows, nearer p0 (SequentialPass::CusumStep).
 // A component becomes a culprit when S reaches h, or at once when one
 // window alone is conclusive (Poisson tail P(X >= bad | n p0) below
 // window_alpha / components, and at least min_failures failures, and loss

@@ -98,6 +98,10 @@ class SequentialPass {
     return p0_ + std::max(params_.min_loss, (loss - p0_) / 2);
   }
 
+  // The rate at which the CUSUM's drift is zero (header): p0 + indifference x delta.
+  double Indifferent() const { return p0_ + params_.indifference * params_.min_loss; }
+  double CusumStep(const EvidenceBook::Entry* e, double bad, double n) const;
+
   // Evidence in nats of `bad` failures in `n` probes, at their own loss rate.
   double Gain(double bad, double n) const {
     if (n <= 0 || bad <= 0) return 0.0;

@@ -170,7 +170,8 @@ TEST_F(SequentialTest, ASmallFaultThatEndsIsLetGoWithinAFewCleanWindows) {
 // starts (1e-4 unless given).
 class OneLink {
  public:
-  explicit OneLink(double background = 1e-4) : book_(background) {}
+  explicit OneLink(double background = 1e-4, SequentialParams params = {})
+      : book_(background), params_(params) {}
   // Whether the link is a culprit after this window.
   bool Window(std::uint32_t bad, std::uint32_t n = 400) {
     InferenceProblem p;
@@ -187,7 +188,7 @@ class OneLink {
       const std::uint32_t comps[] = {src, 0, dst};
       if (pair_bad > 0) p.AddGroup(pair, pair_bad, true, comps);
     }
-    const auto r = InferSequential(p, keys_, parts_, SequentialParams{}, book_);
+    const auto r = InferSequential(p, keys_, parts_, params_, book_);
     const auto it = std::find_if(r.inference.culprits.begin(), r.inference.culprits.end(),
                                  [](const Culprit& c) { return c.component == 0; });
     loss_ = it == r.inference.culprits.end() ? -1.0 : it->loss;
@@ -212,6 +213,7 @@ class OneLink {
   std::vector<std::uint64_t> keys_{100, 1, 2, 3, 4, 5, 6, 7, 8};
   std::vector<std::vector<std::uint32_t>> parts_ = std::vector<std::vector<std::uint32_t>>(9);
   EvidenceBook book_;
+  SequentialParams params_;
   double loss_ = -1;
 };
 
@@ -285,6 +287,28 @@ TEST(SequentialRecovery, AFaultNamedOnABurstIsNotLetGoForAFewQuietWindows) {
   EXPECT_TRUE(link.Window(0));
   EXPECT_TRUE(link.Window(0));
   for (int i = 0; i < 10; ++i) EXPECT_TRUE(link.Window(4)) << "window " << i;
+}
+
+// A window that surely shows several times min_loss is weighed against the
+// H0 that keeps the CUSUM's drift zero for the H1 it surely shows (nearer
+// p0), not the H0 of H1 = p0 + min_loss: 7 of 150 probes (4.7%, an RNIC's
+// window) at a background of 0.1% reach a fleet-sized threshold (ln 9 +
+// ln 1e7 = 18.4 nats; the one-window rule off) in that window, where they
+// took two. But a window's H1 rests on its failures, and two chance
+// failures over 150 probes at 1.4e-4 (H1 0.7%, against an H0 of p0 itself
+// 3.9 nats each instead of 2.3) must gain no more than before: from the
+// point estimate of the window's rate, two such windows named a healthy
+// RNIC beside a lossy one (2 of 120 seeds of the simulated lasting
+// timeline); from the lower bound its failures make plausible, not.
+TEST(SequentialNaming, AWindowSurelyShowingSeveralTimesMinLossGainsItsEvidence) {
+  SequentialParams fleet;
+  fleet.false_alarms_per_window = 1e-7;
+  fleet.window_alpha = 1e-12;
+  OneLink rnic(1e-3, fleet);
+  EXPECT_TRUE(rnic.Window(7, 150)) << "4.7% over 150 probes not named in its first window";
+  OneLink healthy(1.4e-4);
+  EXPECT_FALSE(healthy.Window(2, 150));
+  EXPECT_FALSE(healthy.Window(2, 150)) << "two windows of two chance failures named it";
 }
 
 // A gray link that comes back is let go at once: one clean window is
