@@ -141,11 +141,12 @@ std::vector<std::pair<double, double>> SequentialPass::TracedBefore() const {
 // beside a lossy one in 2 of 120 seeds of the lasting timeline.
 double SequentialPass::CusumStep(const EvidenceBook::Entry* e, double bad, double n) const {
   const double p1 = H1(e, bad, n);
-  double sure = p1;
-  if (e == nullptr || !e->culprit) {
-    const double low = n > 0 ? PoissonLowerBound(bad, 1 - params_.held_rate_confidence) / n : 0;
-    sure = p0_ + std::max(params_.min_loss, (low - p0_) / 2);
-  }
+  const bool held = e != nullptr && e->culprit;
+  // The lower bound is below the point estimate: no window whose H1 is p0 +
+  // delta (nearly all of them) needs it.
+  const double sure = held || p1 <= p0_ + params_.min_loss
+                          ? p1
+                          : Halfway(PoissonLowerBound(bad, 1 - params_.held_rate_confidence) / n);
   const double q0 =
       sure <= p0_ + params_.min_loss ? q0_ : IndifferentBackground(p0_, sure, Indifferent());
   return LogLikelihoodRatio(bad, n, q0, p1);

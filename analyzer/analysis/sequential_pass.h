@@ -94,9 +94,9 @@ class SequentialPass {
   // noise of a healthy component's windows rarely moves H1 off p0 + delta.
   double H1(const EvidenceBook::Entry* e, double bad, double n) const {
     if (e != nullptr && e->culprit) return HeldRate(*e);
-    const double loss = n > 0 ? bad / n : 0.0;
-    return p0_ + std::max(params_.min_loss, (loss - p0_) / 2);
+    return Halfway(n > 0 ? bad / n : 0.0);
   }
+  double Halfway(double loss) const { return p0_ + std::max(params_.min_loss, (loss - p0_) / 2); }
 
   // The rate at which the CUSUM's drift is zero (header): p0 + indifference x delta.
   double Indifferent() const { return p0_ + params_.indifference * params_.min_loss; }
