@@ -42,7 +42,7 @@ namespace {
 // than the last; 20 settle it to well under a failure.
 constexpr int kEndpointRounds = 20;
 
-// The weight with which group or route components [first, first + size) hold c.
+// The weight with which components [first, first + size) hold c.
 double WeightOf(std::span<const std::uint32_t> comps, std::span<const float> weights,
                 std::uint32_t first, std::uint32_t size, std::uint32_t c) {
   for (std::uint32_t i = first; i < first + size; ++i) {
@@ -51,6 +51,33 @@ double WeightOf(std::span<const std::uint32_t> comps, std::span<const float> wei
   return 0.0;
 }
 }  // namespace
+
+double SequentialPass::WeightIn(const InferenceProblem::Group& g, std::uint32_t c) const {
+  return WeightOf(p_.comps, p_.weights, g.first, g.size, c);
+}
+
+template <typename F>
+void SequentialPass::ForFailedThrough(std::uint32_t s, const Unexplained& left, F&& f) const {
+  for (std::uint32_t gi = 0; gi < p_.groups.size(); ++gi) {
+    const auto& g = p_.groups[gi];
+    if (!g.traced || left.Explained(gi)) continue;
+    if (const double w = WeightIn(g, s); w > 0) f(g, w);
+  }
+}
+
+std::pair<double, double> SequentialPass::ProbesOf(std::uint32_t r,
+                                                   std::span<const double> share) const {
+  double through = 0, elsewhere = 0;
+  for (std::uint32_t k = incidence_.pair_first[r]; k < incidence_.pair_first[r + 1]; ++k) {
+    const auto& pair = p_.pairs[incidence_.pairs[k]];
+    if (pair.rail_pair >= share.size()) continue;
+    const auto traced = static_cast<double>(pair.traced);
+    through += traced * share[pair.rail_pair];
+    const std::uint32_t other = pair.src_rnic == r ? pair.dst_rnic : pair.src_rnic;
+    if (!blamed_[other]) elsewhere += traced * (1 - share[pair.rail_pair]);
+  }
+  return {through, elsewhere};
+}
 
 // Per ECMP group, the share of its traced probes whose route crossed c.
 std::vector<double> SequentialPass::ShareThrough(std::uint32_t c) const {
@@ -81,39 +108,33 @@ SequentialPass::Tally SequentialPass::TallyOf(std::uint32_t c) const {
   Tally t{c, 0, static_cast<double>(p_.good[c])};
   for (const auto& g : p_.groups) {
     if (!g.traced) continue;
-    const double bad = g.bad * WeightOf(p_.comps, p_.weights, g.first, g.size, c);
+    const double bad = g.bad * WeightIn(g, c);
     t.bad += bad;
     t.n += bad;
   }
   return t;
 }
 
-// RNIC r's loss rate on its probes that do not cross s, but for the pairs
-// with a blamed RNIC at the other end (theirs). A failure on a path a fabric
+// RNIC r's loss rate on its n probes that do not cross s (ProbesOf), but
+// for the pairs with a blamed RNIC at the other end (theirs). A failure on a path a fabric
 // culprit explains is r's with the chance that r failed it, at r's rate and
 // the culprit's own (its rate without r's failures), as an EM finds it: a
 // gray link's failures are the link's, and r's rate is what it loses on its
 // other paths; a spine cleared but still held, whose failures are all r's
 // and its like, takes none of them.
-double SequentialPass::RateElsewhere(std::uint32_t r, std::uint32_t s,
-                                     std::span<const double> share, std::span<const Tally> culprits,
+double SequentialPass::RateElsewhere(std::uint32_t r, std::uint32_t s, double n,
+                                     std::span<const Tally> culprits,
                                      const Unexplained& left) const {
+  if (n <= 0) return 0.0;
   const auto other_end = [&](const InferenceProblem::PairTotals& pair) {
     return pair.src_rnic == r ? pair.dst_rnic : pair.src_rnic;
   };
-  double n = 0;
-  for (std::uint32_t k = incidence_.pair_first[r]; k < incidence_.pair_first[r + 1]; ++k) {
-    const auto& pair = p_.pairs[incidence_.pairs[k]];
-    if (blamed_[other_end(pair)] || pair.rail_pair >= share.size()) continue;
-    n += static_cast<double>(pair.traced) * (1 - share[pair.rail_pair]);
-  }
-  if (n <= 0) return 0.0;
   // Each culprit's failures on r's groups: taken out of its own rate.
   std::vector<double> on_r(culprits.size(), 0.0);
   for (std::uint32_t k = incidence_.group_first[r]; k < incidence_.group_first[r + 1]; ++k) {
     const auto& g = p_.groups[incidence_.groups[k]];
     for (std::size_t i = 0; i < culprits.size(); ++i) {
-      on_r[i] += g.bad * WeightOf(p_.comps, p_.weights, g.first, g.size, culprits[i].c);
+      on_r[i] += g.bad * WeightIn(g, culprits[i].c);
     }
   }
   double free = 0, all = 0;                       // failures no culprit explains; all
@@ -122,14 +143,14 @@ double SequentialPass::RateElsewhere(std::uint32_t r, std::uint32_t s,
     const std::uint32_t gi = incidence_.groups[k];
     const auto& g = p_.groups[gi];
     if (blamed_[other_end(p_.pairs[g.pair])]) continue;
-    const double bad = g.bad * (1 - WeightOf(p_.comps, p_.weights, g.first, g.size, s));
+    const double bad = g.bad * (1 - WeightIn(g, s));
     if (bad <= 0) continue;
     all += bad;
     double rate = 0;
     if (left.Explained(gi)) {
       for (std::size_t i = 0; i < culprits.size(); ++i) {
         const Tally& t = culprits[i];
-        if (WeightOf(p_.comps, p_.weights, g.first, g.size, t.c) <= 0 || t.n <= on_r[i]) continue;
+        if (WeightIn(g, t.c) <= 0 || t.n <= on_r[i]) continue;
         rate = std::max(rate, (t.bad - on_r[i]) / (t.n - on_r[i]));
       }
     }
@@ -174,14 +195,8 @@ bool SequentialPass::EndpointsExplain(std::uint32_t s, const Unexplained& left) 
   std::vector<double> excess(ends.size(), 0.0);
   double expected = p0_ * n;
   for (std::size_t i = 0; i < ends.size(); ++i) {
-    const std::uint32_t r = ends[i];
-    excess[i] = std::max(0.0, RateElsewhere(r, s, share, culprits, left) - p0_);
-    double through = 0;
-    for (std::uint32_t k = incidence_.pair_first[r]; k < incidence_.pair_first[r + 1]; ++k) {
-      const auto& pair = p_.pairs[incidence_.pairs[k]];
-      if (pair.rail_pair < share.size())
-        through += static_cast<double>(pair.traced) * share[pair.rail_pair];
-    }
+    const auto [through, elsewhere] = ProbesOf(ends[i], share);
+    excess[i] = std::max(0.0, RateElsewhere(ends[i], s, elsewhere, culprits, left) - p0_);
     expected += excess[i] * through;
   }
   const auto excess_of = [&](std::uint32_t r) {

@@ -129,18 +129,12 @@ class SequentialPass {
   std::vector<double> ShareThrough(std::uint32_t c) const;
   // Calls f(group, weight of s in it) for each unexplained traced group through s.
   template <typename F>
-  void ForFailedThrough(std::uint32_t s, const Unexplained& left, F&& f) const {
-    for (std::uint32_t gi = 0; gi < p_.groups.size(); ++gi) {
-      const auto& g = p_.groups[gi];
-      if (!g.traced || left.Explained(gi)) continue;
-      for (std::uint32_t i = g.first; i < g.first + g.size; ++i) {
-        if (p_.comps[i] == s) {
-          f(g, static_cast<double>(p_.weights[i]));
-          break;
-        }
-      }
-    }
-  }
+  void ForFailedThrough(std::uint32_t s, const Unexplained& left, F&& f) const;
+  // The weight with which group g holds c (0: not at all).
+  double WeightIn(const InferenceProblem::Group& g, std::uint32_t c) const;
+  // RNIC r's traced probes through s, and elsewhere but for the pairs with a
+  // blamed RNIC at the other end.
+  std::pair<double, double> ProbesOf(std::uint32_t r, std::span<const double> share) const;
   std::vector<std::uint32_t> EndsOf(std::uint32_t s, const Unexplained& left) const;
   // A component's traced failures and probes in the window.
   struct Tally {
@@ -148,8 +142,8 @@ class SequentialPass {
     double bad, n;
   };
   Tally TallyOf(std::uint32_t c) const;
-  double RateElsewhere(std::uint32_t r, std::uint32_t s, std::span<const double> share,
-                       std::span<const Tally> culprits, const Unexplained& left) const;
+  double RateElsewhere(std::uint32_t r, std::uint32_t s, double n, std::span<const Tally> culprits,
+                       const Unexplained& left) const;
   bool EndpointsExplain(std::uint32_t s, const Unexplained& left) const;
   void Pick(bool full);
   bool Related(std::uint32_t a, std::uint32_t b) const;
