@@ -50,6 +50,11 @@ double WeightOf(std::span<const std::uint32_t> comps, std::span<const float> wei
   }
   return 0.0;
 }
+
+// The RNIC at the other end of a pair from r.
+std::uint32_t OtherEnd(const InferenceProblem::PairTotals& pair, std::uint32_t r) {
+  return pair.src_rnic == r ? pair.dst_rnic : pair.src_rnic;
+}
 }  // namespace
 
 double SequentialPass::WeightIn(const InferenceProblem::Group& g, std::uint32_t c) const {
@@ -73,8 +78,7 @@ std::pair<double, double> SequentialPass::ProbesOf(std::uint32_t r,
     if (pair.rail_pair >= share.size()) continue;
     const auto traced = static_cast<double>(pair.traced);
     through += traced * share[pair.rail_pair];
-    const std::uint32_t other = pair.src_rnic == r ? pair.dst_rnic : pair.src_rnic;
-    if (!blamed_[other]) elsewhere += traced * (1 - share[pair.rail_pair]);
+    if (!blamed_[OtherEnd(pair, r)]) elsewhere += traced * (1 - share[pair.rail_pair]);
   }
   return {through, elsewhere};
 }
@@ -115,20 +119,17 @@ SequentialPass::Tally SequentialPass::TallyOf(std::uint32_t c) const {
   return t;
 }
 
-// RNIC r's loss rate on its n probes that do not cross s (ProbesOf), but
-// for the pairs with a blamed RNIC at the other end (theirs). A failure on a path a fabric
-// culprit explains is r's with the chance that r failed it, at r's rate and
-// the culprit's own (its rate without r's failures), as an EM finds it: a
-// gray link's failures are the link's, and r's rate is what it loses on its
-// other paths; a spine cleared but still held, whose failures are all r's
+// RNIC r's loss rate on its n probes that do not cross s (ProbesOf), but for
+// the pairs with a blamed RNIC at the other end (theirs). A failure on a path
+// a fabric culprit explains is r's with the chance that r failed it, at r's
+// rate and the culprit's own (its rate without r's failures), as an EM finds
+// it: a gray link's failures are the link's, and r's rate is what it loses on
+// its other paths; a spine cleared but still held, whose failures are all r's
 // and its like, takes none of them.
 double SequentialPass::RateElsewhere(std::uint32_t r, std::uint32_t s, double n,
                                      std::span<const Tally> culprits,
                                      const Unexplained& left) const {
   if (n <= 0) return 0.0;
-  const auto other_end = [&](const InferenceProblem::PairTotals& pair) {
-    return pair.src_rnic == r ? pair.dst_rnic : pair.src_rnic;
-  };
   // Each culprit's failures on r's groups: taken out of its own rate.
   std::vector<double> on_r(culprits.size(), 0.0);
   for (std::uint32_t k = incidence_.group_first[r]; k < incidence_.group_first[r + 1]; ++k) {
@@ -142,7 +143,7 @@ double SequentialPass::RateElsewhere(std::uint32_t r, std::uint32_t s, double n,
   for (std::uint32_t k = incidence_.group_first[r]; k < incidence_.group_first[r + 1]; ++k) {
     const std::uint32_t gi = incidence_.groups[k];
     const auto& g = p_.groups[gi];
-    if (blamed_[other_end(p_.pairs[g.pair])]) continue;
+    if (blamed_[OtherEnd(p_.pairs[g.pair], r)]) continue;
     const double bad = g.bad * (1 - WeightIn(g, s));
     if (bad <= 0) continue;
     all += bad;
