@@ -27,6 +27,47 @@ function(hostmesh_add_executable name)
   hostmesh_warnings(${name})
 endfunction()
 
+# One precompiled header for every test binary: GoogleTest, gMock and the
+# standard headers tests use. Parsing them is most of a small test file's
+# compile (2.0 s without, 0.7 s with, for a one-line test); a test target
+# reuses it (REUSE_FROM), so it is built once, with the flags all tests share.
+# GCC 12 reports its false -Warray-bounds and -Wstringop-overflow on
+# std::string's inlined copies (char_traits.h) once the standard headers come
+# precompiled: it no longer treats them as system headers for those checks.
+# Six test files tripped them; off for tests only.
+set(HOSTMESH_TEST_PCH_OPTIONS "")
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  set(HOSTMESH_TEST_PCH_OPTIONS -Wno-array-bounds -Wno-stringop-overflow)
+endif()
+function(hostmesh_test_pch)
+  if(TARGET hm_test_pch)
+    return()
+  endif()
+  add_library(hm_test_pch OBJECT ${PROJECT_SOURCE_DIR}/cmake/test_pch.cc)
+  target_include_directories(hm_test_pch PRIVATE ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR})
+  target_link_libraries(hm_test_pch PRIVATE GTest::gtest GTest::gmock)
+  hostmesh_warnings(hm_test_pch)
+  # Some tests' dependencies compile them with -pthread (it defines
+  # _REENTRANT), which a header must be precompiled with to be reused: all
+  # tests get it (they link pthreads through GoogleTest anyway).
+  target_compile_options(hm_test_pch PRIVATE -pthread ${HOSTMESH_TEST_PCH_OPTIONS})
+  target_precompile_headers(
+    hm_test_pch PRIVATE
+    <gmock/gmock.h>
+    <gtest/gtest.h>
+    <algorithm>
+    <chrono>
+    <cstdint>
+    <functional>
+    <map>
+    <memory>
+    <optional>
+    <set>
+    <string>
+    <unordered_map>
+    <vector>)
+endfunction()
+
 # hostmesh_add_test(NAME SOURCES ... [DEPS ...] [LABELS ...] [RESOURCE_LOCK name])
 # A GoogleTest binary registered with ctest; label "unit" unless told otherwise.
 # Tests that build a fabric take RESOURCE_LOCK fabric, so they run one at a time.
@@ -37,6 +78,9 @@ function(hostmesh_add_test name)
   endif()
   hostmesh_add_executable(${name} SOURCES ${ARG_SOURCES} DEPS ${ARG_DEPS} GTest::gtest_main
                           GTest::gmock)
+  hostmesh_test_pch()
+  target_compile_options(${name} PRIVATE -pthread ${HOSTMESH_TEST_PCH_OPTIONS})
+  target_precompile_headers(${name} REUSE_FROM hm_test_pch)
   set(props LABELS "${ARG_LABELS}")
   if(ARG_RESOURCE_LOCK)
     list(APPEND props RESOURCE_LOCK ${ARG_RESOURCE_LOCK})
